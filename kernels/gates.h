@@ -1,0 +1,25 @@
+/* The DeltaNet gates of one token (SPEC §2.3), per value head j:
+ *
+ *     g[j]    = softplus(alpha[j] + dt[j]) * a[j]      softplus(x) = log(1 + e^x), = x for x > 20
+ *     beta[j] = sigmoid(b[j]) = 1 / (1 + e^-b[j])
+ *
+ * alpha = ssm_alpha . h, b = ssm_beta . h; dt = ssm_dt.bias; a = ssm_a, already
+ * -exp(A_log) (negative; never exponentiated again). g < 0 is the log decay. */
+#ifndef Q35_KERNELS_GATES_H
+#define Q35_KERNELS_GATES_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* float64 reference: one token of hv heads. */
+void q35_ref_gates(double *g, double *beta, const double *alpha, const double *b, const double *dt, const double *a,
+                   int64_t hv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_KERNELS_GATES_H */

@@ -1,0 +1,32 @@
+/* The pointwise ops of a layer, each a unit of its own (SPEC §2):
+ *
+ *     swiglu:        y[i] = silu(g[i]) * u[i]             (the FFN activation)
+ *     sigmoid gate:  o[i] = o[i] * sigmoid(gate[i])       (the attention output gate)
+ *     residual add:  x[i] = x[i] + p[i]
+ *     q/gate split:  per head h of attn_q's output [q(hd) | gate(hd)]:
+ *                    q[h][i] = full[h][i], gate[h][i] = full[h][hd + i]
+ *
+ * silu(x) = x / (1 + e^-x), sigmoid(x) = 1 / (1 + e^-x). */
+#ifndef Q35_KERNELS_POINTWISE_H
+#define Q35_KERNELS_POINTWISE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+double q35_ref_silu(double x);
+double q35_ref_sigmoid(double x);
+
+/* float64 references over n values (heads heads of hd for the split). */
+void q35_ref_swiglu(double *y, const double *g, const double *u, int64_t n);
+void q35_ref_sigmoid_gate(double *o, const double *gate, int64_t n);
+void q35_ref_residual_add(double *x, const double *p, int64_t n);
+void q35_ref_split_qgate(double *q, double *gate, const double *full, int heads, int hd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_KERNELS_POINTWISE_H */

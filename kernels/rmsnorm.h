@@ -1,0 +1,24 @@
+/* RMSNorm over one vector of n (a row of the residual stream, or one head):
+ *
+ *     y[i] = x[i] / sqrt(mean_j(x[j]^2) + eps) * w[i]
+ *
+ * The zero-centred norms of Qwen3.5 carry their +1 inside w already (SPEC §1).
+ * The rows form applies it to `rows` consecutive vectors sharing w (per-head
+ * RMSNorm is the rows form with n = head_dim, rows = T * heads). */
+#ifndef Q35_KERNELS_RMSNORM_H
+#define Q35_KERNELS_RMSNORM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* float64 reference: one vector. y may alias x. */
+void q35_ref_rmsnorm(double *y, const double *x, const double *w, int64_t n, double eps);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_KERNELS_RMSNORM_H */

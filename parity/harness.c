@@ -1,0 +1,208 @@
+#define _POSIX_C_SOURCE 200809L
+#include "harness.h"
+
+#include "model/rng.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef Q35_SOURCE_DIR
+#error "Q35_SOURCE_DIR must name the repository root"
+#endif
+
+static q35_cmp compare(const void *pa, int a_f32, const void *pb, int b_f32, int64_t n)
+{
+    q35_cmp c = {.n = n, .argmax_a = -1, .argmax_b = -1};
+    double num = 0.0, den = 0.0, maxd = 0.0, maxb = 0.0, ab = 0.0, aa = 0.0;
+    double best_a = -INFINITY, best_b = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        const double a = a_f32 ? (double)((const float *)pa)[i] : ((const double *)pa)[i];
+        const double b = b_f32 ? (double)((const float *)pb)[i] : ((const double *)pb)[i];
+        if (!isfinite(a) || !isfinite(b)) {
+            c.nonfinite++;
+            continue;
+        }
+        const double d = a - b;
+        num += d * d;
+        den += b * b;
+        maxd = fmax(maxd, fabs(d));
+        maxb = fmax(maxb, fabs(b));
+        ab += a * b;
+        aa += a * a;
+        if (a > best_a) {
+            best_a = a;
+            c.argmax_a = i;
+        }
+        if (b > best_b) {
+            best_b = b;
+            c.argmax_b = i;
+        }
+    }
+    c.rel_l2 = den > 0 ? sqrt(num / den) : sqrt(num);
+    c.rel_linf = maxb > 0 ? maxd / maxb : maxd;
+    c.max_abs = maxd;
+    c.cosine = aa > 0 && den > 0 ? ab / sqrt(aa * den) : (aa == den ? 1.0 : 0.0);
+    if (c.nonfinite) { /* make every metric fail */
+        c.rel_l2 = c.rel_linf = c.max_abs = INFINITY;
+        c.cosine = 0.0;
+    }
+    return c;
+}
+
+q35_cmp q35_compare_f64(const double *a, const double *b, int64_t n) { return compare(a, 0, b, 0, n); }
+q35_cmp q35_compare_f32_f64(const float *a, const double *b, int64_t n) { return compare(a, 1, b, 0, n); }
+q35_cmp q35_compare_f32(const float *a, const float *b, int64_t n) { return compare(a, 1, b, 1, n); }
+
+/* Distance in representable values between two floats of the same width, via
+ * their sign-magnitude bits mapped onto a monotone integer line. */
+static uint64_t ulp_distance(uint64_t ua, uint64_t ub, int bits)
+{
+    const uint64_t sign = 1ull << (bits - 1);
+    const int64_t ia = (ua & sign) ? -(int64_t)(ua & ~sign) : (int64_t)ua;
+    const int64_t ib = (ub & sign) ? -(int64_t)(ub & ~sign) : (int64_t)ub;
+    return ia > ib ? (uint64_t)(ia - ib) : (uint64_t)(ib - ia);
+}
+
+q35_bitcmp q35_bitwise_f32(const float *a, const float *b, int64_t n)
+{
+    q35_bitcmp c = {.equal = memcmp(a, b, (size_t)n * sizeof *a) == 0, .first = -1};
+    if (c.equal)
+        return c;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t ua, ub;
+        memcpy(&ua, &a[i], 4);
+        memcpy(&ub, &b[i], 4);
+        if (ua == ub)
+            continue;
+        if (c.first < 0) {
+            c.first = i;
+            c.ulp = ulp_distance(ua, ub, 32);
+            c.a = a[i];
+            c.b = b[i];
+        }
+        c.n_diff++;
+    }
+    return c;
+}
+
+q35_bitcmp q35_bitwise_f64(const double *a, const double *b, int64_t n)
+{
+    q35_bitcmp c = {.equal = memcmp(a, b, (size_t)n * sizeof *a) == 0, .first = -1};
+    if (c.equal)
+        return c;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t ua, ub;
+        memcpy(&ua, &a[i], 8);
+        memcpy(&ub, &b[i], 8);
+        if (ua == ub)
+            continue;
+        if (c.first < 0) {
+            c.first = i;
+            c.ulp = ulp_distance(ua, ub, 64);
+            c.a = a[i];
+            c.b = b[i];
+        }
+        c.n_diff++;
+    }
+    return c;
+}
+
+const char *q35_bitcmp_str(const q35_bitcmp *c, char *buf, size_t cap)
+{
+    if (c->equal)
+        snprintf(buf, cap, "bitwise equal");
+    else
+        snprintf(buf, cap, "differ at %" PRId64 " elements (first [%" PRId64 "]: %.9g vs %.9g, %" PRIu64 " ulp)",
+                 c->n_diff, c->first, c->a, c->b, c->ulp);
+    return buf;
+}
+
+void q35_suite_begin(q35_suite *s, const char *name, uint64_t seed)
+{
+    s->name = name;
+    s->cases = s->failed = 0;
+    if (seed)
+        printf("== %s (seed 0x%016" PRIx64 "; replay with Q35_SEED=0x%016" PRIx64 ")\n", name, seed, seed);
+    else
+        printf("== %s (no random inputs)\n", name);
+    fflush(stdout);
+}
+
+bool q35_case(q35_suite *s, bool ok, const char *fmt, ...)
+{
+    s->cases++;
+    if (!ok)
+        s->failed++;
+    printf("%s  ", ok ? "PASS" : "FAIL");
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    return ok;
+}
+
+int q35_suite_end(q35_suite *s)
+{
+    printf("== %s: %d cases, %d failed: %s\n", s->name, s->cases, s->failed, s->failed ? "FAIL" : "PASS");
+    return s->failed || s->cases == 0 ? 1 : 0;
+}
+
+uint64_t q35_test_seed(void)
+{
+    const char *env = getenv("Q35_SEED");
+    if (env && *env)
+        return strtoull(env, NULL, 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32);
+    return q35_splitmix64(&x);
+}
+
+const char *q35_repo_path(const char *rel, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%s", Q35_SOURCE_DIR, rel);
+    return buf;
+}
+
+void *q35_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    void *p = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        const long n = ftell(f);
+        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (p = malloc((size_t)n + 1)) != NULL) {
+            if (fread(p, 1, (size_t)n, f) != (size_t)n) {
+                free(p);
+                p = NULL;
+            } else if (size) {
+                *size = (size_t)n;
+            }
+        }
+    }
+    fclose(f);
+    return p;
+}
+
+void q35_poison_f32(float *x, int64_t n)
+{
+    const uint32_t nan = 0x7fc0dead;
+    for (int64_t i = 0; i < n; i++)
+        memcpy(&x[i], &nan, 4);
+}
+
+void q35_poison_f64(double *x, int64_t n)
+{
+    const uint64_t nan = 0x7ff8deaddeaddeadull;
+    for (int64_t i = 0; i < n; i++)
+        memcpy(&x[i], &nan, 8);
+}

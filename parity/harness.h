@@ -1,0 +1,85 @@
+/* The parity harness: comparisons by the exact criteria of SPEC §4, bitwise
+ * comparison with the first differing index and its ULP distance, a suite that
+ * prints one line per case with its verdict, seeds printed so a failure can be
+ * replayed, and the paths of the repository's data. */
+#ifndef Q35_HARNESS_H
+#define Q35_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define Q35_TEST_SKIP 77 /* ctest's SKIP_RETURN_CODE for the suites */
+
+/* a (under test) against b (the reference). */
+typedef struct q35_cmp {
+    int64_t n;          /* elements compared */
+    int64_t nonfinite;  /* NaN or Inf in a (or in b): never passes */
+    double rel_l2;      /* ||a - b|| / ||b|| */
+    double rel_linf;    /* max|a - b| / max|b| */
+    double max_abs;     /* max|a - b| */
+    double cosine;      /* a.b / (|a||b|) */
+    int64_t argmax_a;   /* index of max a */
+    int64_t argmax_b;   /* index of max b */
+} q35_cmp;
+
+q35_cmp q35_compare_f64(const double *a, const double *b, int64_t n);
+q35_cmp q35_compare_f32_f64(const float *a, const double *b, int64_t n);
+q35_cmp q35_compare_f32(const float *a, const float *b, int64_t n);
+
+/* Bitwise (memcmp) comparison of a against b. */
+typedef struct q35_bitcmp {
+    bool equal;         /* memcmp == 0 */
+    int64_t n_diff;     /* elements whose bits differ */
+    int64_t first;      /* first differing index, -1 when equal */
+    uint64_t ulp;       /* ULP distance at `first` */
+    double a, b;        /* the values at `first` */
+} q35_bitcmp;
+
+q35_bitcmp q35_bitwise_f32(const float *a, const float *b, int64_t n);
+q35_bitcmp q35_bitwise_f64(const double *a, const double *b, int64_t n);
+
+/* "bitwise equal" or "differ at 17 of 4096 (first [3]: 1.25 vs 1.2500001, 1 ulp)". */
+const char *q35_bitcmp_str(const q35_bitcmp *c, char *buf, size_t cap);
+
+typedef struct q35_suite {
+    const char *name;
+    int cases;          /* cases checked */
+    int failed;         /* cases failed */
+} q35_suite;
+
+/* Starts a suite: prints its name and the seed. */
+void q35_suite_begin(q35_suite *s, const char *name, uint64_t seed);
+
+/* Records one case: prints "PASS|FAIL  <description>" and returns ok. */
+bool q35_case(q35_suite *s, bool ok, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Prints the summary; returns the exit status (0 when all passed, 1 otherwise). */
+int q35_suite_end(q35_suite *s);
+
+/* The seed of this run: $Q35_SEED when set, else drawn from the clock. */
+uint64_t q35_test_seed(void);
+
+/* A path under the repository (Q35_SOURCE_DIR) into buf. */
+const char *q35_repo_path(const char *rel, char *buf, size_t cap);
+
+/* Reads a whole file (malloc'd); NULL when it cannot. */
+void *q35_read_file(const char *path, size_t *size);
+
+/* Fills with NaN bit patterns, so a kernel that skips an element cannot pass. */
+void q35_poison_f32(float *x, int64_t n);
+void q35_poison_f64(double *x, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_HARNESS_H */
