@@ -289,17 +289,18 @@ static uint64_t name_hash(const char *s)
     return h;
 }
 
+/* x[i] = offset + scale * N(0, 1), or ssm_a's log-uniform negatives. */
 static void draw(float *x, int64_t n, init_kind init, q35_rng *r)
 {
-    for (int64_t i = 0; i < n; i++) {
-        switch (init) {
-        case INIT_LINEAR: x[i] = 0.02f * q35_rng_normal_fast(r); break;
-        case INIT_EMBED: x[i] = q35_rng_normal_fast(r); break;
-        case INIT_NORM: case INIT_DT: x[i] = 1.0f + 0.1f * q35_rng_normal_fast(r); break;
-        case INIT_CONV: x[i] = 0.3f * q35_rng_normal_fast(r); break;
-        case INIT_SSM_A: x[i] = (float)-exp(q35_rng_range(r, log(0.01), log(16.0))); break;
-        }
+    if (init == INIT_SSM_A) {
+        for (int64_t i = 0; i < n; i++)
+            x[i] = (float)-exp(q35_rng_range(r, log(0.01), log(16.0)));
+        return;
     }
+    const float scale = init == INIT_LINEAR ? 0.02f : init == INIT_EMBED ? 1.0f : init == INIT_CONV ? 0.3f : 0.1f;
+    const float offset = init == INIT_NORM || init == INIT_DT ? 1.0f : 0.0f;
+    for (int64_t i = 0; i < n; i++)
+        x[i] = offset + scale * q35_rng_normal_fast(r);
 }
 
 static void fill_range(void *ctx, int64_t begin, int64_t end, int thread)

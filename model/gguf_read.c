@@ -343,13 +343,18 @@ static int parse_tensor_info(struct cursor *c, q35_gguf_tensor *t, uint64_t i)
                         t->type, type_at);
     if (t->ne[0] % ti->block_elems != 0)
         return q35_fail(c->err,
-                        "GGUF %s: tensor '%s': row of %" PRId64 " elements is not a whole number of %s blocks (%d)",
-                        c->src, t->name, t->ne[0], ti->name, ti->block_elems);
-    const uint64_t row = (uint64_t)(t->ne[0] / ti->block_elems) * (uint64_t)ti->block_bytes;
+                        "GGUF %s: tensor '%s': row of %" PRId64 " elements (dimension 0 at offset %" PRIu64
+                        ") is not a whole number of %s blocks (%d)",
+                        c->src, t->name, t->ne[0], dims_at + 4, ti->name, ti->block_elems);
+    /* blocks * block_bytes * rows, each product checked: a row alone can overflow */
+    const uint64_t blocks = (uint64_t)(t->ne[0] / ti->block_elems);
     const uint64_t rows = elems / (uint64_t)t->ne[0];
-    if (rows > UINT64_MAX / row)
-        return q35_fail(c->err, "GGUF %s: tensor '%s': byte size overflows", c->src, t->name);
-    t->nbytes = row * rows;
+    if (blocks > UINT64_MAX / (uint64_t)ti->block_bytes / rows)
+        return q35_fail(c->err,
+                        "GGUF %s: tensor '%s': byte size of %s [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                        "] (dimensions at offset %" PRIu64 ") overflows a u64",
+                        c->src, t->name, ti->name, t->ne[0], t->ne[1], t->ne[2], t->ne[3], dims_at + 4);
+    t->nbytes = blocks * (uint64_t)ti->block_bytes * rows;
     return read_u64(c, &t->offset, "tensor offset");
 }
 
@@ -372,13 +377,16 @@ static int check_tensor_data(struct cursor *c, q35_gguf *g)
     for (uint64_t i = 0; i < g->n_tensors; i++) {
         q35_gguf_tensor *t = &g->tensors[i];
         if (t->offset % g->alignment != 0)
-            return q35_fail(c->err, "GGUF %s: tensor '%s': offset %" PRIu64 " is not a multiple of the alignment %u",
-                            c->src, t->name, t->offset, g->alignment);
+            return q35_fail(c->err,
+                            "GGUF %s: tensor '%s' (info at offset %" PRIu64 "): offset %" PRIu64
+                            " is not a multiple of the alignment %u",
+                            c->src, t->name, t->info_offset, t->offset, g->alignment);
         if (t->offset > data_bytes || t->nbytes > data_bytes - t->offset)
             return q35_fail(c->err,
-                            "GGUF %s: tensor '%s': data [%" PRIu64 ", %" PRIu64 ") of the data section at file offset %" PRIu64
-                            " runs past the end of the file (the section holds %" PRIu64 " bytes)",
-                            c->src, t->name, t->offset, t->offset + t->nbytes, g->data_offset, data_bytes);
+                            "GGUF %s: tensor '%s' (info at offset %" PRIu64 "): its data, %" PRIu64 " bytes at offset %" PRIu64
+                            " of the data section (which starts at file offset %" PRIu64 " and holds %" PRIu64
+                            " bytes), runs past the end of the file",
+                            c->src, t->name, t->info_offset, t->nbytes, t->offset, g->data_offset, data_bytes);
         t->data = g->base + g->data_offset + t->offset;
     }
     const q35_gguf_tensor **by_off = malloc(g->n_tensors * sizeof *by_off);
@@ -392,8 +400,10 @@ static int check_tensor_data(struct cursor *c, q35_gguf *g)
         const q35_gguf_tensor *a = by_off[i - 1], *b = by_off[i];
         if (a->offset + a->nbytes > b->offset)
             rc = q35_fail(c->err,
-                          "GGUF %s: tensors '%s' [%" PRIu64 ", %" PRIu64 ") and '%s' [%" PRIu64 ", %" PRIu64 ") overlap",
-                          c->src, a->name, a->offset, a->offset + a->nbytes, b->name, b->offset, b->offset + b->nbytes);
+                          "GGUF %s: tensors '%s' [%" PRIu64 ", %" PRIu64 ") and '%s' [%" PRIu64 ", %" PRIu64
+                          ") overlap (infos at offsets %" PRIu64 " and %" PRIu64 ")",
+                          c->src, a->name, a->offset, a->offset + a->nbytes, b->name, b->offset, b->offset + b->nbytes,
+                          a->info_offset, b->info_offset);
     }
     free(by_off);
     return rc;
@@ -572,7 +582,8 @@ int q35_gguf_get_u32(const q35_gguf *g, const char *key, uint32_t *out, q35_erro
     bool neg;
     const uint64_t v = int_at(kv->data, kv->type, &neg);
     if (neg || v > UINT32_MAX)
-        return q35_fail(err, "GGUF %s: key '%s' = %" PRId64 " does not fit a u32", g->source, key, (int64_t)v);
+        return q35_fail(err, "GGUF %s: key '%s' = %s%" PRIu64 " (%s) does not fit a u32", g->source, key,
+                        neg ? "-" : "", neg ? 0 - v : v, q35_gguf_vtype_name(kv->type));
     *out = (uint32_t)v;
     return 0;
 }

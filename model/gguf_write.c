@@ -54,6 +54,8 @@ void q35_gguf_writer_free(q35_gguf_writer *w)
 
 static int put(q35_gguf_writer *w, const void *p, uint64_t n, q35_error *err)
 {
+    if (n == 0) /* an empty array may come as NULL: memcpy must not see it */
+        return 0;
     if (w->kv_len + n > w->kv_cap) {
         uint64_t cap = w->kv_cap ? w->kv_cap : 4096;
         while (cap < w->kv_len + n)
@@ -169,17 +171,25 @@ int64_t q35_gguf_writer_add_tensor(q35_gguf_writer *w, const char *name, uint32_
     const q35_type_info *ti = q35_type_get(type);
     if (!ti)
         return q35_fail(err, "GGUF writer: tensor '%s': type %u is no ggml type", name, type);
-    uint64_t rows = 1;
+    uint64_t elems = 1; /* the reader's limits: elements fit an int64, bytes (and the data end) a u64 */
     for (uint32_t d = 0; d < n_dims; d++) {
         if (ne[d] < 1)
             return q35_fail(err, "GGUF writer: tensor '%s': dimension %u = %" PRId64 " is not positive", name, d, ne[d]);
-        if (d > 0)
-            rows *= (uint64_t)ne[d];
+        if (elems > (uint64_t)INT64_MAX / (uint64_t)ne[d])
+            return q35_fail(err, "GGUF writer: tensor '%s': dimension %u = %" PRId64 " makes the element count overflow",
+                            name, d, ne[d]);
+        elems *= (uint64_t)ne[d];
     }
-    const size_t row = q35_row_bytes(type, ne[0]);
-    if (row == 0)
+    if (ne[0] % ti->block_elems != 0)
         return q35_fail(err, "GGUF writer: tensor '%s': row of %" PRId64 " is not a whole number of %s blocks (%d)",
                         name, ne[0], ti->name, ti->block_elems);
+    const uint64_t blocks = (uint64_t)(ne[0] / ti->block_elems), rows = elems / (uint64_t)ne[0];
+    const uint64_t a = w->alignment;
+    const uint64_t offset = (w->data_end + a - 1) / a * a;
+    if (blocks > UINT64_MAX / (uint64_t)ti->block_bytes / rows ||
+        blocks * (uint64_t)ti->block_bytes * rows > UINT64_MAX - offset)
+        return q35_fail(err, "GGUF writer: tensor '%s': byte size of %" PRIu64 " %s elements overflows a u64", name,
+                        elems, ti->name);
     if (w->n_t == w->cap_t) {
         const uint64_t cap = w->cap_t ? 2 * w->cap_t : 64;
         struct wtensor *t = realloc(w->t, cap * sizeof *t);
@@ -197,9 +207,8 @@ int64_t q35_gguf_writer_add_tensor(q35_gguf_writer *w, const char *name, uint32_
     t->n_dims = n_dims;
     for (int d = 0; d < Q35_GGUF_MAX_DIMS; d++)
         t->ne[d] = (uint32_t)d < n_dims ? ne[d] : 1;
-    const uint64_t a = w->alignment;
-    t->offset = (w->data_end + a - 1) / a * a;
-    t->nbytes = (uint64_t)row * rows;
+    t->offset = offset;
+    t->nbytes = blocks * (uint64_t)ti->block_bytes * rows;
     w->data_end = t->offset + t->nbytes;
     return (int64_t)w->n_t++;
 }
@@ -244,7 +253,8 @@ int q35_gguf_writer_write_header(const q35_gguf_writer *w, uint8_t *dst, uint64_
     memcpy(p, &version, 4), p += 4;
     memcpy(p, &w->n_t, 8), p += 8;
     memcpy(p, &w->n_kv, 8), p += 8;
-    memcpy(p, w->kv, w->kv_len), p += w->kv_len;
+    if (w->kv_len > 0) /* w->kv is NULL while no pair was added */
+        memcpy(p, w->kv, w->kv_len), p += w->kv_len;
     for (uint64_t i = 0; i < w->n_t; i++) {
         const struct wtensor *t = &w->t[i];
         const uint64_t len = strlen(t->name);

@@ -74,7 +74,10 @@ size_t q35_row_bytes(uint32_t type, int64_t n)
     const q35_type_info *t = q35_type_get(type);
     if (!t || n < 0 || n % t->block_elems != 0)
         return 0;
-    return (size_t)(n / t->block_elems) * (size_t)t->block_bytes;
+    const uint64_t blocks = (uint64_t)(n / t->block_elems);
+    if (blocks > SIZE_MAX / (uint64_t)t->block_bytes)
+        return 0; /* no buffer that large exists */
+    return (size_t)blocks * (size_t)t->block_bytes;
 }
 
 void q35_dequantize(q35_type type, const void *src, float *dst, int64_t n)

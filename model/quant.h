@@ -73,8 +73,8 @@ bool q35_type_computable(uint32_t type);
 /* Parses a type name, case-insensitively ("q4_k", "Q4_K", "f16"). 0 on success. */
 int q35_type_parse(const char *name, q35_type *out);
 
-/* Bytes of a row of n elements; 0 when n is not a whole number of blocks or the
- * type is unknown. */
+/* Bytes of a row of n elements; 0 when n is not a whole number of blocks, the
+ * type is unknown, or the size does not fit a size_t. */
 size_t q35_row_bytes(uint32_t type, int64_t n);
 
 /* Dequantizes n elements (a whole number of blocks) of a computable type. */

@@ -23,6 +23,10 @@ static inline int clamp_int(int v, int lo, int hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* fminf/fmaxf without the NaN rules (and the libm call) the quantizer does not need */
+static inline float min_f(float a, float b) { return a < b ? a : b; }
+static inline float max_f(float a, float b) { return a > b ? a : b; }
+
 void q35_dequantize_q4_k(const void *src, float *dst, int64_t n)
 {
     const q35_block_q4_K *b = src;
@@ -120,10 +124,10 @@ static void quantize_k_asymmetric(const float *x, int nmax, uint16_t *d_out, uin
         lo[s] = 0.0f; /* the offset is non-negative: the format subtracts dmin*m */
         hi[s] = 0.0f;
         for (int l = 0; l < 32; l++) {
-            lo[s] = fminf(lo[s], x[32 * s + l]);
-            hi[s] = fmaxf(hi[s], x[32 * s + l]);
+            lo[s] = min_f(lo[s], x[32 * s + l]);
+            hi[s] = max_f(hi[s], x[32 * s + l]);
         }
-        max_min = fmaxf(max_min, -lo[s]);
+        max_min = max_f(max_min, -lo[s]);
     }
     *dmin_out = q35_f32_to_f16(max_min / 63.0f);
     const float dmin = q35_f16_to_f32(*dmin_out);
@@ -132,7 +136,7 @@ static void quantize_k_asymmetric(const float *x, int nmax, uint16_t *d_out, uin
     for (int s = 0; s < 8; s++) {
         lm[s] = (uint8_t)(dmin > 0.0f ? clamp_int(round_half_away(-lo[s] / dmin), 0, 63) : 0);
         need[s] = (hi[s] + dmin * lm[s]) / (float)nmax; /* step covering the shifted top */
-        max_need = fmaxf(max_need, need[s]);
+        max_need = max_f(max_need, need[s]);
     }
     *d_out = q35_f32_to_f16(max_need / 63.0f);
     const float d = q35_f16_to_f32(*d_out);
@@ -154,8 +158,9 @@ static void quantize_k_asymmetric(const float *x, int nmax, uint16_t *d_out, uin
         const float step = d * ls[s];
         const float off = dmin * lm[s];
         const float inv = step > 0.0f ? 1.0f / step : 0.0f;
+        /* the shifted value is >= -off_err > -1: truncating v + 0.5 rounds it (ties up), then the clamp */
         for (int l = 0; l < 32; l++)
-            L[32 * s + l] = (uint8_t)clamp_int(round_half_away((x[32 * s + l] + off) * inv), 0, nmax);
+            L[32 * s + l] = (uint8_t)clamp_int((int)((x[32 * s + l] + off) * inv + 0.5f), 0, nmax);
     }
 }
 
@@ -197,9 +202,9 @@ void q35_quantize_q6_k(const float *src, void *dst, int64_t n)
         for (int s = 0; s < 16; s++) {
             float amax = 0.0f;
             for (int l = 0; l < 16; l++)
-                amax = fmaxf(amax, fabsf(x[16 * s + l]));
+                amax = max_f(amax, fabsf(x[16 * s + l]));
             need[s] = amax / 31.0f; /* levels -31..31 cover +-amax */
-            max_need = fmaxf(max_need, need[s]);
+            max_need = max_f(max_need, need[s]);
         }
         b[i].d = q35_f32_to_f16(max_need / 127.0f);
         const float d = q35_f16_to_f32(b[i].d);

@@ -37,7 +37,7 @@ void q35_quantize_q8_0(const float *src, void *dst, int64_t n)
         const float *x = src + i * Q35_QK32;
         float amax = 0.0f;
         for (int j = 0; j < Q35_QK32; j++)
-            amax = fmaxf(amax, fabsf(x[j]));
+            amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
         b[i].d = q35_f32_to_f16(amax / 127.0f);
         const float d = q35_f16_to_f32(b[i].d);
         const float id = d != 0.0f ? 1.0f / d : 0.0f;

@@ -277,10 +277,14 @@ int q35_model_load(q35_model **out, q35_gguf *g, q35_error *err)
         if (load_layer(g, hp, il, l, err))
             goto fail;
     }
-    if (hp->n_nextn > 0)
+    if (hp->n_nextn == 1)
         snprintf(m->note, sizeof m->note,
-                 "MTP block%s %d..%d (nextn_predict_layers = %d) counted in block_count %d: not run, skipped",
-                 hp->n_nextn > 1 ? "s" : "", hp->n_layer, hp->n_layer_file - 1, hp->n_nextn, hp->n_layer_file);
+                 "MTP block %d (nextn_predict_layers = 1) counted in block_count %d: not run, skipped", hp->n_layer,
+                 hp->n_layer_file);
+    else if (hp->n_nextn > 1)
+        snprintf(m->note, sizeof m->note,
+                 "MTP blocks %d..%d (nextn_predict_layers = %d) counted in block_count %d: not run, skipped",
+                 hp->n_layer, hp->n_layer_file - 1, hp->n_nextn, hp->n_layer_file);
     *out = m;
     return 0;
 fail:

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Installs what the build and the tests need and are missing, from Debian's
+# packages: cmake, ninja, a C/C++ compiler, clang with its fuzzer runtime, Google
+# Benchmark, gnuplot. The CUDA toolkit (nvcc, cuBLAS) must already be there;
+# this script finds it under /usr/local/cuda when it is not on PATH.
+# Source it (. tools/deps.sh) so the PATH it finds stays set.
+need=""
+have() { command -v "$1" >/dev/null 2>&1; }
+pkg() { dpkg -s "$1" >/dev/null 2>&1; }
+have cmake || need="$need cmake"
+have ninja || need="$need ninja-build"
+have gcc || need="$need gcc"
+have g++ || need="$need g++"
+have clang || need="$need clang"
+pkg libclang-rt-14-dev || pkg libclang-rt-dev || need="$need libclang-rt-dev"
+pkg libbenchmark-dev || need="$need libbenchmark-dev"
+have gnuplot || need="$need gnuplot-nox"
+if [ -n "$need" ]; then
+    echo "deps: installing:$need"
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $need >/dev/null ||
+        { echo "deps: apt-get install$need failed" >&2; return 1 2>/dev/null || exit 1; }
+fi
+if ! have nvcc; then
+    for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
+        [ -x "$d/nvcc" ] && PATH="$d:$PATH" && export PATH && break
+    done
+fi
+have nvcc || { echo "deps: the CUDA toolkit (nvcc) is required and was not found on PATH or in /usr/local/cuda" >&2;
+               return 1 2>/dev/null || exit 1; }
