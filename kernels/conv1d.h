@@ -10,6 +10,8 @@
 #ifndef Q35_KERNELS_CONV1D_H
 #define Q35_KERNELS_CONV1D_H
 
+#include "kernels/cuda.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -18,6 +20,18 @@ extern "C" {
 
 /* float64 reference: one token over `channels` channels. win [channels][K-1], w [channels][K]. */
 void q35_ref_conv1d_silu(double *y, double *win, const double *u, const double *w, int64_t channels, int K);
+
+/* CUDA, the rows form: T tokens; u [T][in_stride] (the first `channels` of each
+ * row), y [T][out_stride], win [channels][K-1] (advanced in place), w [channels][K];
+ * device pointers, y distinct from u and win. Every (token, channel) output is
+ * computed with the per-token expression; the window is then moved on by T.
+ * K in 2..8. */
+int q35_conv1d_silu_rows(float *y, int64_t out_stride, float *win, const float *u, int64_t in_stride, const float *w,
+                         int64_t channels, int K, int64_t T, q35_stream stream, q35_error *err);
+
+/* CUDA, the per-token form: one token (T = 1). */
+int q35_conv1d_silu(float *y, float *win, const float *u, const float *w, int64_t channels, int K, q35_stream stream,
+                    q35_error *err);
 
 #ifdef __cplusplus
 }

@@ -20,6 +20,8 @@
 #ifndef Q35_KERNELS_DELTA_RULE_H
 #define Q35_KERNELS_DELTA_RULE_H
 
+#include "kernels/cuda.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -44,6 +46,23 @@ void q35_ref_delta_rule_step(double *o, double *S, const double *q, const double
 int q35_ref_delta_rule_chunked(double *o, double *S, const double *q, const double *k, const double *v,
                                int64_t stride, const double *g, const double *beta, int64_t T, int chunk,
                                q35_delta_dims d);
+
+/* CUDA, the chunk-resident scan over T tokens: token t's q, k, v heads start at
+ * q + t*stride, k + t*stride, v + t*stride (the sections of a conv output row);
+ * g, beta [T][hv]; o [T][o_stride] (value head j at j*dv); S [hv][dv][dk],
+ * updated. Device pointers, 16-byte aligned; stride and o_stride multiples of 4.
+ * Each state row (one value column) lives in 8 lanes' registers for the whole
+ * scan, q/k/v/g/beta are staged in shared memory a tile at a time, and every
+ * token runs the same instructions as a launch of one token: the scan's outputs
+ * and final state are bitwise those of T per-token steps. dk = 128, dv a multiple
+ * of 16, hv a multiple of hk. */
+int q35_delta_rule_scan(float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
+                        int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d,
+                        q35_stream stream, q35_error *err);
+
+/* CUDA, the per-token step: one token (the scan with T = 1). */
+int q35_delta_rule_step(float *o, float *S, const float *q, const float *k, const float *v, const float *g,
+                        const float *beta, q35_delta_dims d, q35_stream stream, q35_error *err);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef Q35_KERNELS_GATED_RMSNORM_H
 #define Q35_KERNELS_GATED_RMSNORM_H
 
+#include "kernels/cuda.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -15,6 +17,15 @@ extern "C" {
 
 /* float64 reference: one head of n values. y may alias o. */
 void q35_ref_gated_rmsnorm(double *y, const double *o, const double *z, const double *w, int64_t n, double eps);
+
+/* CUDA, the rows form: rows heads of n at o and z (y may be o), w [n]; device
+ * pointers. n in 1..1048576. */
+int q35_gated_rmsnorm_rows(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t rows,
+                           float eps, q35_stream stream, q35_error *err);
+
+/* CUDA, the per-token form: `heads` heads of one token (rows = heads). */
+int q35_gated_rmsnorm(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t heads, float eps,
+                      q35_stream stream, q35_error *err);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #ifndef Q35_KERNELS_GATES_H
 #define Q35_KERNELS_GATES_H
 
+#include "kernels/cuda.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -17,6 +19,14 @@ extern "C" {
 /* float64 reference: one token of hv heads. */
 void q35_ref_gates(double *g, double *beta, const double *alpha, const double *b, const double *dt, const double *a,
                    int64_t hv);
+
+/* CUDA, the rows form: alpha, b, g, beta [T][hv]; dt, a [hv]; device pointers. */
+int q35_gates_rows(float *g, float *beta, const float *alpha, const float *b, const float *dt, const float *a,
+                   int64_t hv, int64_t T, q35_stream stream, q35_error *err);
+
+/* CUDA, the per-token form (T = 1). */
+int q35_gates(float *g, float *beta, const float *alpha, const float *b, const float *dt, const float *a, int64_t hv,
+              q35_stream stream, q35_error *err);
 
 #ifdef __cplusplus
 }

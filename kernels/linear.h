@@ -3,10 +3,7 @@
  *
  *     y[t][o] = sum_i x[t][i] * W[o][i]
  *
- * Per token a GEMV over the quantized blocks; over a chunk ONE GEMM, Y = X W^T.
- * The embedding gather reads row `token` of token_embd the same way:
- *
- *     x[i] = E[token][i] */
+ * Per token a GEMV over the quantized blocks; over a chunk ONE GEMM, Y = X W^T. */
 #ifndef Q35_KERNELS_LINEAR_H
 #define Q35_KERNELS_LINEAR_H
 
@@ -23,9 +20,6 @@ extern "C" {
  * y [rows][n_out], x [rows][n_in]. Returns -1 only when out of memory. */
 int q35_ref_linear(double *y, const double *x, q35_type type, const void *w, int64_t n_out, int64_t n_in,
                    int64_t rows);
-
-/* float64 reference: one embedding row. */
-void q35_ref_embedding(double *x, q35_type type, const void *table, int64_t n_embd, int64_t token);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #ifndef Q35_KERNELS_POINTWISE_H
 #define Q35_KERNELS_POINTWISE_H
 
+#include "kernels/cuda.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -24,6 +26,17 @@ void q35_ref_swiglu(double *y, const double *g, const double *u, int64_t n);
 void q35_ref_sigmoid_gate(double *o, const double *gate, int64_t n);
 void q35_ref_residual_add(double *x, const double *p, int64_t n);
 void q35_ref_split_qgate(double *q, double *gate, const double *full, int heads, int hd);
+
+/* CUDA forms, device pointers; the rows form is the same kernel over rows * width
+ * values (the per-token form: rows = 1), each element computed on its own. */
+int q35_swiglu_rows(float *y, const float *g, const float *u, int64_t width, int64_t rows, q35_stream stream,
+                    q35_error *err);
+int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream,
+                          q35_error *err);
+int q35_residual_add_rows(float *x, const float *p, int64_t width, int64_t rows, q35_stream stream, q35_error *err);
+/* full [rows][heads][2*hd] -> q, gate [rows][heads][hd] */
+int q35_split_qgate_rows(float *q, float *gate, const float *full, int heads, int hd, int64_t rows,
+                         q35_stream stream, q35_error *err);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #ifndef Q35_KERNELS_RMSNORM_H
 #define Q35_KERNELS_RMSNORM_H
 
+#include "kernels/cuda.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -16,6 +18,15 @@ extern "C" {
 
 /* float64 reference: one vector. y may alias x. */
 void q35_ref_rmsnorm(double *y, const double *x, const double *w, int64_t n, double eps);
+
+/* CUDA, the rows form: rows vectors of n at x (y may be x), w [n]; device
+ * pointers. One block per row, its reduction order fixed by n alone, so each
+ * row's bits are those of the per-token form. n in 1..1048576. */
+int q35_rmsnorm_rows(float *y, const float *x, const float *w, int64_t n, int64_t rows, float eps, q35_stream stream,
+                     q35_error *err);
+
+/* CUDA, the per-token form: one vector (the rows form with rows = 1). */
+int q35_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps, q35_stream stream, q35_error *err);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #ifndef Q35_KERNELS_ROPE_H
 #define Q35_KERNELS_ROPE_H
 
+#include "kernels/cuda.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -16,6 +18,18 @@ extern "C" {
 
 /* float64 reference: `heads` heads of head_dim values at x, in place. */
 void q35_ref_rope_neox(double *x, int heads, int head_dim, int n_rot, int64_t pos, double base);
+
+/* CUDA, the rows form, in place: row t of x (row stride in floats) holds `heads`
+ * heads of head_dim at position pos0 + t. The angles are computed in float64
+ * (pos * base^(-2i/n_rot), then sincos) and rounded to float once, identically
+ * for every row, so long positions keep their accuracy and both forms give the
+ * same bits (theta/pi reduced to [-1, 1], then sincospi). head_dim even, n_rot even and <= head_dim, at most 512. */
+int q35_rope_neox_rows(float *x, int64_t row_stride, int heads, int head_dim, int n_rot, int64_t pos0, int64_t T,
+                       double base, q35_stream stream, q35_error *err);
+
+/* CUDA, the per-token form: one row at pos. */
+int q35_rope_neox(float *x, int heads, int head_dim, int n_rot, int64_t pos, double base, q35_stream stream,
+                  q35_error *err);
 
 #ifdef __cplusplus
 }

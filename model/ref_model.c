@@ -6,6 +6,7 @@
 #include "kernels/attention.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_rule.h"
+#include "kernels/embedding.h"
 #include "kernels/gated_rmsnorm.h"
 #include "kernels/gates.h"
 #include "kernels/l2norm.h"

@@ -206,3 +206,45 @@ void q35_poison_f64(double *x, int64_t n)
     for (int64_t i = 0; i < n; i++)
         memcpy(&x[i], &nan, 8);
 }
+
+double q35_test_normal(q35_rng *r)
+{
+    const double u1 = q35_rng_uniform(r) + 0x1p-60, u2 = q35_rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+float *q35_host_normal(int64_t n, double mean, double sd, q35_rng *r)
+{
+    float *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    for (int64_t i = 0; x && i < n; i++)
+        x[i] = (float)(mean + sd * q35_test_normal(r));
+    return x;
+}
+
+float *q35_host_uniform(int64_t n, double lo, double hi, q35_rng *r)
+{
+    float *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    for (int64_t i = 0; x && i < n; i++)
+        x[i] = (float)q35_rng_range(r, lo, hi);
+    return x;
+}
+
+double *q35_host_f64(const float *x, int64_t n)
+{
+    double *d = malloc((size_t)(n > 0 ? n : 1) * sizeof *d);
+    for (int64_t i = 0; d && i < n; i++)
+        d[i] = x[i];
+    return d;
+}
+
+bool q35_case_unit(q35_suite *s, const char *what, const q35_cmp *c, double limit, const q35_bitcmp *bit)
+{
+    char b[200] = "";
+    if (bit)
+        q35_bitcmp_str(bit, b, sizeof b);
+    const bool ok = c->nonfinite == 0 && c->rel_linf <= limit && (!bit || bit->equal);
+    if (c->nonfinite)
+        return q35_case(s, false, "%s: %lld non-finite values (unwritten or NaN)", what, (long long)c->nonfinite);
+    return q35_case(s, ok, "%s: rel Linf %.2e (<= %.0e), rel L2 %.2e%s%s", what, c->rel_linf, limit, c->rel_l2,
+                    bit ? "; rows vs per-token: " : "", b);
+}

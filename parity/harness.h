@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/rng.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -73,6 +75,23 @@ const char *q35_repo_path(const char *rel, char *buf, size_t cap);
 
 /* Reads a whole file (malloc'd); NULL when it cannot. */
 void *q35_read_file(const char *path, size_t *size);
+
+/* A standard normal draw (Box-Muller, float64). */
+double q35_test_normal(q35_rng *r);
+
+/* n floats ~ mean + sd * N(0, 1), malloc'd. */
+float *q35_host_normal(int64_t n, double mean, double sd, q35_rng *r);
+
+/* n floats uniform in [lo, hi), malloc'd. */
+float *q35_host_uniform(int64_t n, double lo, double hi, q35_rng *r);
+
+/* The floats widened to float64, malloc'd. */
+double *q35_host_f64(const float *x, int64_t n);
+
+/* A case of a unit against its float64 reference (rel L-inf <= limit, nothing
+ * non-finite) and of its rows form against its per-token launches (bitwise):
+ * prints one line. bit may be NULL when there is no second form. */
+bool q35_case_unit(q35_suite *s, const char *what, const q35_cmp *c, double limit, const q35_bitcmp *bit);
 
 /* Fills with NaN bit patterns, so a kernel that skips an element cannot pass. */
 void q35_poison_f32(float *x, int64_t n);

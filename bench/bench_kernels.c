@@ -1,0 +1,145 @@
+/* Benchmarks of the DeltaNet and pointwise units at the real shapes: the delta
+ * rule scan (the 9B-shape target: <= 1.0 ms per layer over 4096 rows), conv1d,
+ * the norms; and the device-to-device copy as the bandwidth ceiling. Each reports
+ * time, FLOP/s and bytes/s counted from the shape. */
+#include "bench/gpu_bench.h"
+#include "kernels/conv1d.h"
+#include "kernels/delta_rule.h"
+#include "kernels/rmsnorm.h"
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct model_dims {
+    const char *name;
+    int hidden, hk, hv; /* DeltaNet heads; dk = dv = 128 */
+} model_dims;
+
+static const model_dims k_models[] = {{"0.8B", 1024, 16, 16}, {"9B", 4096, 16, 32}, {"27B", 5120, 16, 48}};
+
+struct scan_ctx {
+    float *o, *S, *rows, *g, *beta;
+    int64_t stride, T;
+    q35_delta_dims d;
+};
+
+static int scan_launch(void *p, q35_error *err)
+{
+    struct scan_ctx *c = p;
+    const int64_t kd = (int64_t)c->d.hk * c->d.dk;
+    return q35_delta_rule_scan(c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd, c->rows + 2 * kd,
+                               c->stride, c->g, c->beta, c->T, c->d, NULL, err);
+}
+
+static void bench_scan(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    const model_dims *m = &k_models[q35_bench_arg(st, 0)];
+    struct scan_ctx c = {.T = q35_bench_arg(st, 1), .d = {m->hk, m->hv, 128, 128}};
+    const int64_t vd = (int64_t)m->hv * 128, ns = vd * 128;
+    c.stride = 2 * (int64_t)m->hk * 128 + vd;
+    c.rows = q35_bench_alloc((size_t)(c.T * c.stride) * 4);
+    c.o = q35_bench_alloc((size_t)(c.T * vd) * 4);
+    c.S = q35_bench_alloc((size_t)ns * 4);
+    c.g = q35_bench_alloc((size_t)(c.T * m->hv) * 4);
+    c.beta = q35_bench_alloc((size_t)(c.T * m->hv) * 4);
+    q35_bench_fill(c.g, (size_t)(c.T * m->hv), -0.1f); /* a decay and a gain in range: the state stays finite */
+    q35_bench_fill(c.beta, (size_t)(c.T * m->hv), 0.5f);
+    q35_bench_time(st, scan_launch, &c);
+    /* per token and state element: decay (1), S.k (2), update (2), S.q (2) */
+    q35_bench_rate(st, "FLOP", 7.0 * (double)ns * (double)c.T);
+    q35_bench_rate(st, "bytes", 4.0 * ((double)c.T * (2.0 * m->hk * 128 + 2.0 * vd + 2.0 * m->hv) + 2.0 * ns));
+    q35_bench_rate(st, "tokens", (double)c.T);
+    q35_bench_free(c.rows), q35_bench_free(c.o), q35_bench_free(c.S), q35_bench_free(c.g), q35_bench_free(c.beta);
+}
+
+struct conv_ctx {
+    float *y, *win, *u, *w;
+    int64_t C, T;
+};
+
+static int conv_launch(void *p, q35_error *err)
+{
+    struct conv_ctx *c = p;
+    return q35_conv1d_silu_rows(c->y, c->C, c->win, c->u, c->C, c->w, c->C, 4, c->T, NULL, err);
+}
+
+static void bench_conv(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    const model_dims *m = &k_models[q35_bench_arg(st, 0)];
+    struct conv_ctx c = {.C = 2 * (int64_t)m->hk * 128 + (int64_t)m->hv * 128, .T = q35_bench_arg(st, 1)};
+    c.u = q35_bench_alloc((size_t)(c.T * c.C) * 4);
+    c.y = q35_bench_alloc((size_t)(c.T * c.C) * 4);
+    c.win = q35_bench_alloc((size_t)(3 * c.C) * 4);
+    c.w = q35_bench_alloc((size_t)(4 * c.C) * 4);
+    q35_bench_time(st, conv_launch, &c);
+    q35_bench_rate(st, "FLOP", 8.0 * (double)c.C * (double)c.T);
+    q35_bench_rate(st, "bytes", 4.0 * (2.0 * (double)c.C * (double)c.T + 10.0 * (double)c.C));
+    q35_bench_free(c.u), q35_bench_free(c.y), q35_bench_free(c.win), q35_bench_free(c.w);
+}
+
+struct norm_ctx {
+    float *y, *x, *w;
+    int64_t n, rows;
+};
+
+static int norm_launch(void *p, q35_error *err)
+{
+    struct norm_ctx *c = p;
+    return q35_rmsnorm_rows(c->y, c->x, c->w, c->n, c->rows, 1e-6f, NULL, err);
+}
+
+static void bench_rmsnorm(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    const model_dims *m = &k_models[q35_bench_arg(st, 0)];
+    struct norm_ctx c = {.n = m->hidden, .rows = q35_bench_arg(st, 1)};
+    c.x = q35_bench_alloc((size_t)(c.n * c.rows) * 4);
+    c.y = q35_bench_alloc((size_t)(c.n * c.rows) * 4);
+    c.w = q35_bench_alloc((size_t)c.n * 4);
+    q35_bench_time(st, norm_launch, &c);
+    q35_bench_rate(st, "FLOP", 4.0 * (double)c.n * (double)c.rows);
+    q35_bench_rate(st, "bytes", 4.0 * (2.0 * (double)c.n * (double)c.rows + (double)c.n));
+    q35_bench_free(c.x), q35_bench_free(c.y), q35_bench_free(c.w);
+}
+
+struct copy_ctx {
+    void *a, *b;
+    size_t n;
+};
+
+static int copy_launch(void *p, q35_error *err)
+{
+    struct copy_ctx *c = p;
+    const cudaError_t e = cudaMemcpyAsync(c->b, c->a, c->n, cudaMemcpyDeviceToDevice, 0);
+    if (e != cudaSuccess)
+        return q35_fail(err, "cudaMemcpyAsync: %s", cudaGetErrorString(e));
+    return 0;
+}
+
+static void bench_copy(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    struct copy_ctx c = {.n = (size_t)q35_bench_arg(st, 0) << 20};
+    c.a = q35_bench_alloc(c.n);
+    c.b = q35_bench_alloc(c.n);
+    q35_bench_time(st, copy_launch, &c);
+    q35_bench_rate(st, "bytes", 2.0 * (double)c.n); /* read + write */
+    q35_bench_free(c.a), q35_bench_free(c.b);
+}
+
+int main(int argc, char **argv)
+{
+    if (q35_bench_gpu_init())
+        return 1;
+    static const int64_t models[] = {0, 1, 2}, rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048};
+    const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}};
+    q35_bench_register("ceiling/d2d_copy", bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
+    q35_bench_register("delta_rule_scan", bench_scan, NULL, scan_axes, 2);
+    q35_bench_register("conv1d_silu_rows", bench_conv, NULL, scan_axes, 2);
+    q35_bench_register("rmsnorm_rows", bench_rmsnorm, NULL, scan_axes, 2);
+    q35_bench_context("models", "0 = 0.8B, 1 = 9B, 2 = 27B");
+    return q35_bench_main(argc, argv);
+}

@@ -1,0 +1,72 @@
+/* Causal conv1d + SiLU, rows and per token (kernels/conv1d.h).
+ *
+ * Token t's input j of the window is x[t - (K-1) + j]: an earlier row of u, or
+ * the state window for the first K-1 tokens. Every (t, c) output is independent
+ * once the inputs are there, so the rows form runs them all in parallel, then a
+ * second kernel moves each channel's window on by T. */
+#include "kernels/conv1d.h"
+#include "kernels/reduce.cuh"
+
+#include <cuda_runtime.h>
+
+#define Q35_CONV_MAX_K 8
+
+__global__ void q35_conv1d_rows_kernel(float *y, int64_t out_stride, const float *win, const float *u,
+                                       int64_t in_stride, const float *w, int64_t channels, int K, int64_t T)
+{
+    const int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    const int64_t t = blockIdx.y + (int64_t)gridDim.y * blockIdx.z;
+    if (c >= channels || t >= T)
+        return;
+    const float *wc = w + c * K;
+    float acc = 0.0f;
+    for (int j = 0; j < K - 1; j++) {
+        const int64_t s = t - (K - 1) + j; /* the input's token */
+        const float xin = s < 0 ? win[c * (K - 1) + (K - 1) + s] : u[s * in_stride + c];
+        acc = fmaf(xin, wc[j], acc);
+    }
+    acc = fmaf(u[t * in_stride + c], wc[K - 1], acc);
+    y[t * out_stride + c] = q35_silu(acc);
+}
+
+__global__ void q35_conv1d_window_kernel(float *win, const float *u, int64_t in_stride, int64_t channels, int K,
+                                         int64_t T)
+{
+    const int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (c >= channels)
+        return;
+    /* ascending j: slot j takes slot j + T (not yet overwritten) or a row of u */
+    float *wc = win + c * (K - 1);
+    for (int j = 0; j < K - 1; j++) {
+        const int64_t s = T - (K - 1) + j; /* token of the new window's slot j */
+        wc[j] = s < 0 ? wc[j + T] : u[s * in_stride + c];
+    }
+}
+
+int q35_conv1d_silu_rows(float *y, int64_t out_stride, float *win, const float *u, int64_t in_stride, const float *w,
+                         int64_t channels, int K, int64_t T, q35_stream stream, q35_error *err)
+{
+    if (K < 2 || K > Q35_CONV_MAX_K || channels < 1 || T < 0 || in_stride < channels || out_stride < channels)
+        return q35_fail(err,
+                        "conv1d_silu_rows: K = %d (want 2..%d), channels = %lld, T = %lld, strides %lld/%lld "
+                        "(want >= channels)",
+                        K, Q35_CONV_MAX_K, (long long)channels, (long long)T, (long long)in_stride,
+                        (long long)out_stride);
+    if (T == 0)
+        return 0;
+    const int threads = 256;
+    const unsigned cblocks = (unsigned)((channels + threads - 1) / threads);
+    const unsigned ty = T > 65535 ? 65535 : (unsigned)T, tz = (unsigned)((T + ty - 1) / ty);
+    q35_conv1d_rows_kernel<<<dim3(cblocks, ty, tz), threads, 0, stream>>>(y, out_stride, win, u, in_stride, w,
+                                                                          channels, K, T);
+    if (Q35_LAUNCH_CHECK("conv1d_rows", err))
+        return -1;
+    q35_conv1d_window_kernel<<<cblocks, threads, 0, stream>>>(win, u, in_stride, channels, K, T);
+    return Q35_LAUNCH_CHECK("conv1d_window", err);
+}
+
+int q35_conv1d_silu(float *y, float *win, const float *u, const float *w, int64_t channels, int K, q35_stream stream,
+                    q35_error *err)
+{
+    return q35_conv1d_silu_rows(y, channels, win, u, channels, w, channels, K, 1, stream, err);
+}

@@ -1,0 +1,48 @@
+/* Deterministic reductions for the CUDA units: a fixed butterfly within a warp
+ * and a fixed order across warps, so a row's result never depends on timing or
+ * on how many rows a launch has. */
+#ifndef Q35_KERNELS_REDUCE_CUH
+#define Q35_KERNELS_REDUCE_CUH
+
+/* Sum over the `width` lanes of a group (a power of two dividing 32); every lane
+ * of the group gets the same bits. */
+template <int WIDTH>
+__device__ __forceinline__ float q35_group_sum(float v)
+{
+#pragma unroll
+    for (int off = WIDTH / 2; off > 0; off /= 2)
+        v += __shfl_xor_sync(0xffffffffu, v, off, WIDTH);
+    return v;
+}
+
+/* Sum over a block of THREADS (a multiple of 32); every thread gets the result.
+ * Uses 32 floats of shared memory; contains __syncthreads. */
+template <int THREADS>
+__device__ __forceinline__ float q35_block_sum(float v)
+{
+    static_assert(THREADS % 32 == 0 && THREADS <= 1024, "block of whole warps");
+    v = q35_group_sum<32>(v);
+    if (THREADS == 32)
+        return v;
+    __shared__ float part[32];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane == 0)
+        part[warp] = v;
+    __syncthreads();
+    float s = lane < THREADS / 32 ? part[lane] : 0.0f;
+    s = q35_group_sum<32>(s);
+    __syncthreads(); /* part[] may be reused by a later call */
+    return s;
+}
+
+__device__ __forceinline__ float q35_silu(float x)
+{
+    return x / (1.0f + expf(-x));
+}
+
+__device__ __forceinline__ float q35_sigmoid(float x)
+{
+    return 1.0f / (1.0f + expf(-x));
+}
+
+#endif /* Q35_KERNELS_REDUCE_CUH */

@@ -1,0 +1,59 @@
+/* Partial NeoX RoPE, rows and per token (kernels/rope.h). A block per row: its
+ * first n_rot/2 threads turn pos0 + t into the row's angles in float64, then
+ * every thread rotates pairs of the row's heads. */
+#include "kernels/rope.h"
+
+#include <cuda_runtime.h>
+
+#define Q35_ROPE_MAX_DIM 512
+
+__global__ void q35_rope_kernel(float *x, int64_t row_stride, int heads, int head_dim, int n_rot, int64_t pos0,
+                                double base)
+{
+    __shared__ float cs[Q35_ROPE_MAX_DIM / 2], sn[Q35_ROPE_MAX_DIM / 2];
+    const int half = n_rot / 2;
+    const int64_t t = blockIdx.x;
+    for (int i = threadIdx.x; i < half; i += blockDim.x) {
+        /* theta / pi in float64, reduced exactly to [-1, 1] half-turns: sincospi then
+         * needs no argument reduction (sincos of a large theta would, in local memory) */
+        const double inv_freq = exp2(-2.0 * i / n_rot * log2(base));
+        const double turns = (double)(pos0 + t) * (inv_freq * 0.31830988618379067154);
+        const double r = turns - 2.0 * rint(0.5 * turns);
+        double s, c;
+        sincospi(r, &s, &c);
+        cs[i] = (float)c;
+        sn[i] = (float)s;
+    }
+    __syncthreads();
+    float *row = x + t * row_stride;
+    for (int p = threadIdx.x; p < heads * half; p += blockDim.x) {
+        const int h = p / half, i = p % half;
+        float *xh = row + (int64_t)h * head_dim;
+        const float a = xh[i], b = xh[i + half];
+        xh[i] = a * cs[i] - b * sn[i];
+        xh[i + half] = a * sn[i] + b * cs[i];
+    }
+}
+
+int q35_rope_neox_rows(float *x, int64_t row_stride, int heads, int head_dim, int n_rot, int64_t pos0, int64_t T,
+                       double base, q35_stream stream, q35_error *err)
+{
+    if (heads < 1 || head_dim < 2 || head_dim % 2 || n_rot < 0 || n_rot % 2 || n_rot > head_dim ||
+        head_dim > Q35_ROPE_MAX_DIM || T < 0 || T > INT32_MAX || pos0 < 0 || row_stride < (int64_t)heads * head_dim ||
+        !(base > 1.0))
+        return q35_fail(err,
+                        "rope_neox_rows: heads %d, head_dim %d (even, <= %d), n_rot %d (even, <= head_dim), T %lld, "
+                        "pos0 %lld, row stride %lld (>= heads*head_dim), base %g (> 1)",
+                        heads, head_dim, Q35_ROPE_MAX_DIM, n_rot, (long long)T, (long long)pos0,
+                        (long long)row_stride, base);
+    if (T == 0 || n_rot == 0)
+        return 0;
+    q35_rope_kernel<<<(unsigned)T, 128, 0, stream>>>(x, row_stride, heads, head_dim, n_rot, pos0, base);
+    return Q35_LAUNCH_CHECK("rope_neox_rows", err);
+}
+
+int q35_rope_neox(float *x, int heads, int head_dim, int n_rot, int64_t pos, double base, q35_stream stream,
+                  q35_error *err)
+{
+    return q35_rope_neox_rows(x, (int64_t)heads * head_dim, heads, head_dim, n_rot, pos, 1, base, stream, err);
+}

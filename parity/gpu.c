@@ -1,0 +1,108 @@
+#include "gpu.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void check(cudaError_t e, const char *what)
+{
+    if (e != cudaSuccess) {
+        printf("FAIL  CUDA %s (%s) in %s\n", cudaGetErrorName(e), cudaGetErrorString(e), what);
+        fflush(stdout);
+        exit(1);
+    }
+}
+
+int q35_gpu_begin(void)
+{
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        printf("SKIP  no usable CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "none present");
+        return Q35_TEST_SKIP;
+    }
+    const char *env = getenv("Q35_DEVICE");
+    const int dev = env ? atoi(env) : 0;
+    if (dev < 0 || dev >= n) {
+        printf("FAIL  Q35_DEVICE=%d, but %d device(s) are present\n", dev, n);
+        exit(1);
+    }
+    check(cudaSetDevice(dev), "cudaSetDevice");
+    struct cudaDeviceProp p;
+    check(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
+    printf("device %d: %s, sm_%d%d, %d SMs, %.1f GiB\n", dev, p.name, p.major, p.minor, p.multiProcessorCount,
+           (double)p.totalGlobalMem / (1 << 30));
+    return 0;
+}
+
+void *q35_gpu_bytes(size_t n)
+{
+    void *p = NULL;
+    check(cudaMalloc(&p, n ? n : 1), "cudaMalloc");
+    check(cudaMemset(p, 0xff, n ? n : 1), "cudaMemset (poison)");
+    return p;
+}
+
+float *q35_gpu_floats(int64_t n)
+{
+    return q35_gpu_bytes((size_t)n * sizeof(float));
+}
+
+void q35_gpu_free(void *p)
+{
+    check(cudaFree(p), "cudaFree");
+}
+
+void q35_gpu_upload(void *dst, const void *src, size_t bytes)
+{
+    check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy host to device");
+}
+
+void q35_gpu_download(void *dst, const void *src, size_t bytes)
+{
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (before a download)");
+    check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy device to host");
+}
+
+float *q35_gpu_from_host(const float *src, int64_t n)
+{
+    float *d = q35_gpu_floats(n);
+    q35_gpu_upload(d, src, (size_t)n * sizeof(float));
+    return d;
+}
+
+void q35_gpu_sync(void)
+{
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+void q35_gpu_ok(int rc, const q35_error *err)
+{
+    if (rc != 0) {
+        printf("FAIL  %s\n", err->msg);
+        fflush(stdout);
+        exit(1);
+    }
+}
+
+int q35_gpu_suite(q35_suite *s, const char *name, q35_rng *rng)
+{
+    const int skip = q35_gpu_begin();
+    if (skip)
+        return skip;
+    const uint64_t seed = q35_test_seed();
+    q35_rng_seed(rng, seed);
+    q35_suite_begin(s, name, seed);
+    return 0;
+}
+
+float *q35_gpu_to_host(const float *d, int64_t n)
+{
+    float *h = malloc((size_t)(n > 0 ? n : 1) * sizeof *h);
+    if (!h) {
+        printf("FAIL  out of memory for %lld floats\n", (long long)n);
+        exit(1);
+    }
+    q35_gpu_download(h, d, (size_t)n * sizeof *h);
+    return h;
+}

@@ -1,0 +1,37 @@
+#!/bin/bash
+# On a machine with a GPU and no package registry: unpack Google Benchmark from
+# .deps (apt-get download libbenchmark-dev libbenchmark1debian), build for the
+# local GPU, and run the stages named: build, test (ctest -L gpu), cpu (ctest -L
+# cpu), bench (the benchmarks to JSON), sanitize (compute-sanitizer memcheck and
+# racecheck over the GPU suites). Logs and results go to $OUT (default ./out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+root=$PWD/.deps/root
+for f in .deps/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$root"; done
+export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
+build=build/gpu
+rc=0
+for stage in "$@"; do
+    case $stage in
+    build)
+        cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQ35_WERROR=ON \
+            -DCMAKE_CUDA_ARCHITECTURES=${arch:-90} -Dbenchmark_DIR=$root/usr/lib/x86_64-linux-gnu/cmake/benchmark \
+            >"$OUT/configure.log" 2>&1 && cmake --build $build -j"$(nproc)" >"$OUT/build.log" 2>&1 ||
+            { echo "build failed"; tail -30 "$OUT/build.log" "$OUT/configure.log"; exit 1; } ;;
+    test) (cd $build && ctest -L gpu --output-on-failure -j1) >"$OUT/gpu-tests.log" 2>&1 || rc=1
+          grep -E "^(FAIL|SKIP)|== |tests passed|Failed" "$OUT/gpu-tests.log" | tail -60 ;;
+    cpu) (cd $build && ctest -L cpu -j"$(nproc)" -E fuzz) >"$OUT/cpu-tests.log" 2>&1 || rc=1
+         grep -E "tests passed|Failed|\*\*\*" "$OUT/cpu-tests.log" | tail -10 ;;
+    bench) $build/bench/bench_kernels --benchmark_out="$OUT/bench_kernels.json" --benchmark_out_format=json \
+               --benchmark_repetitions=${Q35_REPS:-3} --benchmark_report_aggregates_only=true \
+               >"$OUT/bench_kernels.log" 2>&1 || rc=1
+           grep -E "median|ERROR" "$OUT/bench_kernels.log" | head -60 ;;
+    sanitize) (cd $build && ctest -L sanitize --output-on-failure -j4) >"$OUT/sanitize.log" 2>&1 || rc=1
+              grep -E "ERROR SUMMARY|Test +#|tests passed" "$OUT/sanitize.log" | tail -30 ;;
+    *) echo "unknown stage $stage"; exit 2 ;;
+    esac
+done
+exit $rc
