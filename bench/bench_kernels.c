@@ -22,21 +22,22 @@ struct scan_ctx {
     float *o, *S, *rows, *g, *beta;
     int64_t stride, T;
     q35_delta_dims d;
+    int variant;
 };
 
 static int scan_launch(void *p, q35_error *err)
 {
     struct scan_ctx *c = p;
     const int64_t kd = (int64_t)c->d.hk * c->d.dk;
-    return q35_delta_rule_scan(c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd, c->rows + 2 * kd,
-                               c->stride, c->g, c->beta, c->T, c->d, NULL, err);
+    return q35_delta_rule_scan_variant(c->variant, c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd,
+                                       c->rows + 2 * kd, c->stride, c->g, c->beta, c->T, c->d, NULL, err);
 }
 
 static void bench_scan(q35_bench_state *st, void *unused)
 {
     (void)unused;
     const model_dims *m = &k_models[q35_bench_arg(st, 0)];
-    struct scan_ctx c = {.T = q35_bench_arg(st, 1), .d = {m->hk, m->hv, 128, 128}};
+    struct scan_ctx c = {.T = q35_bench_arg(st, 1), .d = {m->hk, m->hv, 128, 128}, .variant = (int)q35_bench_arg(st, 2)};
     const int64_t vd = (int64_t)m->hv * 128, ns = vd * 128;
     c.stride = 2 * (int64_t)m->hk * 128 + vd;
     c.rows = q35_bench_alloc((size_t)(c.T * c.stride) * 4);
@@ -134,12 +135,13 @@ int main(int argc, char **argv)
 {
     if (q35_bench_gpu_init())
         return 1;
-    static const int64_t models[] = {0, 1, 2}, rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048};
-    const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}};
+    static const int64_t models[] = {0, 1, 2}, rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048}, variants[] = {0, 1};
+    const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}, {"variant", variants, 2}};
     q35_bench_register("ceiling/d2d_copy", bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
-    q35_bench_register("delta_rule_scan", bench_scan, NULL, scan_axes, 2);
+    q35_bench_register("delta_rule_scan", bench_scan, NULL, scan_axes, 3);
     q35_bench_register("conv1d_silu_rows", bench_conv, NULL, scan_axes, 2);
     q35_bench_register("rmsnorm_rows", bench_rmsnorm, NULL, scan_axes, 2);
     q35_bench_context("models", "0 = 0.8B, 1 = 9B, 2 = 27B");
+    q35_bench_context("delta_rule_variants", "0 = lanes8, 1 = lanes16");
     return q35_bench_main(argc, argv);
 }

@@ -4,33 +4,41 @@
  * A value column c of head j evolves on its own: its state row S[j][c][0..dk)
  * only meets the shared k, q, g, beta of each token. So a block takes 16 rows of
  * one head, a warp 4 of them, 8 lanes a row (16 values each, in registers for the
- * whole scan). Lane s of a row holds elements 32m + 4s + e (m, e < 4): its float4
- * reads of k and q from shared memory are conflict-free. Per token:
+ * whole scan; the lanes16 variant: 8 rows a block, 16 lanes a row). Lane s of a
+ * row holds float4 number LANES*m + s of it: its float4 reads of k and q from
+ * shared memory are conflict-free. Per token, the spec's
+ * step (S <- e^g S; d = (v - S k) beta; S <- S + d k; o = S q / sqrt(dk)) in the
+ * equivalent form whose three dot products all read the previous state, so one
+ * interleaved 8-lane butterfly serves them and the output needs no second pass:
  *
- *     S *= exp(g); sk = S.k (8-lane butterfly); d = (v - sk) * beta;
- *     S += d k;    sq = S.q (8-lane butterfly); o = sq / sqrt(dk)
+ *     sk = S.k, sq = S.q, kq = k.q;   d = (v - e^g sk) beta
+ *     o = (e^g sq + d kq) / sqrt(dk);  S <- e^g S + d k
  *
  * q/k (256 floats a token), v (16 a token), g and beta are staged TILE tokens at
  * a time, double-buffered with cp.async so the next tile loads while this one
  * runs. The per-token step is the same kernel with T = 1. */
 #include "kernels/delta_rule.h"
-#include "kernels/reduce.cuh"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
 
 #define DK 128
-#define LANES 8                  /* lanes per state row */
-#define ROWS_PER_WARP (32 / LANES)
 #define WARPS 4
-#define ROWS (ROWS_PER_WARP * WARPS) /* state rows per block */
 #define TILE 32                  /* tokens per staged tile */
 #define THREADS (32 * WARPS)
+#define MAX_ROWS 16              /* state rows per block, at 8 lanes a row */
+
+/* LANES lanes per state row: 8 (4 rows a warp) or 16 (2 rows a warp). */
+template <int LANES>
+struct q35_delta_shape {
+    static constexpr int rows = 32 / LANES * WARPS; /* state rows per block */
+    static constexpr int m = DK / 4 / LANES;        /* float4 of the row per lane */
+};
 
 struct q35_delta_tile {
     float4 qk[TILE][2 * DK / 4]; /* q (32 float4) then k (32 float4) of each token */
-    float4 v[TILE][ROWS / 4];    /* this block's 16 values of each token */
-    float g[TILE];
+    float4 v[TILE][MAX_ROWS / 4]; /* this block's values of each token */
+    float g[TILE];               /* g as loaded, then exp(g) */
     float beta[TILE];
 };
 
@@ -57,6 +65,7 @@ __device__ __forceinline__ void cp_async_wait_one()
 }
 
 /* Issues the copies of tokens t0 .. t0+n-1 into tile (each thread its share). */
+template <int ROWS>
 __device__ __forceinline__ void load_tile(q35_delta_tile *tile, const float *q, const float *k, const float *v,
                                           int64_t stride, const float *g, const float *beta, int64_t t0, int n,
                                           int kh, int j, int c0, int hv)
@@ -76,11 +85,24 @@ __device__ __forceinline__ void load_tile(q35_delta_tile *tile, const float *q, 
         cp_async4(&tile->beta[threadIdx.x - 64], beta + (t0 + threadIdx.x - 64) * hv + j);
 }
 
+/* The partial sums of a lane, in a fixed order. */
+template <int M>
+__device__ __forceinline__ float sum_fixed(const float (&p)[M])
+{
+    if constexpr (M == 4)
+        return (p[0] + p[1]) + (p[2] + p[3]);
+    else
+        return p[0] + p[1];
+}
+
+template <int LANES>
 __global__ void __launch_bounds__(THREADS) q35_delta_scan_kernel(float *o, int64_t o_stride, float *S, const float *q,
                                                                   const float *k, const float *v, int64_t stride,
                                                                   const float *g, const float *beta, int64_t T,
                                                                   int hk, int hv, int dv)
 {
+    constexpr int ROWS = q35_delta_shape<LANES>::rows, M = q35_delta_shape<LANES>::m;
+    constexpr int ROWS_PER_WARP = 32 / LANES;
     extern __shared__ float4 q35_delta_smem[];
     q35_delta_tile *tiles = reinterpret_cast<q35_delta_tile *>(q35_delta_smem);
     const int blocks_per_head = dv / ROWS;
@@ -91,66 +113,67 @@ __global__ void __launch_bounds__(THREADS) q35_delta_scan_kernel(float *o, int64
     const float *vj = v + (int64_t)j * dv;
 
     float4 *srow = reinterpret_cast<float4 *>(S + col * DK);
-    float4 st[4];
+    float4 st[M]; /* lane sub holds the row's float4 number LANES*m + sub, m < M */
 #pragma unroll
-    for (int m = 0; m < 4; m++)
-        st[m] = srow[8 * m + sub];
+    for (int m = 0; m < M; m++)
+        st[m] = srow[LANES * m + sub];
     const float scale = 1.0f / sqrtf((float)DK);
 
     const int64_t ntiles = (T + TILE - 1) / TILE;
-    load_tile(&tiles[0], q, k, vj, stride, g, beta, 0, (int)(T < TILE ? T : TILE), kh, j, c0, hv);
+    load_tile<ROWS>(&tiles[0], q, k, vj, stride, g, beta, 0, (int)(T < TILE ? T : TILE), kh, j, c0, hv);
     cp_async_commit();
     for (int64_t it = 0; it < ntiles; it++) {
         if (it + 1 < ntiles) {
             const int64_t t1 = (it + 1) * TILE;
-            load_tile(&tiles[(it + 1) & 1], q, k, vj, stride, g, beta, t1, (int)(T - t1 < TILE ? T - t1 : TILE), kh,
+            load_tile<ROWS>(&tiles[(it + 1) & 1], q, k, vj, stride, g, beta, t1, (int)(T - t1 < TILE ? T - t1 : TILE), kh,
                       j, c0, hv);
         }
         cp_async_commit(); /* possibly empty: the group count stays one ahead */
         cp_async_wait_one();
         __syncthreads();
-        const q35_delta_tile *tile = &tiles[it & 1];
+        q35_delta_tile *tile = &tiles[it & 1];
         const int n = (int)(T - it * TILE < TILE ? T - it * TILE : TILE);
+        if (threadIdx.x < n) /* the decays once per token, off the scan's critical path */
+            tile->g[threadIdx.x] = expf(tile->g[threadIdx.x]);
+        __syncthreads();
         for (int tt = 0; tt < n; tt++) {
-            const float decay = expf(tile->g[tt]), b = tile->beta[tt];
-            float4 kv[4];
-            float sk = 0.0f;
+            /* the three dot products of the previous state, in one reduction:
+             * sk = S.k, sq = S.q, kq = k.q; each a fixed sum of four partial sums */
+            float4 kv[M];
+            float pk[M], pq[M], pkq[M];
 #pragma unroll
-            for (int m = 0; m < 4; m++) {
-                kv[m] = tile->qk[tt][32 + 8 * m + sub];
-                st[m].x *= decay;
-                st[m].y *= decay;
-                st[m].z *= decay;
-                st[m].w *= decay;
-                sk = fmaf(st[m].x, kv[m].x, sk);
-                sk = fmaf(st[m].y, kv[m].y, sk);
-                sk = fmaf(st[m].z, kv[m].z, sk);
-                sk = fmaf(st[m].w, kv[m].w, sk);
+            for (int m = 0; m < M; m++) {
+                kv[m] = tile->qk[tt][32 + LANES * m + sub];
+                const float4 qv = tile->qk[tt][LANES * m + sub];
+                pk[m] = fmaf(st[m].w, kv[m].w, fmaf(st[m].z, kv[m].z, fmaf(st[m].y, kv[m].y, st[m].x * kv[m].x)));
+                pq[m] = fmaf(st[m].w, qv.w, fmaf(st[m].z, qv.z, fmaf(st[m].y, qv.y, st[m].x * qv.x)));
+                pkq[m] = fmaf(kv[m].w, qv.w, fmaf(kv[m].z, qv.z, fmaf(kv[m].y, qv.y, kv[m].x * qv.x)));
             }
-            sk = q35_group_sum<LANES>(sk);
-            const float delta = (reinterpret_cast<const float *>(tile->v[tt])[r] - sk) * b;
-            float sq = 0.0f;
+            float sk = sum_fixed<M>(pk), sq = sum_fixed<M>(pq), kq = sum_fixed<M>(pkq);
 #pragma unroll
-            for (int m = 0; m < 4; m++) {
-                const float4 qv = tile->qk[tt][8 * m + sub];
-                st[m].x = fmaf(delta, kv[m].x, st[m].x);
-                st[m].y = fmaf(delta, kv[m].y, st[m].y);
-                st[m].z = fmaf(delta, kv[m].z, st[m].z);
-                st[m].w = fmaf(delta, kv[m].w, st[m].w);
-                sq = fmaf(st[m].x, qv.x, sq);
-                sq = fmaf(st[m].y, qv.y, sq);
-                sq = fmaf(st[m].z, qv.z, sq);
-                sq = fmaf(st[m].w, qv.w, sq);
+            for (int off = LANES / 2; off > 0; off /= 2) {
+                sk += __shfl_xor_sync(0xffffffffu, sk, off, LANES);
+                sq += __shfl_xor_sync(0xffffffffu, sq, off, LANES);
+                kq += __shfl_xor_sync(0xffffffffu, kq, off, LANES);
             }
-            sq = q35_group_sum<LANES>(sq);
+            /* S' = e^g S + d k with d = (v - e^g S.k) beta, so S'.q = e^g S.q + d (k.q) */
+            const float decay = tile->g[tt], b = tile->beta[tt];
+            const float delta = (reinterpret_cast<const float *>(tile->v[tt])[r] - decay * sk) * b;
             if (sub == 0)
-                o[(it * TILE + tt) * o_stride + col] = sq * scale;
+                o[(it * TILE + tt) * o_stride + col] = fmaf(decay, sq, delta * kq) * scale;
+#pragma unroll
+            for (int m = 0; m < M; m++) {
+                st[m].x = fmaf(delta, kv[m].x, decay * st[m].x);
+                st[m].y = fmaf(delta, kv[m].y, decay * st[m].y);
+                st[m].z = fmaf(delta, kv[m].z, decay * st[m].z);
+                st[m].w = fmaf(delta, kv[m].w, decay * st[m].w);
+            }
         }
         __syncthreads(); /* the next iteration's copies overwrite the tile just read */
     }
 #pragma unroll
-    for (int m = 0; m < 4; m++)
-        srow[8 * m + sub] = st[m];
+    for (int m = 0; m < M; m++)
+        srow[LANES * m + sub] = st[m];
 }
 
 static bool aligned16(const void *p)
@@ -158,15 +181,35 @@ static bool aligned16(const void *p)
     return ((uintptr_t)p & 15u) == 0;
 }
 
-int q35_delta_rule_scan(float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
-                        int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d,
-                        q35_stream stream, q35_error *err)
+/* The variants: lanes per state row, the block's rows. */
+static const struct {
+    const char *name;
+    int lanes;
+} k_variants[] = {{"lanes8", 8}, {"lanes16", 16}};
+
+const char *q35_delta_rule_variant_name(int variant)
 {
-    if (d.dk != DK || d.dv < ROWS || d.dv % ROWS != 0 || d.hk < 1 || d.hv < 1 || d.hv % d.hk != 0)
+    return variant >= 0 && variant < Q35_DELTA_VARIANTS ? k_variants[variant].name : "?";
+}
+
+int q35_delta_rule_default_variant(q35_delta_dims d)
+{
+    (void)d;
+    return 0;
+}
+
+int q35_delta_rule_scan_variant(int variant, float *o, int64_t o_stride, float *S, const float *q, const float *k,
+                                const float *v, int64_t stride, const float *g, const float *beta, int64_t T,
+                                q35_delta_dims d, q35_stream stream, q35_error *err)
+{
+    if (variant < 0 || variant >= Q35_DELTA_VARIANTS)
+        return q35_fail(err, "delta_rule_scan: no variant %d (0..%d)", variant, Q35_DELTA_VARIANTS - 1);
+    const int ROWS = 32 / k_variants[variant].lanes * WARPS;
+    if (d.dk != DK || d.dv < MAX_ROWS || d.dv % MAX_ROWS != 0 || d.hk < 1 || d.hv < 1 || d.hv % d.hk != 0)
         return q35_fail(err,
                         "delta_rule_scan: unsupported heads Hk %d Hv %d dk %d dv %d (this kernel needs dk = %d, dv a "
                         "multiple of %d, Hv a multiple of Hk)",
-                        d.hk, d.hv, d.dk, d.dv, DK, ROWS);
+                        d.hk, d.hv, d.dk, d.dv, DK, MAX_ROWS);
     if (T < 0 || stride % 4 || o_stride % 4 || o_stride < (int64_t)d.hv * d.dv || !aligned16(q) || !aligned16(k) ||
         !aligned16(v) || !aligned16(o) || !aligned16(S))
         return q35_fail(err,
@@ -177,14 +220,32 @@ int q35_delta_rule_scan(float *o, int64_t o_stride, float *S, const float *q, co
     if (T == 0)
         return 0;
     const int smem = 2 * (int)sizeof(q35_delta_tile);
-    /* more than 48 KiB of dynamic shared memory: allowed per function and device, so on every launch */
-    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_delta_scan_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
-                       err))
-        return -1;
     const unsigned blocks = (unsigned)(d.hv * (d.dv / ROWS));
-    q35_delta_scan_kernel<<<blocks, THREADS, smem, stream>>>(o, o_stride, S, q, k, v, stride, g, beta, T, d.hk, d.hv,
-                                                             d.dv);
-    return Q35_LAUNCH_CHECK("delta_rule_scan", err);
+    /* more than 48 KiB of dynamic shared memory: allowed per function and device, so on every launch */
+    if (k_variants[variant].lanes == 8) {
+        if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_delta_scan_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                smem),
+                           err))
+            return -1;
+        q35_delta_scan_kernel<8><<<blocks, THREADS, smem, stream>>>(o, o_stride, S, q, k, v, stride, g, beta, T, d.hk,
+                                                                    d.hv, d.dv);
+    } else {
+        if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_delta_scan_kernel<16>,
+                                                cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+                           err))
+            return -1;
+        q35_delta_scan_kernel<16><<<blocks, THREADS, smem, stream>>>(o, o_stride, S, q, k, v, stride, g, beta, T,
+                                                                     d.hk, d.hv, d.dv);
+    }
+    return Q35_LAUNCH_CHECK(k_variants[variant].name, err);
+}
+
+int q35_delta_rule_scan(float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
+                        int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d,
+                        q35_stream stream, q35_error *err)
+{
+    return q35_delta_rule_scan_variant(q35_delta_rule_default_variant(d), o, o_stride, S, q, k, v, stride, g, beta, T,
+                                       d, stream, err);
 }
 
 int q35_delta_rule_step(float *o, float *S, const float *q, const float *k, const float *v, const float *g,

@@ -60,7 +60,16 @@ int q35_delta_rule_scan(float *o, int64_t o_stride, float *S, const float *q, co
                         int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d,
                         q35_stream stream, q35_error *err);
 
-/* CUDA, the per-token step: one token (the scan with T = 1). */
+/* The scan's variants (lanes per state row: 8 or 16), each bitwise equal to its
+ * own per-token step; the default is the faster on the shape. */
+#define Q35_DELTA_VARIANTS 2
+const char *q35_delta_rule_variant_name(int variant);
+int q35_delta_rule_default_variant(q35_delta_dims d);
+int q35_delta_rule_scan_variant(int variant, float *o, int64_t o_stride, float *S, const float *q, const float *k,
+                                const float *v, int64_t stride, const float *g, const float *beta, int64_t T,
+                                q35_delta_dims d, q35_stream stream, q35_error *err);
+
+/* CUDA, the per-token step: one token (the default variant's scan with T = 1). */
 int q35_delta_rule_step(float *o, float *S, const float *q, const float *k, const float *v, const float *g,
                         const float *beta, q35_delta_dims d, q35_stream stream, q35_error *err);
 

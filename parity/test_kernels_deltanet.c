@@ -96,7 +96,7 @@ static void check_gates(q35_suite *s, const char *what, int64_t hv, int64_t T)
 
 /* ---- the delta rule --------------------------------------------------------- */
 
-static void check_delta(q35_suite *s, const char *what, q35_delta_dims d, int64_t T)
+static void check_delta(q35_suite *s, const char *what, int variant, q35_delta_dims d, int64_t T)
 {
     q35_error err = {{0}};
     const int64_t kd = (int64_t)d.hk * d.dk, vd = (int64_t)d.hv * d.dv, stride = 2 * kd + vd;
@@ -113,14 +113,15 @@ static void check_delta(q35_suite *s, const char *what, q35_delta_dims d, int64_
     float *dSa = q35_gpu_from_host(S0, ns), *dSb = q35_gpu_from_host(S0, ns);
     float *doa = q35_gpu_floats(T * vd), *dob = q35_gpu_floats(T * vd);
     const double t0 = q35_now();
-    q35_gpu_ok(q35_delta_rule_scan(doa, vd, dSa, drows, drows + kd, drows + 2 * kd, stride, dg, db, T, d, NULL, &err),
+    q35_gpu_ok(q35_delta_rule_scan_variant(variant, doa, vd, dSa, drows, drows + kd, drows + 2 * kd, stride, dg, db, T,
+                                           d, NULL, &err),
                &err);
     q35_gpu_sync();
     const double scan_s = q35_now() - t0;
     for (int64_t t = 0; t < T; t++) {
         const float *r = drows + t * stride;
-        q35_gpu_ok(q35_delta_rule_step(dob + t * vd, dSb, r, r + kd, r + 2 * kd, dg + t * d.hv, db + t * d.hv, d, NULL,
-                                       &err),
+        q35_gpu_ok(q35_delta_rule_scan_variant(variant, dob + t * vd, vd, dSb, r, r + kd, r + 2 * kd, stride,
+                                               dg + t * d.hv, db + t * d.hv, 1, d, NULL, &err),
                    &err);
     }
     float *oa = q35_gpu_to_host(doa, T * vd), *ob = q35_gpu_to_host(dob, T * vd), *Sa = q35_gpu_to_host(dSa, ns), *Sb = q35_gpu_to_host(dSb, ns);
@@ -131,12 +132,13 @@ static void check_delta(q35_suite *s, const char *what, q35_delta_dims d, int64_
         q35_ref_delta_rule_step(ro + t * vd, Sr, r, r + kd, r + 2 * kd, gd + t * d.hv, bd + t * d.hv, d);
     }
     char name[200];
-    snprintf(name, sizeof name, "delta_rule_scan o %-6s Hk %2d Hv %2d dk %d dv %3d T %4" PRId64 " (%.2f ms)", what,
-             d.hk, d.hv, d.dk, d.dv, T, 1e3 * scan_s);
+    const char *vn = q35_delta_rule_variant_name(variant);
+    snprintf(name, sizeof name, "delta_rule_scan %-7s o %-5s Hk %2d Hv %2d dv %3d T %4" PRId64 " (%.2f ms)", vn, what,
+             d.hk, d.hv, d.dv, T, 1e3 * scan_s);
     q35_cmp c = q35_compare_f32_f64(oa, ro, T * vd);
     q35_bitcmp b = q35_bitwise_f32(oa, ob, T * vd);
     q35_case_unit(s, name, &c, LIMIT, &b);
-    snprintf(name, sizeof name, "delta_rule_scan S %-6s Hk %2d Hv %2d dk %d dv %3d T %4" PRId64, what, d.hk, d.hv, d.dk,
+    snprintf(name, sizeof name, "delta_rule_scan %-7s S %-5s Hk %2d Hv %2d dv %3d T %4" PRId64, vn, what, d.hk, d.hv,
              d.dv, T);
     c = q35_compare_f32_f64(Sa, Sr, ns);
     b = q35_bitwise_f32(Sa, Sb, ns);
@@ -193,13 +195,33 @@ int main(void)
 
     const q35_delta_dims d08 = {16, 16, 128, 128}, d9 = {16, 32, 128, 128}, d27 = {16, 48, 128, 128};
     const q35_delta_dims odd = {1, 3, 128, 16}, tiny = {2, 4, 128, 128};
-    for (size_t i = 0; i < 5; i++)
-        check_delta(&s, "9B", d9, Ts[i]);
-    check_delta(&s, "0.8B", d08, 37);
-    check_delta(&s, "27B", d27, 65); /* crosses two tile boundaries */
-    check_delta(&s, "tiny", tiny, 33);
-    check_delta(&s, "tiny", tiny, 64);
-    check_delta(&s, "odd", odd, 37);
+    for (int v = 0; v < Q35_DELTA_VARIANTS; v++) {
+        for (size_t i = 0; i < 5; i++)
+            check_delta(&s, "9B", v, d9, Ts[i]);
+        check_delta(&s, "0.8B", v, d08, 37);
+        check_delta(&s, "27B", v, d27, 65); /* crosses two tile boundaries */
+        check_delta(&s, "tiny", v, tiny, 33);
+        check_delta(&s, "tiny", v, tiny, 64);
+        check_delta(&s, "odd", v, odd, 37);
+    }
+    /* the per-token step is the default variant's scan of one token */
+    {
+        q35_error err = {{0}};
+        const int64_t ns = 4 * 128 * 128, stride = 2 * 2 * 128 + 4 * 128;
+        float *h = q35_host_normal(stride + 16 + ns, 0.0, 0.3, &g_rng);
+        float *in = q35_gpu_from_host(h, stride + 16), *S1 = q35_gpu_from_host(h + 16, ns), *S2 = q35_gpu_from_host(h + 16, ns);
+        float *o1 = q35_gpu_floats(512), *o2 = q35_gpu_floats(512);
+        q35_gpu_ok(q35_delta_rule_step(o1, S1, in, in + 256, in + 512, in + stride, in + stride + 4, tiny, NULL, &err),
+                   &err);
+        q35_gpu_ok(q35_delta_rule_scan_variant(q35_delta_rule_default_variant(tiny), o2, 512, S2, in, in + 256, in + 512,
+                                               stride, in + stride, in + stride + 4, 1, tiny, NULL, &err),
+                   &err);
+        float *a = q35_gpu_to_host(o1, 512), *b = q35_gpu_to_host(o2, 512);
+        q35_case(&s, memcmp(a, b, 512 * sizeof *a) == 0, "delta_rule_step is the default variant (%s) of one token",
+                 q35_delta_rule_variant_name(q35_delta_rule_default_variant(tiny)));
+        free(h), free(a), free(b);
+        q35_gpu_free(in), q35_gpu_free(S1), q35_gpu_free(S2), q35_gpu_free(o1), q35_gpu_free(o2);
+    }
     check_refusals(&s);
     return q35_suite_end(&s);
 }

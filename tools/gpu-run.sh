@@ -21,11 +21,12 @@ for stage in "$@"; do
             -DCMAKE_CUDA_ARCHITECTURES=${arch:-90} -Dbenchmark_DIR=$root/usr/lib/x86_64-linux-gnu/cmake/benchmark \
             >"$OUT/configure.log" 2>&1 && cmake --build $build -j"$(nproc)" >"$OUT/build.log" 2>&1 ||
             { echo "build failed"; tail -30 "$OUT/build.log" "$OUT/configure.log"; exit 1; } ;;
-    test) (cd $build && ctest -L gpu --output-on-failure -j1) >"$OUT/gpu-tests.log" 2>&1 || rc=1
-          grep -E "^(FAIL|SKIP)|== |tests passed|Failed" "$OUT/gpu-tests.log" | tail -60 ;;
+    test) (cd $build && ctest -L gpu -V -j1) >"$OUT/gpu-tests.log" 2>&1 || rc=1
+          grep -E ": (FAIL|SKIP)|: == |tests passed|Failed" "$OUT/gpu-tests.log" | tail -60 ;;
     cpu) (cd $build && ctest -L cpu -j"$(nproc)" -E fuzz) >"$OUT/cpu-tests.log" 2>&1 || rc=1
          grep -E "tests passed|Failed|\*\*\*" "$OUT/cpu-tests.log" | tail -10 ;;
     bench) $build/bench/bench_kernels --benchmark_out="$OUT/bench_kernels.json" --benchmark_out_format=json \
+               --benchmark_filter="${Q35_BENCH_FILTER:-.}" \
                --benchmark_repetitions=${Q35_REPS:-3} --benchmark_report_aggregates_only=true \
                >"$OUT/bench_kernels.log" 2>&1 || rc=1
            grep -E "median|ERROR" "$OUT/bench_kernels.log" | head -60 ;;
