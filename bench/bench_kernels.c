@@ -135,13 +135,13 @@ int main(int argc, char **argv)
 {
     if (q35_bench_gpu_init())
         return 1;
-    static const int64_t models[] = {0, 1, 2}, rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048}, variants[] = {0, 1};
-    const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}, {"variant", variants, 2}};
+    static const int64_t models[] = {0, 1, 2}, rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048}, variants[] = {0, 1, 2};
+    const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}, {"variant", variants, 3}};
     q35_bench_register("ceiling/d2d_copy", bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
     q35_bench_register("delta_rule_scan", bench_scan, NULL, scan_axes, 3);
     q35_bench_register("conv1d_silu_rows", bench_conv, NULL, scan_axes, 2);
     q35_bench_register("rmsnorm_rows", bench_rmsnorm, NULL, scan_axes, 2);
     q35_bench_context("models", "0 = 0.8B, 1 = 9B, 2 = 27B");
-    q35_bench_context("delta_rule_variants", "0 = lanes8, 1 = lanes16");
+    q35_bench_context("delta_rule_variants", "0 = rows1, 1 = rows2, 2 = lanes4");
     return q35_bench_main(argc, argv);
 }

@@ -248,3 +248,9 @@ bool q35_case_unit(q35_suite *s, const char *what, const q35_cmp *c, double limi
     return q35_case(s, ok, "%s: rel Linf %.2e (<= %.0e), rel L2 %.2e%s%s", what, c->rel_linf, limit, c->rel_l2,
                     bit ? "; rows vs per-token: " : "", b);
 }
+
+bool q35_quick(void)
+{
+    const char *e = getenv("Q35_QUICK");
+    return e && *e && strcmp(e, "0") != 0;
+}

@@ -76,6 +76,10 @@ const char *q35_repo_path(const char *rel, char *buf, size_t cap);
 /* Reads a whole file (malloc'd); NULL when it cannot. */
 void *q35_read_file(const char *path, size_t *size);
 
+/* True under $Q35_QUICK (set for the compute-sanitizer runs): suites then drop
+ * their largest cases, which a sanitizer would take minutes over. */
+bool q35_quick(void);
+
 /* A standard normal draw (Box-Muller, float64). */
 double q35_test_normal(q35_rng *r);
 

@@ -133,7 +133,9 @@ int main(void)
         return skip;
 
     static const int64_t odd_rows[] = {1, 3, 7, 37, 600};
-    for (size_t i = 0; i < 5; i++) {
+    const size_t n_sizes = q35_quick() ? 4 : 5; /* the 600-row cases off under a sanitizer */
+    const int64_t big = q35_quick() ? 37 : 600;
+    for (size_t i = 0; i < n_sizes; i++) {
         check_rmsnorm(&s, "residual 0.8B", 1024, odd_rows[i], 1);
         check_rmsnorm(&s, "residual 9B", 4096, odd_rows[i], 1);
         check_rmsnorm(&s, "residual 27B", 5120, odd_rows[i], 1);
@@ -144,18 +146,18 @@ int main(void)
     /* per head: T rows of `heads` heads of 256, a launch per token of `heads` rows */
     check_rmsnorm(&s, "q heads 0.8B", 256, 8 * 37, 8);
     check_rmsnorm(&s, "q heads 9B", 256, 16 * 7, 16);
-    check_rmsnorm(&s, "k heads 27B", 256, 4 * 600, 4);
+    check_rmsnorm(&s, "k heads 27B", 256, 4 * big, 4);
     check_rmsnorm(&s, "q heads 27B", 256, 24 * 3, 24);
 
     check_gated(&s, "0.8B", 128, 16, 37);
     check_gated(&s, "9B", 128, 32, 7);
-    check_gated(&s, "27B", 128, 48, 600);
+    check_gated(&s, "27B", 128, 48, big);
     check_gated(&s, "9B one token", 128, 32, 1);
     check_gated(&s, "odd", 100, 3, 3);
 
     /* conv rows: [q heads | k heads | v]; stride = 2*Hk*dk + Hv*dv */
     check_l2(&s, "0.8B q+k", 128, 32, 6144, 37);
-    check_l2(&s, "9B q+k", 128, 32, 8192, 600);
+    check_l2(&s, "9B q+k", 128, 32, 8192, big);
     check_l2(&s, "27B q+k", 128, 32, 10240, 7);
     check_l2(&s, "27B one token", 128, 32, 10240, 1);
     check_l2(&s, "odd", 37, 3, 200, 3);

@@ -202,7 +202,9 @@ int main(void)
         return skip;
 
     static const int64_t Ts[] = {1, 3, 7, 37, 600};
-    for (size_t i = 0; i < 5; i++) {
+    const size_t n_sizes = q35_quick() ? 4 : 5; /* the 600-row cases off under a sanitizer */
+    const int64_t big = q35_quick() ? 37 : 600;
+    for (size_t i = 0; i < n_sizes; i++) {
         check_elementwise(&s, SWIGLU, "9B ffn", 12288, Ts[i]);
         check_elementwise(&s, GATE, "9B heads", 16 * 256, Ts[i]);
         check_elementwise(&s, RESIDUAL, "9B H", 4096, Ts[i]);
@@ -210,16 +212,16 @@ int main(void)
     check_elementwise(&s, SWIGLU, "0.8B ffn", 3584, 37);
     check_elementwise(&s, SWIGLU, "27B ffn", 17408, 7);
     check_elementwise(&s, GATE, "27B heads", 24 * 256, 37);
-    check_elementwise(&s, RESIDUAL, "27B H", 5120, 600);
+    check_elementwise(&s, RESIDUAL, "27B H", 5120, big);
     check_elementwise(&s, RESIDUAL, "odd", 37, 3);
 
     check_split(&s, "0.8B", 8, 256, 37);
-    check_split(&s, "9B", 16, 256, 600);
+    check_split(&s, "9B", 16, 256, big);
     check_split(&s, "27B", 24, 256, 1);
 
     check_rope(&s, "9B q", 16, 256, 64, 0, 37);
     check_rope(&s, "9B k", 4, 256, 64, 4096, 7);
-    check_rope(&s, "27B q", 24, 256, 64, 17, 600);
+    check_rope(&s, "27B q", 24, 256, 64, 17, big);
     check_rope(&s, "0.8B k", 2, 256, 64, 262000, 37); /* past 2^18: the float64 angles keep 1e-5 */
     check_rope(&s, "odd", 3, 64, 16, 5, 3);
     check_rope(&s, "full rot", 2, 128, 128, 123456, 3);
