@@ -18,20 +18,3 @@ int q35_launch_check(const char *kernel, const char *file, int line, q35_error *
     return q35_fail(err, "CUDA %s (%s) launching %s at %s:%d", cudaGetErrorName(e), cudaGetErrorString(e), kernel, file,
                     line);
 }
-
-int q35_cuda_available(q35_error *err)
-{
-    int n = 0;
-    const cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-        q35_fail(err, "no usable CUDA device: cudaGetDeviceCount says %s (%s)", cudaGetErrorName(e),
-                 cudaGetErrorString(e));
-        cudaGetLastError(); /* clear it */
-        return 0;
-    }
-    if (n == 0) {
-        q35_fail(err, "no CUDA device present");
-        return 0;
-    }
-    return 1;
-}

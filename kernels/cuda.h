@@ -22,9 +22,6 @@ int q35_launch_check(const char *kernel, const char *file, int line, q35_error *
 #define Q35_CUDA_CHECK(call, err) q35_cuda_check((int)(call), #call, __FILE__, __LINE__, (err))
 #define Q35_LAUNCH_CHECK(kernel, err) q35_launch_check((kernel), __FILE__, __LINE__, (err))
 
-/* Whether a CUDA device is usable here: 1 yes, 0 no (reason in err). */
-int q35_cuda_available(q35_error *err);
-
 #ifdef __cplusplus
 }
 #endif

@@ -27,62 +27,46 @@ static inline int clamp_int(int v, int lo, int hi)
 static inline float min_f(float a, float b) { return a < b ? a : b; }
 static inline float max_f(float a, float b) { return a > b ? a : b; }
 
+/* One Q4_K or Q5_K super-block (qh NULL for Q4_K): ggml's dequantize_row_q4_K /
+ * q5_K, whose loops differ only in the fifth bit (adding 0 is exact). */
+static void dequantize_k_asymmetric(uint16_t dh, uint16_t dminh, const uint8_t *scales, const uint8_t *ql,
+                                    const uint8_t *qh, float *y)
+{
+    const float d = q35_f16_to_f32(dh);
+    const float min = q35_f16_to_f32(dminh);
+    int is = 0;
+    uint8_t sc, m;
+    uint8_t u1 = 1, u2 = 2;
+    for (int j = 0; j < Q35_QK_K; j += 64) {
+        q35_k_scale_min(is + 0, scales, &sc, &m);
+        const float d1 = d * sc;
+        const float m1 = min * m;
+        q35_k_scale_min(is + 1, scales, &sc, &m);
+        const float d2 = d * sc;
+        const float m2 = min * m;
+        for (int l = 0; l < 32; l++)
+            *y++ = d1 * ((ql[l] & 0xF) + (qh && (qh[l] & u1) ? 16 : 0)) - m1;
+        for (int l = 0; l < 32; l++)
+            *y++ = d2 * ((ql[l] >> 4) + (qh && (qh[l] & u2) ? 16 : 0)) - m2;
+        ql += 32;
+        is += 2;
+        u1 = (uint8_t)(u1 << 2);
+        u2 = (uint8_t)(u2 << 2);
+    }
+}
+
 void q35_dequantize_q4_k(const void *src, float *dst, int64_t n)
 {
     const q35_block_q4_K *b = src;
-    float *y = dst;
-    for (int64_t i = 0; i < n / Q35_QK_K; i++) {
-        const uint8_t *q = b[i].qs;
-        const float d = q35_f16_to_f32(b[i].d);
-        const float min = q35_f16_to_f32(b[i].dmin);
-        int is = 0;
-        uint8_t sc, m;
-        for (int j = 0; j < Q35_QK_K; j += 64) {
-            q35_k_scale_min(is + 0, b[i].scales, &sc, &m);
-            const float d1 = d * sc;
-            const float m1 = min * m;
-            q35_k_scale_min(is + 1, b[i].scales, &sc, &m);
-            const float d2 = d * sc;
-            const float m2 = min * m;
-            for (int l = 0; l < 32; l++)
-                *y++ = d1 * (q[l] & 0xF) - m1;
-            for (int l = 0; l < 32; l++)
-                *y++ = d2 * (q[l] >> 4) - m2;
-            q += 32;
-            is += 2;
-        }
-    }
+    for (int64_t i = 0; i < n / Q35_QK_K; i++)
+        dequantize_k_asymmetric(b[i].d, b[i].dmin, b[i].scales, b[i].qs, NULL, dst + i * Q35_QK_K);
 }
 
 void q35_dequantize_q5_k(const void *src, float *dst, int64_t n)
 {
     const q35_block_q5_K *b = src;
-    float *y = dst;
-    for (int64_t i = 0; i < n / Q35_QK_K; i++) {
-        const uint8_t *ql = b[i].qs;
-        const uint8_t *qh = b[i].qh;
-        const float d = q35_f16_to_f32(b[i].d);
-        const float min = q35_f16_to_f32(b[i].dmin);
-        int is = 0;
-        uint8_t sc, m;
-        uint8_t u1 = 1, u2 = 2;
-        for (int j = 0; j < Q35_QK_K; j += 64) {
-            q35_k_scale_min(is + 0, b[i].scales, &sc, &m);
-            const float d1 = d * sc;
-            const float m1 = min * m;
-            q35_k_scale_min(is + 1, b[i].scales, &sc, &m);
-            const float d2 = d * sc;
-            const float m2 = min * m;
-            for (int l = 0; l < 32; l++)
-                *y++ = d1 * ((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
-            for (int l = 0; l < 32; l++)
-                *y++ = d2 * ((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;
-            ql += 32;
-            is += 2;
-            u1 = (uint8_t)(u1 << 2);
-            u2 = (uint8_t)(u2 << 2);
-        }
-    }
+    for (int64_t i = 0; i < n / Q35_QK_K; i++)
+        dequantize_k_asymmetric(b[i].d, b[i].dmin, b[i].scales, b[i].qs, b[i].qh, dst + i * Q35_QK_K);
 }
 
 void q35_dequantize_q6_k(const void *src, float *dst, int64_t n)

@@ -308,29 +308,3 @@ void q35_model_free(q35_model *m)
     q35_gguf_close(m->gguf);
     free(m);
 }
-
-int q35_layer_projections(const q35_layer *l, const q35_weight **out)
-{
-    int n = 0;
-    if (l->kind == Q35_LAYER_DELTANET) {
-        out[n++] = &l->attn_qkv;
-        out[n++] = &l->attn_gate;
-        out[n++] = &l->ssm_alpha;
-        out[n++] = &l->ssm_beta;
-        out[n++] = &l->ssm_out;
-    } else {
-        out[n++] = &l->attn_q;
-        out[n++] = &l->attn_k;
-        out[n++] = &l->attn_v;
-        out[n++] = &l->attn_output;
-    }
-    out[n++] = &l->ffn_gate;
-    out[n++] = &l->ffn_up;
-    out[n++] = &l->ffn_down;
-    return n;
-}
-
-uint64_t q35_weight_row_bytes(const q35_weight *w)
-{
-    return q35_row_bytes(w->type, w->cols);
-}

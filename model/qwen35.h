@@ -108,12 +108,6 @@ int q35_model_open(q35_model **out, const char *path, q35_error *err);
 
 void q35_model_free(q35_model *m);
 
-/* The weights a prefill projects with, in layer order; n <= 8 per layer. */
-int q35_layer_projections(const q35_layer *l, const q35_weight **out);
-
-/* Bytes of a weight's one row. */
-uint64_t q35_weight_row_bytes(const q35_weight *w);
-
 #ifdef __cplusplus
 }
 #endif

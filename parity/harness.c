@@ -57,7 +57,6 @@ static q35_cmp compare(const void *pa, int a_f32, const void *pb, int b_f32, int
 
 q35_cmp q35_compare_f64(const double *a, const double *b, int64_t n) { return compare(a, 0, b, 0, n); }
 q35_cmp q35_compare_f32_f64(const float *a, const double *b, int64_t n) { return compare(a, 1, b, 0, n); }
-q35_cmp q35_compare_f32(const float *a, const float *b, int64_t n) { return compare(a, 1, b, 1, n); }
 
 /* Distance in representable values between two floats of the same width, via
  * their sign-magnitude bits mapped onto a monotone integer line. */
@@ -69,49 +68,30 @@ static uint64_t ulp_distance(uint64_t ua, uint64_t ub, int bits)
     return ia > ib ? (uint64_t)(ia - ib) : (uint64_t)(ib - ia);
 }
 
-q35_bitcmp q35_bitwise_f32(const float *a, const float *b, int64_t n)
+/* memcmp, then the first differing element of `bits`-bit floats and the count. */
+static q35_bitcmp bitwise(const void *pa, const void *pb, int64_t n, int bits)
 {
-    q35_bitcmp c = {.equal = memcmp(a, b, (size_t)n * sizeof *a) == 0, .first = -1};
-    if (c.equal)
-        return c;
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t ua, ub;
-        memcpy(&ua, &a[i], 4);
-        memcpy(&ub, &b[i], 4);
+    const size_t sz = (size_t)bits / 8;
+    q35_bitcmp c = {.equal = memcmp(pa, pb, (size_t)n * sz) == 0, .first = -1};
+    for (int64_t i = 0; !c.equal && i < n; i++) {
+        uint64_t ua = 0, ub = 0;
+        memcpy(&ua, (const char *)pa + (size_t)i * sz, sz);
+        memcpy(&ub, (const char *)pb + (size_t)i * sz, sz);
         if (ua == ub)
             continue;
         if (c.first < 0) {
             c.first = i;
-            c.ulp = ulp_distance(ua, ub, 32);
-            c.a = a[i];
-            c.b = b[i];
+            c.ulp = ulp_distance(ua, ub, bits);
+            c.a = bits == 32 ? (double)((const float *)pa)[i] : ((const double *)pa)[i];
+            c.b = bits == 32 ? (double)((const float *)pb)[i] : ((const double *)pb)[i];
         }
         c.n_diff++;
     }
     return c;
 }
 
-q35_bitcmp q35_bitwise_f64(const double *a, const double *b, int64_t n)
-{
-    q35_bitcmp c = {.equal = memcmp(a, b, (size_t)n * sizeof *a) == 0, .first = -1};
-    if (c.equal)
-        return c;
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t ua, ub;
-        memcpy(&ua, &a[i], 8);
-        memcpy(&ub, &b[i], 8);
-        if (ua == ub)
-            continue;
-        if (c.first < 0) {
-            c.first = i;
-            c.ulp = ulp_distance(ua, ub, 64);
-            c.a = a[i];
-            c.b = b[i];
-        }
-        c.n_diff++;
-    }
-    return c;
-}
+q35_bitcmp q35_bitwise_f32(const float *a, const float *b, int64_t n) { return bitwise(a, b, n, 32); }
+q35_bitcmp q35_bitwise_f64(const double *a, const double *b, int64_t n) { return bitwise(a, b, n, 64); }
 
 const char *q35_bitcmp_str(const q35_bitcmp *c, char *buf, size_t cap)
 {

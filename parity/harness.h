@@ -31,7 +31,6 @@ typedef struct q35_cmp {
 
 q35_cmp q35_compare_f64(const double *a, const double *b, int64_t n);
 q35_cmp q35_compare_f32_f64(const float *a, const double *b, int64_t n);
-q35_cmp q35_compare_f32(const float *a, const float *b, int64_t n);
 
 /* Bitwise (memcmp) comparison of a against b. */
 typedef struct q35_bitcmp {
