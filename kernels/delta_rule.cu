@@ -2,14 +2,16 @@
  * (kernels/delta_rule.h).
  *
  * A value column c of head j evolves on its own: its state row S[j][c][0..dk)
- * only meets the shared k, q, g, beta of each token. So a block takes 16 rows of
- * one head (rows1; 32 rows in rows2), 8 lanes a row group, 16 values of each row
- * per lane, in registers for the whole scan. Lane s holds float4 number 8m + s
- * (m < 4) of its rows: its float4 reads of k and q from shared memory are
+ * only meets the shared k, q, g, beta of each token. So a block of 4 warps takes
+ * rows of one head, a group of LANES lanes RPL of them (rows1: 8 lanes, 1 row,
+ * 16 rows a block; rows2: 8 lanes, 2 rows, 32; lanes4: 4 lanes, 1 row, 32), the
+ * rows in registers for the whole scan. Lane s holds float4 number LANES*m + s of
+ * each of its rows: its float4 reads of k and q from shared memory are
  * conflict-free, and in rows2 each read serves two rows. Per token, the spec's
  * step (S <- e^g S; d = (v - S k) beta; S <- S + d k; o = S q / sqrt(dk)) in the
  * equivalent form whose three dot products all read the previous state, so one
- * interleaved 8-lane butterfly serves them and the output needs no second pass:
+ * interleaved butterfly over the group serves them and the output needs no second
+ * pass (k.q is the same for every row: computed once per token):
  *
  *     sk = S.k, sq = S.q, kq = k.q;   d = (v - e^g sk) beta
  *     o = (e^g sq + d kq) / sqrt(dk);  S <- e^g S + d k

@@ -51,8 +51,8 @@ int q35_ref_delta_rule_chunked(double *o, double *S, const double *q, const doub
  * q + t*stride, k + t*stride, v + t*stride (the sections of a conv output row);
  * g, beta [T][hv]; o [T][o_stride] (value head j at j*dv); S [hv][dv][dk],
  * updated. Device pointers, 16-byte aligned; stride and o_stride multiples of 4.
- * Each state row (one value column) lives in 8 lanes' registers for the whole
- * scan, q/k/v/g/beta are staged in shared memory a tile at a time, and every
+ * Each state row (one value column) lives in a group of lanes' registers for
+ * the whole scan, q/k/v/g/beta are staged in shared memory a tile at a time, and every
  * token runs the same instructions as a launch of one token: the scan's outputs
  * and final state are bitwise those of T per-token steps. dk = 128, dv a multiple
  * of 16 (of 32 for rows2 and lanes4), hv a multiple of hk. */
