@@ -1,4 +1,5 @@
 #include "bench/gpu_bench.h"
+#include "kernels/cuda.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -25,10 +26,10 @@ int q35_bench_gpu_init(void)
     struct cudaDeviceProp p;
     fatal(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
     int driver = 0, runtime = 0, clock_khz = 0, mem_khz = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev);
-    cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev);
+    fatal(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+    fatal(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+    fatal(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev), "cudaDeviceGetAttribute (clock)");
+    fatal(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev), "cudaDeviceGetAttribute (memory clock)");
     char buf[128];
     q35_bench_context("device", p.name);
     snprintf(buf, sizeof buf, "sm_%d%d", p.major, p.minor);
@@ -82,7 +83,7 @@ void q35_bench_free(void *p)
 void q35_bench_time(q35_bench_state *st, int (*launch)(void *ctx, q35_error *err), void *ctx)
 {
     q35_error err = {{0}};
-    if (launch(ctx, &err) != 0 || cudaDeviceSynchronize() != cudaSuccess) {
+    if (launch(ctx, &err) != 0 || Q35_CUDA_CHECK(cudaDeviceSynchronize(), &err) != 0) {
         q35_bench_skip(st, err.msg[0] ? err.msg : "the warm-up launch failed");
         while (q35_bench_keep_running(st))
             ;
@@ -104,6 +105,6 @@ void q35_bench_time(q35_bench_state *st, int (*launch)(void *ctx, q35_error *err
         }
         q35_bench_set_iteration_time(st, ms / 1e3);
     }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
+    fatal(cudaEventDestroy(a), "cudaEventDestroy");
+    fatal(cudaEventDestroy(b), "cudaEventDestroy");
 }
