@@ -79,6 +79,14 @@ void *q35_read_file(const char *path, size_t *size);
  * their largest cases, which a sanitizer would take minutes over. */
 bool q35_quick(void);
 
+/* The odd row counts the GPU units are checked at, {1, 3, 7, 37, 600}: *rows
+ * points at them, the return is how many this run takes (the 600 dropped under
+ * Q35_QUICK). */
+int q35_test_rows(const int64_t **rows);
+
+/* The largest row count of this run: 600, or 37 under Q35_QUICK. */
+int64_t q35_test_big_rows(void);
+
 /* A standard normal draw (Box-Muller, float64). */
 double q35_test_normal(q35_rng *r);
 

@@ -182,10 +182,10 @@ int main(void)
     if (skip)
         return skip;
 
-    static const int64_t Ts[] = {1, 3, 7, 37, 600};
-    const size_t n_sizes = q35_quick() ? 4 : 5; /* the 600-row cases off under a sanitizer */
-    const int64_t big = q35_quick() ? 37 : 600;
-    for (size_t i = 0; i < n_sizes; i++) {
+    const int64_t *Ts;
+    const int n_sizes = q35_test_rows(&Ts); /* the 600-row cases off under a sanitizer */
+    const int64_t big = q35_test_big_rows();
+    for (int i = 0; i < n_sizes; i++) {
         check_conv(&s, "0.8B", 6144, 4, Ts[i]);
         check_conv(&s, "27B", 10240, 4, Ts[i]);
     }
@@ -193,7 +193,7 @@ int main(void)
     check_conv(&s, "odd", 37, 2, 5);
     check_conv(&s, "odd", 37, 8, 3);
 
-    for (size_t i = 0; i < n_sizes; i++)
+    for (int i = 0; i < n_sizes; i++)
         check_gates(&s, "9B", 32, Ts[i]);
     check_gates(&s, "0.8B", 16, 37);
     check_gates(&s, "27B", 48, big);
@@ -202,7 +202,7 @@ int main(void)
     const q35_delta_dims d08 = {16, 16, 128, 128}, d9 = {16, 32, 128, 128}, d27 = {16, 48, 128, 128};
     const q35_delta_dims odd = {1, 3, 128, 32}, tiny = {2, 4, 128, 128}, dv16 = {2, 2, 128, 16};
     for (int v = 0; v < Q35_DELTA_VARIANTS; v++) {
-        for (size_t i = 0; i < n_sizes; i++)
+        for (int i = 0; i < n_sizes; i++)
             check_delta(&s, "9B", v, d9, Ts[i]);
         check_delta(&s, "0.8B", v, d08, 37);
         check_delta(&s, "27B", v, d27, 65); /* crosses two tile boundaries */

@@ -132,10 +132,10 @@ int main(void)
     if (skip)
         return skip;
 
-    static const int64_t odd_rows[] = {1, 3, 7, 37, 600};
-    const size_t n_sizes = q35_quick() ? 4 : 5; /* the 600-row cases off under a sanitizer */
-    const int64_t big = q35_quick() ? 37 : 600;
-    for (size_t i = 0; i < n_sizes; i++) {
+    const int64_t *odd_rows;
+    const int n_sizes = q35_test_rows(&odd_rows); /* the 600-row cases off under a sanitizer */
+    const int64_t big = q35_test_big_rows();
+    for (int i = 0; i < n_sizes; i++) {
         check_rmsnorm(&s, "residual 0.8B", 1024, odd_rows[i], 1);
         check_rmsnorm(&s, "residual 9B", 4096, odd_rows[i], 1);
         check_rmsnorm(&s, "residual 27B", 5120, odd_rows[i], 1);

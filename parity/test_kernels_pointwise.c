@@ -201,10 +201,10 @@ int main(void)
     if (skip)
         return skip;
 
-    static const int64_t Ts[] = {1, 3, 7, 37, 600};
-    const size_t n_sizes = q35_quick() ? 4 : 5; /* the 600-row cases off under a sanitizer */
-    const int64_t big = q35_quick() ? 37 : 600;
-    for (size_t i = 0; i < n_sizes; i++) {
+    const int64_t *Ts;
+    const int n_sizes = q35_test_rows(&Ts); /* the 600-row cases off under a sanitizer */
+    const int64_t big = q35_test_big_rows();
+    for (int i = 0; i < n_sizes; i++) {
         check_elementwise(&s, SWIGLU, "9B ffn", 12288, Ts[i]);
         check_elementwise(&s, GATE, "9B heads", 16 * 256, Ts[i]);
         check_elementwise(&s, RESIDUAL, "9B H", 4096, Ts[i]);
