@@ -8,10 +8,28 @@
  * a chunk starting at pos0 sees n_ctx = pos0 + t + 1.
  *
  * Second formulation (the cross-check): the online softmax over blocks of
- * positions, a running max m, sum l and accumulator rescaled by e^{m_old - m_new}. */
+ * positions, a running max m, sum l and accumulator rescaled by e^{m_old - m_new}.
+ *
+ * On the device (f32 caches [max_seq][kv_stride], q and o [T][q_stride]):
+ *   decode   one query row per head over cache rows 0..n_ctx-1; its rows form
+ *            runs row t over pos0 + t + 1 rows with the very same per-row
+ *            arithmetic (bitwise the per-token launches: the deterministic mode);
+ *   f32      the prefill of a chunk of T rows starting at pos0, per KV group:
+ *            cuBLAS strided-batched S = Q K^T over the resident cache rows
+ *            0..pos0+T-1, a causal softmax kernel (row t sees positions
+ *            <= pos0 + t), O = P V; the chunk's query rows split into passes so
+ *            one group's scores (heads/kv_heads x pass_rows x n_ctx floats) fit
+ *            a byte budget (Q35_ATTN_SCORES_BUDGET by default);
+ *   flash    one fused causal kernel: f16 inputs (rounded from the f32 cache and
+ *            q) to mma.sync tensor cores, f32 accumulation, f32 online softmax,
+ *            head_dim 256, a whole GQA group per block, no scores materialised;
+ *            sm_80 or newer. */
 #ifndef Q35_KERNELS_ATTENTION_H
 #define Q35_KERNELS_ATTENTION_H
 
+#include "kernels/blas.h"
+
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -34,6 +52,58 @@ int q35_ref_attention(double *o, const double *q, const double *k_cache, const d
 /* float64 reference, online softmax over blocks of `block` positions. */
 void q35_ref_attention_online(double *o, const double *q, const double *k_cache, const double *v_cache,
                               int64_t n_ctx, int block, q35_attn_dims d);
+
+/* The device's view of the heads and buffers. */
+typedef struct q35_attn_shape {
+    int heads;          /* query heads */
+    int kv_heads;       /* KV heads (heads is a multiple) */
+    int head_dim;       /* values per head */
+    int64_t q_stride;   /* floats between query rows (>= heads * head_dim) */
+    int64_t o_stride;   /* floats between output rows (>= heads * head_dim) */
+    int64_t kv_stride;  /* floats between cache rows (>= kv_heads * head_dim) */
+    float scale;        /* softmax scale, 1/sqrt(head_dim) */
+} q35_attn_shape;
+
+/* The default scores budget of the f32 path: 1 GiB for one pass of one KV group. */
+#define Q35_ATTN_SCORES_BUDGET ((size_t)1 << 30)
+
+/* CUDA, decode: o [heads*head_dim] from q [heads*head_dim] over cache rows
+ * 0..n_ctx-1 (n_ctx >= 1). */
+int q35_attention_decode(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t n_ctx,
+                         q35_attn_shape s, q35_stream stream, q35_error *err);
+
+/* CUDA, decode rows: row t of o, q over n_ctx = pos0 + t + 1, each bitwise the
+ * q35_attention_decode of that row. */
+int q35_attention_decode_rows(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
+                              int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err);
+
+/* f32 path: the query rows per pass that keep one KV group's scores within
+ * budget_bytes for a chunk of T rows ending at n_ctx_max = pos0 + T (at least 1,
+ * at most T). */
+int64_t q35_attention_f32_pass_rows(q35_attn_shape s, int64_t T, int64_t n_ctx_max, size_t budget_bytes);
+
+/* f32 path: bytes of scores workspace for passes of pass_rows rows over up to
+ * n_ctx_max positions (heads/kv_heads * pass_rows * n_ctx_max floats). */
+size_t q35_attention_f32_scores_bytes(q35_attn_shape s, int64_t pass_rows, int64_t n_ctx_max);
+
+/* CUDA, f32 path: o [T][o_stride] for query rows q [T][q_stride] at positions
+ * pos0..pos0+T-1, over cache rows 0..pos0+T-1 (this chunk's rows already
+ * appended). scores holds q35_attention_f32_scores_bytes(s, pass_rows,
+ * pos0 + T). The work goes to the blas handle's stream. The result does not
+ * depend on pass_rows, bit for bit. */
+int q35_attention_prefill_f32(q35_blas blas, float *o, const float *q, const float *k_cache, const float *v_cache,
+                              int64_t pos0, int64_t T, float *scores, int64_t pass_rows, q35_attn_shape s,
+                              q35_error *err);
+
+/* Whether the flash kernel can run these heads on this device (compute
+ * capability >= 8.0, head_dim 256, heads a multiple of kv_heads, the group
+ * within the kernel's limit): 1, or 0 with the reason in why. */
+int q35_attention_flash_supported(int device, q35_attn_shape s, q35_error *why);
+
+/* CUDA, flash path: as q35_attention_prefill_f32, no workspace. Refuses what
+ * q35_attention_flash_supported refuses, with its reason. */
+int q35_attention_prefill_flash(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
+                                int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err);
 
 #ifdef __cplusplus
 }

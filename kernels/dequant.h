@@ -1,0 +1,37 @@
+/* Dequantization of a linear weight on the device (SPEC §1): rows rows of a
+ * computable type (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K), each row
+ * q35_row_bytes(type, cols) bytes, to f32 or to f16:
+ *
+ *     y32[r][i] = dequant(W)[r][i]                 bit for bit q35_dequantize (model/quant.h)
+ *     y16[r][i] = round_to_nearest_even_f16(y32[r][i])
+ *
+ * The float64 reference is the CPU dequantizer itself (ggml's arithmetic); the
+ * f16 form's reference is that value narrowed by q35_f32_to_f16 (model/half.h). */
+#ifndef Q35_KERNELS_DEQUANT_H
+#define Q35_KERNELS_DEQUANT_H
+
+#include "kernels/cuda.h"
+#include "model/quant.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CUDA: y [rows][cols] f32 from w on the device. cols a whole number of the
+ * type's blocks; w as the GGUF stores it (blocks 2-byte aligned at least).
+ * Refuses a type it cannot compute, naming it. */
+int q35_dequant_f32(float *y, const void *w, q35_type type, int64_t rows, int64_t cols, q35_stream stream,
+                    q35_error *err);
+
+/* CUDA: y [rows][cols] IEEE binary16 (as uint16_t bits), the f32 value rounded
+ * to nearest even. */
+int q35_dequant_f16(uint16_t *y, const void *w, q35_type type, int64_t rows, int64_t cols, q35_stream stream,
+                    q35_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_KERNELS_DEQUANT_H */
