@@ -116,6 +116,17 @@ int q35_attention_prefill_f32(q35_blas blas, float *o, const float *q, const flo
                               int64_t pos0, int64_t T, float *scores, int64_t pass_rows, q35_attn_shape s,
                               q35_error *err);
 
+/* f32 path, a part of it only (for the benchmarks that time each part): the
+ * Q K^T GEMMs, the softmax, the P V GEMMs, or any union; a part reads what the
+ * previous one left in scores. */
+#define Q35_ATTN_F32_QK 1u
+#define Q35_ATTN_F32_SOFTMAX 2u
+#define Q35_ATTN_F32_PV 4u
+#define Q35_ATTN_F32_ALL 7u
+int q35_attention_prefill_f32_parts(unsigned parts, q35_blas blas, float *o, const float *q, const float *k_cache,
+                                    const float *v_cache, int64_t pos0, int64_t T, float *scores, int64_t pass_rows,
+                                    q35_attn_shape s, q35_error *err);
+
 /* f32 path: the cuBLASLt algorithms a call for this chunk would run, as text
  * into buf (for logs and benchmarks; strides of whole float4 assumed). */
 int q35_attention_f32_describe(q35_blas blas, q35_attn_shape s, int64_t pos0, int64_t T, char *buf, size_t cap,

@@ -209,8 +209,11 @@ static int choose(cublasLtHandle_t lt, f32_gemm *g, cublasComputeType_t compute,
     if (g->desc)
         cublasLtMatmulDescDestroy(g->desc);
     g->desc = nullptr;
-    if (Q35_CUBLAS_CHECK(cublasLtMatmulDescCreate(&g->desc, compute, CUDA_R_32F), err) ||
-        Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), err) ||
+    if (cublasLtMatmulDescCreate(&g->desc, compute, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) {
+        g->desc = nullptr;
+        return 0; /* this compute type: none; the caller may try another */
+    }
+    if (Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), err) ||
         Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), err))
         return -1;
     cublasLtMatmulPreference_t pref = nullptr;
@@ -376,9 +379,9 @@ int q35_attention_f32_describe(q35_blas blas, q35_attn_shape s, int64_t pos0, in
     return rc;
 }
 
-int q35_attention_prefill_f32(q35_blas blas, float *o, const float *q, const float *k_cache, const float *v_cache,
-                              int64_t pos0, int64_t T, float *scores, int64_t pass_rows, q35_attn_shape s,
-                              q35_error *err)
+int q35_attention_prefill_f32_parts(unsigned parts, q35_blas blas, float *o, const float *q, const float *k_cache,
+                                    const float *v_cache, int64_t pos0, int64_t T, float *scores, int64_t pass_rows,
+                                    q35_attn_shape s, q35_error *err)
 {
     static const char *who = "attention_prefill_f32";
     if (check_args(who, o, q, k_cache, v_cache, pos0, T, scores, pass_rows, s, err))
@@ -409,17 +412,19 @@ int q35_attention_prefill_f32(q35_blas blas, float *o, const float *q, const flo
             const f32_bd *lq = rows == P ? &qk_full : &qk_last, *lp = rows == P ? &pv_full : &pv_last;
             const float *qg = q + r0 * p.q_stride + (int64_t)g * p.hpk * p.hd;
             float *og = o + r0 * p.o_stride + (int64_t)g * p.hpk * p.hd;
-            rc = Q35_CUBLAS_CHECK(cublasLtMatmul(lt, qk.desc, &scale, kg, qk.a, qg, lq->b, &zero, scores, lq->d,
-                                                 scores, lq->d, &qk.algo, nullptr, 0, stream),
-                                  err);
-            if (rc)
-                break;
-            q35_causal_softmax_kernel<<<dim3((unsigned)rows, (unsigned)p.hpk), SOFTMAX_THREADS, 0, stream>>>(
-                scores, p.ld, rows, pos0 + r0 + 1, p.n_ctx);
-            rc = Q35_LAUNCH_CHECK("attention_prefill_f32 (causal softmax)", err) ||
-                 Q35_CUBLAS_CHECK(cublasLtMatmul(lt, pv.desc, &one, vg, pv.a, scores, lp->b, &zero, og, lp->d, og,
-                                                 lp->d, &pv.algo, nullptr, 0, stream),
-                                  err);
+            if (parts & Q35_ATTN_F32_QK)
+                rc = Q35_CUBLAS_CHECK(cublasLtMatmul(lt, qk.desc, &scale, kg, qk.a, qg, lq->b, &zero, scores, lq->d,
+                                                     scores, lq->d, &qk.algo, nullptr, 0, stream),
+                                      err);
+            if (rc == 0 && (parts & Q35_ATTN_F32_SOFTMAX)) {
+                q35_causal_softmax_kernel<<<dim3((unsigned)rows, (unsigned)p.hpk), SOFTMAX_THREADS, 0, stream>>>(
+                    scores, p.ld, rows, pos0 + r0 + 1, p.n_ctx);
+                rc = Q35_LAUNCH_CHECK("attention_prefill_f32 (causal softmax)", err);
+            }
+            if (rc == 0 && (parts & Q35_ATTN_F32_PV))
+                rc = Q35_CUBLAS_CHECK(cublasLtMatmul(lt, pv.desc, &one, vg, pv.a, scores, lp->b, &zero, og, lp->d, og,
+                                                     lp->d, &pv.algo, nullptr, 0, stream),
+                                      err);
         }
     }
     bd_destroy(&qk_full);
@@ -429,4 +434,12 @@ int q35_attention_prefill_f32(q35_blas blas, float *o, const float *q, const flo
     gemm_destroy(&qk);
     gemm_destroy(&pv);
     return rc ? -1 : 0;
+}
+
+int q35_attention_prefill_f32(q35_blas blas, float *o, const float *q, const float *k_cache, const float *v_cache,
+                              int64_t pos0, int64_t T, float *scores, int64_t pass_rows, q35_attn_shape s,
+                              q35_error *err)
+{
+    return q35_attention_prefill_f32_parts(Q35_ATTN_F32_ALL, blas, o, q, k_cache, v_cache, pos0, T, scores, pass_rows,
+                                           s, err);
 }

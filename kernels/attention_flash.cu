@@ -33,7 +33,7 @@
  * 16 positions): one K and one V buffer, two barriers a tile, and only 16 (8
  * warps) or 24 registers a thread hold staged data.
  * Order. Blocks take query tiles from the last (the longest rows) to the first,
- * so the heavy blocks start first.
+ * every KV group's in turn, so the heavy blocks start first.
  * KV split (sm_90+). A chunk of 512 rows has few blocks (9B: 16 tiles x 4
  * groups = 64) for 132 SMs, so on sm_90 a cluster of S = 2 or 4 blocks shares
  * one query tile, block s taking tiles s, s + S, ...; at the end each block
@@ -158,7 +158,7 @@ struct q35_flash_stage {
     }
 };
 
-/* The flash kernel: grid (query tiles * split, kv_heads), WARPS warps, dynamic
+/* The flash kernel: grid query tiles * kv_heads * split, WARPS warps, dynamic
  * shared memory flash_smem_bytes(16 * WARPS). With SPLIT > 1, clusters of SPLIT
  * blocks along x (sm_90+). */
 template <int WARPS, int SPLIT>
@@ -178,10 +178,13 @@ __global__ void __launch_bounds__(32 * WARPS, 1)
 
     const int hpk = sh.heads / sh.kv_heads, R = M / hpk;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    /* block x: split = x % SPLIT (the rank in its cluster), then the KV groups,
+     * then the query tiles from the last (the longest rows) to the first, so the
+     * heavy blocks of every group start first */
     const int n_qtiles = (int)((T + R - 1) / R);
     const int split = SPLIT > 1 ? (int)(blockIdx.x % SPLIT) : 0;
-    const int qtile = n_qtiles - 1 - (int)(blockIdx.x / SPLIT); /* the longest rows first */
-    const int kvh = blockIdx.y;
+    const int unit = (int)(blockIdx.x / SPLIT), kvh = unit % sh.kv_heads;
+    const int qtile = n_qtiles - 1 - unit / sh.kv_heads;
     const int r0 = qtile * R, n_ctx = (int)(pos0 + T); /* the launcher keeps pos0 + T <= INT32_MAX */
     const int rows_here = T - r0 < R ? (int)T - r0 : R;
     const int n_tiles = ((int)pos0 + r0 + rows_here - 1) / KV_TILE + 1; /* to the block's last visible position */
@@ -434,16 +437,15 @@ static int launch_flash(float *o, const float *q, const float *k, const float *v
                         q35_attn_shape s, cudaStream_t stream, q35_error *err)
 {
     const int R = 16 * WARPS / (s.heads / s.kv_heads);
-    const int64_t n_qtiles = (T + R - 1) / R;
+    const int64_t blocks = (T + R - 1) / R * s.kv_heads * SPLIT;
     const size_t smem = flash_smem_bytes(16 * WARPS);
-    if (n_qtiles * SPLIT > INT32_MAX)
+    if (blocks > INT32_MAX)
         return q35_fail(err, "attention_prefill_flash: T %lld needs too many blocks", (long long)T);
     if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_flash_kernel<WARPS, SPLIT>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
                        err))
         return -1;
-    q35_cluster_launch l(dim3((unsigned)(n_qtiles * SPLIT), (unsigned)s.kv_heads), dim3(32 * WARPS), smem, stream,
-                         SPLIT);
+    q35_cluster_launch l(dim3((unsigned)blocks), dim3(32 * WARPS), smem, stream, SPLIT);
     if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, q35_flash_kernel<WARPS, SPLIT>, o, q, k, v, pos0, T, s), err))
         return -1;
     return Q35_LAUNCH_CHECK("attention_prefill_flash", err);
