@@ -272,11 +272,15 @@ int q35_attention_decode_rows_variant(int variant, float *o, const float *q, con
     if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
         Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), err))
         return -1;
+    const bool clusters = q35_clusters_usable(
+        s.head_dim == 256 ? (const void *)q35_decode_cluster_kernel<256> : (const void *)q35_decode_cluster_kernel<128>,
+        major);
     if (variant == 0)
-        variant = major >= 9 ? 2 : 1;
-    if (variant == 2 && major < 9)
-        return q35_fail(err, "%s: the cluster variant needs compute capability 9.0 or newer (this device: %d.x)", who,
-                        major);
+        variant = clusters ? 2 : 1;
+    if (variant == 2 && !clusters)
+        return q35_fail(err, "%s: the cluster variant needs compute capability 9.0 or newer and a build with sm_90 "
+                             "code (this device: %d.x)",
+                        who, major);
     for (int64_t t0 = 0; t0 < T; t0 += MAX_T_PER_LAUNCH) {
         const int64_t n = T - t0 < MAX_T_PER_LAUNCH ? T - t0 : MAX_T_PER_LAUNCH;
         const int rc = s.head_dim == 256 ? launch_decode<256>(variant, o + t0 * s.o_stride, q + t0 * s.q_stride,

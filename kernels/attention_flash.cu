@@ -526,16 +526,20 @@ int q35_attention_prefill_flash_split(int split, float *o, const float *q, const
         Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err))
         return -1;
     const int hpk = s.heads / s.kv_heads, R = flash_rows(hpk), warps = hpk * R / 16;
+    const bool clusters = q35_clusters_usable(warps == 8 ? (const void *)q35_flash_kernel<8, MAX_SPLIT>
+                                                         : (const void *)q35_flash_kernel<6, MAX_SPLIT>,
+                                              major);
     if (split == 0) {
         /* up to one wave of blocks, at least 4 tiles per block on the longest rows */
         const int64_t blocks = (T + R - 1) / R * s.kv_heads, tiles = (pos0 + T + KV_TILE - 1) / KV_TILE;
         split = 1;
-        while (major >= 9 && split < MAX_SPLIT && blocks * split * 2 <= sms && tiles >= 8 * split)
+        while (clusters && split < MAX_SPLIT && blocks * split * 2 <= sms && tiles >= 8 * split)
             split *= 2;
     }
-    if (split > 1 && major < 9)
-        return q35_fail(err, "%s: a KV split of %d needs thread-block clusters (compute capability 9.0+)", who,
-                        split);
+    if (split > 1 && !clusters)
+        return q35_fail(err, "%s: a KV split of %d needs thread-block clusters (compute capability 9.0+, a build "
+                             "with sm_90 code)",
+                        who, split);
     const cudaStream_t st = (cudaStream_t)stream;
     return warps == 8 ? launch_split<8>(split, o, q, k_cache, v_cache, pos0, T, s, st, err)
                       : launch_split<6>(split, o, q, k_cache, v_cache, pos0, T, s, st, err);

@@ -29,4 +29,19 @@ struct q35_cluster_launch {
     q35_cluster_launch &operator=(const q35_cluster_launch &) = delete;
 };
 
+/* Whether kernel fn runs with clusters here: a device of compute capability
+ * `major` >= 9 and code compiled for sm_90 or newer (a build for older
+ * architectures only would JIT their PTX, where the cluster paths are stubs). */
+static inline bool q35_clusters_usable(const void *fn, int major)
+{
+    cudaFuncAttributes a;
+    if (major < 9)
+        return false;
+    if (cudaFuncGetAttributes(&a, fn) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return a.ptxVersion >= 90;
+}
+
 #endif /* Q35_KERNELS_CLUSTER_LAUNCH_CUH */

@@ -11,7 +11,7 @@
 
 const att_layout q35_att_layouts[3] = {{"0.8B", 8, 2}, {"9B", 16, 4}, {"27B", 24, 4}};
 
-#define Q_SD 2.0 /* scores of sd ~2: peaked enough to move the running max */
+#define Q_SD 1.0 /* q ~ unit RMS per element, like RMSNorm + RoPE output: scores of sd ~1 */
 
 struct ref_ctx {
     const att_inputs *in;

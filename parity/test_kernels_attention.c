@@ -184,8 +184,9 @@ int main(void)
     q35_gpu_ok(q35_blas_create(&g_blas, NULL, &err), &err);
     char algos[400] = "";
     const q35_attn_shape s9 = {16, 4, 256, 16 * 256, 16 * 256, 4 * 256, 0.0625f};
-    q35_gpu_ok(q35_attention_f32_describe(g_blas, s9, 3997, 100, algos, sizeof algos, &err), &err);
-    printf("f32 path, 9B at pos0 3997 T 100: %s\n", algos);
+    const int described = q35_attention_f32_describe(g_blas, s9, 3997, 100, algos, sizeof algos, &err);
+    q35_case(&s, described == 0, "f32 path's cuBLASLt algorithms, 9B at pos0 3997 T 100: %s",
+             described == 0 ? algos : err.msg);
 
     /* (n_ctx, T): whole prompts, then chunks continuing a cache */
     static const int64_t full[][2] = {{1, 1},   {17, 17},     {64, 64},    {600, 600}, {64, 24},
