@@ -139,7 +139,9 @@ int q35_attention_f32_describe(q35_blas blas, q35_attn_shape s, int64_t pos0, in
 int q35_attention_flash_supported(int device, q35_attn_shape s, q35_error *why);
 
 /* CUDA, flash path: as q35_attention_prefill_f32, no workspace. Refuses what
- * q35_attention_flash_supported refuses, with its reason. */
+ * q35_attention_flash_supported refuses, with its reason; q and the caches must
+ * be 16-byte aligned with strides of whole float4, o 8-byte aligned with an
+ * even stride, pos0 + T <= INT32_MAX. */
 int q35_attention_prefill_flash(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
                                 int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err);
 
