@@ -18,6 +18,7 @@ pkg libclang-rt-14-dev || pkg libclang-rt-dev || need="$need libclang-rt-dev"
 pkg libbenchmark-dev || need="$need libbenchmark-dev"
 have gnuplot || need="$need gnuplot-nox"
 have jq || need="$need jq"
+have python3 || need="$need python3"
 q35_tools="$HOME/.cache/q35-tools"
 # Puts the first cuobjdump found (PATH, the CUDA toolkit, the wheel) on PATH.
 find_cuobjdump() {
