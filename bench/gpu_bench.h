@@ -24,6 +24,7 @@
 
 #include "bench/shim.h"
 #include "model/error.h"
+#include "model/op_times.h"
 
 #include <stddef.h>
 
@@ -67,5 +68,17 @@ void q35_bench_fill(float *p, size_t n, float v);
  * under Google Benchmark's loop. A launch's failure skips the point with its
  * message. */
 void q35_bench_time(q35_bench_state *st, int (*launch)(void *ctx, q35_error *err), void *ctx);
+
+/* The phases of a prefill (bench/results/SCHEMA.md) as plain counters, seconds
+ * per prefill: s_proj (every projection, Q35_OP_PROJ), s_scan (the delta-rule
+ * scan, Q35_OP_DELTA), s_attn (attention, Q35_OP_ATTN), s_other (every other
+ * op), from op times accumulated over `prefills` prefills. The prefill sweep
+ * reports them beside its rate:
+ *
+ *     q35_bench_rate(st, "tokens_per_s", (double)len);   // tokens per iteration
+ *     q35_bench_phases(st, &times, prefills);
+ *
+ * Needs no GPU (bench/phases.c). */
+void q35_bench_phases(q35_bench_state *st, const q35_op_times *t, int64_t prefills);
 
 #endif /* Q35_BENCH_GPU_H */
