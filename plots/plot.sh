@@ -15,7 +15,8 @@
 #   prefill_time_split       where one prefill's time goes: projections, scan,
 #                            attention, other, as shares of the prefill, per prompt length
 #   attention_f32_vs_flash   attention time against prompt length, f32 (cuBLAS) and flash,
-#                            and where flash becomes faster (else bench_attention's chunks)
+#                            and where flash becomes faster (from the prefill sweep, else
+#                            from bench_attention's 512-row chunks)
 #   roofline                 every benchmark with FLOP and bytes: achieved FLOP/s against
 #                            FLOP per byte, under the copy, SGEMM and HGEMM ceilings
 #   devices                  devices side by side: prefill tokens/s at 4096 tokens, else
@@ -37,7 +38,7 @@ if [ $# -ge 1 ]; then
     results=$1
 else
     results=$(for f in "$root"/bench/results/*.json; do
-        [ -f "$f" ] && printf '%s\t%s\n' "$("$JQ" -r '.context.date // ""' "$f" 2>/dev/null)" "$f"
+        [ -f "$f" ] && printf '%s\t%s\n' "$("$JQ" -r '.context.date // ([.context.sources[]?.date] | max) // ""' "$f" 2>/dev/null)" "$f"
     done | sort | tail -1 | cut -f2)
     [ -n "$results" ] || { echo "plots: no results JSON under bench/results/" >&2; exit 1; }
 fi
@@ -125,38 +126,40 @@ draw prefill_time_split stacked.gp "$tmp/split.tsv" "ncols=5;
     title='Where one prefill spends its time: $split_title'; xlabel='prompt length (tokens), the prefill total in brackets';
     ylabel='share of the prefill (%)'"
 
-# attention_f32_vs_flash: from the prefill sweep (s_attn), else bench_attention (the same chunk:
-# f32 part:0, flash_chunk split:0)
-q '(prefill | map(select(.s_attn))) as $p
-   | ($p | default_chunk) as $chunk
-   | (if ($p | length) > 0 then
-        $p | map(select(.axes.chunk == $chunk and (.axes.attn == "f32" or .axes.attn == "flash")))
-        | map({key: "\(.axes.shape) \(.axes.quant), GEMM \(.axes.gemm)", device, path: .axes.attn, x: (.axes.len | num), ms: (.s_attn * 1e3)})
-      else
-        map(select((.family == "f32" and .axes.part == "0") or (.family == "flash_chunk" and .axes.split == "0")))
-        | map({key: ({"0": "0.8B", "1": "9B", "2": "27B"}[.axes.model] // "model \(.axes.model)"), device,
-               path: (if .family == "f32" then "f32" else "flash" end), x: (.axes.ctx | num), ms})
-      end) as $pts
+# attention_f32_vs_flash: from the prefill sweep (s_attn per prefill, one GEMM path), else from
+# bench_attention (one 512-row chunk at the end of the context: f32/.../part:0 against flash_chunk/.../split:0)
+attn_src=$(q 'if (prefill | map(select(.s_attn and (.axes.attn == "f32" or .axes.attn == "flash"))) | length) > 0
+              then "prefill" else "units" end')
+q '(if $src == "prefill" then
+      (prefill | map(select(.s_attn and (.axes.attn == "f32" or .axes.attn == "flash")))) as $p
+      | ($p | default_chunk) as $chunk
+      | ($p | map(.axes.gemm) | if index("f16") then "f16" else (group_by(.) | max_by(length) | .[0]) end) as $gemm
+      | $p | map(select(.axes.chunk == $chunk and .axes.gemm == $gemm))
+      | map({key: "\(.axes.shape) \(.axes.quant)", device, path: .axes.attn, x: (.axes.len | num), ms: (.s_attn * 1e3)})
+    else
+      map(select((.family == "f32" and .axes.part == "0") or (.family == "flash_chunk" and .axes.split == "0")))
+      | map({key: ({"0": "0.8B", "1": "9B", "2": "27B"}[.axes.model] // "model \(.axes.model)"), device,
+             path: (if .family == "f32" then "f32" else "flash" end), x: (.axes.ctx | num), ms})
+    end) as $pts
    | ($pts | devices | length > 1) as $multi
-   | $pts | group_by([.device, .key]) | .[]
-   | (map(select(.path == "f32")) | map({(.x | tostring): .ms}) | add // {}) as $f32
+   | $pts | group_by([.device, .key]) | map(select((map(.path) | unique) == ["f32", "flash"])) | .[]
+   | (map(select(.path == "f32")) | map({(.x | tostring): .ms}) | add) as $f32
    | (sort_by(.x) | map(select(.path == "flash" and $f32[.x | tostring] != null))) as $both
    | ($both | map(select(.ms < $f32[.x | tostring]))) as $faster
    | (.[0] | .key + with_dev($multi)) as $k
    | block("\($k): f32 (cuBLAS)"; map(select(.path == "f32")) | sort_by(.x) | map([.x, .ms])),
-     block("\($k): flash" + (if ($both | length) == 0 then ""
-                              elif ($faster | length) == ($both | length) then ", faster at every length compared"
-                              elif ($faster | length) > 0 then ", faster from \($faster[0].x) tokens"
-                              else ", never faster here" end);
-           map(select(.path == "flash")) | sort_by(.x) | map([.x, .ms]))' >"$tmp/attn.tsv"
-if [ "$(q 'prefill | map(select(.s_attn)) | length > 0')" = true ]; then
-    attn_vars="title='Attention in one prefill: f32 (cuBLAS) against flash'; xlabel='prompt length (tokens)';
-        ylabel='attention time of one prefill, all layers (ms)'"
+     block("\($k): flash" + (if ($faster | length) == 0 then ", never faster where both ran"
+                              elif ($faster | length) == ($both | length) then ", faster at every length both ran"
+                              else ", first faster at \($faster[0].x) tokens" end);
+           map(select(.path == "flash")) | sort_by(.x) | map([.x, .ms]))' --arg src "$attn_src" >"$tmp/attn.tsv"
+if [ "$attn_src" = prefill ]; then
+    attn_vars="title='Attention: f32 (cuBLAS) against flash, per prefill (the prefill sweep)';
+        xlabel='prompt length (tokens)'; ylabel='attention time of one prefill (ms)'"
 else
-    attn_vars="title='Attention of one 512-row chunk at the end of the context: f32 (cuBLAS) against flash (bench_attention)';
-        xlabel='context (tokens)'; ylabel='time of one chunk, one layer (ms)'"
+    attn_vars="title='Attention: f32 (cuBLAS) against flash, a chunk of 512 query rows at the end of the context';
+        xlabel='context length (tokens)'; ylabel='attention time of the chunk (ms)'"
 fi
-SKIP_WHY="no prefill benchmarks with s_attn, nor bench_attention's f32/.../part:0 and flash_chunk/.../split:0"
+SKIP_WHY="neither prefill benchmarks with s_attn on both paths nor bench_attention's f32/.../part:0 with flash_chunk/.../split:0"
 draw attention_f32_vs_flash lines.gp "$tmp/attn.tsv" "blocks=$(grep -c '^"' "$tmp/attn.tsv" || true); $attn_vars;
     logx=2; logy=1; yformat='%g'"
 

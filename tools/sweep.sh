@@ -4,7 +4,8 @@
 # selected points whose index is S modulo N, in a stable order), each writing
 # its own JSON and log; then merges the shards (tools/bench-merge.sh) into one
 # file. Exits non-zero when a shard failed (its log is printed; the merge still
-# holds the shards that finished).
+# holds the shards that finished). Where jq is missing the shards stay in DIR
+# and the merge command to run elsewhere is printed.
 #
 #   tools/sweep.sh [--gpus G | --devices 0,2,3] [--shards N --first S] [-o OUT.json]
 #                  [--dir DIR] -- BENCH [its flags: --benchmark_filter=..., --benchmark_repetitions=...]
@@ -88,8 +89,13 @@ for p in $pids; do
     fi
 done
 [ -n "$done_files" ] || { echo "sweep: no shard finished" >&2; exit 1; }
+JQ=${JQ:-jq}
+if ! command -v "$JQ" >/dev/null 2>&1; then
+    echo "sweep: jq not found here: the shards are in $dir; merge them where jq is:" >&2
+    echo "  tools/bench-merge.sh -o bench/results/<device>-$name-<commit>.json$done_files" >&2
+    exit $rc
+fi
 if [ "$out" = "bench/results/$name.json" ]; then
-    JQ=${JQ:-jq}
     first_file=${done_files# }
     first_file=${first_file%% *}
     device=$("$JQ" -r '.context.device // .context.host_name // "unknown"' "$first_file" |
@@ -99,5 +105,5 @@ if [ "$out" = "bench/results/$name.json" ]; then
 fi
 # shellcheck disable=SC2086
 "$here/bench-merge.sh" -o "$out" $done_files
-echo "sweep: wrote $out ($("${JQ:-jq}" '.benchmarks | length' "$out") entries from $(echo "$done_files" | wc -w | tr -d ' ') shard(s))"
+echo "sweep: wrote $out ($("$JQ" '.benchmarks | length' "$out") entries from $(echo "$done_files" | wc -w | tr -d ' ') shard(s))"
 exit $rc

@@ -12,7 +12,7 @@ rm -rf "$tmp" && mkdir -p "$tmp"
 list() { "$fake" --benchmark_list_tests=true "$@" 2>/dev/null; }
 
 list >"$tmp/full"
-check "the full list has 13 points" [ "$(wc -l <"$tmp/full")" = 13 ]
+check "the full list has 17 points" [ "$(wc -l <"$tmp/full")" = 17 ]
 for i in 0 1 2; do
     list --q35_shard=$i/3 >"$tmp/s$i"
     awk -v i=$i 'NR % 3 == (i + 1) % 3' "$tmp/full" >"$tmp/want$i"
@@ -21,8 +21,8 @@ done
 cat "$tmp/s0" "$tmp/s1" "$tmp/s2" | sort >"$tmp/union"
 sort "$tmp/full" >"$tmp/full.sorted"
 check "the union of the three shards is the full set" cmp -s "$tmp/union" "$tmp/full.sorted"
-check "no point is in two shards" [ "$(sort -u "$tmp/union" | wc -l)" = 13 ]
-check "sizes 5, 4, 4" [ "$(wc -l <"$tmp/s0")$(wc -l <"$tmp/s1")$(wc -l <"$tmp/s2")" = 544 ]
+check "no point is in two shards" [ "$(sort -u "$tmp/union" | wc -l)" = 17 ]
+check "sizes 6, 6, 5" [ "$(wc -l <"$tmp/s0")$(wc -l <"$tmp/s1")$(wc -l <"$tmp/s2")" = 665 ]
 list --q35_shard=0/1 >"$tmp/one"
 check "shard 0/1 is the full list" cmp -s "$tmp/one" "$tmp/full"
 

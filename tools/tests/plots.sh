@@ -34,7 +34,7 @@ for f in $figures; do
     check "  $f is drawn (PNG and SVG)" drawn "$tmp/synthetic" "$f"
 done
 check "  no gnuplot warning" sh -c "! grep -qi 'warning' '$tmp/synthetic.log'"
-check "  the crossover is named in the key" grep -q "flash, faster from [0-9]* tokens" "$tmp/synthetic/attention_f32_vs_flash.svg"
+check "  the crossover is named in the key" grep -q "flash, first faster at [0-9]* tokens" "$tmp/synthetic/attention_f32_vs_flash.svg"
 check "  the peer is in the throughput figure" grep -q "9b transformers bf16 (peer)" "$tmp/synthetic/prefill_tokens_per_s.svg"
 
 "$src/tools/bench-merge.sh" -o "$tmp/two.json" "$src/data/fixtures/bench/h200-small.json" "$src/data/fixtures/bench/a100-small.json"
