@@ -97,6 +97,9 @@ def hf_config_args(shape, layers=None):
 
 
 def git_describe():
+    """$Q35_GIT_DESCRIBE when set (a tree copied without .git), else git describe."""
+    if os.environ.get("Q35_GIT_DESCRIBE"):
+        return os.environ["Q35_GIT_DESCRIBE"]
     try:
         out = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=7"],
                              capture_output=True, text=True, check=True)
