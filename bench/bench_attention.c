@@ -280,7 +280,7 @@ static void bench_decode(q35_bench_state *st, void *which)
 
 int main(int argc, char **argv)
 {
-    if (q35_bench_gpu_init())
+    if (q35_bench_gpu_init(&argc, argv))
         return 1;
     q35_error err = {{0}};
     if (q35_blas_create(&g_blas, NULL, &err)) {

@@ -133,7 +133,7 @@ static void bench_copy(q35_bench_state *st, void *unused)
 
 int main(int argc, char **argv)
 {
-    if (q35_bench_gpu_init())
+    if (q35_bench_gpu_init(&argc, argv))
         return 1;
     static const int64_t models[] = {0, 1, 2}, rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048}, variants[] = {0, 1, 2};
     const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}, {"variant", variants, 3}};
