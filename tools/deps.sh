@@ -1,7 +1,9 @@
 #!/bin/sh
 # Installs what the build and the tests need and are missing, from Debian's
 # packages: cmake, ninja, a C/C++ compiler, clang with its fuzzer runtime, Google
-# Benchmark, gnuplot. The CUDA toolkit (nvcc, cuBLAS) must already be there;
+# Benchmark, gnuplot; and cuobjdump (the flash kernel's SASS check), which not
+# every CUDA toolkit carries, from PyPI's nvidia-cuda-cuobjdump wheel into
+# ~/.cache/q35-tools. The CUDA toolkit (nvcc, cuBLAS) must already be there;
 # this script finds it under /usr/local/cuda when it is not on PATH.
 # Source it (. tools/deps.sh) so the PATH it finds stays set.
 need=""
@@ -15,6 +17,19 @@ have clang || need="$need clang"
 pkg libclang-rt-14-dev || pkg libclang-rt-dev || need="$need libclang-rt-dev"
 pkg libbenchmark-dev || need="$need libbenchmark-dev"
 have gnuplot || need="$need gnuplot-nox"
+q35_tools="$HOME/.cache/q35-tools"
+# Puts the first cuobjdump found (PATH, the CUDA toolkit, the wheel) on PATH.
+find_cuobjdump() {
+    have cuobjdump && return 0
+    for d in /usr/local/cuda/bin /usr/local/cuda-*/bin "$q35_tools"/nvidia/cu*/bin "$q35_tools"/nvidia/cuda_cuobjdump/bin; do
+        [ -x "$d/cuobjdump" ] && PATH="$PATH:$d" && export PATH && return 0
+    done
+    return 1
+}
+if ! find_cuobjdump; then
+    have python3 || need="$need python3"
+    python3 -m pip --version >/dev/null 2>&1 || need="$need python3-pip"
+fi
 if [ -n "$need" ]; then
     echo "deps: installing:$need"
     sudo=""
@@ -29,3 +44,9 @@ if ! have nvcc; then
 fi
 have nvcc || { echo "deps: the CUDA toolkit (nvcc) is required and was not found on PATH or in /usr/local/cuda" >&2;
                return 1 2>/dev/null || exit 1; }
+if ! find_cuobjdump; then
+    echo "deps: installing cuobjdump (PyPI nvidia-cuda-cuobjdump) into $q35_tools"
+    python3 -m pip install --quiet --disable-pip-version-check --target "$q35_tools" nvidia-cuda-cuobjdump &&
+        find_cuobjdump ||
+        echo "deps: could not install cuobjdump: the test kernels_flash_hmma will fail" >&2
+fi

@@ -25,11 +25,13 @@ for stage in "$@"; do
           grep -E ": (FAIL|SKIP)|: == |tests passed|Failed" "$OUT/gpu-tests.log" | tail -60 ;;
     cpu) (cd $build && ctest -L cpu -j"$(nproc)" -E fuzz) >"$OUT/cpu-tests.log" 2>&1 || rc=1
          grep -E "tests passed|Failed|\*\*\*" "$OUT/cpu-tests.log" | tail -10 ;;
-    bench) $build/bench/bench_kernels --benchmark_out="$OUT/bench_kernels.json" --benchmark_out_format=json \
-               --benchmark_filter="${Q35_BENCH_FILTER:-.}" \
-               --benchmark_repetitions=${Q35_REPS:-3} --benchmark_report_aggregates_only=true \
-               >"$OUT/bench_kernels.log" 2>&1 || rc=1
-           grep -E "median|ERROR" "$OUT/bench_kernels.log" | head -60 ;;
+    bench) for b in bench_kernels bench_attention; do
+               $build/bench/$b --benchmark_out="$OUT/$b.json" --benchmark_out_format=json \
+                   --benchmark_filter="${Q35_BENCH_FILTER:-.}" \
+                   --benchmark_repetitions=${Q35_REPS:-3} --benchmark_report_aggregates_only=true \
+                   >"$OUT/$b.log" 2>&1 || rc=1
+               grep -E "median|ERROR|SKIP" "$OUT/$b.log" | head -80
+           done ;;
     sanitize) (cd $build && ctest -L sanitize --output-on-failure -j4) >"$OUT/sanitize.log" 2>&1 || rc=1
               grep -E "ERROR SUMMARY|Test +#|tests passed" "$OUT/sanitize.log" | tail -30 ;;
     *) echo "unknown stage $stage"; exit 2 ;;

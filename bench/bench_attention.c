@@ -1,0 +1,308 @@
+/* Benchmarks of the attention units at the heads of 0.8B (8 / 2), 9B (16 / 4)
+ * and 27B (24 / 4), head_dim 256, causal, over contexts of 512 .. 128k:
+ *   flash_chunk    a chunk of 512 query rows at the end of the context, per KV
+ *                  split (0 = the launcher's choice); FLOP counts only visible
+ *                  pairs: 4 * head_dim * heads * sum_t (pos0 + t + 1);
+ *   flash_prompt   a whole prompt as chunks of 512 (contexts up to 32k);
+ *   f32            the f32 path on the same chunk, whole or one part: 1 the
+ *                  Q K^T GEMMs, 2 the causal softmax, 3 the P V GEMMs (FLOP of
+ *                  a part: the rectangle it computes, masked pairs included);
+ *   sgemm          the ceiling for those products: cuBLAS's own choice
+ *                  (cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F_PEDANTIC,
+ *                  split-K allowed) on the same shapes, as many calls as the
+ *                  f32 path makes; shape 1 Q K^T, 3 P V (the f32 parts' ids);
+ *   decode         one token over the cache (bytes/s: the K and V rows read
+ *                  once; caches rotated so each launch reads past the L2);
+ *   decode_rows    64 rows of the deterministic mode (contexts up to 16k).
+ * Points that do not fit the device (or the f32 scores budget's passes) are
+ * skipped with the reason. */
+#include "bench/gpu_bench.h"
+#include "kernels/attention.h"
+#include "kernels/blas.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define HD 256
+#define CHUNK 512
+#define PROMPT_MAX 32768
+#define ROWS_MAX 16384
+#define DECODE_ROWS 64
+#define ROTATE_BYTES ((size_t)256 << 20) /* decode: caches rotated until this much is touched */
+#define MAX_COPIES 128
+
+typedef struct att_model {
+    const char *name;
+    int heads, kv;
+} att_model;
+
+static const att_model k_models[] = {{"0.8B", 8, 2}, {"9B", 16, 4}, {"27B", 24, 4}};
+static q35_blas g_blas;
+static const int k_chunk = 0, k_prompt = 1, k_path = 0, k_sgemm = 1, k_token = 0, k_rows = 1; /* the ctx flags */
+
+static q35_attn_shape shape_of(const att_model *m)
+{
+    const q35_attn_shape s = {m->heads, m->kv, HD, (int64_t)m->heads * HD, (int64_t)m->heads * HD,
+                              (int64_t)m->kv * HD, 1.0f / 16.0f};
+    return s;
+}
+
+/* Visible (row, position) pairs of T rows at pos0, and their FLOP. */
+static double attn_flop(const att_model *m, int64_t pos0, int64_t T)
+{
+    return 4.0 * HD * m->heads * ((double)T * (double)pos0 + (double)T * (double)(T + 1) / 2.0);
+}
+
+/* Device memory, or NULL (the point is then skipped) when it does not fit. */
+static void *try_alloc(size_t n, q35_bench_state *st)
+{
+    void *p = NULL;
+    if (cudaMalloc(&p, n) != cudaSuccess) {
+        cudaGetLastError();
+        char why[160];
+        snprintf(why, sizeof why, "%.2f GiB of device memory does not fit", (double)n / (1 << 30));
+        q35_bench_skip(st, why);
+        while (q35_bench_keep_running(st))
+            ;
+        return NULL;
+    }
+    cudaFree(p);
+    return q35_bench_alloc(n); /* filled with finite values */
+}
+
+/* q and o of T rows, the caches of n_ctx rows (`copies` of each). */
+typedef struct att_bufs {
+    q35_attn_shape s;
+    float *q, *o;
+    float *k[MAX_COPIES], *v[MAX_COPIES];
+    int copies;
+} att_bufs;
+
+static void bufs_free(att_bufs *b)
+{
+    q35_bench_free(b->q), q35_bench_free(b->o);
+    for (int i = 0; i < b->copies; i++)
+        q35_bench_free(b->k[i]), q35_bench_free(b->v[i]);
+}
+
+static int bufs_alloc(att_bufs *b, const att_model *m, int64_t n_ctx, int64_t T, int copies, q35_bench_state *st)
+{
+    b->s = shape_of(m);
+    b->copies = 0;
+    const size_t cache = (size_t)n_ctx * (size_t)b->s.kv_stride * sizeof(float);
+    if (!(b->q = try_alloc((size_t)T * b->s.q_stride * sizeof(float), st)))
+        return -1;
+    if (!(b->o = try_alloc((size_t)T * b->s.o_stride * sizeof(float), st))) {
+        q35_bench_free(b->q);
+        return -1;
+    }
+    for (int i = 0; i < copies; i++) {
+        if (!(b->k[i] = try_alloc(cache, st)))
+            break;
+        if (!(b->v[i] = try_alloc(cache, st))) {
+            q35_bench_free(b->k[i]);
+            break;
+        }
+        b->copies++;
+    }
+    if (b->copies < copies) {
+        bufs_free(b);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- flash --------------------------------------------------------------------- */
+
+struct flash_ctx {
+    att_bufs b;
+    int64_t n_ctx, T; /* the chunk is rows n_ctx - T .. n_ctx - 1; prompt: chunks of T up to n_ctx */
+    int split, prompt;
+};
+
+static int flash_launch(void *p, q35_error *err)
+{
+    struct flash_ctx *c = p;
+    if (!c->prompt)
+        return q35_attention_prefill_flash_split(c->split, c->b.o, c->b.q, c->b.k[0], c->b.v[0], c->n_ctx - c->T,
+                                                 c->T, c->b.s, NULL, err);
+    for (int64_t r0 = 0; r0 < c->n_ctx; r0 += c->T) {
+        const int64_t rows = c->n_ctx - r0 < c->T ? c->n_ctx - r0 : c->T;
+        if (q35_attention_prefill_flash_split(c->split, c->b.o, c->b.q, c->b.k[0], c->b.v[0], r0, rows, c->b.s, NULL,
+                                              err))
+            return -1;
+    }
+    return 0;
+}
+
+static void bench_flash(q35_bench_state *st, void *which)
+{
+    const att_model *m = &k_models[q35_bench_arg(st, 0)];
+    struct flash_ctx c = {.n_ctx = q35_bench_arg(st, 1), .prompt = *(const int *)which == k_prompt};
+    c.T = c.n_ctx < CHUNK ? c.n_ctx : CHUNK;
+    c.split = c.prompt ? 0 : (int)q35_bench_arg(st, 2);
+    if (c.prompt && c.n_ctx > PROMPT_MAX) {
+        q35_bench_skip(st, "a whole prompt past 32k takes too long per iteration: see flash_chunk");
+        while (q35_bench_keep_running(st))
+            ;
+        return;
+    }
+    if (bufs_alloc(&c.b, m, c.n_ctx, c.T, 1, st))
+        return;
+    q35_bench_time(st, flash_launch, &c);
+    q35_bench_rate(st, "FLOP", c.prompt ? attn_flop(m, 0, c.n_ctx) : attn_flop(m, c.n_ctx - c.T, c.T));
+    q35_bench_rate(st, "rows", (double)(c.prompt ? c.n_ctx : c.T));
+    bufs_free(&c.b);
+}
+
+/* ---- f32 path and its SGEMM ceiling -------------------------------------------- */
+
+struct f32_ctx {
+    att_bufs b;
+    float *scores;
+    int64_t n_ctx, T, pass_rows;
+    unsigned parts;
+    int sgemm; /* 0: the f32 path; 1 or 3: cuBLAS's own GEMM of that part's shape */
+};
+
+/* The f32 path's products with cuBLAS choosing freely: per KV group and pass,
+ * Q K^T (m = n_ctx, n = rows, k = 256) or P V (m = 256, n = rows, k = n_ctx),
+ * batched over the group's heads. */
+static int sgemm_launch(struct f32_ctx *c, q35_error *err)
+{
+    const q35_attn_shape s = c->b.s;
+    const int hpk = s.heads / s.kv_heads;
+    const int64_t ld = (c->n_ctx + 31) / 32 * 32;
+    const float one = 1.0f, zero = 0.0f;
+    for (int g = 0; g < s.kv_heads; g++)
+        for (int64_t r0 = 0; r0 < c->T; r0 += c->pass_rows) {
+            const int rows = (int)(c->T - r0 < c->pass_rows ? c->T - r0 : c->pass_rows);
+            const float *kv = (c->sgemm == 1 ? c->b.k[0] : c->b.v[0]) + (int64_t)g * HD;
+            cublasStatus_t e;
+            if (c->sgemm == 1)
+                e = cublasGemmStridedBatchedEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)c->n_ctx, rows, HD, &one, kv,
+                                               CUDA_R_32F, (int)s.kv_stride, 0, c->b.q + r0 * s.q_stride + g * hpk * HD,
+                                               CUDA_R_32F, (int)s.q_stride, HD, &zero, c->scores, CUDA_R_32F, (int)ld,
+                                               rows * ld, hpk, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
+            else
+                e = cublasGemmStridedBatchedEx(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, HD, rows, (int)c->n_ctx, &one, kv,
+                                               CUDA_R_32F, (int)s.kv_stride, 0, c->scores, CUDA_R_32F, (int)ld,
+                                               rows * ld, &zero, c->b.o + r0 * s.o_stride + g * hpk * HD, CUDA_R_32F,
+                                               (int)s.o_stride, HD, hpk, CUBLAS_COMPUTE_32F_PEDANTIC,
+                                               CUBLAS_GEMM_DEFAULT);
+            if (Q35_CUBLAS_CHECK(e, err))
+                return -1;
+        }
+    return 0;
+}
+
+static int f32_launch(void *p, q35_error *err)
+{
+    struct f32_ctx *c = p;
+    if (c->sgemm)
+        return sgemm_launch(c, err);
+    return q35_attention_prefill_f32_parts(c->parts, g_blas, c->b.o, c->b.q, c->b.k[0], c->b.v[0], c->n_ctx - c->T,
+                                           c->T, c->scores, c->pass_rows, c->b.s, err);
+}
+
+static void bench_f32(q35_bench_state *st, void *which)
+{
+    static const unsigned parts[] = {Q35_ATTN_F32_ALL, Q35_ATTN_F32_QK, Q35_ATTN_F32_SOFTMAX, Q35_ATTN_F32_PV};
+    const att_model *m = &k_models[q35_bench_arg(st, 0)];
+    const int part = (int)q35_bench_arg(st, 2);
+    struct f32_ctx c = {.n_ctx = q35_bench_arg(st, 1), .parts = parts[part], .sgemm = *(const int *)which == k_sgemm ? part : 0};
+    c.T = c.n_ctx < CHUNK ? c.n_ctx : CHUNK;
+    const q35_attn_shape s = shape_of(m);
+    c.pass_rows = q35_attention_f32_pass_rows(s, c.T, c.n_ctx, Q35_ATTN_SCORES_BUDGET);
+    if (bufs_alloc(&c.b, m, c.n_ctx, c.T, 1, st))
+        return;
+    if (!(c.scores = try_alloc(q35_attention_f32_scores_bytes(s, c.pass_rows, c.n_ctx), st))) {
+        bufs_free(&c.b);
+        return;
+    }
+    q35_bench_time(st, f32_launch, &c);
+    const double rect = 2.0 * HD * m->heads * (double)c.T * (double)c.n_ctx; /* one product, masked pairs too */
+    const double elems = (double)m->heads * (double)c.T * (double)c.n_ctx;
+    if (part == 0)
+        q35_bench_rate(st, "FLOP", attn_flop(m, c.n_ctx - c.T, c.T)); /* visible pairs, as flash counts */
+    else if (part == 2)
+        q35_bench_rate(st, "bytes", 16.0 * elems); /* three reads and one write of each score */
+    else
+        q35_bench_rate(st, "FLOP", rect);
+    q35_bench_value(st, "passes", (double)((c.T + c.pass_rows - 1) / c.pass_rows));
+    q35_bench_free(c.scores);
+    bufs_free(&c.b);
+}
+
+/* ---- decode -------------------------------------------------------------------- */
+
+struct decode_ctx {
+    att_bufs b;
+    int64_t n_ctx, T;
+    int next; /* the cache copy of the next launch */
+};
+
+static int decode_launch(void *p, q35_error *err)
+{
+    struct decode_ctx *c = p;
+    const int i = c->next;
+    c->next = (c->next + 1) % c->b.copies;
+    return q35_attention_decode_rows(c->b.o, c->b.q, c->b.k[i], c->b.v[i], c->n_ctx - c->T, c->T, c->b.s, NULL, err);
+}
+
+static void bench_decode(q35_bench_state *st, void *which)
+{
+    const att_model *m = &k_models[q35_bench_arg(st, 0)];
+    const int rows = *(const int *)which == k_rows;
+    struct decode_ctx c = {.n_ctx = q35_bench_arg(st, 1), .T = rows ? DECODE_ROWS : 1};
+    if (rows && c.n_ctx > ROWS_MAX) {
+        q35_bench_skip(st, "64 deterministic rows past 16k take too long per iteration");
+        while (q35_bench_keep_running(st))
+            ;
+        return;
+    }
+    if (c.T > c.n_ctx)
+        c.T = c.n_ctx;
+    const size_t cache = 2 * (size_t)c.n_ctx * (size_t)m->kv * HD * sizeof(float);
+    int copies = (int)(ROTATE_BYTES / cache) + 1;
+    copies = copies > MAX_COPIES ? MAX_COPIES : copies;
+    if (bufs_alloc(&c.b, m, c.n_ctx, c.T, copies, st))
+        return;
+    q35_bench_time(st, decode_launch, &c);
+    q35_bench_rate(st, "bytes", (double)cache);
+    q35_bench_rate(st, "FLOP", attn_flop(m, c.n_ctx - c.T, c.T));
+    q35_bench_rate(st, "rows", (double)c.T);
+    bufs_free(&c.b);
+}
+
+int main(int argc, char **argv)
+{
+    if (q35_bench_gpu_init())
+        return 1;
+    q35_error err = {{0}};
+    if (q35_blas_create(&g_blas, NULL, &err)) {
+        fprintf(stderr, "benchmark: %s\n", err.msg);
+        return 1;
+    }
+    static const int64_t models[] = {0, 1, 2};
+    static const int64_t contexts[] = {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
+    static const int64_t splits[] = {0, 1}, parts[] = {0, 1, 2, 3}, gemms[] = {1, 3};
+    const q35_bench_axis model = {"model", models, 3}, ctx = {"ctx", contexts, 9};
+    q35_bench_register("flash_chunk", bench_flash, (void *)&k_chunk,
+                       (q35_bench_axis[]){model, ctx, {"split", splits, 2}}, 3);
+    q35_bench_register("flash_prompt", bench_flash, (void *)&k_prompt, (q35_bench_axis[]){model, ctx}, 2);
+    q35_bench_register("f32", bench_f32, (void *)&k_path, (q35_bench_axis[]){model, ctx, {"part", parts, 4}}, 3);
+    q35_bench_register("sgemm", bench_f32, (void *)&k_sgemm, (q35_bench_axis[]){model, ctx, {"shape", gemms, 2}}, 3);
+    q35_bench_register("decode", bench_decode, (void *)&k_token, (q35_bench_axis[]){model, ctx}, 2);
+    q35_bench_register("decode_rows", bench_decode, (void *)&k_rows, (q35_bench_axis[]){model, ctx}, 2);
+    q35_bench_context("models", "0 = 0.8B (8 heads / 2 kv), 1 = 9B (16 / 4), 2 = 27B (24 / 4); head_dim 256");
+    q35_bench_context("flash_split", "0 = the launcher's choice, 1 = no KV split");
+    q35_bench_context("f32_part", "0 = all, 1 = Q K^T GEMMs, 2 = causal softmax, 3 = P V GEMMs");
+    q35_bench_context("sgemm_shape", "1 = the Q K^T products, 3 = the P V products, cuBLAS choosing freely");
+    const int rc = q35_bench_main(argc, argv);
+    q35_blas_destroy(g_blas);
+    return rc;
+}
