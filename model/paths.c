@@ -84,7 +84,7 @@ static void resolve_attention(q35_path_choice *c, q35_attn_path a, const char *s
         return;
     }
     if (a == Q35_ATTN_FLASH && !flash_supported)
-        q35_paths_note(log, cap, quiet, "warning: %s flash, but the flash kernel cannot run here (%s); using f32",
+        q35_paths_note(log, cap, quiet, "warning: %s, but the flash kernel cannot run here (%s); using f32",
                        source, why && *why ? why : "unsupported");
     if (a == Q35_ATTN_FLASH && flash_supported) {
         c->attention[c->n_attention++] = Q35_ATTN_FLASH;
@@ -110,9 +110,9 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
 
     /* attention */
     q35_attn_path a = o->attention;
-    const char *a_source = "option attention =";
+    const char *a_source = "option attention flash";
     if (a == Q35_ATTN_DEFAULT && env->attention) {
-        a_source = "Q35_PREFILL_ATTENTION=";
+        a_source = "Q35_PREFILL_ATTENTION=flash";
         if (strcmp(env->attention, "f32") == 0)
             a = Q35_ATTN_F32;
         else if (strcmp(env->attention, "flash") == 0)
