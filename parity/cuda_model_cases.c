@@ -355,3 +355,25 @@ bool cm_check_split_decode(q35_suite *s, const char *what, q35_cuda_model *cm, q
     free(logits);
     return ok;
 }
+
+void cm_prefill_keep(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n, float *logits,
+                     q35_cuda_state_host *h)
+{
+    q35_error err = {{0}};
+    q35_poison_f32(logits, q35_cuda_model_hparams(cm)->n_vocab);
+    reset(st);
+    if (q35_cuda_prefill(cm, st, tokens, n, 0, logits, NULL, &err))
+        fatal("prefill", &err);
+    cm_download(st, h);
+}
+
+bool cm_case_same(q35_suite *s, const char *what, const float *a, const q35_cuda_state_host *ha, const float *b,
+                  const q35_cuda_state_host *hb, int vocab)
+{
+    const q35_bitcmp lb = q35_bitwise_f32(b, a, vocab);
+    const cm_state_cmp sc = cm_compare_states(hb, ha);
+    char bits[200];
+    return q35_case(s, lb.equal && sc.bitwise, "%s: logits %s, state %s%s", what,
+                    q35_bitcmp_str(&lb, bits, sizeof bits), sc.bitwise ? "bitwise" : "differs: ",
+                    sc.bitwise ? "" : sc.msg);
+}

@@ -87,6 +87,15 @@ typedef struct cm_state_cmp {
 cm_state_cmp cm_compare_states(const q35_cuda_state_host *a, const q35_cuda_state_host *b);
 cm_state_cmp cm_compare_state_ref(const q35_cuda_state_host *a, const q35_ref_state *ref);
 
+/* Resets st, prefills tokens[0..n) and keeps the last position's logits
+ * (vocab floats) and the state (fatal on failure). */
+void cm_prefill_keep(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n, float *logits,
+                     q35_cuda_state_host *h);
+
+/* Two prefills' logits and states, bitwise; one case line. */
+bool cm_case_same(q35_suite *s, const char *what, const float *a, const q35_cuda_state_host *ha, const float *b,
+                  const q35_cuda_state_host *hb, int vocab);
+
 /* Downloads st (fatal on failure). */
 void cm_download(const q35_cuda_state *st, q35_cuda_state_host *h);
 

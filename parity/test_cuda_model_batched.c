@@ -49,20 +49,12 @@ static void check_repeat(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, c
 {
     float *a = malloc((size_t)vocab * sizeof *a), *b = malloc((size_t)vocab * sizeof *b);
     q35_cuda_state_host ha, hb;
-    q35_error err = {{0}};
-    for (int i = 0; i < 2; i++) {
-        if (q35_cuda_state_reset(st, &err) || q35_cuda_prefill(cm, st, tokens, n, 0, i ? b : a, NULL, &err)) {
-            printf("FAIL  prefill: %s\n", err.msg);
-            exit(1);
-        }
-        cm_download(st, i ? &hb : &ha);
-    }
-    const q35_bitcmp lb = q35_bitwise_f32(b, a, vocab);
-    const cm_state_cmp sc = cm_compare_states(&hb, &ha);
-    char name[32], bits[200];
-    q35_case(s, lb.equal && sc.bitwise, "%-13s rows %4" PRId64 ": the same prefill twice: logits %s, state %s%s",
-             cm_paths_name(q35_cuda_model_paths(cm), name, sizeof name), q35_cuda_model_paths(cm)->chunk_rows,
-             q35_bitcmp_str(&lb, bits, sizeof bits), sc.bitwise ? "bitwise" : "differs: ", sc.bitwise ? "" : sc.msg);
+    cm_prefill_keep(cm, st, tokens, n, a, &ha);
+    cm_prefill_keep(cm, st, tokens, n, b, &hb);
+    char what[96], name[32];
+    snprintf(what, sizeof what, "%-13s rows %4" PRId64 ": the same prefill twice",
+             cm_paths_name(q35_cuda_model_paths(cm), name, sizeof name), q35_cuda_model_paths(cm)->chunk_rows);
+    cm_case_same(s, what, a, &ha, b, &hb, vocab);
     q35_cuda_state_host_free(&ha);
     q35_cuda_state_host_free(&hb);
     free(a);

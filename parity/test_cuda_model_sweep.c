@@ -60,18 +60,6 @@ static int distinct_rows(const int64_t *rows, int n, int64_t len, int64_t *keep)
     return k;
 }
 
-/* Prefills the whole prompt and keeps its logits (last position) and state. */
-static void prefill_keep(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n, float *logits,
-                         q35_cuda_state_host *h)
-{
-    q35_error err = {{0}};
-    if (q35_cuda_state_reset(st, &err) || q35_cuda_prefill(cm, st, tokens, n, 0, logits, NULL, &err)) {
-        printf("FAIL  prefill: %s\n", err.msg);
-        exit(1);
-    }
-    cm_download(st, h);
-}
-
 /* The f32 attention's result does not depend on its pass size: a 16 KiB budget
  * (passes of a few rows) against the default, bitwise. */
 static void check_budget(q35_suite *s, const char *label, q35_cuda_model *cm, q35_cuda_state *st,
@@ -81,16 +69,12 @@ static void check_budget(q35_suite *s, const char *label, q35_cuda_model *cm, q3
     float *a = malloc((size_t)vocab * sizeof *a), *b = malloc((size_t)vocab * sizeof *b);
     q35_cuda_state_host ha, hb;
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 64, false, 0);
-    prefill_keep(cm, st, tokens, n, a, &ha);
+    cm_prefill_keep(cm, st, tokens, n, a, &ha);
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 64, false, 16384);
-    prefill_keep(cm, st, tokens, n, b, &hb);
-    const q35_bitcmp lb = q35_bitwise_f32(b, a, vocab);
-    const cm_state_cmp sc = cm_compare_states(&hb, &ha);
-    char bits[200];
-    q35_case(s, lb.equal && sc.bitwise,
-             "%-7s len %5" PRId64 " rows   64 f32/f32, scores budget 16 KiB vs 1 GiB: logits %s, state %s%s", label, n,
-             q35_bitcmp_str(&lb, bits, sizeof bits), sc.bitwise ? "bitwise" : "differs: ", sc.bitwise ? "" : sc.msg);
+    cm_prefill_keep(cm, st, tokens, n, b, &hb);
     char what[96];
+    snprintf(what, sizeof what, "%-7s len %5" PRId64 " rows   64 f32/f32, scores budget 16 KiB vs 1 GiB", label, n);
+    cm_case_same(s, what, a, &ha, b, &hb, vocab);
     snprintf(what, sizeof what, "%-7s len %5" PRId64 " rows   64 f32/f32, 16 KiB budget vs per-token", label, n);
     cm_check_prefill(s, what, cm, st, tokens, n, ref);
     q35_cuda_state_host_free(&ha);
