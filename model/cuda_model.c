@@ -12,6 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+int q35_cuda_devices(char *why, size_t cap)
+{
+    int count = 0;
+    const cudaError_t rc = cudaGetDeviceCount(&count);
+    if (rc != cudaSuccess || count == 0) {
+        snprintf(why, cap, "%s", rc != cudaSuccess ? cudaGetErrorString(rc) : "no CUDA device present");
+        return 0;
+    }
+    return count;
+}
+
 /* ---- checks before anything is uploaded ---- */
 
 /* Every weight the forward reads must be of a type the kernels compute. */

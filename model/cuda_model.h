@@ -103,6 +103,10 @@ typedef struct q35_cuda_info {
 typedef struct q35_cuda_model q35_cuda_model;
 typedef struct q35_cuda_state q35_cuda_state;
 
+/* CUDA devices this process can use: the count, or 0 with the reason in why
+ * (no driver, none present). */
+int q35_cuda_devices(char *why, size_t cap);
+
 /* Uploads m (a file's or the generator's; it may be freed afterwards) to the
  * device the options pick. Refuses, before any upload: no usable device, a
  * weight whose quant type the kernels cannot compute (naming it), and a
