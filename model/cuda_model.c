@@ -344,7 +344,8 @@ int q35_workspace_ensure(q35_cuda_model *cm, int64_t rows, int64_t seq, q35_erro
     /* grow to cover both: never shrink between calls */
     if (cm->ws_mem) {
         const int64_t r = want.rows > have->rows ? want.rows : have->rows;
-        const q35_workspace w2 = q35_workspace_of(&cm->hp, &cm->wbytes, r, 1, Q35_ATTN_DEFAULT, Q35_GEMM_DEFAULT, true,
+        /* the chunk buffers of r rows (seq = r, so min(rows, seq) = r) */
+        const q35_workspace w2 = q35_workspace_of(&cm->hp, &cm->wbytes, r, r, Q35_ATTN_DEFAULT, Q35_GEMM_DEFAULT, true,
                                                   1);
         want.rows = r;
         want.chunk = w2.chunk;
