@@ -10,7 +10,7 @@
  * the first is kept (said). Also: the f32 attention under a 16 KiB scores
  * budget (passes of a few query rows) bitwise equal to the default budget, and
  * a prefill split in two calls at n/3 followed by a decode step.
- * Under Q35_QUICK: the tiny model, lengths {1, 65}, chunk rows {1, 64}. */
+ * Under Q35_QUICK: the tiny model, lengths {1, 65}, chunk rows {7, 64}. */
 #include "cuda_model_cases.h"
 
 #include <inttypes.h>
@@ -152,7 +152,7 @@ int main(void)
         {"9b-4", "9b", 4, 1024, "q4_k"},
     };
     static const int64_t lengths[] = {1, 63, 64, 65, 600, 4097}, rows[] = {1, 7, 64, 512, 2048};
-    static const int64_t quick_lengths[] = {1, 65}, quick_rows[] = {1, 64};
+    static const int64_t quick_lengths[] = {1, 65}, quick_rows[] = {7, 64};
     if (q35_quick()) {
         sweep(&s, &models[0], quick_lengths, 2, quick_rows, 2, 65, &rng);
         return q35_suite_end(&s);
