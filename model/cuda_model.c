@@ -395,7 +395,11 @@ int q35_cuda_model_load(q35_cuda_model **out, const q35_model *m, const q35_cuda
     if (!cm)
         return q35_fail(err, "cuda model: out of host memory");
     cm->hp = m->hp;
-    cm->opts = *o;
+    if (o)
+        cm->opts = *o;
+    else
+        q35_cuda_options_init(&cm->opts);
+    o = &cm->opts;
     cm->attn = attn_shape(&m->hp);
     cm->wbytes = q35_capacity_weights_of_model(m);
     const q35_path_env env = q35_path_env_get();

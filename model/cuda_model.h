@@ -108,7 +108,7 @@ typedef struct q35_cuda_state q35_cuda_state;
 int q35_cuda_devices(char *why, size_t cap);
 
 /* Uploads m (a file's or the generator's; it may be freed afterwards) to the
- * device the options pick. Refuses, before any upload: no usable device, a
+ * device the options pick (o NULL: every option unset). Refuses, before any upload: no usable device, a
  * weight whose quant type the kernels cannot compute (naming it), and a
  * capacity plan that does not fit (each term in MiB and the free memory). */
 int q35_cuda_model_load(q35_cuda_model **out, const q35_model *m, const q35_cuda_options *o, q35_error *err);
@@ -130,7 +130,7 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap);
 
 /* A zeroed state of max_seq positions (0: the plan's length) on cm's device. */
 int q35_cuda_state_create(q35_cuda_state **out, const q35_cuda_model *cm, int64_t max_seq, q35_error *err);
-void q35_cuda_state_free(q35_cuda_state *st); /* NULL is fine */
+void q35_cuda_state_free(q35_cuda_state *st); /* NULL is fine; before its model's free */
 
 /* Back to zero (kv_len 0, every window, state and cache row zero); also clears a
  * state a failed call left unusable. */

@@ -5,6 +5,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 #include <stdlib.h>
+#include <wchar.h>
 #include <string.h>
 
 static q35_nvtx_event *g_events;
@@ -31,6 +32,21 @@ static void record(bool push, const char *name)
 static int NVTX_API push_a(const char *message)
 {
     record(true, message);
+    return g_depth++;
+}
+
+/* Ranges others push with attributes (a library's, say) are recorded too, so
+ * the pops stay matched. */
+static int NVTX_API push_ex(const nvtxEventAttributes_t *a)
+{
+    record(true, a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : "(attributes)");
+    return g_depth++;
+}
+
+static int NVTX_API push_w(const wchar_t *message)
+{
+    (void)message;
+    record(true, "(wide)");
     return g_depth++;
 }
 
@@ -68,6 +84,8 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
         size <= NVTX_CBID_CORE_RangePop)
         return 0;
     *table[NVTX_CBID_CORE_RangePushA] = (NvtxFunctionPointer)push_a;
+    *table[NVTX_CBID_CORE_RangePushEx] = (NvtxFunctionPointer)push_ex;
+    *table[NVTX_CBID_CORE_RangePushW] = (NvtxFunctionPointer)push_w;
     *table[NVTX_CBID_CORE_RangePop] = (NvtxFunctionPointer)pop;
     return 1;
 }
