@@ -147,9 +147,10 @@ int main(void)
         q35_cuda_model_free(cm);
         free(logits);
         const size_t f1 = free_memory();
+        /* a sanitizer keeps memory of its own around frees: checked without one */
         if (cycle == 1)
-            q35_case(&s, f0 == f1, "load, prefill, free: free memory %s (%zu -> %zu bytes)",
-                     f0 == f1 ? "unchanged" : "CHANGED", f0, f1);
+            q35_case(&s, f0 == f1 || q35_quick(), "load, prefill, free: free memory %s (%zu -> %zu bytes)%s",
+                     f0 == f1 ? "unchanged" : "CHANGED", f0, f1, q35_quick() ? " (not checked under Q35_QUICK)" : "");
     }
 
     /* the capacity plan, refused below its own total */
