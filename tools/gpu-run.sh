@@ -3,7 +3,8 @@
 # .deps (apt-get download libbenchmark-dev libbenchmark1debian), build for the
 # local GPU, and run the stages named: build, test (ctest -L gpu), cpu (ctest -L
 # cpu), bench (the benchmarks to JSON), sanitize (compute-sanitizer memcheck and
-# racecheck over the GPU suites). Logs and results go to $OUT (default ./out).
+# racecheck over the GPU suites), model (the CUDA model's suites, ctest -L model,
+# then q35 run on the full 9B shape, Q4_K, a 4096-token prompt, f16 and f32 GEMM). Logs and results go to $OUT (default ./out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -31,6 +32,12 @@ for stage in "$@"; do
                    --benchmark_repetitions=${Q35_REPS:-3} --benchmark_report_aggregates_only=true \
                    >"$OUT/$b.log" 2>&1 || rc=1
                grep -E "median|ERROR|SKIP" "$OUT/$b.log" | head -80
+           done ;;
+    model) (cd $build && ctest -L model -V -j1) >"$OUT/model-tests.log" 2>&1 || rc=1
+           grep -E ": (FAIL|SKIP)|: == |tests passed|Failed|Total Test" "$OUT/model-tests.log" | tail -40
+           for g in f16 f32; do
+               $build/cli/q35 run --shape 9b --quant q4_k --random 4096 --gemm $g >"$OUT/run-9b-4096-$g.log" 2>&1 || rc=1
+               grep -E "^(path|plan|load|phases|prefill)|tokens/s|q35 cuda" "$OUT/run-9b-4096-$g.log"
            done ;;
     sanitize) (cd $build && ctest -L sanitize --output-on-failure -j4) >"$OUT/sanitize.log" 2>&1 || rc=1
               grep -E "ERROR SUMMARY|Test +#|tests passed" "$OUT/sanitize.log" | tail -30 ;;
