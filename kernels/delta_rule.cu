@@ -23,10 +23,10 @@
  * Variants (k_variants): rows1, rows2, lanes4 are the first three layouts (a row
  * per 8 lanes, two rows per 8 lanes, a row per 4 lanes; 4 warps) and their
  * arithmetic; the names of the others read r2 = 2 rows per 8-lane group,
- * l16 = 16 lanes a row (r2: 2 rows a group), w8/w16 = warps a block (else 4),
+ * l16 = 16 lanes a row (r2: 2 rows a group), w2/w8/w16 = warps a block (else 4),
  * p = prefetch and reduce-scatter (PF), n = output from the new state (NS),
  * i = interleaved groups (IL). Only LANES, RPL and NS choose the arithmetic:
- * rows2 = r2p, r2pn = r2pni, l16r2pn = l16r2w8pn bit for bit. */
+ * rows2 = r2p, r2pn = r2pni = r2w2pn, l16r2pn = l16r2w8pn bit for bit. */
 #include "kernels/delta_rule.h"
 #include "kernels/delta_rule_step.cuh"
 
@@ -159,6 +159,7 @@ static const q35_delta_variant k_variants[Q35_DELTA_VARIANTS] = {
     variant<8, 2, 4, true, false, false>("r2p"),
     variant<8, 2, 4, true, false, true>("r2pn"),
     variant<8, 2, 4, true, true, true>("r2pni"),
+    variant<8, 2, 2, true, false, true>("r2w2pn"),
     variant<16, 2, 4, true, false, true>("l16r2pn"),
     variant<16, 2, 8, true, false, true>("l16r2w8pn"),
     variant<16, 1, 16, true, false, true>("l16w16pn"),

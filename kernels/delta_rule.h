@@ -65,7 +65,7 @@ int q35_delta_rule_scan(float *o, int64_t o_stride, float *S, const float *q, co
  * bitwise equal to its own per-token launches; a variant takes dv in multiples
  * of its rows per block (q35_delta_rule_variant_rows, else it refuses). The
  * default is rows2 where dv allows it, else rows1. */
-#define Q35_DELTA_VARIANTS 9
+#define Q35_DELTA_VARIANTS 10
 const char *q35_delta_rule_variant_name(int variant);
 int q35_delta_rule_variant_rows(int variant);
 int q35_delta_rule_default_variant(q35_delta_dims d);

@@ -100,7 +100,8 @@ static void check_gates(q35_suite *s, const char *what, int64_t hv, int64_t T)
 
 /* Variants the kernel says compute the same bits (kernels/delta_rule.cu: only
  * scheduling, the reduction's distribution or the lane order differ). */
-static const char *const k_same_bits[][2] = {{"rows2", "r2p"}, {"r2pn", "r2pni"}, {"l16r2pn", "l16r2w8pn"}};
+static const char *const k_same_bits[][2] = {
+    {"rows2", "r2p"}, {"r2pn", "r2pni"}, {"r2pn", "r2w2pn"}, {"l16r2pn", "l16r2w8pn"}};
 
 static int variant_index(const char *name)
 {
