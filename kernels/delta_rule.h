@@ -55,7 +55,7 @@ int q35_ref_delta_rule_chunked(double *o, double *S, const double *q, const doub
  * the whole scan, q/k/v/g/beta are staged in shared memory a tile at a time, and every
  * token runs the same instructions as a launch of one token: the scan's outputs
  * and final state are bitwise those of T per-token steps. dk = 128, dv a multiple
- * of 16 (of 32 for rows2, as for every variant but rows1), hv a multiple of hk. */
+ * of the variant's rows per block (rows2, the default: 32; rows1: 16), hv a multiple of hk. */
 int q35_delta_rule_scan(float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
                         int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d,
                         q35_stream stream, q35_error *err);
