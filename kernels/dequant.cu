@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
         for (int run = 0; run < U::runs; run++) {
             float v[16];
-            U::decode(r, u, run, v);
+            q35_unit_decode<U>(r, u, run, v);
             float4 *to = reinterpret_cast<float4 *>(st + (U::run_elem(u, run) - e0));
 #pragma unroll
             for (int i = 0; i < 4; i++)

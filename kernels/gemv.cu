@@ -3,13 +3,17 @@
  * A warp owns NR output rows and R activation rows. The units of a weight row
  * (kernels/dequant.cuh: 16 or 32 elements, a lane's share of bytes) go to the
  * lanes in turn: lane l takes units l, l + 32, l + 64, ... Each lane keeps one
- * accumulator per (activation row, output row) and adds its units' products in
- * that order, element by element (one fused multiply-add each, the weight decoded
- * bit for bit as the CPU dequantizer decodes it); then a fixed butterfly over the
- * 32 lanes. That order depends on k and the type alone, so any (NR, R, U) tiling
- * gives every output the same bits: the per-token form (R = 1, NR = 4, U = 2
- * units in flight per lane and row) and the rows form (R = 8, NR = 2, the weight
- * rows read once per tile of 8 activation rows) agree bitwise.
+ * accumulator per (activation row, output row) and adds its units' runs of 16 in
+ * that order, each run factored by its scales (run_dot):
+ *     d = sum_j x[j] q[j] (the exact levels, fused multiply-adds in order),
+ *     acc = fma(s, d, acc), then for Q4_K/Q5_K acc = fma(-m1, sum_j x[j], acc)
+ * (plain types: acc + d); then a fixed butterfly over the 32 lanes. That order
+ * depends on k and the type alone, so any (NR, R) tiling gives every output the
+ * same bits: the per-token form (R = 1, NR = 4, or 2 for Q5_K/Q6_K) and the rows
+ * form (R = 8, NR = 2, the weight rows read once per tile of 8 activation rows)
+ * agree bitwise. Per weight element per token that is a byte permute and a
+ * subtraction (the level), one fused multiply-add, and a share of the run's
+ * scale work: few enough instructions to stay under the bandwidth of Q4_K.
  *
  * Bytes: the weight as stored, 16-byte loads where a unit is 16-byte aligned
  * (F32, F16, BF16, Q4_K, Q5_K on a 16-byte aligned weight with 16-byte rows),
@@ -32,8 +36,11 @@ constexpr int kTokenRows = TYPE == Q35_TYPE_Q5_K || TYPE == Q35_TYPE_Q6_K ? 2 : 
 constexpr int kTileRows = 8, kTileOutRows = 2;  /* rows form: activation rows per tile, output rows per warp */
 constexpr int64_t kMaxGridY = 65535;
 /* Blocks per SM the registers must allow: per token 4 (16 warps, <= 128 registers:
- * loads in flight), a tile of rows 2 (<= 255 registers: the rows' activations). */
-constexpr int kTokenMinBlocks = 4, kTileMinBlocks = 2;
+ * loads in flight; Q6_K 3, whose 2-byte loads need more), a tile of rows 2 (<= 255
+ * registers: the rows' activations). */
+template <int TYPE>
+constexpr int kTokenMinBlocks = TYPE == Q35_TYPE_Q6_K ? 3 : 4;
+constexpr int kTileMinBlocks = 2;
 
 /* v[j] = p[j] for j < count, else 0: four 16-byte loads when vec and the run is whole. */
 __device__ __forceinline__ void load_x16(float (&v)[16], const float *p, bool vec, int count)
@@ -51,17 +58,47 @@ __device__ __forceinline__ void load_x16(float (&v)[16], const float *p, bool ve
         v[j] = j < count ? __ldg(p + j) : 0.0f;
 }
 
+/* sum_j x[j] in order. */
+__device__ __forceinline__ float sum16(const float (&x)[16])
+{
+    float s = x[0];
+#pragma unroll
+    for (int j = 1; j < 16; j++)
+        s = __fadd_rn(s, x[j]);
+    return s;
+}
+
+/* One run into an accumulator: d = sum_j x[j] q[j] in order (q the levels), then
+ * acc + s d - m sx (sx = sum_j x[j]): Q35_PLAIN acc + d, Q35_SCALED fma(s, d, acc),
+ * Q35_ASYM that and fma(-m, sx, .). */
+template <int KIND>
+__device__ __forceinline__ float run_dot(float acc, const float (&x)[16], const float (&q)[16], float s, float m,
+                                         float sx)
+{
+    float d = __fmul_rn(x[0], q[0]);
+#pragma unroll
+    for (int j = 1; j < 16; j++)
+        d = __fmaf_rn(x[j], q[j], d);
+    if constexpr (KIND == Q35_PLAIN)
+        return __fadd_rn(acc, d);
+    acc = __fmaf_rn(s, d, acc);
+    if constexpr (KIND == Q35_ASYM)
+        acc = __fmaf_rn(-m, sx, acc);
+    return acc;
+}
+
 /* y[t][o] = sum_i x[t][i] W[o][i] for the R rows t0.. of blockIdx.x and the NR
  * rows o0.. of this warp (rows past T or n are computed on the last row and not
  * written). vec_w: the units 16-byte aligned; vec_x: x's rows 16-byte aligned.
- * One token (R = 1): x's run loaded once, each row's run decoded and used at
- * once. A tile of rows: the NR rows' runs decoded once, used by the R rows. */
+ * One token (R = 1): x's run loaded once, each row's levels used at once. A tile
+ * of rows: the NR rows' levels and scales read once, used by the R rows. */
 template <int TYPE, int NR, int R>
-__global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks : kTileMinBlocks)
+__global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks<TYPE> : kTileMinBlocks)
     gemv_kernel(float *y, int64_t ldy, const uint8_t *w, int64_t row_bytes, int64_t n, int64_t k, const float *x,
                 int64_t T, bool vec_w, bool vec_x)
 {
     using Unit = q35_unit<TYPE>;
+    constexpr int kind = Unit::kind;
     static_assert(NR * R <= 32, "one lane stores each output");
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int64_t o0 = ((int64_t)blockIdx.y * kWarps + warp) * NR, t0 = (int64_t)blockIdx.x * R;
@@ -78,6 +115,7 @@ __global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks : kTileM
         for (int i = 0; i < NR; i++)
             acc[t][i] = 0.0f;
 
+#pragma unroll 1
     for (int64_t u = lane; u < units; u += 32) {
         const int64_t left = k - u * Unit::elems;
         const int count = left < Unit::elems ? (int)left : Unit::elems; /* below 16 only in a plain row's last unit */
@@ -91,28 +129,29 @@ __global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks : kTileM
             if constexpr (R == 1) {
                 float xv[16];
                 load_x16(xv, xrow + e, vec_x, count);
+                const float sx = kind == Q35_ASYM ? sum16(xv) : 0.0f;
 #pragma unroll
                 for (int i = 0; i < NR; i++) {
-                    float wv[16];
-                    Unit::decode(raw[i], u, run, wv);
-#pragma unroll
-                    for (int j = 0; j < 16; j++)
-                        acc[0][i] = __fmaf_rn(xv[j], wv[j], acc[0][i]);
+                    float q[16], s, m;
+                    Unit::levels(raw[i], u, run, q);
+                    Unit::scale(raw[i], u, run, &s, &m);
+                    acc[0][i] = run_dot<kind>(acc[0][i], xv, q, s, m, sx);
                 }
             } else {
-                float wv[NR][16];
+                float q[NR][16], s[NR], m[NR];
 #pragma unroll
-                for (int i = 0; i < NR; i++)
-                    Unit::decode(raw[i], u, run, wv[i]);
+                for (int i = 0; i < NR; i++) {
+                    Unit::levels(raw[i], u, run, q[i]);
+                    Unit::scale(raw[i], u, run, &s[i], &m[i]);
+                }
 #pragma unroll
                 for (int t = 0; t < R; t++) {
                     float xv[16];
                     load_x16(xv, xrow + (t < last_t ? t : last_t) * k + e, vec_x, count);
+                    const float sx = kind == Q35_ASYM ? sum16(xv) : 0.0f;
 #pragma unroll
                     for (int i = 0; i < NR; i++)
-#pragma unroll
-                        for (int j = 0; j < 16; j++)
-                            acc[t][i] = __fmaf_rn(xv[j], wv[i][j], acc[t][i]);
+                        acc[t][i] = run_dot<kind>(acc[t][i], xv, q[i], s[i], m[i], sx);
                 }
             }
         }
@@ -121,9 +160,9 @@ __global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks : kTileM
     for (int t = 0; t < R; t++)
 #pragma unroll
         for (int i = 0; i < NR; i++) {
-            const float s = q35_group_sum<32>(acc[t][i]);
+            const float sum = q35_group_sum<32>(acc[t][i]);
             if (lane == t * NR + i && t <= last_t && i <= last_i)
-                y[(t0 + t) * ldy + o0 + i] = s;
+                y[(t0 + t) * ldy + o0 + i] = sum;
         }
 }
 
