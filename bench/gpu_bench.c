@@ -143,6 +143,22 @@ void *q35_bench_alloc(size_t n)
     return p;
 }
 
+void *q35_bench_try_alloc(size_t n, q35_bench_state *st)
+{
+    void *p = NULL;
+    if (cudaMalloc(&p, n) != cudaSuccess) {
+        cudaGetLastError();
+        char why[160];
+        snprintf(why, sizeof why, "%.2f GiB of device memory does not fit", (double)n / (1 << 30));
+        q35_bench_skip(st, why);
+        while (q35_bench_keep_running(st))
+            ;
+        return NULL;
+    }
+    cudaFree(p);
+    return q35_bench_alloc(n); /* filled with finite values */
+}
+
 void q35_bench_fill(float *p, size_t n, float v)
 {
     float *h = malloc((n ? n : 1) * sizeof *h);

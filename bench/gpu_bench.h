@@ -61,6 +61,10 @@ void q35_bench_check(int status, const char *what);
 void *q35_bench_alloc(size_t n);
 void q35_bench_free(void *p);
 
+/* q35_bench_alloc, or NULL when n bytes do not fit the device: the point is then
+ * skipped with the size as the reason (its loop drained). */
+void *q35_bench_try_alloc(size_t n, q35_bench_state *st);
+
 /* n floats of value v. */
 void q35_bench_fill(float *p, size_t n, float v);
 

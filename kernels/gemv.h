@@ -21,11 +21,18 @@
 extern "C" {
 #endif
 
-/* CUDA, per token: y [n], x [k], w [n] rows of `type`; device pointers. */
+/* CUDA, per token: y [n], x [k], w [n] rows of `type`; device pointers. w as the
+ * GGUF stores it (2-byte aligned; 16-byte alignment with rows of whole 16 bytes
+ * gives 16-byte loads to F32, F16, BF16, Q4_K, Q5_K), x 4-byte aligned (16-byte:
+ * 16-byte loads). n at most 524280 (65535 blocks of 8 rows). Refuses a type it
+ * cannot compute, k not a whole number of the type's blocks, each naming it.
+ * Bytes: the weight as stored, once; x and y. */
 int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x, q35_stream stream,
              q35_error *err);
 
-/* CUDA, the batch-invariant rows form: y [T][ldy] (ldy >= n), x [T][k]. */
+/* CUDA, the batch-invariant rows form: y [T][ldy] (ldy >= n; columns n.. are
+ * untouched), x [T][k]; T >= 0 (0 does nothing). The weight is read once per
+ * tile of 8 rows. Refuses ldy < n besides. */
 int q35_gemv_rows(float *y, int64_t ldy, const void *w, q35_type type, int64_t n, int64_t k, const float *x, int64_t T,
                   q35_stream stream, q35_error *err);
 
