@@ -237,7 +237,7 @@ static void bench_bw(q35_bench_state *st, void *kind)
 
 int main(int argc, char **argv)
 {
-    if (q35_bench_gpu_init())
+    if (q35_bench_gpu_init(&argc, argv))
         return 1;
     q35_error err = {{0}};
     if (q35_blas_create(&g_blas, NULL, &err)) {
