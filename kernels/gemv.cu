@@ -107,7 +107,9 @@ __global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks<TYPE> : 
     const int64_t units = (k + Unit::elems - 1) / Unit::elems;
     const uint8_t *wrow = w + o0 * row_bytes;
     const float *xrow = x + t0 * k;
-    const int last_i = (int)(n - 1 - o0), last_t = (int)(T - 1 - t0); /* the last valid row of each */
+    /* the last valid row of each (at most NR - 1, R - 1) */
+    const int last_i = (int)(n - 1 - o0 < NR - 1 ? n - 1 - o0 : NR - 1);
+    const int last_t = (int)(T - 1 - t0 < R - 1 ? T - 1 - t0 : R - 1);
     float acc[R][NR];
 #pragma unroll
     for (int t = 0; t < R; t++)
