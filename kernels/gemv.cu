@@ -19,7 +19,7 @@
  * (F32, F16, BF16, Q4_K, Q5_K on a 16-byte aligned weight with 16-byte rows),
  * 2-byte loads otherwise; x through the read-only cache, 16-byte loads when
  * aligned. */
-#include "kernels/dequant.cuh"
+#include "kernels/dequant_units.cuh"
 #include "kernels/gemv.h"
 #include "kernels/linear_args.cuh"
 #include "kernels/reduce.cuh"
