@@ -4,7 +4,7 @@
  * consecutive elements) into shared memory, then writes that span out with
  * 16-byte stores, coalesced. Bytes: the weight as stored read once, the output
  * written once; one warp per span, no grid loop. */
-#include "kernels/dequant.cuh"
+#include "kernels/dequant_units.cuh"
 #include "kernels/dequant.h"
 #include "kernels/linear_args.cuh"
 

@@ -19,7 +19,7 @@
  * (F32, F16, BF16, Q4_K, Q5_K on a 16-byte aligned weight with 16-byte rows),
  * 2-byte loads otherwise; x through the read-only cache, 16-byte loads when
  * aligned. */
-#include "kernels/dequant.cuh"
+#include "kernels/dequant_units.cuh"
 #include "kernels/gemv.h"
 #include "kernels/linear_args.cuh"
 #include "kernels/reduce.cuh"
@@ -107,7 +107,9 @@ __global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks<TYPE> : 
     const int64_t units = (k + Unit::elems - 1) / Unit::elems;
     const uint8_t *wrow = w + o0 * row_bytes;
     const float *xrow = x + t0 * k;
-    const int last_i = (int)(n - 1 - o0), last_t = (int)(T - 1 - t0); /* the last valid row of each */
+    /* the last valid row of each (at most NR - 1, R - 1) */
+    const int last_i = (int)(n - 1 - o0 < NR - 1 ? n - 1 - o0 : NR - 1);
+    const int last_t = (int)(T - 1 - t0 < R - 1 ? T - 1 - t0 : R - 1);
     float acc[R][NR];
 #pragma unroll
     for (int t = 0; t < R; t++)

@@ -4,9 +4,14 @@
  *     y[o] = sum_i x[i] * W[o][i]        W [n][k] of any computable type
  *
  * Each output is reduced in ONE fixed order that depends on k and the type
- * alone. The rows form runs that same per-output reduction for each of T rows
- * (the weight read once per tile of rows): row t of q35_gemv_rows is bitwise
- * q35_gemv on row t, whatever T. It is the deterministic mode's projection; the
+ * alone: the row's runs of 16 elements go to 32 lanes in turn (lane l: units l,
+ * l + 32, ... of 16 or 32 elements), each lane accumulates its runs in order,
+ *     d = sum_j x[j] q[j]   (q the exact integer levels, fused multiply-adds in order)
+ *     acc = fma(s, d, acc)  (s the run's scale; Q4_K/Q5_K then acc = fma(-m1, sum_j x[j], acc);
+ *                            plain types acc + d),
+ * then a fixed butterfly over the lanes. The rows form runs that same per-output
+ * reduction for each of T rows (the weight read once per tile of rows): row t of
+ * q35_gemv_rows is bitwise q35_gemv on row t, whatever T. It is the deterministic mode's projection; the
  * decode path and the lm_head tail use the per-token form. The float64
  * reference is q35_ref_linear (kernels/linear.h). */
 #ifndef Q35_KERNELS_GEMV_H

@@ -23,7 +23,8 @@ static inline int q35_check_weight(const char *who, q35_type type, int64_t n, in
         return q35_fail(err, "%s: k = %lld is not a whole number of %s blocks of %d elements", who, (long long)k,
                         ti->name, ti->block_elems);
     if (n < n_min || n > n_max)
-        return q35_fail(err, "%s: n = %lld (want %lld..%lld)", who, (long long)n, (long long)n_min, (long long)n_max);
+        return q35_fail(err, "%s: n = %lld rows (want %lld..%lld)", who, (long long)n, (long long)n_min,
+                        (long long)n_max);
     return 0;
 }
 
