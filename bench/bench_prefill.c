@@ -109,7 +109,7 @@ static void bench_prefill(q35_bench_state *st, void *unused)
     q35_cuda_model *cm = model_for(st, (int)q35_bench_arg(st, AX_SHAPE), (int)q35_bench_arg(st, AX_QUANT));
     if (!cm)
         return;
-    const int64_t len = q35_bench_arg(st, 6);
+    const int64_t len = q35_bench_arg(st, 5);
     q35_cuda_paths p = *q35_cuda_model_paths(cm);
     p.gemm = (q35_gemm_path)q35_bench_arg(st, 2);
     p.attention = (q35_attn_path)q35_bench_arg(st, 3);

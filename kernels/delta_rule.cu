@@ -177,7 +177,9 @@ int q35_delta_rule_variant_rows(int variant)
 
 int q35_delta_rule_default_variant(q35_delta_dims d)
 {
-    return d.dv % k_variants[1].rows == 0 ? 1 : 0; /* rows2, else rows1 */
+    /* the fastest measured on an H200 at the 9B shape (bench/results/README.md):
+     * r2pni (32 rows a block), else l16r2pn (16) */
+    return d.dv % k_variants[5].rows == 0 ? 5 : 7;
 }
 
 int q35_delta_rule_scan_variant(int variant, float *o, int64_t o_stride, float *S, const float *q, const float *k,
