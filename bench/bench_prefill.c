@@ -237,7 +237,7 @@ int main(int argc, char **argv)
             continue;
         /* chunk rows (512 is in the paths set), then the other quant types */
         q35_bench_register("prefill", bench_prefill, NULL,
-                           (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", f32, 1}, {"chunk", chunks, 6},
+                           (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", attns, 2}, {"chunk", chunks, 6},
                                               {"len", l4k, 1}},
                            6);
         q35_bench_register("prefill", bench_prefill, NULL,

@@ -11,22 +11,37 @@
 
 #define Q35_CONV_MAX_K 8
 
+/* A thread takes channel c over CONV_R consecutive tokens: the R + K - 1 inputs
+ * they share are read once into registers (not K times each), and each output
+ * is the same fused multiply-adds in the same order as a lone token's. */
+#define CONV_R 8
+template <int K>
 __global__ void q35_conv1d_rows_kernel(float *y, int64_t out_stride, const float *win, const float *u,
-                                       int64_t in_stride, const float *w, int64_t channels, int K, int64_t T)
+                                       int64_t in_stride, const float *w, int64_t channels, int64_t T)
 {
     const int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    const int64_t t = blockIdx.y + (int64_t)gridDim.y * blockIdx.z;
-    if (c >= channels || t >= T)
+    const int64_t t0 = (blockIdx.y + (int64_t)gridDim.y * blockIdx.z) * CONV_R;
+    if (c >= channels || t0 >= T)
         return;
-    const float *wc = w + c * K;
-    float acc = 0.0f;
-    for (int j = 0; j < K - 1; j++) {
-        const int64_t s = t - (K - 1) + j; /* the input's token */
-        const float xin = s < 0 ? win[c * (K - 1) + (K - 1) + s] : u[s * in_stride + c];
-        acc = fmaf(xin, wc[j], acc);
+    float wc[K], xs[CONV_R + K - 1];
+#pragma unroll
+    for (int j = 0; j < K; j++)
+        wc[j] = w[c * K + j];
+#pragma unroll
+    for (int i = 0; i < CONV_R + K - 1; i++) {
+        const int64_t s = t0 - (K - 1) + i; /* the input's token */
+        xs[i] = s < 0 ? win[c * (K - 1) + (K - 1) + s] : s < T ? u[s * in_stride + c] : 0.0f;
     }
-    acc = fmaf(u[t * in_stride + c], wc[K - 1], acc);
-    y[t * out_stride + c] = q35_silu(acc);
+#pragma unroll
+    for (int r = 0; r < CONV_R; r++) {
+        if (t0 + r >= T)
+            break;
+        float acc = 0.0f;
+#pragma unroll
+        for (int j = 0; j < K; j++)
+            acc = fmaf(xs[r + j], wc[j], acc);
+        y[(t0 + r) * out_stride + c] = q35_silu(acc);
+    }
 }
 
 __global__ void q35_conv1d_window_kernel(float *win, const float *u, int64_t in_stride, int64_t channels, int K,
@@ -56,9 +71,17 @@ int q35_conv1d_silu_rows(float *y, int64_t out_stride, float *win, const float *
         return 0;
     const int threads = 256;
     const unsigned cblocks = (unsigned)((channels + threads - 1) / threads);
-    const unsigned ty = T > 65535 ? 65535 : (unsigned)T, tz = (unsigned)((T + ty - 1) / ty);
-    q35_conv1d_rows_kernel<<<dim3(cblocks, ty, tz), threads, 0, stream>>>(y, out_stride, win, u, in_stride, w,
-                                                                          channels, K, T);
+    const int64_t tiles = (T + CONV_R - 1) / CONV_R;
+    const unsigned ty = tiles > 65535 ? 65535 : (unsigned)tiles, tz = (unsigned)((tiles + ty - 1) / ty);
+    const dim3 grid(cblocks, ty, tz);
+    switch (K) {
+#define CONV_CASE(k)                                                                                                  \
+    case k:                                                                                                           \
+        q35_conv1d_rows_kernel<k><<<grid, threads, 0, stream>>>(y, out_stride, win, u, in_stride, w, channels, T);   \
+        break;
+        CONV_CASE(2) CONV_CASE(3) CONV_CASE(4) CONV_CASE(5) CONV_CASE(6) CONV_CASE(7) CONV_CASE(8)
+#undef CONV_CASE
+    }
     if (Q35_LAUNCH_CHECK("conv1d_rows", err))
         return -1;
     q35_conv1d_window_kernel<<<cblocks, threads, 0, stream>>>(win, u, in_stride, channels, K, T);

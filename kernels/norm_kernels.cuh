@@ -12,7 +12,56 @@
 
 enum q35_norm_kind { Q35_NORM_RMS, Q35_NORM_L2, Q35_NORM_GATED_RMS };
 
-/* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, z). */
+/* Quad q of a vector of n: elements 4q .. 4q+3, those past n read as 0 (adding
+ * 0 * 0 leaves a sum of squares' bits alone). One 16-byte load where the vector
+ * is 16-byte aligned and the quad whole, else four: the same values either way. */
+__device__ __forceinline__ float4 q35_norm_quad(const float *v, int q, int n, bool vec)
+{
+    const int i = 4 * q;
+    if (vec && i + 4 <= n)
+        return *(const float4 *)(v + i);
+    return make_float4(v[i], i + 1 < n ? v[i + 1] : 0.0f, i + 2 < n ? v[i + 2] : 0.0f, i + 3 < n ? v[i + 3] : 0.0f);
+}
+
+__device__ __forceinline__ void q35_norm_store(float *v, int q, int n, bool vec, float4 a)
+{
+    const int i = 4 * q;
+    if (vec && i + 4 <= n) {
+        *(float4 *)(v + i) = a;
+        return;
+    }
+    v[i] = a.x;
+    if (i + 1 < n)
+        v[i + 1] = a.y;
+    if (i + 2 < n)
+        v[i + 2] = a.z;
+    if (i + 3 < n)
+        v[i + 3] = a.w;
+}
+
+__device__ __forceinline__ bool q35_aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
+}
+
+/* One element of the output: x * inv, times w[i] (RMS kinds), times silu(z[i]) (gated). */
+template <int KIND>
+__device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float z)
+{
+    float v = x * inv;
+    if (KIND != Q35_NORM_L2)
+        v *= w;
+    if (KIND == Q35_NORM_GATED_RMS)
+        v *= q35_silu(z);
+    return v;
+}
+
+/* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, z).
+ * Thread t takes quads t, t + THREADS, ... and sums their squares in that order,
+ * x, y, z, w of each (the order depends on n and THREADS only); the first
+ * Q35_NORM_KEEP quads stay in registers for the scaling pass, the rest are read
+ * again. */
+#define Q35_NORM_KEEP 4
 template <int THREADS, int KIND>
 __global__ void __launch_bounds__(THREADS) q35_norm_kernel(float *y, const float *x, const float *z, const float *w,
                                                             int n, int heads, int64_t row_stride, float eps)
@@ -21,18 +70,45 @@ __global__ void __launch_bounds__(THREADS) q35_norm_kernel(float *y, const float
     const int64_t off = (b / heads) * row_stride + (b % heads) * (int64_t)n;
     const float *xr = x + off;
     float *yr = y + off;
+    const float *zr = KIND == Q35_NORM_GATED_RMS ? z + off : nullptr;
+    const bool vx = q35_aligned16(xr), vy = q35_aligned16(yr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
+               vz = KIND != Q35_NORM_GATED_RMS || q35_aligned16(zr);
+    const int nq = (n + 3) / 4;
+    float4 keep[Q35_NORM_KEEP];
     float ss = 0.0f;
-    for (int i = threadIdx.x; i < n; i += THREADS)
-        ss = fmaf(xr[i], xr[i], ss);
+#pragma unroll
+    for (int c = 0; c < Q35_NORM_KEEP; c++) {
+        const int q = threadIdx.x + c * THREADS;
+        keep[c] = q < nq ? q35_norm_quad(xr, q, n, vx) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        ss = fmaf(keep[c].x, keep[c].x, ss);
+        ss = fmaf(keep[c].y, keep[c].y, ss);
+        ss = fmaf(keep[c].z, keep[c].z, ss);
+        ss = fmaf(keep[c].w, keep[c].w, ss);
+    }
+    for (int q = threadIdx.x + Q35_NORM_KEEP * THREADS; q < nq; q += THREADS) {
+        const float4 v = q35_norm_quad(xr, q, n, vx);
+        ss = fmaf(v.x, v.x, ss);
+        ss = fmaf(v.y, v.y, ss);
+        ss = fmaf(v.z, v.z, ss);
+        ss = fmaf(v.w, v.w, ss);
+    }
     ss = q35_block_sum<THREADS>(ss);
     const float inv = 1.0f / sqrtf((KIND == Q35_NORM_L2 ? ss : ss / (float)n) + eps);
-    for (int i = threadIdx.x; i < n; i += THREADS) {
-        float v = xr[i] * inv;
-        if (KIND != Q35_NORM_L2)
-            v *= w[i];
-        if (KIND == Q35_NORM_GATED_RMS)
-            v *= q35_silu(z[off + i]);
-        yr[i] = v;
+    for (int c = 0, q = threadIdx.x; q < nq; c++, q += THREADS) {
+        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (c < Q35_NORM_KEEP) { /* a static index once unrolled: registers */
+#pragma unroll
+            for (int k = 0; k < Q35_NORM_KEEP; k++)
+                if (k == c)
+                    v = keep[k];
+        } else {
+            v = q35_norm_quad(xr, q, n, vx);
+        }
+        const float4 wv = KIND == Q35_NORM_L2 ? v : q35_norm_quad(w, q, n, vw);
+        const float4 zv = KIND == Q35_NORM_GATED_RMS ? q35_norm_quad(zr, q, n, vz) : v;
+        q35_norm_store(yr, q, n, vy,
+                       make_float4(q35_norm_out<KIND>(v.x, inv, wv.x, zv.x), q35_norm_out<KIND>(v.y, inv, wv.y, zv.y),
+                                   q35_norm_out<KIND>(v.z, inv, wv.z, zv.z), q35_norm_out<KIND>(v.w, inv, wv.w, zv.w)));
     }
 }
 

@@ -3,19 +3,40 @@
 #include "kernels/reduce.cuh"
 
 #include <cuda_runtime.h>
+#include <stdint.h>
 
 enum { OP_SWIGLU, OP_SIGMOID_GATE, OP_RESIDUAL };
 
 template <int OP>
+__device__ __forceinline__ float pointwise_op(float y, float a, float b)
+{
+    if (OP == OP_SWIGLU)
+        return q35_silu(a) * b;
+    if (OP == OP_SIGMOID_GATE)
+        return y * q35_sigmoid(a);
+    return y + a;
+}
+
+/* Scalar: any n, any alignment. */
+template <int OP>
 __global__ void q35_pointwise_kernel(float *y, const float *a, const float *b, int64_t n)
 {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        if (OP == OP_SWIGLU)
-            y[i] = q35_silu(a[i]) * b[i];
-        else if (OP == OP_SIGMOID_GATE)
-            y[i] = y[i] * q35_sigmoid(a[i]);
-        else
-            y[i] = y[i] + a[i];
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = pointwise_op<OP>(OP == OP_SWIGLU ? 0.0f : y[i], a[i], OP == OP_SWIGLU ? b[i] : 0.0f);
+}
+
+/* Four values a thread through 16-byte loads and stores (n4 quads, every pointer
+ * 16-byte aligned): the same per-element arithmetic, so the same bits, with four
+ * times the bytes in flight a thread (one element a thread left these units at
+ * ~45 % of the copy bandwidth). */
+template <int OP>
+__global__ void q35_pointwise4_kernel(float4 *y, const float4 *a, const float4 *b, int64_t n4)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n4; i += (int64_t)gridDim.x * blockDim.x) {
+        const float4 av = a[i], bv = OP == OP_SWIGLU ? b[i] : make_float4(0, 0, 0, 0);
+        const float4 yv = OP == OP_SWIGLU ? make_float4(0, 0, 0, 0) : y[i];
+        y[i] = make_float4(pointwise_op<OP>(yv.x, av.x, bv.x), pointwise_op<OP>(yv.y, av.y, bv.y),
+                           pointwise_op<OP>(yv.z, av.z, bv.z), pointwise_op<OP>(yv.w, av.w, bv.w));
     }
 }
 
@@ -23,6 +44,11 @@ static unsigned grid_for(int64_t n)
 {
     const int64_t blocks = (n + 255) / 256;
     return (unsigned)(blocks < 65536 ? blocks : 65536);
+}
+
+static bool aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
 }
 
 template <int OP>
@@ -34,7 +60,11 @@ static int launch(const char *name, float *y, const float *a, const float *b, in
     const int64_t n = width * rows;
     if (n == 0)
         return 0;
-    q35_pointwise_kernel<OP><<<grid_for(n), 256, 0, stream>>>(y, a, b, n);
+    if (n % 4 == 0 && aligned16(y) && aligned16(a) && (OP != OP_SWIGLU || aligned16(b)))
+        q35_pointwise4_kernel<OP><<<grid_for(n / 4), 256, 0, stream>>>((float4 *)y, (const float4 *)a,
+                                                                        (const float4 *)b, n / 4);
+    else
+        q35_pointwise_kernel<OP><<<grid_for(n), 256, 0, stream>>>(y, a, b, n);
     return Q35_LAUNCH_CHECK(name, err);
 }
 

@@ -235,6 +235,12 @@ bool q35_quick(void)
     return e && *e && strcmp(e, "0") != 0;
 }
 
+bool q35_racecheck(void)
+{
+    const char *e = getenv("Q35_RACECHECK");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
 int q35_test_rows(const int64_t **rows)
 {
     static const int64_t odd[] = {1, 3, 7, 37, 600};

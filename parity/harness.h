@@ -79,6 +79,11 @@ void *q35_read_file(const char *path, size_t *size);
  * their largest cases, which a sanitizer would take minutes over. */
 bool q35_quick(void);
 
+/* True under $Q35_RACECHECK (set for the racecheck runs): suites then leave out
+ * the cases that run cuBLAS, whose sm_90 kernels (TMA and mbarrier handoffs)
+ * racecheck reports as hazards it cannot follow, and say so once. */
+bool q35_racecheck(void);
+
 /* The odd row counts the GPU units are checked at, {1, 3, 7, 37, 600}: *rows
  * points at them, the return is how many this run takes (the 600 dropped under
  * Q35_QUICK). */

@@ -99,6 +99,8 @@ static float *check_decode(q35_suite *s, const att_inputs *in, const char *name)
  * passes, bitwise; against decode. */
 static void check_f32(q35_suite *s, const att_inputs *in, const char *name, const float *decode)
 {
+    if (q35_racecheck()) /* its GEMMs are cuBLAS's, outside racecheck's model (harness.h) */
+        return;
     q35_error err = {{0}};
     char what[200];
     const int64_t n = in->n_ctx, T = in->T;

@@ -43,7 +43,19 @@ static void check_elementwise(q35_suite *s, int op, const char *what, int64_t wi
             q35_gpu_ok(rc, &err);
         }
     }
-    float *h1 = q35_gpu_to_host(y1, n), *h2 = q35_gpu_to_host(y2, n);
+    /* the same values one float off 16-byte alignment: the scalar kernel, which
+     * must give the bits of the 16-byte one */
+    float *ma = q35_gpu_floats(n + 1), *mb = q35_gpu_floats(n + 1), *my = q35_gpu_floats(n + 1);
+    q35_gpu_upload(ma + 1, a, (size_t)n * sizeof *a);
+    q35_gpu_upload(mb + 1, b, (size_t)n * sizeof *b);
+    if (op != SWIGLU)
+        q35_gpu_upload(my + 1, b, (size_t)n * sizeof *b);
+    q35_gpu_ok(op == SWIGLU ? q35_swiglu_rows(my + 1, ma + 1, mb + 1, width, rows, NULL, &err)
+               : op == GATE ? q35_sigmoid_gate_rows(my + 1, ma + 1, width, rows, NULL, &err)
+                            : q35_residual_add_rows(my + 1, ma + 1, width, rows, NULL, &err),
+               &err);
+    float *h1 = q35_gpu_to_host(y1, n), *h2 = q35_gpu_to_host(y2, n), *h3 = q35_gpu_to_host(my + 1, n);
+    const q35_bitcmp bm = q35_bitwise_f32(h1, h3, n);
     double *ad = q35_host_f64(a, n), *ref = q35_host_f64(b, n);
     if (op == SWIGLU)
         q35_ref_swiglu(ref, ad, ref, n);
@@ -56,8 +68,12 @@ static void check_elementwise(q35_suite *s, int op, const char *what, int64_t wi
     char name[160];
     snprintf(name, sizeof name, "%-17s %-10s width %5" PRId64 " rows %4" PRId64, names[op], what, width, rows);
     q35_case_unit(s, name, &c, LIMIT, &bc);
-    free(a), free(b), free(h1), free(h2), free(ad), free(ref);
+    char diff[160];
+    q35_case(s, bm.equal, "%-17s %-10s width %5" PRId64 " rows %4" PRId64 " off 16-byte alignment: %s", names[op],
+             what, width, rows, q35_bitcmp_str(&bm, diff, sizeof diff));
+    free(a), free(b), free(h1), free(h2), free(h3), free(ad), free(ref);
     q35_gpu_free(da), q35_gpu_free(db), q35_gpu_free(y1), q35_gpu_free(y2);
+    q35_gpu_free(ma), q35_gpu_free(mb), q35_gpu_free(my);
 }
 
 static void check_split(q35_suite *s, const char *what, int heads, int hd, int64_t rows)
