@@ -135,6 +135,9 @@ static void check_delta(q35_suite *s, const char *what, q35_delta_dims d, int64_
         q35_ref_delta_rule_step(ro + t * vd, Sr, r, r + kd, r + 2 * kd, gd + t * d.hv, bd + t * d.hv, d);
     }
     float *oa[Q35_DELTA_VARIANTS] = {0}, *Sa[Q35_DELTA_VARIANTS] = {0};
+    /* Under racecheck the T per-token launches (the same kernel at T = 1, which the
+     * short cases race-check) run only for T <= 8: they are most of its time. */
+    const bool per_token = !q35_racecheck() || T <= 8;
     for (int v = 0; v < Q35_DELTA_VARIANTS; v++) {
         const char *vn = q35_delta_rule_variant_name(v);
         const int rpb = q35_delta_rule_variant_rows(v);
@@ -157,7 +160,7 @@ static void check_delta(q35_suite *s, const char *what, q35_delta_dims d, int64_
                    &err);
         q35_gpu_sync();
         const double scan_s = q35_now() - t0;
-        for (int64_t t = 0; t < T; t++) {
+        for (int64_t t = 0; t < (per_token ? T : 0); t++) {
             const float *r = drows + t * stride;
             q35_gpu_ok(q35_delta_rule_scan_variant(v, dob + t * vd, vd, dSb, r, r + kd, r + 2 * kd, stride,
                                                    dg + t * d.hv, db + t * d.hv, 1, d, NULL, &err),
@@ -169,12 +172,12 @@ static void check_delta(q35_suite *s, const char *what, q35_delta_dims d, int64_
                  what, d.hk, d.hv, d.dv, T, 1e3 * scan_s);
         q35_cmp c = q35_compare_f32_f64(oa[v], ro, T * vd);
         q35_bitcmp b = q35_bitwise_f32(oa[v], ob, T * vd);
-        q35_case_unit(s, name, &c, LIMIT, &b);
+        q35_case_unit(s, name, &c, LIMIT, per_token ? &b : NULL);
         snprintf(name, sizeof name, "delta_rule_scan %-9s S %-5s Hk %2d Hv %2d dv %3d T %4" PRId64, vn, what, d.hk,
                  d.hv, d.dv, T);
         c = q35_compare_f32_f64(Sa[v], Sr, ns);
         b = q35_bitwise_f32(Sa[v], Sb, ns);
-        q35_case_unit(s, name, &c, LIMIT, &b);
+        q35_case_unit(s, name, &c, LIMIT, per_token ? &b : NULL);
         free(ob), free(Sb);
         q35_gpu_free(dSa), q35_gpu_free(dSb), q35_gpu_free(doa), q35_gpu_free(dob);
     }
