@@ -24,7 +24,7 @@ static const char *const k_help =
     "  --prompt IDS      token ids, comma-separated\n"
     "  --random N        a random prompt of N tokens (default 64)\n"
     "  --prompt-seed S   seed of the random prompt (default 7)\n"
-    "  --chunk-rows R    rows per prefill chunk (default 512; on the GPU 2048 on unified memory)\n"
+    "  --chunk-rows R    rows per prefill chunk (default 512 on the CPU, 2048 on the GPU)\n"
     "  --top-k K         logits to print (default 10)\n"
     "  --logits-at P,..  positions whose logits to write (ascending)\n"
     "  --logits-out F    file for them: float32 [positions][vocab] (required with --logits-at)\n"

@@ -86,24 +86,39 @@ int q35_gemm_f32(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T
     return gemm("gemm_f32", blas, y, ldy, x, T, w_scratch, n, k, CUDA_R_32F, CUBLAS_COMPUTE_32F_PEDANTIC, err);
 }
 
-int q35_gemm_f16(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T, const uint16_t *w16, int64_t n,
-                 int64_t k, uint16_t *x_scratch, q35_error *err)
+int q35_gemm_f16_round(q35_blas blas, uint16_t *x16, const float *x, int64_t T, int64_t k, q35_error *err)
+{
+    if (T < 0 || k < 1)
+        return q35_fail(err, "gemm_f16_round: T = %lld, k = %lld (want T >= 0, k >= 1)", (long long)T, (long long)k);
+    const int64_t count = T * k, threads = (count + 3) / 4;
+    if (count == 0)
+        return 0;
+    if ((threads + kThreads - 1) / kThreads > INT32_MAX)
+        return q35_fail(err, "gemm_f16: T * k = %lld activations (want at most %lld)", (long long)count,
+                        (long long)INT32_MAX * kThreads * 4);
+    cudaStream_t stream;
+    if (blas_stream(blas, &stream, err))
+        return -1;
+    const bool vec = (uintptr_t)x % 16 == 0 && (uintptr_t)x16 % 8 == 0;
+    round_f16_kernel<<<(unsigned)((threads + kThreads - 1) / kThreads), kThreads, 0, stream>>>(x16, x, count, vec);
+    return Q35_LAUNCH_CHECK("gemm_f16 (rounding x to f16)", err);
+}
+
+int q35_gemm_f16_rounded(q35_blas blas, float *y, int64_t ldy, const uint16_t *x16, int64_t T, const uint16_t *w16,
+                         int64_t n, int64_t k, q35_error *err)
 {
     if (check_shapes("gemm_f16", Q35_TYPE_F16, n, k, T, ldy, err))
         return -1;
     if (T == 0)
         return 0;
-    cudaStream_t stream;
-    if (blas_stream(blas, &stream, err))
+    return gemm("gemm_f16", blas, y, ldy, x16, T, w16, n, k, CUDA_R_16F, CUBLAS_COMPUTE_32F, err);
+}
+
+int q35_gemm_f16(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T, const uint16_t *w16, int64_t n,
+                 int64_t k, uint16_t *x_scratch, q35_error *err)
+{
+    if (check_shapes("gemm_f16", Q35_TYPE_F16, n, k, T, ldy, err))
         return -1;
-    const int64_t count = T * k, threads = (count + 3) / 4;
-    if ((threads + kThreads - 1) / kThreads > INT32_MAX)
-        return q35_fail(err, "gemm_f16: T * k = %lld activations (want at most %lld)", (long long)count,
-                        (long long)INT32_MAX * kThreads * 4);
-    const bool vec = (uintptr_t)x % 16 == 0 && (uintptr_t)x_scratch % 8 == 0;
-    round_f16_kernel<<<(unsigned)((threads + kThreads - 1) / kThreads), kThreads, 0, stream>>>(x_scratch, x, count,
-                                                                                              vec);
-    if (Q35_LAUNCH_CHECK("gemm_f16 (rounding x to f16)", err))
-        return -1;
-    return gemm("gemm_f16", blas, y, ldy, x_scratch, T, w16, n, k, CUDA_R_16F, CUBLAS_COMPUTE_32F, err);
+    return q35_gemm_f16_round(blas, x_scratch, x, T, k, err) ||
+           q35_gemm_f16_rounded(blas, y, ldy, x_scratch, T, w16, n, k, err);
 }

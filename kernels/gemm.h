@@ -46,6 +46,13 @@ int q35_gemm_f32(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T
 int q35_gemm_f16(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T, const uint16_t *w16, int64_t n,
                  int64_t k, uint16_t *x_scratch, q35_error *err);
 
+/* The f16 path in two steps, for several weights applied to one x: round x
+ * once (x16 [T][k] = x rounded to nearest even), then a GEMM per weight from
+ * x16. q35_gemm_f16 is the two in a row, with the same bits. */
+int q35_gemm_f16_round(q35_blas blas, uint16_t *x16, const float *x, int64_t T, int64_t k, q35_error *err);
+int q35_gemm_f16_rounded(q35_blas blas, float *y, int64_t ldy, const uint16_t *x16, int64_t T, const uint16_t *w16,
+                         int64_t n, int64_t k, q35_error *err);
+
 #ifdef __cplusplus
 }
 #endif

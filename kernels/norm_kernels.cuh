@@ -56,17 +56,24 @@ __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float
     return v;
 }
 
-/* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, z).
+/* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, z);
+ * VPB vectors a block, one per THREADS threads (VPB > 1 only for a warp a vector,
+ * whose sum needs no barrier: a vector's bits never depend on VPB).
  * Thread t takes quads t, t + THREADS, ... and sums their squares in that order,
  * x, y, z, w of each (the order depends on n and THREADS only); the first
  * Q35_NORM_KEEP quads stay in registers for the scaling pass, the rest are read
  * again. */
 #define Q35_NORM_KEEP 4
-template <int THREADS, int KIND>
-__global__ void __launch_bounds__(THREADS) q35_norm_kernel(float *y, const float *x, const float *z, const float *w,
-                                                            int n, int heads, int64_t row_stride, float eps)
+template <int THREADS, int KIND, int VPB>
+__global__ void __launch_bounds__(THREADS *VPB)
+    q35_norm_kernel(float *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
+                    float eps, int64_t nvec)
 {
-    const int64_t b = blockIdx.x;
+    static_assert(VPB == 1 || THREADS == 32, "several vectors a block only at a warp a vector");
+    const int64_t b = blockIdx.x * (int64_t)VPB + threadIdx.x / THREADS;
+    const int tid = threadIdx.x % THREADS;
+    if (b >= nvec) /* a whole warp */
+        return;
     const int64_t off = (b / heads) * row_stride + (b % heads) * (int64_t)n;
     const float *xr = x + off;
     float *yr = y + off;
@@ -78,14 +85,14 @@ __global__ void __launch_bounds__(THREADS) q35_norm_kernel(float *y, const float
     float ss = 0.0f;
 #pragma unroll
     for (int c = 0; c < Q35_NORM_KEEP; c++) {
-        const int q = threadIdx.x + c * THREADS;
+        const int q = tid + c * THREADS;
         keep[c] = q < nq ? q35_norm_quad(xr, q, n, vx) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         ss = fmaf(keep[c].x, keep[c].x, ss);
         ss = fmaf(keep[c].y, keep[c].y, ss);
         ss = fmaf(keep[c].z, keep[c].z, ss);
         ss = fmaf(keep[c].w, keep[c].w, ss);
     }
-    for (int q = threadIdx.x + Q35_NORM_KEEP * THREADS; q < nq; q += THREADS) {
+    for (int q = tid + Q35_NORM_KEEP * THREADS; q < nq; q += THREADS) {
         const float4 v = q35_norm_quad(xr, q, n, vx);
         ss = fmaf(v.x, v.x, ss);
         ss = fmaf(v.y, v.y, ss);
@@ -94,7 +101,7 @@ __global__ void __launch_bounds__(THREADS) q35_norm_kernel(float *y, const float
     }
     ss = q35_block_sum<THREADS>(ss);
     const float inv = 1.0f / sqrtf((KIND == Q35_NORM_L2 ? ss : ss / (float)n) + eps);
-    for (int c = 0, q = threadIdx.x; q < nq; c++, q += THREADS) {
+    for (int c = 0, q = tid; q < nq; c++, q += THREADS) {
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (c < Q35_NORM_KEEP) { /* a static index once unrolled: registers */
 #pragma unroll
@@ -112,17 +119,18 @@ __global__ void __launch_bounds__(THREADS) q35_norm_kernel(float *y, const float
     }
 }
 
-/* Launches KIND over `blocks` vectors with a block size chosen from n. */
+/* Launches KIND over `blocks` vectors with a block size chosen from n alone. */
 template <int KIND>
 static void q35_norm_launch(float *y, const float *x, const float *z, const float *w, int n, int heads,
                             int64_t row_stride, float eps, int64_t blocks, cudaStream_t s)
 {
     if (n >= 1024)
-        q35_norm_kernel<256, KIND><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, eps);
-    else if (n >= 256)
-        q35_norm_kernel<64, KIND><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, eps);
-    else
-        q35_norm_kernel<32, KIND><<<(unsigned)blocks, 32, 0, s>>>(y, x, z, w, n, heads, row_stride, eps);
+        q35_norm_kernel<256, KIND, 1><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks);
+    else if (n >= 512)
+        q35_norm_kernel<64, KIND, 1><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks);
+    else /* the per-head norms (n 128, 256): 8 a block, not one 32-thread block each */
+        q35_norm_kernel<32, KIND, 8><<<(unsigned)((blocks + 7) / 8), 256, 0, s>>>(y, x, z, w, n, heads, row_stride,
+                                                                                 eps, blocks);
 }
 
 #endif /* Q35_KERNELS_NORM_KERNELS_CUH */

@@ -110,6 +110,8 @@ struct q35_run {
     int64_t pass_rows;        /* f32 attention: query rows per pass */
     q35_project_fn project;
     q35_attend_fn attend;
+    const float *x16_of;      /* f16 GEMM: the x whose rounding cm->f16_act holds (NULL: none); any op
+                                 but a projection clears it (q35_op_begin) */
     q35_op_times *times;      /* NULL: no timing */
     int timing_rc;            /* -1 once a timing call failed (the call then fails) */
     q35_error *err;

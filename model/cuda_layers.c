@@ -46,7 +46,17 @@ static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, c
 {
     if (!w->w16)
         return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
-    return q35_gemm_f16(r->cm->blas, y, ldy, x, r->T, w->w16, w->n, w->k, r->cm->f16_act, r->err);
+    /* projections in a row from one x (qkv, z, a, b; gate, up; q, k, v) round it once */
+    if (r->x16_of != x) {
+        r->x16_of = NULL;
+        if (q35_gemm_f16_round(r->cm->blas, r->cm->f16_act, x, r->T, w->k, r->err))
+            return -1;
+        r->x16_of = x;
+    }
+    const int rc = q35_gemm_f16_rounded(r->cm->blas, y, ldy, r->cm->f16_act, r->T, w->w16, w->n, w->k, r->err);
+    if (y == r->x16_of)
+        r->x16_of = NULL;
+    return rc;
 }
 
 /* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */

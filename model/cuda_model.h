@@ -55,8 +55,11 @@
 extern "C" {
 #endif
 
-/* The default rows per chunk on a discrete device and on a unified-memory one. */
-#define Q35_CHUNK_ROWS_DISCRETE 512
+/* The default rows per chunk on a discrete device and on a unified-memory one
+ * (the plan halves them while memory is short). 2048: the 9B prefill at 4096
+ * tokens ran 28.8k tokens/s at 2048 rows against 26.1k at 512 on an H200 (the f16
+ * GEMMs at ~590 TFLOP/s against ~500; bench/results/README.md). */
+#define Q35_CHUNK_ROWS_DISCRETE 2048
 #define Q35_CHUNK_ROWS_UNIFIED 2048
 
 /* The options of a load. q35_cuda_options_init gives every field its "not set"

@@ -89,37 +89,38 @@ int main(void)
     o.quiet = true;
     const q35_path_env none = {0};
 
-    check(&s, "defaults, discrete", &o, &none, true, false, (want){"f32,flash", Q35_GEMM_F32, 512, 4, false, GiB, NULL});
+    /* the defaults (2048 rows) halved down to 64: 6 candidates */
+    check(&s, "defaults, discrete", &o, &none, true, false, (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
     check(&s, "defaults, unified memory", &o, &none, true, true,
-          (want){"f32,flash", Q35_GEMM_F32, 2048, 6, false, GiB, NULL});
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_UNIFIED, 6, false, GiB, NULL});
     check(&s, "defaults, no flash kernel here", &o, &none, false, false,
-          (want){"f32", Q35_GEMM_F32, 512, 4, false, GiB, NULL});
+          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
 
     q35_path_env env = {.attention = "flash"};
-    check(&s, "env attention flash", &o, &env, true, false, (want){"flash", Q35_GEMM_F32, 512, 4, false, GiB, NULL});
+    check(&s, "env attention flash", &o, &env, true, false, (want){"flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
     check(&s, "env attention flash, no flash kernel", &o, &env, false, false,
-          (want){"f32", Q35_GEMM_F32, 512, 4, false, GiB, "cannot run here (compute capability 7.5"});
+          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "cannot run here (compute capability 7.5"});
     env.attention = "f16";
     check(&s, "env attention unknown", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, 512, 4, false, GiB, "Q35_PREFILL_ATTENTION=\"f16\" is not one of"});
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_ATTENTION=\"f16\" is not one of"});
     env.attention = "flash";
     o.attention = Q35_ATTN_F32;
     check(&s, "option attention f32 over env flash", &o, &env, true, false,
-          (want){"f32", Q35_GEMM_F32, 512, 4, false, GiB, NULL});
+          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
     o.attention = Q35_ATTN_FLASH;
     check(&s, "option attention flash, no flash kernel", &o, &none, false, false,
-          (want){"f32", Q35_GEMM_F32, 512, 4, false, GiB, "option attention flash, but"});
+          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "option attention flash, but"});
     o.attention = Q35_ATTN_DEFAULT;
 
     env = (q35_path_env){.gemm = "f16"};
-    check(&s, "env gemm f16", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F16, 512, 4, false, GiB, NULL});
+    check(&s, "env gemm f16", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
     o.gemm = Q35_GEMM_F32;
     check(&s, "option gemm f32 over env f16", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, 512, 4, false, GiB, NULL});
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
     o.gemm = Q35_GEMM_DEFAULT;
     env.gemm = "tf32";
     check(&s, "env gemm unknown", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, 512, 4, false, GiB, "Q35_PREFILL_GEMM=\"tf32\""});
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_GEMM=\"tf32\""});
 
     env = (q35_path_env){.chunk_rows = "64"};
     check(&s, "env chunk rows 64 (pinned)", &o, &env, true, true,
@@ -130,27 +131,27 @@ int main(void)
     o.chunk_rows = 0;
     env.chunk_rows = "0x40";
     check(&s, "env chunk rows malformed", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, 512, 4, false, GiB, "Q35_PREFILL_CHUNK_ROWS=\"0x40\""});
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_CHUNK_ROWS=\"0x40\""});
 
     env = (q35_path_env){.deterministic = "1"};
-    check(&s, "env deterministic 1", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F32, 512, 4, true, GiB, NULL});
+    check(&s, "env deterministic 1", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, true, GiB, NULL});
     o.deterministic = 0;
     check(&s, "option deterministic 0 over env 1", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, 512, 4, false, GiB, NULL});
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
     o.deterministic = -1;
     env.deterministic = "yes";
     check(&s, "env deterministic malformed", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, 512, 4, false, GiB, "Q35_DETERMINISTIC=\"yes\""});
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_DETERMINISTIC=\"yes\""});
 
     env = (q35_path_env){.scores_budget = "65536"};
-    check(&s, "env scores budget", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F32, 512, 4, false, 65536, NULL});
+    check(&s, "env scores budget", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, 65536, NULL});
     o.scores_budget = 4096;
     check(&s, "option scores budget over env", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, 512, 4, false, 4096, NULL});
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, 4096, NULL});
     o.scores_budget = 0;
     env.scores_budget = "-1";
     check(&s, "env scores budget malformed", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, 512, 4, false, GiB, "Q35_ATTN_SCORES_BUDGET=\"-1\""});
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_ATTN_SCORES_BUDGET=\"-1\""});
 
     check_device(&s, "device option 2", 2, "1", 2, NULL);
     check_device(&s, "device from env", -1, "1", 1, NULL);
