@@ -20,6 +20,18 @@ __device__ __forceinline__ uint32_t half_pair(float a, float b)
     return (uint32_t)__half_as_ushort(__float2half_rn(a)) | ((uint32_t)__half_as_ushort(__float2half_rn(b)) << 16);
 }
 
+/* Where element p of a span sits in its warp's stage: p's 4-float group within
+ * its 32-float row (one pass over the 32 banks) XOR-swizzled by the row, so the
+ * 16-byte stores of 8 lanes (a phase) hit 32 different banks for every unit
+ * layout (16-element units, 32-element ones, the K-quants' interleaved runs):
+ * 4 phases a store, not 8-16 (bank conflicts that capped dequant_f16 at ~64 %
+ * of the copy bandwidth). The 16-byte reads of the write-out stay conflict-free. */
+__device__ __forceinline__ int stage_at(int p)
+{
+    const int r = p >> 5;
+    return p ^ (((r ^ ((r >> 1) & 3)) & 7) << 2);
+}
+
 /* y[e] = element e of the stream w of `total` elements (f32, or f16 when HALF).
  * vec_w: w 16-byte aligned; vec_y: y 16-byte aligned. */
 template <int TYPE, bool HALF>
@@ -43,10 +55,11 @@ __global__ void __launch_bounds__(kWarps * 32)
         for (int run = 0; run < U::runs; run++) {
             float v[16];
             q35_unit_decode<U>(r, u, run, v);
-            float4 *to = reinterpret_cast<float4 *>(st + (U::run_elem(u, run) - e0));
+            const int at = (int)(U::run_elem(u, run) - e0);
 #pragma unroll
             for (int i = 0; i < 4; i++)
-                to[i] = make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+                *reinterpret_cast<float4 *>(st + stage_at(at + 4 * i)) =
+                    make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
         }
     }
     __syncwarp();
@@ -56,25 +69,25 @@ __global__ void __launch_bounds__(kWarps * 32)
         int i = 0;
         if (vec_y) {
             for (int c = lane; c < n / 8; c += 32) {
-                const float4 a = reinterpret_cast<const float4 *>(st)[2 * c];
-                const float4 b = reinterpret_cast<const float4 *>(st)[2 * c + 1];
+                const float4 a = *reinterpret_cast<const float4 *>(st + stage_at(8 * c));
+                const float4 b = *reinterpret_cast<const float4 *>(st + stage_at(8 * c + 4));
                 reinterpret_cast<uint4 *>(yh)[c] =
                     make_uint4(half_pair(a.x, a.y), half_pair(a.z, a.w), half_pair(b.x, b.y), half_pair(b.z, b.w));
             }
             i = n / 8 * 8;
         }
         for (i += lane; i < n; i += 32)
-            yh[i] = __half_as_ushort(__float2half_rn(st[i]));
+            yh[i] = __half_as_ushort(__float2half_rn(st[stage_at(i)]));
     } else {
         float *yf = static_cast<float *>(y) + e0;
         int i = 0;
         if (vec_y) {
             for (int c = lane; c < n / 4; c += 32)
-                reinterpret_cast<float4 *>(yf)[c] = reinterpret_cast<const float4 *>(st)[c];
+                reinterpret_cast<float4 *>(yf)[c] = *reinterpret_cast<const float4 *>(st + stage_at(4 * c));
             i = n / 4 * 4;
         }
         for (i += lane; i < n; i += 32)
-            yf[i] = st[i];
+            yf[i] = st[stage_at(i)];
     }
 }
 
