@@ -8,8 +8,8 @@
  *            against the one-block shape, bitwise (the same arithmetic);
  *   f32      against the reference (<= 1e-5); the budget forced down to >= 10
  *            query passes against one pass, bitwise (memcmp); against decode;
- *   flash    against the reference (<= 2e-3), every KV split the device runs;
- *            against decode;
+ *   flash    against the reference (<= 2e-3), every kernel variant at every KV
+ *            split the device runs; the default against decode;
  * then the KV append and every refusal (attention_edges.c). Outputs start as
  * NaN; the padding of each output row must stay untouched; the cache rows past
  * n_ctx and the padding of each q row are NaN, so a read out of bounds shows. */
@@ -24,6 +24,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define LIMIT_F32 1e-5
 #define LIMIT_FLASH 2e-3
@@ -125,8 +126,11 @@ static void check_f32(q35_suite *s, const att_inputs *in, const char *name, cons
     q35_gpu_free(scores), q35_gpu_free(o1), q35_gpu_free(om);
 }
 
-/* The flash path at every KV split the device runs, against the reference; the
- * default against decode. */
+/* The flash path: every variant at every KV split the device runs, against the
+ * reference; the default against decode. Under Q35_QUICK (the sanitizer runs)
+ * the variants other than the default run at the largest split only (the
+ * cluster combine, and blocks with no tile at these small contexts). A variant
+ * may be refused only below sm_90 (its shared memory). */
 static void check_flash(q35_suite *s, const att_inputs *in, const char *name, const float *decode)
 {
     q35_error err = {{0}}, why = {{0}};
@@ -137,20 +141,31 @@ static void check_flash(q35_suite *s, const att_inputs *in, const char *name, co
         return;
     }
     static const int splits[] = {0, 1, 2, 4};
-    for (int i = 0; i < (g_major >= 9 ? 4 : 1); i++) {
-        float *o = att_output(in), *h = NULL;
-        q35_gpu_ok(q35_attention_prefill_flash_split(splits[i], o, in->dq, in->dk, in->dv, in->pos0, in->T, in->s,
-                                                     NULL, &err),
-                   &err);
-        snprintf(what, sizeof what, "flash split %s    %s", i == 0 ? "auto" : i == 1 ? "1   " : i == 2 ? "2   " : "4   ",
-                 name);
-        check_output(s, in, what, o, LIMIT_FLASH, NULL, NULL, &h);
-        if (i == 0) {
-            snprintf(what, sizeof what, "flash vs decode    %s", name);
-            check_against(s, what, h, decode, in->T * att_width(in), LIMIT_FLASH);
+    const int n_splits = g_major >= 9 ? 4 : 1;
+    for (int v = 0; v < q35_attention_flash_variants(); v++) {
+        const char *vname = q35_attention_flash_variant_name(v);
+        memset(&why, 0, sizeof why);
+        if (!q35_attention_flash_variant_supported(v, g_device, in->s, &why)) {
+            q35_case(s, g_major < 9, "flash %-14s %s: refused (%s)%s", vname, name, why.msg,
+                     g_major < 9 ? "" : " on sm_90, which should run every variant");
+            continue;
         }
-        free(h);
-        q35_gpu_free(o);
+        const bool all = v == Q35_FLASH_DEFAULT_VARIANT || !q35_quick();
+        for (int i = all ? 0 : n_splits - 1; i < n_splits; i++) {
+            float *o = att_output(in), *h = NULL;
+            q35_gpu_ok(q35_attention_prefill_flash_variant(v, splits[i], o, in->dq, in->dk, in->dv, in->pos0, in->T,
+                                                           in->s, NULL, &err),
+                       &err);
+            snprintf(what, sizeof what, "flash %-14s split %s  %s", vname,
+                     i == 0 ? "auto" : i == 1 ? "1   " : i == 2 ? "2   " : "4   ", name);
+            check_output(s, in, what, o, LIMIT_FLASH, NULL, NULL, &h);
+            if (i == 0 && v == Q35_FLASH_DEFAULT_VARIANT) {
+                snprintf(what, sizeof what, "flash vs decode    %s", name);
+                check_against(s, what, h, decode, in->T * att_width(in), LIMIT_FLASH);
+            }
+            free(h);
+            q35_gpu_free(o);
+        }
     }
 }
 
