@@ -60,23 +60,6 @@ static double attn_flop(const att_model *m, int64_t pos0, int64_t T)
     return 4.0 * HD * m->heads * ((double)T * (double)pos0 + (double)T * (double)(T + 1) / 2.0);
 }
 
-/* Device memory, or NULL (the point is then skipped) when it does not fit. */
-static void *try_alloc(size_t n, q35_bench_state *st)
-{
-    void *p = NULL;
-    if (cudaMalloc(&p, n) != cudaSuccess) {
-        cudaGetLastError();
-        char why[160];
-        snprintf(why, sizeof why, "%.2f GiB of device memory does not fit", (double)n / (1 << 30));
-        q35_bench_skip(st, why);
-        while (q35_bench_keep_running(st))
-            ;
-        return NULL;
-    }
-    cudaFree(p);
-    return q35_bench_alloc(n); /* filled with finite values */
-}
-
 /* q and o of T rows, the caches of n_ctx rows (`copies` of each). */
 typedef struct att_bufs {
     q35_attn_shape s;
@@ -97,16 +80,16 @@ static int bufs_alloc(att_bufs *b, const att_model *m, int64_t n_ctx, int64_t T,
     b->s = shape_of(m);
     b->copies = 0;
     const size_t cache = (size_t)n_ctx * (size_t)b->s.kv_stride * sizeof(float);
-    if (!(b->q = try_alloc((size_t)T * b->s.q_stride * sizeof(float), st)))
+    if (!(b->q = q35_bench_try_alloc((size_t)T * b->s.q_stride * sizeof(float), st)))
         return -1;
-    if (!(b->o = try_alloc((size_t)T * b->s.o_stride * sizeof(float), st))) {
+    if (!(b->o = q35_bench_try_alloc((size_t)T * b->s.o_stride * sizeof(float), st))) {
         q35_bench_free(b->q);
         return -1;
     }
     for (int i = 0; i < copies; i++) {
-        if (!(b->k[i] = try_alloc(cache, st)))
+        if (!(b->k[i] = q35_bench_try_alloc(cache, st)))
             break;
-        if (!(b->v[i] = try_alloc(cache, st))) {
+        if (!(b->v[i] = q35_bench_try_alloc(cache, st))) {
             q35_bench_free(b->k[i]);
             break;
         }
@@ -233,7 +216,7 @@ static void bench_f32(q35_bench_state *st, void *which)
     c.pass_rows = q35_attention_f32_pass_rows(s, c.T, c.n_ctx, Q35_ATTN_SCORES_BUDGET);
     if (bufs_alloc(&c.b, m, c.n_ctx, c.T, 1, st))
         return;
-    if (!(c.scores = try_alloc(q35_attention_f32_scores_bytes(s, c.pass_rows, c.n_ctx), st))) {
+    if (!(c.scores = q35_bench_try_alloc(q35_attention_f32_scores_bytes(s, c.pass_rows, c.n_ctx), st))) {
         bufs_free(&c.b);
         return;
     }
@@ -294,7 +277,7 @@ static void bench_decode(q35_bench_state *st, void *which)
 
 int main(int argc, char **argv)
 {
-    if (q35_bench_gpu_init())
+    if (q35_bench_gpu_init(&argc, argv))
         return 1;
     q35_error err = {{0}};
     if (q35_blas_create(&g_blas, NULL, &err)) {

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct model_dims {
     const char *name;
@@ -133,15 +134,22 @@ static void bench_copy(q35_bench_state *st, void *unused)
 
 int main(int argc, char **argv)
 {
-    if (q35_bench_gpu_init())
+    if (q35_bench_gpu_init(&argc, argv))
         return 1;
-    static const int64_t models[] = {0, 1, 2}, rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048}, variants[] = {0, 1, 2};
-    const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}, {"variant", variants, 3}};
+    static const int64_t models[] = {0, 1, 2}, rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048};
+    static int64_t variants[Q35_DELTA_VARIANTS];
+    char names[64 * Q35_DELTA_VARIANTS] = "";
+    for (int v = 0; v < Q35_DELTA_VARIANTS; v++) {
+        variants[v] = v;
+        const size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%d = %s", v ? ", " : "", v, q35_delta_rule_variant_name(v));
+    }
+    const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}, {"variant", variants, Q35_DELTA_VARIANTS}};
     q35_bench_register("ceiling/d2d_copy", bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
     q35_bench_register("delta_rule_scan", bench_scan, NULL, scan_axes, 3);
     q35_bench_register("conv1d_silu_rows", bench_conv, NULL, scan_axes, 2);
     q35_bench_register("rmsnorm_rows", bench_rmsnorm, NULL, scan_axes, 2);
     q35_bench_context("models", "0 = 0.8B, 1 = 9B, 2 = 27B");
-    q35_bench_context("delta_rule_variants", "0 = rows1, 1 = rows2, 2 = lanes4");
+    q35_bench_context("delta_rule_variants", names);
     return q35_bench_main(argc, argv);
 }

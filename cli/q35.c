@@ -9,8 +9,8 @@ static const char *const k_usage =
     "\n"
     "  info FILE         a GGUF's architecture, hyperparameters, layer pattern, tensors, quant mix\n"
     "  model make ...    write a synthetic qwen35 GGUF with random weights\n"
-    "  run ...           prefill a prompt on a model (the CPU float64 reference), print per-op\n"
-    "                    timings and the last row's top logits\n";
+    "  run ...           prefill a prompt on a model (on the GPU, else the CPU float64 reference),\n"
+    "                    print per-op timings, tokens/s and the last row's top logits\n";
 
 int main(int argc, char **argv)
 {

@@ -1,5 +1,6 @@
 #include "shapes.h"
 
+#include <string.h>
 #include <strings.h>
 
 #define QWEN35_COMMON .head_dim = 256, .ssm_dk = 128, .ssm_dv = 128, .conv_kernel = 4, .n_vocab = 248320, \
@@ -40,4 +41,35 @@ const q35_shape *q35_shape_find(const char *name)
 const q35_shape *q35_shape_default(void)
 {
     return &k_shapes[0];
+}
+
+void q35_shape_hparams(const q35_shape *s, q35_hparams *hp)
+{
+    memset(hp, 0, sizeof *hp);
+    hp->n_layer = hp->n_layer_file = s->n_layer;
+    hp->n_embd = s->n_embd;
+    hp->n_ff = s->n_ff;
+    hp->n_vocab = s->n_vocab;
+    hp->n_ctx_train = s->n_ctx_train;
+    hp->n_head = s->n_head;
+    hp->n_head_kv = s->n_head_kv;
+    hp->head_dim = s->head_dim;
+    hp->n_rot = s->n_rot;
+    hp->rope_base = s->rope_base;
+    hp->eps = s->eps;
+    hp->conv_kernel = s->conv_kernel;
+    hp->ssm_dk = s->ssm_dk;
+    hp->ssm_hk = s->ssm_hk;
+    hp->ssm_hv = s->ssm_hv;
+    hp->ssm_dv = s->ssm_dv;
+    hp->ssm_r = s->ssm_hv / s->ssm_hk;
+    hp->conv_dim = 2 * s->ssm_hk * s->ssm_dk + s->ssm_hv * s->ssm_dv;
+    hp->full_attn_interval = s->full_attn_interval;
+    for (int i = 0; i < s->n_layer && i < Q35_MAX_LAYERS; i++) {
+        hp->is_attn[i] = (i + 1) % s->full_attn_interval == 0;
+        if (hp->is_attn[i])
+            hp->n_attn++;
+        else
+            hp->n_delta++;
+    }
 }

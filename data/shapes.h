@@ -4,6 +4,8 @@
 #ifndef Q35_SHAPES_H
 #define Q35_SHAPES_H
 
+#include "model/qwen35.h"
+
 #include <stdbool.h>
 
 #ifdef __cplusplus
@@ -40,6 +42,10 @@ const q35_shape *q35_shape_at(int i);
 
 /* The built-in default: "tiny". */
 const q35_shape *q35_shape_default(void);
+
+/* The hyperparameters a file of this shape loads as (no MTP block): what the
+ * capacity plan's tests reason about without building the model. */
+void q35_shape_hparams(const q35_shape *s, q35_hparams *hp);
 
 #ifdef __cplusplus
 }

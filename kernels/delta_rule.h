@@ -55,16 +55,19 @@ int q35_ref_delta_rule_chunked(double *o, double *S, const double *q, const doub
  * the whole scan, q/k/v/g/beta are staged in shared memory a tile at a time, and every
  * token runs the same instructions as a launch of one token: the scan's outputs
  * and final state are bitwise those of T per-token steps. dk = 128, dv a multiple
- * of 16 (of 32 for rows2 and lanes4), hv a multiple of hk. */
+ * of the variant's rows per block (r2pni, the default, and rows2: 32; l16r2pn and rows1: 16), hv a multiple of hk. */
 int q35_delta_rule_scan(float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
                         int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d,
                         q35_stream stream, q35_error *err);
 
-/* The scan's variants (rows1, rows2: one or two state rows per group of 8 lanes;
- * lanes4: a row per 4 lanes), each bitwise equal to its own per-token step; the
- * default is rows2 where dv allows it. */
-#define Q35_DELTA_VARIANTS 3
+/* The scan's variants (kernels/delta_rule.cu: lanes per state row, state rows per
+ * group of lanes, warps per block, prefetch, output form, lane order), each
+ * bitwise equal to its own per-token launches; a variant takes dv in multiples
+ * of its rows per block (q35_delta_rule_variant_rows, else it refuses). The
+ * default is r2pni where dv allows it (the fastest at the 9B shape on an H200), else l16r2pn. */
+#define Q35_DELTA_VARIANTS 10
 const char *q35_delta_rule_variant_name(int variant);
+int q35_delta_rule_variant_rows(int variant);
 int q35_delta_rule_default_variant(q35_delta_dims d);
 int q35_delta_rule_scan_variant(int variant, float *o, int64_t o_stride, float *S, const float *q, const float *k,
                                 const float *v, int64_t stride, const float *g, const float *beta, int64_t T,

@@ -1,7 +1,12 @@
-/* One element of a quantized row, decoded on the device with the CPU
- * dequantizer's arithmetic bit for bit (model/quant_*.c, ggml's): every product
- * and difference is an explicitly rounded intrinsic, so nvcc cannot contract a
- * multiply-subtract into a fused multiply-add that the CPU does not do. */
+/* Quantized weights decoded on the device with the CPU dequantizer's arithmetic
+ * bit for bit (model/quant_*.c, ggml's): every product and difference is an
+ * explicitly rounded intrinsic, so nvcc cannot contract a multiply-subtract into
+ * a fused multiply-add that the CPU does not do.
+ *
+ * One arithmetic per format (q35_dq_*, on exact integer levels), two readers of
+ * the bytes: q35_dequant_at here, one element anywhere in a row (the embedding
+ * gather), and the units of kernels/dequant_units.cuh (the dequantizer and the
+ * GEMV). */
 #ifndef Q35_KERNELS_DEQUANT_CUH
 #define Q35_KERNELS_DEQUANT_CUH
 
@@ -11,10 +16,68 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+/* ---- the arithmetic ------------------------------------------------------------ */
+
 __device__ __forceinline__ float q35_dev_f16(uint16_t h)
 {
     return __half2float(__ushort_as_half(h));
 }
+
+/* (float)q, exactly, for |q| < 2^22, without the int-to-float conversion unit
+ * (16 results a clock per SM up to sm_90): 1.5 * 2^23 + q is exact in binary32,
+ * and so is the subtraction. */
+__device__ __forceinline__ float q35_dev_level(int q)
+{
+    return __fsub_rn(__int_as_float(0x4B400000 + q), 12582912.0f);
+}
+
+/* Byte i (0..3, a constant once unrolled) of w, minus BIAS, as a float, exactly:
+ * one byte permute builds 0x4B4000bb = 1.5 * 2^23 + b, one subtraction. */
+template <int BIAS>
+__device__ __forceinline__ float q35_byte_level(uint32_t w, int i)
+{
+    return __fsub_rn(__int_as_float((int)__byte_perm(w, 0x4B400000u, 0x7640u | (unsigned)i)), 12582912.0f + BIAS);
+}
+
+/* The element arithmetic, from an exact level q (a float holding an integer):
+ *   Q8_0, Q4_0, Q5_0   x = q * d                  (q35_dq_scaled)
+ *   Q6_K               x = (d * sc) * q           (q35_dq_scaled of ds = q35_dq_q6k_scale)
+ *   Q4_K, Q5_K         d1 = d * sc; m1 = dmin * m; x = d1 * q - m1 */
+__device__ __forceinline__ float q35_dq_scaled(float q, float d)
+{
+    return __fmul_rn(q, d);
+}
+
+__device__ __forceinline__ void q35_dq_k_sub(float d, float dmin, float sc, float m, float *d1, float *m1)
+{
+    *d1 = __fmul_rn(d, sc);
+    *m1 = __fmul_rn(dmin, m);
+}
+
+__device__ __forceinline__ float q35_dq_k(float d1, float m1, float q)
+{
+    return __fsub_rn(__fmul_rn(d1, q), m1);
+}
+
+__device__ __forceinline__ float q35_dq_q6k_scale(float d, int sc)
+{
+    return __fmul_rn(d, q35_dev_level(sc));
+}
+
+/* q35_k_scale_min (model/quant_blocks.h) four sub-blocks at once, on the 12 scale
+ * bytes held as little-endian words s0 = bytes 0..3, s1 = 4..7, s2 = 8..11: byte
+ * j % 4 of *sc and *m is sub-block j's 6-bit scale and min, for j < 4 (high
+ * false) or j >= 4 (high true). No branch: lanes of a warp take either half. */
+__device__ __forceinline__ void q35_dev_k_scales(uint32_t s0, uint32_t s1, uint32_t s2, bool high, uint32_t *sc,
+                                                 uint32_t *m)
+{
+    const uint32_t sc_hi = (s2 & 0x0F0F0F0Fu) | ((s0 >> 2) & 0x30303030u);        /* low nibble | top bits of j - 4 */
+    const uint32_t m_hi = ((s2 >> 4) & 0x0F0F0F0Fu) | ((s1 >> 2) & 0x30303030u); /* high nibble | top bits of j */
+    *sc = high ? sc_hi : s0 & 0x3F3F3F3Fu;
+    *m = high ? m_hi : s1 & 0x3F3F3F3Fu;
+}
+
+/* ---- one element ------------------------------------------------------------------ */
 
 __device__ __forceinline__ uint16_t q35_dev_u16(const uint8_t *p)
 {
@@ -33,13 +96,13 @@ __device__ __forceinline__ float q35_dequant_at(int type, const uint8_t *row, in
         return __uint_as_float((uint32_t)reinterpret_cast<const uint16_t *>(row)[i] << 16);
     case Q35_TYPE_Q8_0: {
         const q35_block_q8_0 *b = reinterpret_cast<const q35_block_q8_0 *>(row) + i / 32;
-        return __fmul_rn((float)b->qs[i % 32], q35_dev_f16(b->d));
+        return q35_dq_scaled(q35_dev_level(b->qs[i % 32]), q35_dev_f16(b->d));
     }
     case Q35_TYPE_Q4_0: {
         const q35_block_q4_0 *b = reinterpret_cast<const q35_block_q4_0 *>(row) + i / 32;
         const int j = (int)(i % 32);
         const int q = (j < 16 ? (b->qs[j] & 0x0F) : (b->qs[j - 16] >> 4)) - 8;
-        return __fmul_rn((float)q, q35_dev_f16(b->d));
+        return q35_dq_scaled(q35_dev_level(q), q35_dev_f16(b->d));
     }
     case Q35_TYPE_Q5_0: {
         const q35_block_q5_0 *b = reinterpret_cast<const q35_block_q5_0 *>(row) + i / 32;
@@ -47,7 +110,7 @@ __device__ __forceinline__ float q35_dequant_at(int type, const uint8_t *row, in
         const uint32_t qh = b->qh[0] | (b->qh[1] << 8) | (b->qh[2] << 16) | ((uint32_t)b->qh[3] << 24);
         const int lo = j < 16 ? (b->qs[j] & 0x0F) : (b->qs[j - 16] >> 4);
         const int q = (lo | (int)(((qh >> j) & 1u) << 4)) - 16;
-        return __fmul_rn((float)q, q35_dev_f16(b->d));
+        return q35_dq_scaled(q35_dev_level(q), q35_dev_f16(b->d));
     }
     case Q35_TYPE_Q4_K:
     case Q35_TYPE_Q5_K: {
@@ -65,8 +128,9 @@ __device__ __forceinline__ float q35_dequant_at(int type, const uint8_t *row, in
             const uint8_t *qh = bp + 16, *qs = bp + 48;
             q = ((qs[32 * g + l] >> (4 * high)) & 0xF) + (((qh[l] >> (2 * g + high)) & 1) ? 16 : 0);
         }
-        const float d1 = __fmul_rn(d, (float)sc), m1 = __fmul_rn(dmin, (float)m);
-        return __fsub_rn(__fmul_rn(d1, (float)q), m1);
+        float d1, m1;
+        q35_dq_k_sub(d, dmin, q35_dev_level(sc), q35_dev_level(m), &d1, &m1);
+        return q35_dq_k(d1, m1, q35_dev_level(q));
     }
     case Q35_TYPE_Q6_K: {
         const q35_block_q6_K *b = reinterpret_cast<const q35_block_q6_K *>(row) + i / 256;
@@ -76,7 +140,7 @@ __device__ __forceinline__ float q35_dequant_at(int type, const uint8_t *row, in
         const int hi = (b->qh[h * 32 + l] >> (2 * quarter)) & 3;
         const int q = (int)(int8_t)(lo | (hi << 4)) - 32;
         const int sc = b->scales[h * 8 + l / 16 + 2 * quarter];
-        return __fmul_rn(__fmul_rn(q35_dev_f16(b->d), (float)sc), (float)q);
+        return q35_dq_scaled(q35_dev_level(q), q35_dq_q6k_scale(q35_dev_f16(b->d), sc));
     }
     default:
         return __int_as_float(0x7fc00000); /* launchers refuse other types */

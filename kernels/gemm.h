@@ -31,14 +31,18 @@ int64_t q35_gemm_f32_scratch_floats(int64_t n, int64_t k);
 /* Halves of f16 scratch the f16 path needs for T rows of k (T * k). */
 int64_t q35_gemm_f16_scratch_halves(int64_t T, int64_t k);
 
-/* CUDA, f32 path: y [T][ldy] (columns 0..n-1 written), x [T][k], w [n] rows of
- * type `type` on the device; w_scratch >= q35_gemm_f32_scratch_floats(n, k)
- * floats. T >= 0 (0 does nothing), ldy >= n. The blas handle's stream is used. */
+/* CUDA, f32 path: y [T][ldy] (columns 0..n-1 written, the others untouched),
+ * x [T][k], w [n] rows of type `type` on the device; w_scratch >=
+ * q35_gemm_f32_scratch_floats(n, k) floats. T >= 0 (0 does nothing), ldy >= n;
+ * n, k, T, ldy at most INT32_MAX (cuBLAS's int). The blas handle's stream is
+ * used for the dequantization and the GEMM. Refuses a type it cannot compute, k
+ * not a whole number of the type's blocks, ldy < n, each naming the value. */
 int q35_gemm_f32(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T, const void *w, q35_type type,
                  int64_t n, int64_t k, float *w_scratch, q35_error *err);
 
 /* CUDA, f16 path: w16 [n][k] f16 (the cached weight), x_scratch >=
- * q35_gemm_f16_scratch_halves(T, k) halves. */
+ * q35_gemm_f16_scratch_halves(T, k) halves (x rounded to nearest even into it).
+ * The limits and refusals of the f32 path. */
 int q35_gemm_f16(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T, const uint16_t *w16, int64_t n,
                  int64_t k, uint16_t *x_scratch, q35_error *err);
 

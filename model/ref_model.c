@@ -15,6 +15,7 @@
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "parallel.h"
+#include "request.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -320,31 +321,9 @@ static int tail(struct ctx *c, int64_t row, double *logits)
 static int check_request(const q35_model *m, const q35_ref_state *st, const int32_t *tokens, int64_t n, int64_t pos0,
                          int64_t chunk_rows, const int64_t *at, int64_t n_at, q35_error *err)
 {
-    if (n < 1)
-        return q35_fail(err, "prefill: the prompt is empty");
-    if (chunk_rows < 1)
+    if (n >= 1 && chunk_rows < 1)
         return q35_fail(err, "prefill: chunk rows %" PRId64 " must be at least 1", chunk_rows);
-    if (pos0 != st->kv_len)
-        return q35_fail(err,
-                        "prefill: pos0 %" PRId64 " is not where the state stands (%" PRId64
-                        " positions written): a prefill continues the state, it cannot skip or rewind it",
-                        pos0, st->kv_len);
-    if (n > st->max_seq - pos0)
-        return q35_fail(err, "prefill: positions %" PRId64 "..%" PRId64 " are past the KV cache (%" PRId64 " rows)",
-                        pos0, pos0 + n - 1, st->max_seq);
-    for (int64_t i = 0; i < n; i++)
-        if (tokens[i] < 0 || tokens[i] >= m->hp.n_vocab)
-            return q35_fail(err, "prefill: token %" PRId32 " at prompt index %" PRId64 " is outside the vocabulary (0..%d)",
-                            tokens[i], i, m->hp.n_vocab - 1);
-    for (int64_t i = 0; i < n_at; i++) {
-        if (at[i] < pos0 || at[i] >= pos0 + n)
-            return q35_fail(err, "prefill: logit position %" PRId64 " is outside the prompt's positions %" PRId64
-                            "..%" PRId64, at[i], pos0, pos0 + n - 1);
-        if (i > 0 && at[i] <= at[i - 1])
-            return q35_fail(err, "prefill: logit positions must ascend (%" PRId64 " follows %" PRId64 ")", at[i],
-                            at[i - 1]);
-    }
-    return 0;
+    return q35_request_check(m->hp.n_vocab, st->kv_len, st->max_seq, tokens, n, pos0, at, n_at, err);
 }
 
 int q35_ref_prefill(const q35_model *m, q35_ref_state *st, const int32_t *tokens, int64_t n, int64_t pos0,

@@ -1,4 +1,5 @@
 #include "gpu.h"
+#include "device_env.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -21,17 +22,23 @@ int q35_gpu_begin(void)
         printf("SKIP  no usable CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "none present");
         return Q35_TEST_SKIP;
     }
-    const char *env = getenv("Q35_DEVICE");
-    const int dev = env ? atoi(env) : 0;
-    if (dev < 0 || dev >= n) {
-        printf("FAIL  Q35_DEVICE=%d, but %d device(s) are present\n", dev, n);
+    const q35_device_env env = q35_device_env_get();
+    const char *source = NULL;
+    q35_error err = {{0}};
+    const int dev = q35_device_from_env(&env, &source, &err);
+    if (dev < 0) {
+        printf("FAIL  %s\n", err.msg);
+        exit(1);
+    }
+    if (dev >= n) {
+        printf("FAIL  %s picks device %d, but %d device(s) are present\n", source, dev, n);
         exit(1);
     }
     check(cudaSetDevice(dev), "cudaSetDevice");
     struct cudaDeviceProp p;
     check(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
-    printf("device %d: %s, sm_%d%d, %d SMs, %.1f GiB\n", dev, p.name, p.major, p.minor, p.multiProcessorCount,
-           (double)p.totalGlobalMem / (1 << 30));
+    printf("device %d (%s): %s, sm_%d%d, %d SMs, %.1f GiB\n", dev, source, p.name, p.major, p.minor,
+           p.multiProcessorCount, (double)p.totalGlobalMem / (1 << 30));
     return 0;
 }
 

@@ -10,8 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Picks device $Q35_DEVICE (default 0) and prints it; returns 0, or
- * Q35_TEST_SKIP (after printing why) when no device is usable. */
+/* Picks the device (parity/device_env.h: ctest's resource allocation, else
+ * $Q35_DEVICE, else 0) and prints it; returns 0, or Q35_TEST_SKIP (after
+ * printing why) when no device is usable. */
 int q35_gpu_begin(void);
 
 /* Starts a GPU suite: the device (q35_gpu_begin), the seed into *rng, the

@@ -246,3 +246,29 @@ int64_t q35_test_big_rows(void)
 {
     return q35_quick() ? 37 : 600;
 }
+
+bool q35_case_positions(q35_suite *s, const char *what, const double *ours, const float *theirs, int64_t n, int vocab,
+                        double limit)
+{
+    double worst = 0.0, sum = 0.0;
+    int64_t worst_at = 0, argmax_same = 0, nonfinite = 0;
+    double *ref = malloc((size_t)vocab * sizeof *ref);
+    const bool have = ref != NULL;
+    for (int64_t t = 0; t < n && ref; t++) {
+        for (int v = 0; v < vocab; v++)
+            ref[v] = theirs[t * vocab + v];
+        const q35_cmp c = q35_compare_f64(ours + t * vocab, ref, vocab);
+        nonfinite += c.nonfinite;
+        argmax_same += c.argmax_a == c.argmax_b;
+        sum += c.rel_l2;
+        if (!(c.rel_l2 <= worst)) {
+            worst = c.rel_l2;
+            worst_at = t;
+        }
+    }
+    free(ref);
+    return q35_case(s, have && nonfinite == 0 && worst <= limit,
+                    "%-40s %3" PRId64 " positions: max rel L2 %.3e (at %" PRId64 "), mean %.3e, argmax %" PRId64
+                    "/%" PRId64 " (limit %.0e)",
+                    what, n, worst, worst_at, sum / (double)n, argmax_same, n, limit);
+}

@@ -104,6 +104,13 @@ double *q35_host_f64(const float *x, int64_t n);
  * prints one line. bit may be NULL when there is no second form. */
 bool q35_case_unit(q35_suite *s, const char *what, const q35_cmp *c, double limit, const q35_bitcmp *bit);
 
+/* Logits of n positions: ours [n][vocab] in float64 against theirs in float32,
+ * rel L2 per position; one case line with the worst (and where), the mean and
+ * the argmax agreement; passes when the worst is <= limit and nothing is
+ * non-finite. */
+bool q35_case_positions(q35_suite *s, const char *what, const double *ours, const float *theirs, int64_t n, int vocab,
+                        double limit);
+
 /* Fills with NaN bit patterns, so a kernel that skips an element cannot pass. */
 void q35_poison_f32(float *x, int64_t n);
 void q35_poison_f64(double *x, int64_t n);

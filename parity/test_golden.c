@@ -60,32 +60,6 @@ static double *reference_logits(const char *model_rel, const int32_t *tokens, in
     return logits;
 }
 
-/* Per-position rel L2 of ours against theirs; one case line per model. */
-static void check_positions(q35_suite *s, const char *what, const double *ours, const float *theirs, int64_t n,
-                            int vocab, double limit)
-{
-    double worst = 0.0, sum = 0.0;
-    int64_t worst_at = 0, argmax_same = 0, nonfinite = 0;
-    double *ref = malloc((size_t)vocab * sizeof *ref);
-    for (int64_t t = 0; t < n && ref; t++) {
-        for (int v = 0; v < vocab; v++)
-            ref[v] = theirs[t * vocab + v];
-        const q35_cmp c = q35_compare_f64(ours + t * vocab, ref, vocab);
-        nonfinite += c.nonfinite;
-        argmax_same += c.argmax_a == c.argmax_b;
-        sum += c.rel_l2;
-        if (!(c.rel_l2 <= worst)) {
-            worst = c.rel_l2;
-            worst_at = t;
-        }
-    }
-    free(ref);
-    q35_case(s, ref && nonfinite == 0 && worst <= limit,
-             "%-28s %3" PRId64 " positions: max rel L2 %.3e (at %" PRId64 "), mean %.3e, argmax %" PRId64
-             "/%" PRId64 " (limit %.0e)",
-             what, n, worst, worst_at, sum / (double)n, argmax_same, n, limit);
-}
-
 int main(void)
 {
     q35_suite s;
@@ -102,12 +76,12 @@ int main(void)
     double *ours = reference_logits(GOLDEN "/model.gguf", tokens, n, 512, &vocab);
     if (q35_case(&s, ours != NULL && (size_t)n * (size_t)vocab * 4 == lg_bytes, "F16 model: %" PRId64 " tokens, vocab %d",
                  n, vocab)) {
-        check_positions(&s, "F16 vs transformers prefill", ours, golden, n, vocab, 1e-5);
+        q35_case_positions(&s, "F16 vs transformers prefill", ours, golden, n, vocab, 1e-5);
         size_t count = 0;
         const float *decode = npy_f32(npy, npy_bytes, &count);
         if (q35_case(&s, decode && count == (size_t)n * (size_t)vocab, "decode_logits.npy holds [%" PRId64 "][%d] f32",
                      n, vocab))
-            check_positions(&s, "F16 vs transformers decode", ours, decode, n, vocab, 1e-5);
+            q35_case_positions(&s, "F16 vs transformers decode", ours, decode, n, vocab, 1e-5);
     }
     free(ours);
 
@@ -121,7 +95,7 @@ int main(void)
         double *q = reference_logits(model, tokens, n, 37, &vocab); /* chunks of 37: boundaries mid-prompt */
         snprintf(what, sizeof what, "%s vs float64 logits", types[i]);
         if (q35_case(&s, ref && q && bytes == (size_t)n * (size_t)vocab * 4, "%s: model and logits loaded", types[i]))
-            check_positions(&s, what, q, ref, n, vocab, 1e-6);
+            q35_case_positions(&s, what, q, ref, n, vocab, 1e-6);
         free(ref);
         free(q);
     }

@@ -1,9 +1,11 @@
 /* GPU parity of the DeltaNet units: causal conv1d + SiLU, the gates, and the
  * delta rule. Each against its float64 reference (rel L-inf <= 1e-5) on fresh
  * random inputs in realistic ranges (q/k heads of unit norm, beta in (0, 1),
- * g in [-20, 0)), outputs poisoned first; each rows form against per-token
- * launches carrying the same state, bitwise (outputs AND final state); at the
- * head layouts of 0.8B, 9B and 27B and odd sizes; and what each refuses. */
+ * g in [-20, 0)), outputs poisoned first; each rows form (every delta-rule
+ * variant) against its own per-token launches carrying the same state, bitwise
+ * (outputs AND final state), and the variants the kernel says compute the same
+ * bits against each other; at the head layouts of 0.8B, 9B and 27B and odd
+ * sizes; and what each refuses. */
 #include "gpu.h"
 
 #include "kernels/conv1d.h"
@@ -96,7 +98,23 @@ static void check_gates(q35_suite *s, const char *what, int64_t hv, int64_t T)
 
 /* ---- the delta rule --------------------------------------------------------- */
 
-static void check_delta(q35_suite *s, const char *what, int variant, q35_delta_dims d, int64_t T)
+/* Variants the kernel says compute the same bits (kernels/delta_rule.cu: only
+ * scheduling, the reduction's distribution or the lane order differ). */
+static const char *const k_same_bits[][2] = {
+    {"rows2", "r2p"}, {"r2pn", "r2pni"}, {"r2pn", "r2w2pn"}, {"l16r2pn", "l16r2w8pn"}};
+
+static int variant_index(const char *name)
+{
+    for (int v = 0; v < Q35_DELTA_VARIANTS; v++)
+        if (strcmp(q35_delta_rule_variant_name(v), name) == 0)
+            return v;
+    return -1;
+}
+
+/* One case, every variant on the same inputs: its scan against the float64
+ * recurrence and, bitwise, against its own per-token launches (outputs and
+ * final state); a variant whose rows per block do not divide dv must refuse. */
+static void check_delta(q35_suite *s, const char *what, q35_delta_dims d, int64_t T)
 {
     q35_error err = {{0}};
     const int64_t kd = (int64_t)d.hk * d.dk, vd = (int64_t)d.hv * d.dv, stride = 2 * kd + vd;
@@ -110,43 +128,74 @@ static void check_delta(q35_suite *s, const char *what, int variant, q35_delta_d
     q35_gpu_ok(q35_l2norm_rows(drows, d.dk, 2 * d.hk, T, stride, 1e-6f, NULL, &err), &err); /* unit q, k heads */
     q35_gpu_download(rows, drows, (size_t)(T * stride) * sizeof *rows);
     float *dg = q35_gpu_from_host(g, T * d.hv), *db = q35_gpu_from_host(beta, T * d.hv);
-    float *dSa = q35_gpu_from_host(S0, ns), *dSb = q35_gpu_from_host(S0, ns);
-    float *doa = q35_gpu_floats(T * vd), *dob = q35_gpu_floats(T * vd);
-    const double t0 = q35_now();
-    q35_gpu_ok(q35_delta_rule_scan_variant(variant, doa, vd, dSa, drows, drows + kd, drows + 2 * kd, stride, dg, db, T,
-                                           d, NULL, &err),
-               &err);
-    q35_gpu_sync();
-    const double scan_s = q35_now() - t0;
-    for (int64_t t = 0; t < T; t++) {
-        const float *r = drows + t * stride;
-        q35_gpu_ok(q35_delta_rule_scan_variant(variant, dob + t * vd, vd, dSb, r, r + kd, r + 2 * kd, stride,
-                                               dg + t * d.hv, db + t * d.hv, 1, d, NULL, &err),
-                   &err);
-    }
-    float *oa = q35_gpu_to_host(doa, T * vd), *ob = q35_gpu_to_host(dob, T * vd), *Sa = q35_gpu_to_host(dSa, ns), *Sb = q35_gpu_to_host(dSb, ns);
     double *rd = q35_host_f64(rows, T * stride), *Sr = q35_host_f64(S0, ns), *gd = q35_host_f64(g, T * d.hv);
     double *bd = q35_host_f64(beta, T * d.hv), *ro = malloc((size_t)(T * vd) * sizeof *ro);
     for (int64_t t = 0; t < T; t++) {
         const double *r = rd + t * stride;
         q35_ref_delta_rule_step(ro + t * vd, Sr, r, r + kd, r + 2 * kd, gd + t * d.hv, bd + t * d.hv, d);
     }
-    char name[200];
-    const char *vn = q35_delta_rule_variant_name(variant);
-    snprintf(name, sizeof name, "delta_rule_scan %-7s o %-5s Hk %2d Hv %2d dv %3d T %4" PRId64 " (%.2f ms)", vn, what,
-             d.hk, d.hv, d.dv, T, 1e3 * scan_s);
-    q35_cmp c = q35_compare_f32_f64(oa, ro, T * vd);
-    q35_bitcmp b = q35_bitwise_f32(oa, ob, T * vd);
-    q35_case_unit(s, name, &c, LIMIT, &b);
-    snprintf(name, sizeof name, "delta_rule_scan %-7s S %-5s Hk %2d Hv %2d dv %3d T %4" PRId64, vn, what, d.hk, d.hv,
-             d.dv, T);
-    c = q35_compare_f32_f64(Sa, Sr, ns);
-    b = q35_bitwise_f32(Sa, Sb, ns);
-    q35_case_unit(s, name, &c, LIMIT, &b);
-    free(rows), free(S0), free(g), free(beta), free(oa), free(ob), free(Sa), free(Sb), free(rd), free(Sr), free(gd),
-        free(bd), free(ro);
-    q35_gpu_free(drows), q35_gpu_free(dg), q35_gpu_free(db), q35_gpu_free(dSa), q35_gpu_free(dSb), q35_gpu_free(doa),
-        q35_gpu_free(dob);
+    float *oa[Q35_DELTA_VARIANTS] = {0}, *Sa[Q35_DELTA_VARIANTS] = {0};
+    for (int v = 0; v < Q35_DELTA_VARIANTS; v++) {
+        const char *vn = q35_delta_rule_variant_name(v);
+        const int rpb = q35_delta_rule_variant_rows(v);
+        char name[200];
+        if (d.dv % rpb != 0) {
+            char want[40];
+            snprintf(want, sizeof want, "multiple of %d", rpb);
+            memset(&err, 0, sizeof err);
+            const int rc = q35_delta_rule_scan_variant(v, drows, vd, drows, drows, drows + kd, drows + 2 * kd, stride,
+                                                       dg, db, T, d, NULL, &err);
+            q35_case(s, rc == -1 && strstr(err.msg, vn) && strstr(err.msg, want),
+                     "delta_rule_scan %-9s refuses %-5s dv %3d (%d rows a block): %s", vn, what, d.dv, rpb, err.msg);
+            continue;
+        }
+        float *dSa = q35_gpu_from_host(S0, ns), *dSb = q35_gpu_from_host(S0, ns);
+        float *doa = q35_gpu_floats(T * vd), *dob = q35_gpu_floats(T * vd);
+        const double t0 = q35_now();
+        q35_gpu_ok(q35_delta_rule_scan_variant(v, doa, vd, dSa, drows, drows + kd, drows + 2 * kd, stride, dg, db, T,
+                                               d, NULL, &err),
+                   &err);
+        q35_gpu_sync();
+        const double scan_s = q35_now() - t0;
+        for (int64_t t = 0; t < T; t++) {
+            const float *r = drows + t * stride;
+            q35_gpu_ok(q35_delta_rule_scan_variant(v, dob + t * vd, vd, dSb, r, r + kd, r + 2 * kd, stride,
+                                                   dg + t * d.hv, db + t * d.hv, 1, d, NULL, &err),
+                       &err);
+        }
+        oa[v] = q35_gpu_to_host(doa, T * vd), Sa[v] = q35_gpu_to_host(dSa, ns);
+        float *ob = q35_gpu_to_host(dob, T * vd), *Sb = q35_gpu_to_host(dSb, ns);
+        snprintf(name, sizeof name, "delta_rule_scan %-9s o %-5s Hk %2d Hv %2d dv %3d T %4" PRId64 " (%.2f ms)", vn,
+                 what, d.hk, d.hv, d.dv, T, 1e3 * scan_s);
+        q35_cmp c = q35_compare_f32_f64(oa[v], ro, T * vd);
+        q35_bitcmp b = q35_bitwise_f32(oa[v], ob, T * vd);
+        q35_case_unit(s, name, &c, LIMIT, &b);
+        snprintf(name, sizeof name, "delta_rule_scan %-9s S %-5s Hk %2d Hv %2d dv %3d T %4" PRId64, vn, what, d.hk,
+                 d.hv, d.dv, T);
+        c = q35_compare_f32_f64(Sa[v], Sr, ns);
+        b = q35_bitwise_f32(Sa[v], Sb, ns);
+        q35_case_unit(s, name, &c, LIMIT, &b);
+        free(ob), free(Sb);
+        q35_gpu_free(dSa), q35_gpu_free(dSb), q35_gpu_free(doa), q35_gpu_free(dob);
+    }
+    for (size_t i = 0; i < sizeof k_same_bits / sizeof k_same_bits[0]; i++) {
+        const int x = variant_index(k_same_bits[i][0]), y = variant_index(k_same_bits[i][1]);
+        if (x < 0 || y < 0) {
+            q35_case(s, false, "delta_rule_scan: no variant %s or %s", k_same_bits[i][0], k_same_bits[i][1]);
+            continue;
+        }
+        if (!oa[x] || !oa[y]) /* refused this shape */
+            continue;
+        char bo[160], bs[160];
+        const q35_bitcmp b = q35_bitwise_f32(oa[x], oa[y], T * vd), c = q35_bitwise_f32(Sa[x], Sa[y], ns);
+        q35_case(s, b.equal && c.equal, "delta_rule_scan %s and %s %-5s T %4" PRId64 ": o %s, S %s",
+                 k_same_bits[i][0], k_same_bits[i][1], what, T, q35_bitcmp_str(&b, bo, sizeof bo),
+                 q35_bitcmp_str(&c, bs, sizeof bs));
+    }
+    for (int v = 0; v < Q35_DELTA_VARIANTS; v++)
+        free(oa[v]), free(Sa[v]);
+    free(rows), free(S0), free(g), free(beta), free(rd), free(Sr), free(gd), free(bd), free(ro);
+    q35_gpu_free(drows), q35_gpu_free(dg), q35_gpu_free(db);
 }
 
 static void check_refusals(q35_suite *s)
@@ -201,18 +250,15 @@ int main(void)
 
     const q35_delta_dims d08 = {16, 16, 128, 128}, d9 = {16, 32, 128, 128}, d27 = {16, 48, 128, 128};
     const q35_delta_dims odd = {1, 3, 128, 32}, tiny = {2, 4, 128, 128}, dv16 = {2, 2, 128, 16};
-    for (int v = 0; v < Q35_DELTA_VARIANTS; v++) {
-        for (int i = 0; i < n_sizes; i++)
-            check_delta(&s, "9B", v, d9, Ts[i]);
-        check_delta(&s, "0.8B", v, d08, 37);
-        check_delta(&s, "27B", v, d27, 65); /* crosses two tile boundaries */
-        check_delta(&s, "tiny", v, tiny, 33);
-        check_delta(&s, "tiny", v, tiny, 64);
-        check_delta(&s, "odd", v, odd, 37);
-    }
-    check_delta(&s, "dv 16", 0, dv16, 7); /* rows1 only */
-    for (int v = 0; v < Q35_DELTA_VARIANTS; v++) /* a long scan through many tile boundaries */
-        check_delta(&s, "9B", v, d9, q35_quick() ? 65 : 2049);
+    for (int i = 0; i < n_sizes; i++)
+        check_delta(&s, "9B", d9, Ts[i]);
+    check_delta(&s, "0.8B", d08, 37);
+    check_delta(&s, "27B", d27, 65); /* crosses two tile boundaries */
+    check_delta(&s, "tiny", tiny, 33);
+    check_delta(&s, "tiny", tiny, 64);
+    check_delta(&s, "odd", odd, 37);
+    check_delta(&s, "dv 16", dv16, 7);                       /* the variants of 16 rows a block; the others refuse */
+    check_delta(&s, "9B", d9, q35_quick() ? 65 : 2049); /* a long scan through many tile boundaries */
     /* the per-token step is the default variant's scan of one token */
     {
         q35_error err = {{0}};

@@ -23,11 +23,12 @@
  *
  * Parts 1, 2 and 3 are quant_half_cases.c, quant_blocks_cases.c and
  * quant_roundtrip_cases.c (entry points and shared definitions in quant_cases.h);
- * parts 4 and 5 are here. */
+ * part 4 is quant_golden.c (test_kernels_dequant runs it on the GPU's dequantizer
+ * too); part 5 and main are here. */
 #include "harness.h"
 
 #include "quant_cases.h"
-#include "model/gguf.h"
+#include "quant_golden.h"
 #include "model/quant.h"
 #include "model/quant_blocks.h"
 #include "model/rng.h"
@@ -37,155 +38,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- 4. the quantized golden files -------------------------------------------- */
+/* ---- 4. the quantized golden files (quant_golden.c) ----------------------------- */
 
-#define GOLDEN_QUANT "data/golden/tiny-r2/quant"
-
-/* One line of dequant-<variant>.json. */
-typedef struct golden_hash {
-    char name[257];  /* tensor name (Q35_GGUF_MAX_NAME bytes at most) */
-    char type[16];   /* ggml's type name */
-    uint64_t fnv;    /* FNV-1a 64 of the dequantized float32 bytes */
-    bool matched;    /* a tensor of the file carries this name */
-} golden_hash;
-
-/* FNV-1a 64 over the little-endian bytes of n floats, in order. */
-static uint64_t fnv1a64_f32(const float *x, int64_t n)
+static int cpu_dequant(void *ctx, q35_type type, const void *data, int64_t rows, int64_t cols, float *y,
+                       q35_error *err)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int64_t i = 0; i < n; i++) {
-        const uint32_t u = q35_test_bits_of(x[i]);
-        for (int k = 0; k < 4; k++) {
-            h ^= (u >> (8 * k)) & 0xffu;
-            h *= 0x100000001b3ull;
-        }
-    }
-    return h;
-}
-
-/* Reads the lines `"name": {"type": "q4_K", "fnv1a64_f32": "09f5f77ebc270e42"},`;
- * a line naming fnv1a64_f32 that does not parse counts as malformed. NULL when the
- * file cannot be read. */
-static golden_hash *read_hashes(const char *path, int *count, int *malformed)
-{
-    size_t size = 0;
-    char *text = q35_read_file(path, &size);
-    *count = *malformed = 0;
-    if (!text)
-        return NULL;
-    text[size] = '\0'; /* q35_read_file leaves room for it */
-    int lines = 1;
-    for (const char *p = text; *p; p++)
-        lines += *p == '\n';
-    golden_hash *h = calloc((size_t)lines, sizeof *h);
-    for (char *line = text; h && *line;) {
-        char *end = strchr(line, '\n');
-        if (end)
-            *end = '\0';
-        if (strstr(line, "fnv1a64_f32")) {
-            golden_hash *e = &h[*count];
-            char hex[17] = "";
-            int used = 0;
-            if (sscanf(line, " \"%256[^\"]\": {\"type\": \"%15[^\"]\", \"fnv1a64_f32\": \"%16[0-9a-f]\"}%n", e->name,
-                       e->type, hex, &used) == 3 &&
-                used > 0 && strlen(hex) == 16) {
-                e->fnv = strtoull(hex, NULL, 16);
-                (*count)++;
-            } else {
-                (*malformed)++;
-            }
-        }
-        line = end ? end + 1 : line + strlen(line);
-    }
-    free(text);
-    return h;
-}
-
-/* Every tensor of model-<variant>.gguf dequantized and hashed against its line of
- * dequant-<variant>.json (type name too); every line must name a tensor of the file.
- * One FAIL case per mismatching tensor, one case for the file. */
-static void check_golden_file(q35_suite *s, const char *variant)
-{
-    char rel[256], path[1024];
-    snprintf(rel, sizeof rel, GOLDEN_QUANT "/dequant-%s.json", variant);
-    int n_hashes = 0, malformed = 0;
-    golden_hash *hashes = read_hashes(q35_repo_path(rel, path, sizeof path), &n_hashes, &malformed);
-    snprintf(rel, sizeof rel, GOLDEN_QUANT "/model-%s.gguf", variant);
-    q35_error err = {{0}};
-    q35_gguf *g = NULL;
-    if (!hashes || q35_gguf_open(&g, q35_repo_path(rel, path, sizeof path), &err)) {
-        q35_case(s, false, "model-%s.gguf and dequant-%s.json: %s", variant, variant,
-                 hashes ? err.msg : "cannot read the json");
-        free(hashes);
-        return;
-    }
-    int matched = 0, bad = 0;
-    int type_count[Q35_TYPE_COUNT] = {0};
-    for (uint64_t i = 0; i < g->n_tensors; i++) {
-        const q35_gguf_tensor *t = &g->tensors[i];
-        golden_hash *h = NULL;
-        for (int k = 0; k < n_hashes && !h; k++)
-            h = strcmp(hashes[k].name, t->name) == 0 ? &hashes[k] : NULL;
-        if (!h) {
-            q35_case(s, false, "model-%s.gguf %s: not listed in dequant-%s.json", variant, t->name, variant);
-            bad++;
-            continue;
-        }
-        h->matched = true;
-        int64_t n = 1;
-        for (int d = 0; d < Q35_GGUF_MAX_DIMS; d++)
-            n *= t->ne[d];
-        const bool computable = q35_type_computable(t->type);
-        const bool sized = q35_row_bytes(t->type, n) == t->nbytes;
-        float *y = computable && sized ? malloc((size_t)n * sizeof *y) : NULL;
-        uint64_t got = 0;
-        if (y) {
-            q35_poison_f32(y, n);
-            q35_dequantize((q35_type)t->type, t->data, y, n);
-            got = fnv1a64_f32(y, n);
-        }
-        const bool type_ok = strcmp(h->type, q35_type_name(t->type)) == 0;
-        if (y && type_ok && got == h->fnv) {
-            matched++;
-            if (t->type < Q35_TYPE_COUNT)
-                type_count[t->type]++;
-        } else {
-            q35_case(s, false,
-                     "model-%s.gguf %s: type %s (listed %s), %" PRId64 " elements%s%s, fnv1a64 %016" PRIx64
-                     " (listed %016" PRIx64 ")",
-                     variant, t->name, q35_type_name(t->type), h->type, n, computable ? "" : " NOT COMPUTABLE",
-                     sized ? "" : " SIZE MISMATCH", got, h->fnv);
-            bad++;
-        }
-        free(y);
-    }
-    for (int k = 0; k < n_hashes; k++) {
-        if (!hashes[k].matched) {
-            q35_case(s, false, "dequant-%s.json %s: no such tensor in the file", variant, hashes[k].name);
-            bad++;
-        }
-    }
-    char types[256] = "";
-    for (int t = 0; t < Q35_TYPE_COUNT; t++) {
-        if (type_count[t]) {
-            const size_t used = strlen(types);
-            snprintf(types + used, sizeof types - used, "%s%s x%d", used ? ", " : "", q35_type_name((uint32_t)t),
-                     type_count[t]);
-        }
-    }
-    q35_case(s, bad == 0 && malformed == 0 && (uint64_t)n_hashes == g->n_tensors,
-             "model-%-7s %d/%" PRIu64 " tensors hash as ggml dequantizes them (%d listed, %d malformed lines; %s)",
-             variant, matched, g->n_tensors, n_hashes, malformed, types);
-    q35_gguf_close(g);
-    free(hashes);
+    (void)ctx, (void)err;
+    q35_dequantize(type, data, y, rows * cols);
+    return 0;
 }
 
 static void check_golden(q35_suite *s)
 {
     printf("-- 4. the quantized golden files against ggml's dequantized hashes\n");
-    static const char *const variants[] = {"BF16", "Q8_0", "Q6_K", "Q4_K_M", "Q4_0"};
-    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
-        check_golden_file(s, variants[i]);
+    for (int i = 0; i < Q35_GOLDEN_VARIANTS; i++)
+        q35_check_golden_quant_file(s, "CPU", q35_golden_variants[i], cpu_dequant, NULL);
 }
 
 /* ---- 5. the type table ----------------------------------------------------------- */

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Installs what the build and the tests need and are missing, from Debian's
 # packages: cmake, ninja, a C/C++ compiler, clang with its fuzzer runtime, Google
-# Benchmark, gnuplot; and cuobjdump (the flash kernel's SASS check), which not
-# every CUDA toolkit carries, from PyPI's nvidia-cuda-cuobjdump wheel into
-# ~/.cache/q35-tools. The CUDA toolkit (nvcc, cuBLAS) must already be there;
+# Benchmark, gnuplot and jq (the plots, the merge of benchmark JSON); and
+# cuobjdump (the flash kernel's SASS check), which not every CUDA toolkit
+# carries, from PyPI's nvidia-cuda-cuobjdump wheel into ~/.cache/q35-tools. The CUDA toolkit (nvcc, cuBLAS) must already be there;
 # this script finds it under /usr/local/cuda when it is not on PATH.
 # Source it (. tools/deps.sh) so the PATH it finds stays set.
 need=""
@@ -17,6 +17,8 @@ have clang || need="$need clang"
 pkg libclang-rt-14-dev || pkg libclang-rt-dev || need="$need libclang-rt-dev"
 pkg libbenchmark-dev || need="$need libbenchmark-dev"
 have gnuplot || need="$need gnuplot-nox"
+have jq || need="$need jq"
+have python3 || need="$need python3"
 q35_tools="$HOME/.cache/q35-tools"
 # Puts the first cuobjdump found (PATH, the CUDA toolkit, the wheel) on PATH.
 find_cuobjdump() {

@@ -1,0 +1,272 @@
+/* Benchmarks of the projection units at the 9B projections (SPEC §1; `proj`
+ * indexes the table below), each beside its ceiling:
+ *   gemm_f32        q35_gemm_f32: dequant to the f32 scratch + SGEMM (pedantic),
+ *                   a Q4_K weight                       ceiling: sgemm
+ *   gemm_f16        q35_gemm_f16: rows rounded to f16 + GemmEx (f16 inputs, f32
+ *                   accumulation and output)            ceiling: hgemm
+ *   ceiling/sgemm   the pure cuBLAS call of gemm_f32 on an already-f32 weight
+ *                   (cublasGemmEx, CUBLAS_COMPUTE_32F_PEDANTIC)
+ *   ceiling/hgemm   the pure cuBLAS call of gemm_f16 on already-f16 weight and rows
+ *   ceiling/hgemm_f16out  classic HGEMM: f16 output, CUBLAS_COMPUTE_16F
+ *   dequant_f32, dequant_f16   a weight of `type` to f32 / f16
+ *   gemv            one token, straight from the blocks of `type`
+ *   gemv_rows       the batch-invariant rows form, Q4_K, rows >= 64
+ * The bandwidth ceiling is bench_kernels' ceiling/d2d_copy (read + write). The
+ * bandwidth points (dequant, gemv) rotate through copies of their buffers that
+ * together pass 512 MB (the L2 is 60 MB) and time at least 256 MB of them per
+ * iteration (back-to-back launches, `launches` of them), so small weights show
+ * their launch cost and large ones the memory.
+ * FLOP = 2 T n k; bytes = the weight as stored + x + y (gemm_f32: the quantized
+ * weight; its scratch traffic is what the sgemm ceiling shows as the difference);
+ * dequant: the weight as stored + its output. Device buffers hold a fixed
+ * pattern of finite floats (quantized blocks then carry arbitrary scales: the
+ * timing does not depend on the values). */
+#include "bench/gpu_bench.h"
+#include "kernels/blas.h"
+#include "kernels/dequant.h"
+#include "kernels/gemm.h"
+#include "kernels/gemv.h"
+#include "model/quant.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ROTATE_BYTES ((size_t)512 << 20)
+#define ITER_BYTES ((size_t)256 << 20)
+#define ALIGN 256
+
+typedef struct proj {
+    const char *name;
+    int64_t n, k;
+} proj;
+
+/* 9B: H 4096, DeltaNet 16 / 32 heads of 128, attention 16 / 4 heads of 256, ffn 12288 */
+static const proj k_proj[] = {
+    {"attn_qkv", 8192, 4096}, {"attn_gate", 4096, 4096},    {"ssm_alpha/beta", 32, 4096}, {"ssm_out", 4096, 4096},
+    {"attn_q", 8192, 4096},   {"attn_k/v", 1024, 4096},     {"attn_output", 4096, 4096},  {"ffn_gate/up", 12288, 4096},
+    {"ffn_down", 4096, 12288}, {"lm_head", 248320, 4096},
+};
+#define N_PROJ ((int)(sizeof k_proj / sizeof k_proj[0]))
+
+static q35_blas g_blas;
+
+enum { GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT };
+static const int k_which[] = {GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT};
+
+/* ---- the GEMMs and their ceilings ------------------------------------------------- */
+
+struct gemm_ctx {
+    int which;
+    int64_t n, k, T;
+    float *y, *x;
+    void *wq;           /* the Q4_K weight (gemm_f32) */
+    float *w32;         /* gemm_f32's scratch; sgemm's f32 weight */
+    uint16_t *w16, *x16; /* the f16 weight; gemm_f16's scratch, hgemm's f16 rows */
+};
+
+static int gemm_launch(void *p, q35_error *err)
+{
+    struct gemm_ctx *c = p;
+    const int n = (int)c->n, k = (int)c->k, T = (int)c->T;
+    const float one = 1.0f, zero = 0.0f;
+    const uint16_t one_h = 0x3c00, zero_h = 0x0000; /* f16 1 and 0: CUBLAS_COMPUTE_16F's alpha, beta */
+    switch (c->which) {
+    case GEMM_F32:
+        return q35_gemm_f32(g_blas, c->y, c->n, c->x, c->T, c->wq, Q35_TYPE_Q4_K, c->n, c->k, c->w32, err);
+    case GEMM_F16:
+        return q35_gemm_f16(g_blas, c->y, c->n, c->x, c->T, c->w16, c->n, c->k, c->x16, err);
+    case SGEMM:
+        return Q35_CUBLAS_CHECK(cublasGemmEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, n, T, k, &one, c->w32, CUDA_R_32F, k,
+                                             c->x, CUDA_R_32F, k, &zero, c->y, CUDA_R_32F, n,
+                                             CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT),
+                                err);
+    case HGEMM:
+        return Q35_CUBLAS_CHECK(cublasGemmEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, n, T, k, &one, c->w16, CUDA_R_16F, k,
+                                             c->x16, CUDA_R_16F, k, &zero, c->y, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+                                             CUBLAS_GEMM_DEFAULT),
+                                err);
+    default:
+        return Q35_CUBLAS_CHECK(cublasGemmEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, n, T, k, &one_h, c->w16, CUDA_R_16F,
+                                             k, c->x16, CUDA_R_16F, k, &zero_h, c->y, CUDA_R_16F, n,
+                                             CUBLAS_COMPUTE_16F, CUBLAS_GEMM_DEFAULT),
+                                err);
+    }
+}
+
+static void bench_gemm(q35_bench_state *st, void *which)
+{
+    const proj *p = &k_proj[q35_bench_arg(st, 0)];
+    struct gemm_ctx c = {.which = *(const int *)which, .n = p->n, .k = p->k, .T = q35_bench_arg(st, 1)};
+    const bool f32 = c.which == GEMM_F32 || c.which == SGEMM;
+    const size_t wq_bytes = q35_row_bytes(Q35_TYPE_Q4_K, c.k) * (size_t)c.n;
+    float *pattern = NULL;
+    if (!(c.y = q35_bench_try_alloc((size_t)(c.T * c.n) * 4, st)) ||
+        !(c.x = q35_bench_try_alloc((size_t)(c.T * c.k) * 4, st)))
+        goto out;
+    if (f32 && !(c.w32 = q35_bench_try_alloc((size_t)(c.n * c.k) * 4, st)))
+        goto out;
+    if (c.which == GEMM_F32 && !(c.wq = q35_bench_try_alloc(wq_bytes, st)))
+        goto out;
+    if (!f32) { /* valid halves: the pattern's floats narrowed */
+        q35_error err = {{0}};
+        const int64_t chunk = c.n < 1024 ? c.n : 1024;
+        if (!(c.w16 = q35_bench_try_alloc((size_t)(c.n * c.k) * 2, st)) ||
+            !(c.x16 = q35_bench_try_alloc((size_t)(c.T * c.k) * 2, st)) ||
+            !(pattern = q35_bench_try_alloc((size_t)(chunk * c.k) * 4, st)))
+            goto out;
+        for (int64_t r = 0; r < c.n; r += chunk)
+            q35_dequant_f16(c.w16 + r * c.k, pattern, Q35_TYPE_F32, c.n - r < chunk ? c.n - r : chunk, c.k, NULL, &err);
+        q35_dequant_f16(c.x16, c.x, Q35_TYPE_F32, c.T, c.k, NULL, &err);
+    }
+    q35_bench_time(st, gemm_launch, &c);
+    q35_bench_rate(st, "FLOP", 2.0 * (double)c.T * (double)c.n * (double)c.k);
+    const double weight = c.which == GEMM_F32 ? (double)wq_bytes : (double)(c.n * c.k) * (f32 ? 4.0 : 2.0);
+    const double y_bytes = (double)(c.T * c.n) * (c.which == HGEMM_F16OUT ? 2.0 : 4.0);
+    q35_bench_rate(st, "bytes", weight + (double)(c.T * c.k) * 4.0 + y_bytes);
+out: /* cudaFree(NULL) does nothing */
+    q35_bench_free(pattern), q35_bench_free(c.x16), q35_bench_free(c.w16), q35_bench_free(c.wq);
+    q35_bench_free(c.w32), q35_bench_free(c.x), q35_bench_free(c.y);
+}
+
+/* ---- the bandwidth points: copies rotated ------------------------------------------ */
+
+/* `copies` slots of `stride` bytes in one buffer; `launches` of them a timed iteration. */
+typedef struct rotation {
+    uint8_t *in, *out;
+    size_t in_stride, out_stride;
+    int copies, launches, next;
+} rotation;
+
+static size_t round_up(size_t n)
+{
+    return (n + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+/* in_bytes and out_bytes per launch; out_rotates: the output rotates too. 0, or -1 (skipped). */
+static int rotation_alloc(rotation *r, size_t in_bytes, size_t out_bytes, bool out_rotates, q35_bench_state *st)
+{
+    const size_t per = in_bytes + (out_rotates ? out_bytes : 0);
+    *r = (rotation){.in_stride = round_up(in_bytes), .out_stride = out_rotates ? round_up(out_bytes) : 0};
+    r->copies = (int)(ROTATE_BYTES / per) + 1;
+    const size_t iter = (ITER_BYTES + in_bytes + out_bytes - 1) / (in_bytes + out_bytes);
+    r->launches = iter > (size_t)r->copies ? r->copies : (int)iter;
+    if (!(r->in = q35_bench_try_alloc(r->in_stride * (size_t)r->copies, st)))
+        return -1;
+    if (!(r->out = q35_bench_try_alloc(out_rotates ? r->out_stride * (size_t)r->copies : out_bytes, st))) {
+        q35_bench_free(r->in);
+        return -1;
+    }
+    return 0;
+}
+
+static void rotation_free(rotation *r)
+{
+    q35_bench_free(r->in), q35_bench_free(r->out);
+}
+
+struct bw_ctx {
+    rotation r;
+    q35_type type;
+    int64_t n, k, T;
+    int half;   /* dequant: to f16 */
+    int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows */
+    float *x;
+};
+
+static int bw_launch(void *p, q35_error *err)
+{
+    struct bw_ctx *c = p;
+    for (int i = 0; i < c->r.launches; i++) {
+        const int at = c->r.next;
+        c->r.next = (c->r.next + 1) % c->r.copies;
+        const uint8_t *in = c->r.in + (size_t)at * c->r.in_stride;
+        void *out = c->r.out + (size_t)at * c->r.out_stride;
+        int rc;
+        if (c->gemv == 1)
+            rc = q35_gemv(out, in, c->type, c->n, c->k, c->x, NULL, err);
+        else if (c->gemv == 2)
+            rc = q35_gemv_rows(out, c->n, in, c->type, c->n, c->k, c->x, c->T, NULL, err);
+        else if (c->half)
+            rc = q35_dequant_f16(out, in, c->type, c->n, c->k, NULL, err);
+        else
+            rc = q35_dequant_f32(out, in, c->type, c->n, c->k, NULL, err);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static void bench_bw(q35_bench_state *st, void *kind)
+{
+    const proj *p = &k_proj[q35_bench_arg(st, 0)];
+    const int k_kind = *(const int *)kind; /* 0 dequant_f32, 1 dequant_f16, 2 gemv, 3 gemv_rows */
+    struct bw_ctx c = {.n = p->n, .k = p->k, .T = 1, .half = k_kind == 1, .gemv = k_kind >= 2 ? k_kind - 1 : 0};
+    c.type = k_kind == 3 ? Q35_TYPE_Q4_K : (q35_type)q35_bench_arg(st, 1);
+    if (k_kind == 3)
+        c.T = q35_bench_arg(st, 1);
+    const size_t w_bytes = q35_row_bytes(c.type, c.k) * (size_t)c.n;
+    const size_t out_bytes = c.gemv ? (size_t)(c.T * c.n) * 4 : (size_t)(c.n * c.k) * (c.half ? 2 : 4);
+    if (c.gemv == 2) { /* the rows form: compute-bound, one weight */
+        c.r = (rotation){.copies = 1, .launches = 1};
+        if (!(c.r.in = q35_bench_try_alloc(w_bytes, st)))
+            return;
+        if (!(c.r.out = q35_bench_try_alloc(out_bytes, st))) {
+            q35_bench_free(c.r.in);
+            return;
+        }
+    } else if (rotation_alloc(&c.r, w_bytes, out_bytes, !c.gemv, st)) {
+        return;
+    }
+    if (c.gemv && !(c.x = q35_bench_try_alloc((size_t)(c.T * c.k) * 4, st))) {
+        rotation_free(&c.r);
+        return;
+    }
+    q35_bench_time(st, bw_launch, &c);
+    const double L = c.r.launches;
+    q35_bench_rate(st, "bytes", L * ((double)w_bytes + (double)out_bytes + (c.gemv ? (double)(c.T * c.k) * 4.0 : 0.0)));
+    if (c.gemv)
+        q35_bench_rate(st, "FLOP", L * 2.0 * (double)c.T * (double)c.n * (double)c.k);
+    q35_bench_value(st, "launches", L);
+    q35_bench_value(st, "weight_MB", (double)w_bytes / 1e6);
+    if (c.x)
+        q35_bench_free(c.x);
+    rotation_free(&c.r);
+}
+
+int main(int argc, char **argv)
+{
+    if (q35_bench_gpu_init(&argc, argv))
+        return 1;
+    q35_error err = {{0}};
+    if (q35_blas_create(&g_blas, NULL, &err)) {
+        fprintf(stderr, "benchmark: %s\n", err.msg);
+        return 1;
+    }
+    static const int64_t projs[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, rows[] = {1, 64, 512, 2048}, rows_big[] = {64, 512, 2048};
+    static const int64_t types[] = {Q35_TYPE_Q4_K, Q35_TYPE_Q6_K, Q35_TYPE_Q8_0, Q35_TYPE_F16};
+    static const int kinds[] = {0, 1, 2, 3};
+    const q35_bench_axis proj_axis = {"proj", projs, N_PROJ}, rows_axis = {"rows", rows, 4};
+    const q35_bench_axis type_axis = {"type", types, 4};
+    q35_bench_register("gemm_f32", bench_gemm, (void *)&k_which[GEMM_F32], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
+    q35_bench_register("gemm_f16", bench_gemm, (void *)&k_which[GEMM_F16], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
+    q35_bench_register("ceiling/sgemm", bench_gemm, (void *)&k_which[SGEMM], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
+    q35_bench_register("ceiling/hgemm", bench_gemm, (void *)&k_which[HGEMM], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
+    q35_bench_register("ceiling/hgemm_f16out", bench_gemm, (void *)&k_which[HGEMM_F16OUT],
+                       (q35_bench_axis[]){proj_axis, rows_axis}, 2);
+    q35_bench_register("dequant_f32", bench_bw, (void *)&kinds[0], (q35_bench_axis[]){proj_axis, type_axis}, 2);
+    q35_bench_register("dequant_f16", bench_bw, (void *)&kinds[1], (q35_bench_axis[]){proj_axis, type_axis}, 2);
+    q35_bench_register("gemv", bench_bw, (void *)&kinds[2], (q35_bench_axis[]){proj_axis, type_axis}, 2);
+    q35_bench_register("gemv_rows", bench_bw, (void *)&kinds[3], (q35_bench_axis[]){proj_axis, {"rows", rows_big, 3}},
+                       2);
+    q35_bench_context("proj", "9B: 0 attn_qkv 8192x4096, 1 attn_gate 4096x4096, 2 ssm_alpha/beta 32x4096, 3 ssm_out "
+                              "4096x4096, 4 attn_q 8192x4096, 5 attn_k/v 1024x4096, 6 attn_output 4096x4096, 7 "
+                              "ffn_gate/up 12288x4096, 8 ffn_down 4096x12288, 9 lm_head 248320x4096 (n x k)");
+    q35_bench_context("type", "ggml ids: 12 = q4_K, 14 = q6_K, 8 = q8_0, 1 = f16");
+    q35_bench_context("ceilings", "gemm_f32: ceiling/sgemm; gemm_f16: ceiling/hgemm (and hgemm_f16out); dequant, "
+                                  "gemv: bench_kernels ceiling/d2d_copy (bytes/s)");
+    const int rc = q35_bench_main(argc, argv);
+    q35_blas_destroy(g_blas);
+    return rc;
+}

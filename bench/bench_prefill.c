@@ -1,0 +1,251 @@
+/* The whole-model benchmarks (bench/results/SCHEMA.md, "The prefill sweep"):
+ *
+ *   prefill/shape/quant/attn/gemm/chunk/len   one prefill of `len` random tokens
+ *                      from an empty state on the CUDA model (model/cuda_model.h),
+ *                      full layer count, generated in memory; tokens/s and the
+ *                      seconds per phase (projections, scan, attention, other);
+ *   decode/shape/quant/ctx                    one decode step at about `ctx`
+ *                      positions (ctx .. ctx + DECODE_SPAN - 1: the cache grows as
+ *                      steps run and is refilled when full, untimed).
+ *
+ * The registered points (filters pick among them; tools/sweep.sh shards them):
+ *   paths   shape {0.8b, 9b, 27b} x q4_k x GEMM {f32, f16} x attention {f32,
+ *           flash} x chunk 512 x len {512, 4096, 16384, 65536, 131072};
+ *   chunks  9b x q4_k x f16 x f32 attention x chunk {64 .. 4096} x len 4096;
+ *   quants  9b x {q6_k, q8_0, f16} x f16 x f32 x chunk 512 x len 4096;
+ *   decode  shape {0.8b, 9b, 27b} x q4_k x ctx {512, 4096, 16384};
+ *   default the built-in default model (tiny, q4_k_m: what `q35 run` runs) x
+ *           GEMM {f32, f16} x attention {f32, flash} x chunk 512 x len {512,
+ *           4096}, and its decode at 512 (the main job's short sweep).
+ * A point the capacity plan or the paths refuse is skipped with the refusal.
+ * The model of a (shape, quant) is generated and uploaded once and kept while
+ * consecutive points use it (registered shape by shape, so they are). */
+#include "bench/gpu_bench.h"
+#include "data/generate.h"
+#include "data/shapes.h"
+#include "model/cuda_model.h"
+#include "model/parallel.h"
+#include "model/rng.h"
+
+#include <cuda_runtime_api.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DECODE_SPAN 1024
+
+static const char *const k_quants[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q5_0", "q4_k", "q5_k", "q6_k", "q4_k_m"};
+enum { QUANT_F16 = 1, QUANT_Q8_0 = 3, QUANT_Q4_K = 6, QUANT_Q6_K = 8, QUANT_Q4_K_M = 9 };
+enum { SHAPE_TINY = 0, SHAPE_08B = 1, SHAPE_9B = 4, SHAPE_27B = 5 }; /* q35_shape_at */
+enum { AX_SHAPE, AX_QUANT }; /* the first two axes of every family */
+
+/* The model the last points used: kept until a point wants another. */
+static struct {
+    int shape, quant;
+    q35_cuda_model *cm;
+    char refusal[1400]; /* why this (shape, quant) cannot load, or "" */
+} g_model = {-1, -1, NULL, ""};
+
+/* The loaded model of (shape, quant), or NULL with the point skipped. */
+static q35_cuda_model *model_for(q35_bench_state *st, int shape, int quant)
+{
+    if (g_model.shape == shape && g_model.quant == quant) {
+        if (g_model.cm)
+            return g_model.cm;
+        q35_bench_skip(st, g_model.refusal);
+        return NULL;
+    }
+    q35_cuda_model_free(g_model.cm);
+    g_model.cm = NULL;
+    g_model.shape = shape, g_model.quant = quant, g_model.refusal[0] = '\0';
+    q35_error err = {{0}};
+    q35_gen_options go = q35_gen_defaults(q35_shape_at(shape));
+    snprintf(go.mix, sizeof go.mix, "%s", k_quants[quant]);
+    q35_model *m = NULL;
+    const double t0 = q35_now();
+    int rc = q35_generate_model(&go, &m, &err);
+    if (rc == 0) {
+        q35_cuda_options o;
+        q35_cuda_options_init(&o);
+        o.max_seq = 131072 + DECODE_SPAN; /* the plan covers every length of the sweep */
+        o.quiet = true;
+        rc = q35_cuda_model_load(&g_model.cm, m, &o, &err);
+        q35_model_free(m);
+    }
+    if (rc) {
+        snprintf(g_model.refusal, sizeof g_model.refusal, "%s %s: %s", q35_shape_at(shape)->name, k_quants[quant],
+                 err.msg);
+        q35_bench_skip(st, g_model.refusal);
+        return NULL;
+    }
+    fprintf(stderr, "benchmark: model %s %s generated and loaded in %.1f s\n", q35_shape_at(shape)->name,
+            k_quants[quant], q35_now() - t0);
+    return g_model.cm;
+}
+
+static int32_t *random_tokens(int64_t n, int vocab)
+{
+    int32_t *t = malloc((size_t)n * sizeof *t);
+    q35_rng r;
+    q35_rng_seed(&r, 0x9e3779b97f4a7c15ull ^ (uint64_t)n);
+    for (int64_t i = 0; t && i < n; i++)
+        t[i] = (int32_t)(q35_rng_next(&r) % (uint64_t)vocab);
+    return t;
+}
+
+/* Skips the point with err's message; returns NULL for the caller's convenience. */
+static void *skip_err(q35_bench_state *st, const char *what, const q35_error *err)
+{
+    char msg[1600];
+    snprintf(msg, sizeof msg, "%s: %s", what, err->msg);
+    q35_bench_skip(st, msg);
+    return NULL;
+}
+
+static void bench_prefill(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    q35_cuda_model *cm = model_for(st, (int)q35_bench_arg(st, AX_SHAPE), (int)q35_bench_arg(st, AX_QUANT));
+    if (!cm)
+        return;
+    const int64_t len = q35_bench_arg(st, 5);
+    q35_cuda_paths p = *q35_cuda_model_paths(cm);
+    p.gemm = (q35_gemm_path)q35_bench_arg(st, 2);
+    p.attention = (q35_attn_path)q35_bench_arg(st, 3);
+    p.chunk_rows = q35_bench_arg(st, 4);
+    p.deterministic = false;
+    q35_error err = {{0}};
+    q35_cuda_state *state = NULL;
+    int32_t *tokens = random_tokens(len, q35_cuda_model_hparams(cm)->n_vocab);
+    if (!tokens || q35_cuda_model_set_paths(cm, &p, &err)) {
+        skip_err(st, "paths", &err);
+        goto out;
+    }
+    if (q35_cuda_state_create(&state, cm, len, &err)) {
+        skip_err(st, "state", &err);
+        goto out;
+    }
+    /* the phase pass (per-op device times) doubles as the warm-up */
+    q35_op_times times;
+    memset(&times, 0, sizeof times);
+    if (q35_cuda_prefill(cm, state, tokens, len, 0, NULL, &times, &err)) {
+        skip_err(st, "prefill", &err);
+        goto out;
+    }
+    while (q35_bench_keep_running(st)) {
+        if (q35_cuda_state_reset(state, &err)) {
+            skip_err(st, "reset", &err);
+            goto out;
+        }
+        q35_bench_check((int)cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        const double t0 = q35_now();
+        /* no logits: the prefill's own last sync ends the timed region */
+        const int rc = q35_cuda_prefill(cm, state, tokens, len, 0, NULL, NULL, &err);
+        q35_bench_check((int)cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        q35_bench_set_iteration_time(st, q35_now() - t0);
+        if (rc) {
+            skip_err(st, "prefill", &err);
+            goto out;
+        }
+    }
+    q35_bench_rate(st, "tokens_per_s", (double)len);
+    q35_bench_phases(st, &times, 1);
+out:
+    q35_cuda_state_free(state);
+    free(tokens);
+}
+
+static void bench_decode(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    q35_cuda_model *cm = model_for(st, (int)q35_bench_arg(st, AX_SHAPE), (int)q35_bench_arg(st, AX_QUANT));
+    if (!cm)
+        return;
+    const int64_t ctx = q35_bench_arg(st, 2), max_seq = ctx + DECODE_SPAN;
+    const int vocab = q35_cuda_model_hparams(cm)->n_vocab;
+    q35_error err = {{0}};
+    q35_cuda_state *state = NULL;
+    int32_t *tokens = random_tokens(max_seq, vocab);
+    float *logits = malloc((size_t)vocab * sizeof *logits);
+    if (!tokens || !logits || q35_cuda_state_create(&state, cm, max_seq, &err)) {
+        skip_err(st, "state", &err);
+        goto out;
+    }
+    while (q35_bench_keep_running(st)) {
+        int64_t pos = q35_cuda_state_kv_len(state);
+        if (pos == 0 || pos == max_seq) { /* (re)fill the cache to ctx, untimed */
+            if (q35_cuda_state_reset(state, &err) || q35_cuda_prefill(cm, state, tokens, ctx, 0, NULL, NULL, &err)) {
+                skip_err(st, "prefill", &err);
+                goto out;
+            }
+            pos = ctx;
+        }
+        const double t0 = q35_now();
+        const int rc = q35_cuda_forward_token(cm, state, tokens[pos], pos, logits, NULL, &err);
+        q35_bench_set_iteration_time(st, q35_now() - t0);
+        if (rc) {
+            skip_err(st, "decode", &err);
+            goto out;
+        }
+    }
+    q35_bench_rate(st, "tokens_per_s", 1.0);
+out:
+    q35_cuda_state_free(state);
+    free(tokens);
+    free(logits);
+}
+
+int main(int argc, char **argv)
+{
+    if (q35_bench_gpu_init(&argc, argv))
+        return 1;
+    const char *shapes[SHAPE_27B + 1];
+    for (int i = 0; i <= SHAPE_27B; i++)
+        shapes[i] = q35_shape_at(i)->name;
+    q35_bench_axis_labels("shape", shapes, SHAPE_27B + 1);
+    q35_bench_axis_labels("quant", k_quants, (int)(sizeof k_quants / sizeof k_quants[0]));
+    q35_bench_axis_labels("attn", (const char *[]){"default", "f32", "flash"}, 3);
+    q35_bench_axis_labels("gemm", (const char *[]){"default", "f32", "f16"}, 3);
+
+    /* per shape, its points in a row, so each (shape, quant) model is generated once */
+    static const int64_t shapes_run[] = {SHAPE_08B, SHAPE_9B, SHAPE_27B};
+    static const int64_t q4k[] = {QUANT_Q4_K}, others[] = {QUANT_Q6_K, QUANT_Q8_0, QUANT_F16};
+    static const int64_t gemms[] = {Q35_GEMM_F32, Q35_GEMM_F16}, f16[] = {Q35_GEMM_F16};
+    static const int64_t attns[] = {Q35_ATTN_F32, Q35_ATTN_FLASH}, f32[] = {Q35_ATTN_F32};
+    static const int64_t c512[] = {512}, chunks[] = {64, 128, 256, 1024, 2048, 4096};
+    static const int64_t lens[] = {512, 4096, 16384, 65536, 131072}, l4k[] = {4096};
+    static const int64_t ctxs[] = {512, 4096, 16384};
+    static const int64_t tiny[] = {SHAPE_TINY}, q4km[] = {QUANT_Q4_K_M}, short_lens[] = {512, 4096};
+    {
+        const q35_bench_axis shape = {"shape", tiny, 1}, quant = {"quant", q4km, 1};
+        q35_bench_register("prefill", bench_prefill, NULL,
+                           (q35_bench_axis[]){shape, quant, {"gemm", gemms, 2}, {"attn", attns, 2}, {"chunk", c512, 1},
+                                              {"len", short_lens, 2}},
+                           6);
+        q35_bench_register("decode", bench_decode, NULL, (q35_bench_axis[]){shape, quant, {"ctx", c512, 1}}, 3);
+    }
+    for (int i = 0; i < 3; i++) {
+        const q35_bench_axis shape = {"shape", &shapes_run[i], 1}, quant = {"quant", q4k, 1};
+        /* paths */
+        q35_bench_register("prefill", bench_prefill, NULL,
+                           (q35_bench_axis[]){shape, quant, {"gemm", gemms, 2}, {"attn", attns, 2}, {"chunk", c512, 1},
+                                              {"len", lens, 5}},
+                           6);
+        q35_bench_register("decode", bench_decode, NULL, (q35_bench_axis[]){shape, quant, {"ctx", ctxs, 3}}, 3);
+        if (shapes_run[i] != SHAPE_9B)
+            continue;
+        /* chunk rows (512 is in the paths set), then the other quant types */
+        q35_bench_register("prefill", bench_prefill, NULL,
+                           (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", f32, 1}, {"chunk", chunks, 6},
+                                              {"len", l4k, 1}},
+                           6);
+        q35_bench_register("prefill", bench_prefill, NULL,
+                           (q35_bench_axis[]){shape, {"quant", others, 3}, {"gemm", f16, 1}, {"attn", f32, 1},
+                                              {"chunk", c512, 1}, {"len", l4k, 1}},
+                           6);
+    }
+    const int rc = q35_bench_main(argc, argv);
+    q35_cuda_model_free(g_model.cm);
+    return rc;
+}

@@ -1,0 +1,93 @@
+/* q35 run on the GPU (run.h): load with the options the flags set, a timed
+ * prefill (per-op device times from CUDA events, which also warms up), then an
+ * untimed one for tokens/s. */
+#include "run.h"
+
+#include "model/parallel.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef Q35_HAVE_CUDA_MODEL
+
+static void print_phases(const q35_op_times *t)
+{
+    double s[Q35_PHASE_COUNT];
+    q35_phase_times(t, s);
+    printf("phases ");
+    for (int p = 0; p < Q35_PHASE_COUNT; p++)
+        printf(" %s %.3f ms%s", q35_phase_name((q35_phase)p), 1e3 * s[p], p + 1 < Q35_PHASE_COUNT ? "," : "\n");
+}
+
+int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64_t n, char *why, size_t cap)
+{
+    if (q35_cuda_devices(why, cap) == 0)
+        return 2;
+    q35_cuda_options o = a->cuda;
+    o.max_seq = n;
+    q35_cuda_model *cm = NULL;
+    q35_cuda_state *st = NULL;
+    q35_error err = {{0}};
+    const int vocab = m->hp.n_vocab;
+    float *logits = malloc((size_t)(a->n_at > 0 ? a->n_at : 1) * (size_t)vocab * sizeof *logits);
+    int rc = 1;
+    const double t_load = q35_now();
+    if (!logits || q35_cuda_model_load(&cm, m, &o, &err)) {
+        fprintf(stderr, "q35 run: %s\n", logits ? err.msg : "out of memory for the logits");
+        goto out;
+    }
+    const double load_s = q35_now() - t_load;
+    const q35_cuda_info *in = q35_cuda_model_info(cm);
+    const q35_cuda_paths *p = q35_cuda_model_paths(cm);
+    char line[512];
+    printf("path    CUDA on %s (device %d, sm_%d%s): %s\n", in->device_name, in->device, in->sm,
+           in->unified ? ", unified memory" : "", q35_cuda_paths_str(p, line, sizeof line));
+    printf("plan    %s\n", q35_capacity_str(&in->plan, line, sizeof line));
+    printf("load    %.1f MiB uploaded in %.2f s", (double)in->weight_bytes / (double)Q35_MIB, load_s);
+    if (in->f16_bytes)
+        printf(", %.1f MiB of f16 weights prewarmed in %.0f ms", (double)in->f16_bytes / (double)Q35_MIB,
+               in->f16_prewarm_ms);
+    printf("\nprompt  %" PRId64 " tokens, chunk rows %" PRId64 "\n", n, p->chunk_rows);
+    if (q35_cuda_state_create(&st, cm, n, &err)) {
+        fprintf(stderr, "q35 run: %s\n", err.msg);
+        goto out;
+    }
+    q35_op_times times;
+    memset(&times, 0, sizeof times);
+    double t0 = q35_now();
+    if (q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, a->at, a->n_at, logits, &times, &err)) {
+        fprintf(stderr, "q35 run: %s\n", err.msg);
+        goto out;
+    }
+    printf("\ntimed prefill (device time per op, CUDA events):");
+    run_print_times(&times, q35_now() - t0, n);
+    print_phases(&times);
+    t0 = q35_now();
+    if (q35_cuda_state_reset(st, &err) ||
+        q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, a->at, a->n_at, logits, NULL, &err)) {
+        fprintf(stderr, "q35 run: %s\n", err.msg);
+        goto out;
+    }
+    const double untimed = q35_now() - t0;
+    printf("prefill %.3f ms untimed (after the timed run): %.1f tokens/s\n", 1e3 * untimed,
+           untimed > 0 ? (double)n / untimed : 0.0);
+    rc = run_report_logits(a, logits, vocab, n);
+out:
+    q35_cuda_state_free(st);
+    q35_cuda_model_free(cm);
+    free(logits);
+    return rc;
+}
+
+#else
+
+int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64_t n, char *why, size_t cap)
+{
+    (void)a, (void)m, (void)tokens, (void)n;
+    snprintf(why, cap, "built without CUDA");
+    return 2;
+}
+
+#endif

@@ -1,0 +1,313 @@
+/* The units of a quantized row (q35_unit<TYPE>): a lane's share of 16 or 32
+ * elements, its bytes loaded into registers (16-byte loads where the unit is
+ * aligned), then read a run of 16 consecutive elements at a time as exact integer
+ * levels and the run's scales. q35_unit_decode composes those into the CPU
+ * dequantizer's values with the arithmetic of kernels/dequant.cuh (the
+ * dequantizer, kernels/dequant.cu); the GEMV (kernels/gemv.cu) takes them apart:
+ * sums of x * level first, then the run's scales. */
+#ifndef Q35_KERNELS_DEQUANT_UNITS_CUH
+#define Q35_KERNELS_DEQUANT_UNITS_CUH
+
+#include "kernels/dequant.cuh"
+
+#include <type_traits>
+
+/* 4 bytes at a 2-byte aligned address (GGUF blocks are 2-byte aligned at least). */
+__device__ __forceinline__ uint32_t q35_ld_u32_2a(const uint8_t *p)
+{
+    const unsigned short *h = reinterpret_cast<const unsigned short *>(p);
+    return (uint32_t)__ldg(h) | ((uint32_t)__ldg(h + 1) << 16);
+}
+
+/* N words from p: 16-byte loads when vec (p then 16-byte aligned), else 2-byte. */
+template <int N>
+__device__ __forceinline__ void q35_ld_words(uint32_t (&w)[N], const uint8_t *p, bool vec)
+{
+    static_assert(N % 4 == 0, "whole 16-byte pieces");
+    if (vec) {
+#pragma unroll
+        for (int i = 0; i < N / 4; i++) {
+            const uint4 v = __ldg(reinterpret_cast<const uint4 *>(p) + i);
+            w[4 * i] = v.x, w[4 * i + 1] = v.y, w[4 * i + 2] = v.z, w[4 * i + 3] = v.w;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            w[i] = q35_ld_u32_2a(p + 4 * i);
+    }
+}
+
+/* The unit of each type (q35_unit<TYPE>): `elems` elements (16 or 32) in `runs`
+ * runs of 16 consecutive elements; `wide` when its bytes can be read with 16-byte
+ * loads (the row and the weight 16-byte aligned); `kind` the arithmetic of its
+ * elements from their exact integer levels q:
+ *   Q35_PLAIN   the level is the value (F32, F16, BF16)
+ *   Q35_SCALED  x = q * s                  (Q8_0, Q4_0, Q5_0: s = d; Q6_K: s = d * sc)
+ *   Q35_ASYM    x = s * q - m              (Q4_K, Q5_K: s = d1, m = m1)
+ * For a row at `row`:
+ *   load(r, row, u, vec, count)    unit u's bytes into r; count = elements of the
+ *                                  unit inside the row (below 16 only for the last
+ *                                  unit of a plain row; the rest read as 0);
+ *   run_elem(u, run)               the row element where run `run` of unit u starts;
+ *   levels(r, u, run, q)           q[j] = the level of element run_elem(u, run) + j;
+ *   scale(r, u, run, &s, &m)       the run's s and m (one sub-block per run).
+ * q35_unit_decode composes them into the CPU dequantizer's value, bit for bit.
+ * The units of a row are numbered in order of their bytes. */
+enum { Q35_PLAIN, Q35_SCALED, Q35_ASYM };
+
+template <int TYPE>
+struct q35_unit;
+
+/* Plain types: 16 consecutive elements; WORDS words hold them. */
+template <int WORDS>
+struct q35_plain_unit {
+    static constexpr int elems = 16, runs = 1, kind = Q35_PLAIN;
+    static constexpr bool wide = true;
+    static constexpr int esize = WORDS / 4; /* bytes per element */
+    struct raw {
+        uint32_t v[WORDS];
+    };
+    static __device__ __forceinline__ int64_t run_elem(int64_t u, int) { return 16 * u; }
+    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u, bool vec, int count)
+    {
+        const uint8_t *p = row + (int64_t)(4 * WORDS) * u;
+        if (vec && count == 16) {
+            q35_ld_words(r.v, p, true);
+            return;
+        }
+        const unsigned short *h = reinterpret_cast<const unsigned short *>(p);
+#pragma unroll
+        for (int i = 0; i < 2 * WORDS; i++) { /* 2-byte pieces, only those of elements inside the row */
+            const uint32_t half = i / (esize / 2) < count ? (uint32_t)__ldg(h + i) : 0u;
+            r.v[i / 2] = (i % 2) ? r.v[i / 2] | (half << 16) : half;
+        }
+    }
+    static __device__ __forceinline__ void scale(const raw &, int64_t, int, float *s, float *m) { *s = 1.0f, *m = 0.0f; }
+};
+
+template <>
+struct q35_unit<Q35_TYPE_F32> : q35_plain_unit<16> {
+    static __device__ __forceinline__ void levels(const raw &r, int64_t, int, float (&q)[16])
+    {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            q[j] = __uint_as_float(r.v[j]);
+    }
+};
+
+template <>
+struct q35_unit<Q35_TYPE_F16> : q35_plain_unit<8> {
+    static __device__ __forceinline__ void levels(const raw &r, int64_t, int, float (&q)[16])
+    {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            q[j] = q35_dev_f16((uint16_t)(r.v[j / 2] >> (16 * (j % 2))));
+    }
+};
+
+template <>
+struct q35_unit<Q35_TYPE_BF16> : q35_plain_unit<8> {
+    static __device__ __forceinline__ void levels(const raw &r, int64_t, int, float (&q)[16])
+    {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            q[j] = __uint_as_float((j % 2) ? r.v[j / 2] & 0xFFFF0000u : r.v[j / 2] << 16);
+    }
+};
+
+/* Q8_0, Q4_0, Q5_0 (blocks of BYTES = 34, 18, 22): a unit is a block of 32
+ * (2-byte aligned: 2-byte loads); run 0 elements 0..15, run 1 elements 16..31. */
+template <int BYTES>
+struct q35_block32_unit {
+    static constexpr int elems = 32, runs = 2, kind = Q35_SCALED;
+    static constexpr bool wide = false;
+    static constexpr int qwords = BYTES == 34 ? 8 : 4, qs_at = BYTES - 4 * qwords; /* Q5_0: qh at 2, qs at 6 */
+    struct raw {
+        uint32_t d, qh, q[qwords]; /* qh: Q5_0 only */
+    };
+    static __device__ __forceinline__ int64_t run_elem(int64_t u, int run) { return 32 * u + 16 * run; }
+    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u, bool, int)
+    {
+        const uint8_t *b = row + BYTES * u;
+        r.d = __ldg(reinterpret_cast<const unsigned short *>(b));
+        r.qh = qs_at == 6 ? q35_ld_u32_2a(b + 2) : 0u;
+        q35_ld_words(r.q, b + qs_at, false);
+    }
+    static __device__ __forceinline__ void scale(const raw &r, int64_t, int, float *s, float *m)
+    {
+        *s = q35_dev_f16((uint16_t)r.d), *m = 0.0f;
+    }
+};
+
+/* Q8_0: the signed byte, +128 by flipping its top bit, then -128. */
+template <>
+struct q35_unit<Q35_TYPE_Q8_0> : q35_block32_unit<34> {
+    static __device__ __forceinline__ void levels(const raw &r, int64_t, int run, float (&q)[16])
+    {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            q[j] = q35_byte_level<128>(r.q[4 * run + j / 4] ^ 0x80808080u, j % 4);
+    }
+};
+
+/* Q4_0: run 0 the low nibbles, run 1 the high ones, minus 8. */
+template <>
+struct q35_unit<Q35_TYPE_Q4_0> : q35_block32_unit<18> {
+    static __device__ __forceinline__ void levels(const raw &r, int64_t, int run, float (&q)[16])
+    {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            q[j] = q35_byte_level<8>((r.q[j / 4] >> (4 * run)) & 0x0F0F0F0Fu, j % 4);
+    }
+};
+
+/* Q5_0: the nibble, bit j + 16 run of qh as its fifth bit, minus 16. */
+template <>
+struct q35_unit<Q35_TYPE_Q5_0> : q35_block32_unit<22> {
+    static __device__ __forceinline__ void levels(const raw &r, int64_t, int run, float (&q)[16])
+    {
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            const uint32_t h4 = (r.qh >> (16 * run + 4 * (j / 4))) & 0xFu; /* the 4 fifth bits of this word */
+            const uint32_t high = ((h4 & 1u) << 4) | ((h4 & 2u) << 11) | ((h4 & 4u) << 18) | ((h4 & 8u) << 25);
+            q[j] = q35_byte_level<16>(((r.q[j / 4] >> (4 * run)) & 0x0F0F0F0Fu) | high, j % 4);
+        }
+    }
+};
+
+/* Q4_K, Q5_K: 8 units a super-block; unit p holds the 16 qs bytes 32g + l0 ..
+ * 32g + l0 + 15 (g = p / 2, l0 = 16 (p % 2)): run 0 their low nibbles (sub-block
+ * 2g), run 1 their high nibbles (sub-block 2g + 1); Q5_K's fifth bit is bit
+ * 2g + run of qh[l0 + j]. Header and qs pieces are 16-byte aligned in the block
+ * (144 and 176 bytes, both multiples of 16). */
+template <bool FIFTH>
+struct q35_k_unit {
+    static constexpr int elems = 32, runs = 2, kind = Q35_ASYM;
+    static constexpr bool wide = true;
+    static constexpr int block_bytes = FIFTH ? 176 : 144, qs_at = FIFTH ? 48 : 16;
+    struct raw {
+        uint32_t h[4];  /* d | dmin << 16, the 12 scale bytes */
+        uint32_t qh[4]; /* Q5_K: qh[l0 .. l0 + 15] (unused by Q4_K) */
+        uint32_t q[4];  /* qs[32g + l0 .. 32g + l0 + 15] */
+    };
+    static __device__ __forceinline__ int64_t run_elem(int64_t u, int run)
+    {
+        const int p = (int)(u & 7);
+        return 256 * (u >> 3) + 64 * (p / 2) + 32 * run + 16 * (p % 2);
+    }
+    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u, bool vec, int)
+    {
+        const int p = (int)(u & 7);
+        const uint8_t *b = row + block_bytes * (u >> 3);
+        q35_ld_words(r.h, b, vec);
+        if (FIFTH)
+            q35_ld_words(r.qh, b + 16 + 16 * (p % 2), vec);
+        q35_ld_words(r.q, b + qs_at + 16 * p, vec);
+    }
+    static __device__ __forceinline__ void levels(const raw &r, int64_t u, int run, float (&q)[16])
+    {
+        const int s = 2 * ((int)(u & 7) / 2) + run; /* the sub-block */
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            uint32_t w = (r.q[j / 4] >> (4 * run)) & 0x0F0F0F0Fu;
+            if (FIFTH)
+                w |= ((r.qh[j / 4] >> s) & 0x01010101u) << 4;
+            q[j] = q35_byte_level<0>(w, j % 4);
+        }
+    }
+    static __device__ __forceinline__ void scale(const raw &r, int64_t u, int run, float *d1, float *m1)
+    {
+        const int s = 2 * ((int)(u & 7) / 2) + run; /* the sub-block */
+        uint32_t sc, m;
+        q35_dev_k_scales(r.h[1], r.h[2], r.h[3], s >= 4, &sc, &m);
+        q35_dq_k_sub(q35_dev_f16((uint16_t)r.h[0]), q35_dev_f16((uint16_t)(r.h[0] >> 16)), q35_byte_level<0>(sc, s & 3),
+                     q35_byte_level<0>(m, s & 3), d1, m1);
+    }
+};
+
+template <>
+struct q35_unit<Q35_TYPE_Q4_K> : q35_k_unit<false> {};
+template <>
+struct q35_unit<Q35_TYPE_Q5_K> : q35_k_unit<true> {};
+
+/* Q6_K: 8 units a super-block (210 bytes, 2-byte aligned: 2-byte loads); unit p of
+ * half h = p / 4, quarter pair qp = (p / 2) % 2, l0 = 16 (p % 2) holds elements
+ * l0 .. l0 + 15 of quarters qp (run 0, the low nibbles of ql[64h + 32qp + l]) and
+ * qp + 2 (run 1, the high nibbles), their top two bits at bits 2 quarter of
+ * qh[32h + l]; level - 32. */
+template <>
+struct q35_unit<Q35_TYPE_Q6_K> {
+    static constexpr int elems = 32, runs = 2, kind = Q35_SCALED;
+    static constexpr bool wide = false;
+    struct raw {
+        uint32_t ql[4], qh[4];
+        uint32_t sc; /* the 2-byte words holding scales[i] (low) and scales[i + 4] (high), i = 8h + l0/16 + 2qp */
+        uint32_t d;
+    };
+    static __device__ __forceinline__ int64_t run_elem(int64_t u, int run)
+    {
+        const int p = (int)(u & 7);
+        return 256 * (u >> 3) + 128 * (p / 4) + 32 * ((p / 2) % 2 + 2 * run) + 16 * (p % 2);
+    }
+    static __device__ __forceinline__ int scale_index(int p) { return 8 * (p / 4) + (p % 2) + 2 * ((p / 2) % 2); }
+    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u, bool, int)
+    {
+        const int p = (int)(u & 7), h = p / 4, qp = (p / 2) % 2, l0 = 16 * (p % 2);
+        const uint8_t *b = row + 210 * (u >> 3);
+        q35_ld_words(r.ql, b + 64 * h + 32 * qp + l0, false);
+        q35_ld_words(r.qh, b + 128 + 32 * h + l0, false);
+        const unsigned short *sc = reinterpret_cast<const unsigned short *>(b + 192 + (scale_index(p) & ~1));
+        r.sc = (uint32_t)__ldg(sc) | ((uint32_t)__ldg(sc + 2) << 16); /* scales[i + 4] is 2 words on */
+        r.d = __ldg(reinterpret_cast<const unsigned short *>(b + 208));
+    }
+    static __device__ __forceinline__ void levels(const raw &r, int64_t u, int run, float (&q)[16])
+    {
+        const int quarter = ((int)(u & 7) / 2) % 2 + 2 * run;
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            const uint32_t lo = (r.ql[j / 4] >> (4 * run)) & 0x0F0F0F0Fu;
+            const uint32_t hi = ((r.qh[j / 4] >> (2 * quarter)) & 0x03030303u) << 4;
+            q[j] = q35_byte_level<32>(lo | hi, j % 4);
+        }
+    }
+    static __device__ __forceinline__ void scale(const raw &r, int64_t u, int run, float *s, float *m)
+    {
+        const int sc = (int)(int8_t)((r.sc >> (16 * run + 8 * (scale_index((int)(u & 7)) & 1))) & 0xFFu);
+        *s = q35_dq_q6k_scale(q35_dev_f16((uint16_t)r.d), sc), *m = 0.0f;
+    }
+};
+
+/* v[j] = element run_elem(u, run) + j, bit for bit the CPU dequantizer's value. */
+template <class U>
+__device__ __forceinline__ void q35_unit_decode(const typename U::raw &r, int64_t u, int run, float (&v)[16])
+{
+    U::levels(r, u, run, v);
+    if constexpr (U::kind != Q35_PLAIN) {
+        float s, m;
+        U::scale(r, u, run, &s, &m);
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            v[j] = U::kind == Q35_ASYM ? q35_dq_k(s, m, v[j]) : q35_dq_scaled(v[j], s);
+    }
+}
+
+/* Calls f(std::integral_constant<int, TYPE>{}) for a computable type; -1 for others
+ * (the launchers refuse those first). */
+template <class F>
+__host__ int q35_type_dispatch(q35_type type, F &&f)
+{
+    switch (type) {
+    case Q35_TYPE_F32: return f(std::integral_constant<int, Q35_TYPE_F32>{});
+    case Q35_TYPE_F16: return f(std::integral_constant<int, Q35_TYPE_F16>{});
+    case Q35_TYPE_BF16: return f(std::integral_constant<int, Q35_TYPE_BF16>{});
+    case Q35_TYPE_Q8_0: return f(std::integral_constant<int, Q35_TYPE_Q8_0>{});
+    case Q35_TYPE_Q4_0: return f(std::integral_constant<int, Q35_TYPE_Q4_0>{});
+    case Q35_TYPE_Q5_0: return f(std::integral_constant<int, Q35_TYPE_Q5_0>{});
+    case Q35_TYPE_Q4_K: return f(std::integral_constant<int, Q35_TYPE_Q4_K>{});
+    case Q35_TYPE_Q5_K: return f(std::integral_constant<int, Q35_TYPE_Q5_K>{});
+    case Q35_TYPE_Q6_K: return f(std::integral_constant<int, Q35_TYPE_Q6_K>{});
+    default: return -1;
+    }
+}
+
+#endif /* Q35_KERNELS_DEQUANT_UNITS_CUH */

@@ -1,0 +1,213 @@
+/* The GEMV straight from the quantized blocks (kernels/gemv.h).
+ *
+ * A warp owns NR output rows and R activation rows. The units of a weight row
+ * (kernels/dequant.cuh: 16 or 32 elements, a lane's share of bytes) go to the
+ * lanes in turn: lane l takes units l, l + 32, l + 64, ... Each lane keeps one
+ * accumulator per (activation row, output row) and adds its units' runs of 16 in
+ * that order, each run factored by its scales (run_dot):
+ *     d = sum_j x[j] q[j] (the exact levels, fused multiply-adds in order),
+ *     acc = fma(s, d, acc), then for Q4_K/Q5_K acc = fma(-m1, sum_j x[j], acc)
+ * (plain types: acc + d); then a fixed butterfly over the 32 lanes. That order
+ * depends on k and the type alone, so any (NR, R) tiling gives every output the
+ * same bits: the per-token form (R = 1, NR = 4, or 2 for Q5_K/Q6_K) and the rows
+ * form (R = 8, NR = 2, the weight rows read once per tile of 8 activation rows)
+ * agree bitwise. Per weight element per token that is a byte permute and a
+ * subtraction (the level), one fused multiply-add, and a share of the run's
+ * scale work: few enough instructions to stay under the bandwidth of Q4_K.
+ *
+ * Bytes: the weight as stored, 16-byte loads where a unit is 16-byte aligned
+ * (F32, F16, BF16, Q4_K, Q5_K on a 16-byte aligned weight with 16-byte rows),
+ * 2-byte loads otherwise; x through the read-only cache, 16-byte loads when
+ * aligned. */
+#include "kernels/dequant_units.cuh"
+#include "kernels/gemv.h"
+#include "kernels/linear_args.cuh"
+#include "kernels/reduce.cuh"
+
+#include <cuda_runtime.h>
+
+namespace {
+
+constexpr int kWarps = 4; /* warps per block */
+/* Per token: output rows per warp; 2 for the types whose units take the most
+ * registers (Q5_K, Q6_K: 4 would spill at 128 registers). */
+template <int TYPE>
+constexpr int kTokenRows = TYPE == Q35_TYPE_Q5_K || TYPE == Q35_TYPE_Q6_K ? 2 : 4;
+constexpr int kTileRows = 8, kTileOutRows = 2;  /* rows form: activation rows per tile, output rows per warp */
+constexpr int64_t kMaxGridY = 65535;
+/* Blocks per SM the registers must allow: per token 4 (16 warps, <= 128 registers:
+ * loads in flight; Q6_K 3, whose 2-byte loads need more), a tile of rows 2 (<= 255
+ * registers: the rows' activations). */
+template <int TYPE>
+constexpr int kTokenMinBlocks = TYPE == Q35_TYPE_Q6_K ? 3 : 4;
+constexpr int kTileMinBlocks = 2;
+
+/* v[j] = p[j] for j < count, else 0: four 16-byte loads when vec and the run is whole. */
+__device__ __forceinline__ void load_x16(float (&v)[16], const float *p, bool vec, int count)
+{
+    if (vec && count == 16) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float4 a = __ldg(reinterpret_cast<const float4 *>(p) + i);
+            v[4 * i] = a.x, v[4 * i + 1] = a.y, v[4 * i + 2] = a.z, v[4 * i + 3] = a.w;
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < 16; j++)
+        v[j] = j < count ? __ldg(p + j) : 0.0f;
+}
+
+/* sum_j x[j] in order. */
+__device__ __forceinline__ float sum16(const float (&x)[16])
+{
+    float s = x[0];
+#pragma unroll
+    for (int j = 1; j < 16; j++)
+        s = __fadd_rn(s, x[j]);
+    return s;
+}
+
+/* One run into an accumulator: d = sum_j x[j] q[j] in order (q the levels), then
+ * acc + s d - m sx (sx = sum_j x[j]): Q35_PLAIN acc + d, Q35_SCALED fma(s, d, acc),
+ * Q35_ASYM that and fma(-m, sx, .). */
+template <int KIND>
+__device__ __forceinline__ float run_dot(float acc, const float (&x)[16], const float (&q)[16], float s, float m,
+                                         float sx)
+{
+    float d = __fmul_rn(x[0], q[0]);
+#pragma unroll
+    for (int j = 1; j < 16; j++)
+        d = __fmaf_rn(x[j], q[j], d);
+    if constexpr (KIND == Q35_PLAIN)
+        return __fadd_rn(acc, d);
+    acc = __fmaf_rn(s, d, acc);
+    if constexpr (KIND == Q35_ASYM)
+        acc = __fmaf_rn(-m, sx, acc);
+    return acc;
+}
+
+/* y[t][o] = sum_i x[t][i] W[o][i] for the R rows t0.. of blockIdx.x and the NR
+ * rows o0.. of this warp (rows past T or n are computed on the last row and not
+ * written). vec_w: the units 16-byte aligned; vec_x: x's rows 16-byte aligned.
+ * One token (R = 1): x's run loaded once, each row's levels used at once. A tile
+ * of rows: the NR rows' levels and scales read once, used by the R rows. */
+template <int TYPE, int NR, int R>
+__global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks<TYPE> : kTileMinBlocks)
+    gemv_kernel(float *y, int64_t ldy, const uint8_t *w, int64_t row_bytes, int64_t n, int64_t k, const float *x,
+                int64_t T, bool vec_w, bool vec_x)
+{
+    using Unit = q35_unit<TYPE>;
+    constexpr int kind = Unit::kind;
+    static_assert(NR * R <= 32, "one lane stores each output");
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int64_t o0 = ((int64_t)blockIdx.y * kWarps + warp) * NR, t0 = (int64_t)blockIdx.x * R;
+    if (o0 >= n)
+        return; /* the whole warp */
+    const int64_t units = (k + Unit::elems - 1) / Unit::elems;
+    const uint8_t *wrow = w + o0 * row_bytes;
+    const float *xrow = x + t0 * k;
+    /* the last valid row of each (at most NR - 1, R - 1) */
+    const int last_i = (int)(n - 1 - o0 < NR - 1 ? n - 1 - o0 : NR - 1);
+    const int last_t = (int)(T - 1 - t0 < R - 1 ? T - 1 - t0 : R - 1);
+    float acc[R][NR];
+#pragma unroll
+    for (int t = 0; t < R; t++)
+#pragma unroll
+        for (int i = 0; i < NR; i++)
+            acc[t][i] = 0.0f;
+
+#pragma unroll 1
+    for (int64_t u = lane; u < units; u += 32) {
+        const int64_t left = k - u * Unit::elems;
+        const int count = left < Unit::elems ? (int)left : Unit::elems; /* below 16 only in a plain row's last unit */
+        typename Unit::raw raw[NR];
+#pragma unroll
+        for (int i = 0; i < NR; i++) /* every row's load first: NR units in flight */
+            Unit::load(raw[i], wrow + (i < last_i ? i : last_i) * row_bytes, u, vec_w, count);
+#pragma unroll
+        for (int run = 0; run < Unit::runs; run++) {
+            const int64_t e = Unit::run_elem(u, run);
+            if constexpr (R == 1) {
+                float xv[16];
+                load_x16(xv, xrow + e, vec_x, count);
+                const float sx = kind == Q35_ASYM ? sum16(xv) : 0.0f;
+#pragma unroll
+                for (int i = 0; i < NR; i++) {
+                    float q[16], s, m;
+                    Unit::levels(raw[i], u, run, q);
+                    Unit::scale(raw[i], u, run, &s, &m);
+                    acc[0][i] = run_dot<kind>(acc[0][i], xv, q, s, m, sx);
+                }
+            } else {
+                float q[NR][16], s[NR], m[NR];
+#pragma unroll
+                for (int i = 0; i < NR; i++) {
+                    Unit::levels(raw[i], u, run, q[i]);
+                    Unit::scale(raw[i], u, run, &s[i], &m[i]);
+                }
+#pragma unroll
+                for (int t = 0; t < R; t++) {
+                    float xv[16];
+                    load_x16(xv, xrow + (t < last_t ? t : last_t) * k + e, vec_x, count);
+                    const float sx = kind == Q35_ASYM ? sum16(xv) : 0.0f;
+#pragma unroll
+                    for (int i = 0; i < NR; i++)
+                        acc[t][i] = run_dot<kind>(acc[t][i], xv, q[i], s[i], m[i], sx);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < R; t++)
+#pragma unroll
+        for (int i = 0; i < NR; i++) {
+            const float sum = q35_group_sum<32>(acc[t][i]);
+            if (lane == t * NR + i && t <= last_t && i <= last_i)
+                y[(t0 + t) * ldy + o0 + i] = sum;
+        }
+}
+
+template <int TYPE, int NR, int R>
+int launch(const char *who, float *y, int64_t ldy, const void *w, int64_t n, int64_t k, const float *x, int64_t T,
+           q35_stream stream, q35_error *err)
+{
+    const int64_t row_bytes = (int64_t)q35_row_bytes(TYPE, k);
+    const bool vec_w = q35_unit<TYPE>::wide && (uintptr_t)w % 16 == 0 && row_bytes % 16 == 0;
+    const bool vec_x = (uintptr_t)x % 16 == 0 && k % 4 == 0;
+    const dim3 grid((unsigned)((T + R - 1) / R), (unsigned)((n + NR * kWarps - 1) / (NR * kWarps)));
+    gemv_kernel<TYPE, NR, R><<<grid, kWarps * 32, 0, stream>>>(y, ldy, static_cast<const uint8_t *>(w), row_bytes,
+                                                                  n, k, x, T, vec_w, vec_x);
+    return Q35_LAUNCH_CHECK(who, err);
+}
+
+int gemv(const char *who, float *y, int64_t ldy, const void *w, q35_type type, int64_t n, int64_t k, const float *x,
+         int64_t T, q35_stream stream, q35_error *err)
+{
+    /* grid.y counts blocks of output rows (the same limit for both forms); grid.x tiles of rows */
+    const int64_t n_max = kMaxGridY * kWarps * 2; /* both forms have 2 output rows a warp at least */
+    if (q35_check_weight(who, type, n, 1, n_max, k, err) ||
+        q35_check_rows(who, n, T, (int64_t)INT32_MAX * kTileRows, ldy, err))
+        return -1;
+    if (T == 0)
+        return 0;
+    return q35_type_dispatch(type, [&](auto tc) {
+        constexpr int TYPE = decltype(tc)::value;
+        return T == 1 ? launch<TYPE, kTokenRows<TYPE>, 1>(who, y, ldy, w, n, k, x, T, stream, err)
+                      : launch<TYPE, kTileOutRows, kTileRows>(who, y, ldy, w, n, k, x, T, stream, err);
+    });
+}
+
+} // namespace
+
+int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x, q35_stream stream,
+             q35_error *err)
+{
+    return gemv("gemv", y, n, w, type, n, k, x, 1, stream, err);
+}
+
+int q35_gemv_rows(float *y, int64_t ldy, const void *w, q35_type type, int64_t n, int64_t k, const float *x, int64_t T,
+                  q35_stream stream, q35_error *err)
+{
+    return gemv("gemv_rows", y, ldy, w, type, n, k, x, T, stream, err);
+}

@@ -1,0 +1,162 @@
+/* The capacity plan of the CUDA model (SPEC §3), made on the host before
+ * anything is uploaded: pure C, no CUDA, so the CPU tests can check it against
+ * hand-computed figures.
+ *
+ *   total = weights + f16 weights + KV(seq) + recurrent state + workspace + overhead
+ *
+ *   weights      quantized projections as stored, small vectors as f32,
+ *                token_embd (the lm_head too when tied) and output
+ *   f16 weights  2 * n * k over every projection (the f16 GEMM path only)
+ *   KV           n_attn * 2 (K and V) * seq * kv_heads * head_dim * 4
+ *   recurrent    n_delta * 4 * (conv_dim * (K-1) + Hv * dv * dk)
+ *   workspace    the chunk buffers (rows * the widths of q35_chunk_buf, each
+ *                buffer rounded up to 256 bytes), the f32 attention scores
+ *                (heads/kv * pass_rows * round_up(seq, 32) * 4, pass_rows
+ *                clamped to [1, rows] by the scores budget), the f32 dequant
+ *                scratch (4 * the largest projection's n * k), the f16
+ *                activation scratch (2 * rows * the widest projection input),
+ *                the token ids (4 * seq) and the tail (4 * (H + vocab))
+ *   overhead     Q35_CAPACITY_OVERHEAD: cuBLAS workspaces, modules, rounding
+ *
+ * against the device's free memory. The candidates (chunk rows outer, attention
+ * path inner, each in the caller's order of preference) are tried in turn; the
+ * first that fits wins. rows = min(chunk rows, seq). */
+#ifndef Q35_CAPACITY_H
+#define Q35_CAPACITY_H
+
+#include "model/error.h"
+#include "model/qwen35.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The prefill's attention: cuBLAS f32 over materialised scores, or the fused
+ * flash kernel (f16 inputs, f32 accumulation). DEFAULT means "not chosen". */
+typedef enum q35_attn_path { Q35_ATTN_DEFAULT = 0, Q35_ATTN_F32 = 1, Q35_ATTN_FLASH = 2 } q35_attn_path;
+
+/* The prefill's projections: dequant + f32 SGEMM, or f16 weights (converted at
+ * load) x f16-rounded activations with f32 accumulation. */
+typedef enum q35_gemm_path { Q35_GEMM_DEFAULT = 0, Q35_GEMM_F32 = 1, Q35_GEMM_F16 = 2 } q35_gemm_path;
+
+const char *q35_attn_path_name(q35_attn_path a); /* "f32", "flash", "default" */
+const char *q35_gemm_path_name(q35_gemm_path g); /* "f32", "f16", "default" */
+
+#define Q35_MIB ((uint64_t)1 << 20)
+#define Q35_GIB ((uint64_t)1 << 30)
+#define Q35_CAPACITY_OVERHEAD (512 * Q35_MIB)
+#define Q35_CAPACITY_ALIGN 256 /* bytes every device buffer starts on */
+
+/* The model's weights as the device holds them. */
+typedef struct q35_weight_bytes {
+    uint64_t uploaded;     /* everything uploaded: quantized as stored, vectors as f32 */
+    uint64_t f16;          /* 2 * n * k over every projection */
+    int64_t largest_proj;  /* max n * k over the projections: the f32 dequant scratch */
+    int64_t widest_input;  /* max k over the projections: the f16 activation scratch per row */
+} q35_weight_bytes;
+
+/* Of a loaded model (each tensor's own type; 1-row weights and ssm_conv1d as f32). */
+q35_weight_bytes q35_capacity_weights_of_model(const q35_model *m);
+
+/* Of a shape with every 2-D weight (ssm_conv1d excepted: f32) in `type`, output
+ * absent when tied. */
+q35_weight_bytes q35_capacity_weights_of_shape(const q35_hparams *hp, q35_type type, bool tied);
+
+/* The chunk buffers, [rows][width] floats each. */
+typedef enum q35_chunk_buf {
+    Q35_BUF_X,       /* [H] the residual stream */
+    Q35_BUF_NORMED,  /* [H] RMSNorm of x (the mixer's, then the FFN's input) */
+    Q35_BUF_PROJ,    /* [H] ssm_out / attn_output / ffn_down */
+    Q35_BUF_CONV_IN, /* [conv_dim] attn_qkv, the conv's input */
+    Q35_BUF_CONV_OUT,/* [conv_dim] after conv + SiLU: [q | k | v], q and k L2-normed */
+    Q35_BUF_ALPHA,   /* [Hv] ssm_alpha */
+    Q35_BUF_B,       /* [Hv] ssm_beta */
+    Q35_BUF_G,       /* [Hv] log decay */
+    Q35_BUF_BETA,    /* [Hv] sigmoid(b) */
+    Q35_BUF_Z,       /* [Hv*dv] attn_gate */
+    Q35_BUF_O,       /* [Hv*dv] the delta rule's output, then gated-normed in place */
+    Q35_BUF_Q_FULL,  /* [2*heads*hd] attn_q: per head [q | gate] */
+    Q35_BUF_Q,       /* [heads*hd] q, normed and rotated in place */
+    Q35_BUF_GATE,    /* [heads*hd] the output gate */
+    Q35_BUF_K,       /* [kv*hd] attn_k before its norm (the normed K goes into the cache) */
+    Q35_BUF_ATTN_O,  /* [heads*hd] attention output, gated in place */
+    Q35_BUF_FFN_G,   /* [ffn] */
+    Q35_BUF_FFN_U,   /* [ffn] */
+    Q35_BUF_FFN_ACT, /* [ffn] silu(g) * u */
+    Q35_BUF_COUNT
+} q35_chunk_buf;
+
+int64_t q35_chunk_buf_floats(const q35_hparams *hp, q35_chunk_buf b); /* width per row */
+uint64_t q35_align_bytes(uint64_t bytes); /* rounded up to Q35_CAPACITY_ALIGN */
+
+/* The workspace of a prefill of up to `rows` rows per chunk ending at `seq`. */
+typedef struct q35_workspace {
+    int64_t rows;       /* rows per chunk */
+    int64_t pass_rows;  /* f32 attention: query rows per pass (0 when no scores) */
+    uint64_t chunk;     /* the chunk buffers */
+    uint64_t scores;    /* f32 attention scores */
+    uint64_t dequant;   /* f32 dequant scratch */
+    uint64_t f16_act;   /* f16 activation scratch */
+    uint64_t ids;       /* token ids */
+    uint64_t tail;      /* normed row and logits */
+    uint64_t total;     /* the sum, each term aligned */
+} q35_workspace;
+
+/* rows = min(chunk_rows, seq). f32 scores only when attention is F32 and not
+ * deterministic; the dequant scratch only on GEMM F32, the f16 scratch only on
+ * GEMM F16, neither when deterministic. */
+q35_workspace q35_workspace_of(const q35_hparams *hp, const q35_weight_bytes *w, int64_t chunk_rows, int64_t seq,
+                               q35_attn_path attention, q35_gemm_path gemm, bool deterministic, size_t scores_budget);
+
+/* What the plan is asked. */
+typedef struct q35_capacity_request {
+    const q35_hparams *hp;
+    q35_weight_bytes weights;
+    int64_t seq;                       /* positions a request holds */
+    q35_gemm_path gemm;                /* F32 or F16 (then the f16 set is counted) */
+    bool deterministic;
+    size_t scores_budget;              /* bytes of one pass of one KV group's scores */
+    uint64_t free_bytes;               /* the device's free memory */
+    const q35_attn_path *attention;    /* candidates, most preferred first */
+    int n_attention;
+    const int64_t *chunk_rows;         /* candidates, most preferred first (the outer loop) */
+    int n_chunk_rows;
+} q35_capacity_request;
+
+typedef struct q35_capacity_terms {
+    uint64_t weights, f16_weights, kv, recurrent, workspace, overhead;
+    uint64_t total; /* the sum */
+} q35_capacity_terms;
+
+typedef struct q35_capacity_plan {
+    bool fits;
+    q35_attn_path attention;  /* the candidate chosen (or the last tried) */
+    int64_t chunk_rows;       /* as asked (the workspace uses min(chunk_rows, seq)) */
+    q35_workspace workspace;
+    q35_capacity_terms terms;
+    uint64_t free_bytes;
+    int64_t seq;
+} q35_capacity_plan;
+
+/* The terms of one candidate. */
+q35_capacity_terms q35_capacity_terms_of(const q35_capacity_request *r, q35_attn_path attention, int64_t chunk_rows,
+                                         q35_workspace *ws);
+
+/* First fit over the candidates. 0 with the plan; -1 with every candidate's
+ * arithmetic in err ("... weights 5012.3 MiB + ... = 150000.0 MiB > free
+ * 139000.0 MiB") and the last candidate's terms in the plan. */
+int q35_capacity_plan_make(q35_capacity_plan *plan, const q35_capacity_request *r, q35_error *err);
+
+/* "weights 4562.1 + f16 0.0 + KV 256.0 + recurrent 37.5 + workspace 612.0 +
+ * overhead 512.0 = 5979.6 MiB of 139000.0 MiB free" */
+const char *q35_capacity_str(const q35_capacity_plan *p, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_CAPACITY_H */

@@ -1,0 +1,138 @@
+/* Prefill and decode (cuda_model.h): the refusals, then chunks of rows, each
+ * gathered from the device's embedding table and taken through every layer;
+ * the requested rows pay the tail. One stream; the host waits only to hand
+ * back logits. */
+#include "cuda_internal.h"
+
+#include "kernels/embedding.h"
+#include "model/request.h"
+
+#include <cuda_runtime_api.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+static int embed(q35_run *r, const int32_t *ids)
+{
+    const q35_cuda_model *cm = r->cm;
+    q35_op_begin(r, Q35_OP_EMBED, "embed");
+    return q35_op_end(r, q35_embedding_rows(cm->buf[Q35_BUF_X], cm->embd, cm->embd_type, cm->hp.n_embd,
+                                            cm->hp.n_vocab, ids, r->T, cm->stream, r->err));
+}
+
+static int layers(q35_run *r)
+{
+    const q35_cuda_model *cm = r->cm;
+    for (int il = 0; il < cm->hp.n_layer; il++) {
+        const q35_dlayer *l = &cm->layers[il];
+        char name[48];
+        snprintf(name, sizeof name, "layer %d %s", il, l->kind == Q35_LAYER_DELTANET ? "deltanet" : "attention");
+        q35_trace_push(name);
+        const int rc = l->kind == Q35_LAYER_DELTANET ? q35_layer_deltanet(r, l) : q35_layer_attention(r, l);
+        q35_trace_pop();
+        if (rc)
+            return q35_fail_context(r->err, "layer %d (%s) at positions %" PRId64 "..%" PRId64, il,
+                                    l->kind == Q35_LAYER_DELTANET ? "DeltaNet" : "attention", r->pos,
+                                    r->pos + r->T - 1);
+    }
+    return 0;
+}
+
+/* The tail of chunk row `row`, its logits copied into out (the host waits). */
+static int tail(q35_run *r, int64_t row, float *out)
+{
+    const q35_cuda_model *cm = r->cm;
+    return q35_layer_tail(r, row) ||
+           Q35_CUDA_CHECK(cudaMemcpyAsync(out, cm->logits, (size_t)cm->hp.n_vocab * sizeof(float),
+                                          cudaMemcpyDeviceToHost, (cudaStream_t)cm->stream), r->err) ||
+           Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)cm->stream), r->err)
+               ? -1 : 0;
+}
+
+/* The chunk loop over checked tokens; the state advances chunk by chunk. */
+static int chunks(q35_run *r, const int32_t *tokens, int64_t n, int64_t pos0, int64_t rows_max, const int64_t *at,
+                  int64_t n_at, float *logits)
+{
+    q35_cuda_model *cm = r->cm;
+    if (Q35_CUDA_CHECK(cudaMemcpyAsync(cm->ids, tokens, (size_t)n * sizeof *tokens, cudaMemcpyHostToDevice,
+                                       (cudaStream_t)cm->stream), r->err))
+        return -1;
+    int64_t next_at = 0;
+    for (int64_t r0 = 0; r0 < n; r0 += rows_max) {
+        r->T = n - r0 < rows_max ? n - r0 : rows_max;
+        r->pos = pos0 + r0;
+        char name[64];
+        snprintf(name, sizeof name, "chunk %" PRId64 "..%" PRId64, r->pos, r->pos + r->T - 1);
+        q35_trace_push(name);
+        int rc = embed(r, cm->ids + r0) || layers(r);
+        if (rc == 0)
+            r->st->kv_len = r->pos + r->T;
+        for (; rc == 0 && next_at < n_at && at[next_at] < r->pos + r->T; next_at++)
+            rc = tail(r, at[next_at] - r->pos, logits + next_at * (int64_t)cm->hp.n_vocab);
+        q35_trace_pop();
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static int run_call(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n, int64_t pos0,
+                    const int64_t *at, int64_t n_at, float *logits, bool per_token, q35_op_times *times,
+                    q35_error *err)
+{
+    if (st->broken)
+        return q35_fail(err, "prefill: a failed call left this state unusable; reset it");
+    if (st->device != cm->info.device)
+        return q35_fail(err, "prefill: the state lives on device %d, the model on device %d", st->device,
+                        cm->info.device);
+    if (q35_request_check(cm->hp.n_vocab, st->kv_len, st->max_seq, tokens, n, pos0, at, n_at, err))
+        return -1;
+    const int64_t last = pos0 + n - 1;
+    if (n_at == 0 && logits) {
+        at = &last;
+        n_at = 1;
+    }
+    const q35_cuda_paths *p = &cm->paths;
+    const int64_t rows_max = per_token ? 1 : p->chunk_rows < n ? p->chunk_rows : n;
+    if (Q35_CUDA_CHECK(cudaSetDevice(cm->info.device), err) || q35_workspace_ensure(cm, rows_max, pos0 + n, err))
+        return -1;
+    q35_run r = {.cm = cm, .st = st, .per_token = per_token, .times = times, .err = err};
+    q35_run_choose(&r);
+    if (!per_token && !p->deterministic && p->attention == Q35_ATTN_F32) {
+        r.pass_rows = q35_attention_f32_pass_rows(cm->attn, rows_max, pos0 + n, p->scores_budget);
+        const size_t need = q35_attention_f32_scores_bytes(cm->attn, r.pass_rows, pos0 + n);
+        if (need > cm->ws.scores)
+            return q35_fail(err, "prefill: %zu bytes of attention scores for passes of %" PRId64
+                            " rows, the workspace holds %" PRIu64, need, r.pass_rows, cm->ws.scores);
+    }
+    st->broken = true; /* until the call completes */
+    q35_trace_push(per_token ? "forward_token" : "prefill");
+    int rc = chunks(&r, tokens, n, pos0, rows_max, at, n_at, logits);
+    q35_trace_pop();
+    if (times && q35_timer_collect(cm, times, err))
+        rc = -1;
+    cm->timer.n = 0;
+    if (rc == 0)
+        st->broken = false;
+    return rc;
+}
+
+int q35_cuda_prefill(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n, int64_t pos0,
+                     float *logits, q35_op_times *times, q35_error *err)
+{
+    return run_call(cm, st, tokens, n, pos0, NULL, 0, logits, false, times, err);
+}
+
+int q35_cuda_prefill_logits_at(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
+                               int64_t pos0, const int64_t *at, int64_t n_at, float *logits, q35_op_times *times,
+                               q35_error *err)
+{
+    if (n_at < 0 || (n_at > 0 && (!at || !logits)))
+        return q35_fail(err, "prefill: %" PRId64 " logit positions (want >= 0, with positions and an output)", n_at);
+    return run_call(cm, st, tokens, n, pos0, at, n_at, logits, false, times, err);
+}
+
+int q35_cuda_forward_token(q35_cuda_model *cm, q35_cuda_state *st, int32_t token, int64_t pos, float *logits,
+                           q35_op_times *times, q35_error *err)
+{
+    return run_call(cm, st, &token, 1, pos, NULL, 0, logits, true, times, err);
+}

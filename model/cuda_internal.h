@@ -1,0 +1,137 @@
+/* The CUDA model's insides, shared by its files (not a public header):
+ *
+ *   cuda_model.c    load (plan, upload, f16 prewarm), paths, the workspace
+ *   cuda_state.c    the per-request state
+ *   cuda_layers.c   the DeltaNet, attention and FFN compositions over T rows,
+ *                   with the projection and attention chosen per call
+ *   cuda_forward.c  the refusals, the chunk loop, the tail: prefill and decode
+ *   cuda_trace.c    NVTX ranges and the per-op CUDA event timing */
+#ifndef Q35_CUDA_INTERNAL_H
+#define Q35_CUDA_INTERNAL_H
+
+#include "kernels/attention.h"
+#include "kernels/blas.h"
+#include "model/capacity.h"
+#include "model/cuda_model.h"
+#include "model/paths.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A projection on the device: W [n][k] as stored, and its f16 copy once built. */
+typedef struct q35_dweight {
+    const void *w;        /* n rows of q35_row_bytes(type, k) */
+    q35_type type;
+    int64_t n, k;         /* outputs, inputs */
+    uint16_t *w16;        /* [n][k] f16, NULL until the f16 set is built */
+    char label[40];       /* "proj attn_qkv": its NVTX range */
+} q35_dweight;
+
+/* A layer on the device: projections as stored, small vectors as f32. */
+typedef struct q35_dlayer {
+    q35_layer_kind kind;
+    int index;                        /* layer number */
+    int slot;                         /* index among layers of its kind: its state slot */
+    float *attn_norm, *post_norm;     /* [H] */
+    q35_dweight ffn_gate, ffn_up;     /* [ffn][H] */
+    q35_dweight ffn_down;             /* [H][ffn] */
+    /* DeltaNet */
+    q35_dweight qkv;                  /* [conv_dim][H] */
+    q35_dweight z;                    /* [Hv*dv][H] attn_gate */
+    q35_dweight alpha, beta;          /* [Hv][H] */
+    q35_dweight ssm_out;              /* [H][Hv*dv] */
+    float *conv_w;                    /* [conv_dim][K] */
+    float *dt, *a;                    /* [Hv] ssm_dt.bias, ssm_a */
+    float *ssm_norm;                  /* [dv] */
+    /* attention */
+    q35_dweight q, k, v, o;           /* [2*heads*hd][H], [kv*hd][H] x2, [H][heads*hd] */
+    float *q_norm, *k_norm;           /* [hd] */
+} q35_dlayer;
+
+/* The per-op event timer (cuda_trace.c): a pair of events around each op. */
+typedef struct q35_timer {
+    void **ev;            /* cudaEvent_t pairs: [2*i] start, [2*i+1] end */
+    q35_op *op;           /* what pair i timed */
+    int n, cap;           /* pairs recorded, pairs created */
+} q35_timer;
+
+struct q35_cuda_model {
+    q35_hparams hp;
+    q35_cuda_options opts;           /* as given */
+    q35_cuda_info info;
+    q35_cuda_paths paths;            /* in effect */
+    q35_weight_bytes wbytes;
+    q35_attn_shape attn;             /* the attention heads on the device */
+    q35_stream stream;               /* every launch of this model */
+    q35_blas blas;                   /* bound to stream */
+    void *weights;                   /* one allocation: every weight */
+    void *f16;                       /* one allocation: the f16 set (or NULL) */
+    q35_dlayer *layers;              /* [hp.n_layer] */
+    const void *embd;                /* token_embd as stored */
+    q35_type embd_type;
+    const void *lm_head;             /* output as stored (embd when tied) */
+    q35_type lm_type;
+    float *output_norm;              /* [H] */
+    /* the workspace (q35_workspace_of), grown as calls need, never shrunk */
+    void *ws_mem;
+    q35_workspace ws;
+    float *buf[Q35_BUF_COUNT];       /* [ws.rows][q35_chunk_buf_floats] each */
+    float *scores, *dequant;
+    uint16_t *f16_act;
+    int32_t *ids;                    /* the call's token ids */
+    float *tail_row, *logits;        /* [H], [vocab] */
+    q35_timer timer;
+};
+
+struct q35_cuda_state {
+    int device;
+    int64_t max_seq, kv_len;
+    bool broken;                     /* a call failed after its checks: reset before use */
+    int n_delta, n_attn;
+    int64_t conv_len, ssm_len, kv_dim;
+    void *mem;                       /* one allocation */
+    float *conv;                     /* [n_delta][conv_dim][K-1] */
+    float *ssm;                      /* [n_delta][Hv][dv][dk] */
+    float *k_cache, *v_cache;        /* [n_attn][max_seq][kv_dim] */
+    q35_stream stream;               /* the model's stream, for the state's own copies */
+};
+
+/* One chunk (or one decode token) in flight. */
+typedef struct q35_run q35_run;
+typedef int (*q35_project_fn)(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w);
+typedef int (*q35_attend_fn)(q35_run *r, float *o, const float *q, const float *k_cache, const float *v_cache);
+
+struct q35_run {
+    q35_cuda_model *cm;
+    q35_cuda_state *st;
+    int64_t T;                /* rows of this chunk */
+    int64_t pos;              /* position of its first row */
+    bool per_token;           /* decode: the per-token launchers */
+    int64_t pass_rows;        /* f32 attention: query rows per pass */
+    q35_project_fn project;
+    q35_attend_fn attend;
+    q35_op_times *times;      /* NULL: no timing */
+    int timing_rc;            /* -1 once a timing call failed (the call then fails) */
+    q35_error *err;
+};
+
+/* cuda_layers.c: the projection and attention of a call (decode, deterministic,
+ * or the prefill paths), and the layer compositions over r->T rows. */
+void q35_run_choose(q35_run *r);
+int q35_layer_deltanet(q35_run *r, const q35_dlayer *l);
+int q35_layer_attention(q35_run *r, const q35_dlayer *l);
+/* Output norm and lm_head of chunk row `row` into cm->logits. */
+int q35_layer_tail(q35_run *r, int64_t row);
+
+/* cuda_model.c: the workspace for chunks of up to `rows` rows ending at `seq`. */
+int q35_workspace_ensure(q35_cuda_model *cm, int64_t rows, int64_t seq, q35_error *err);
+
+/* cuda_trace.c */
+void q35_trace_push(const char *name);
+void q35_trace_pop(void);
+void q35_op_begin(q35_run *r, q35_op op, const char *name);
+int q35_op_end(q35_run *r, int rc); /* rc, or -1 when the op's timing failed */
+int q35_timer_collect(q35_cuda_model *cm, q35_op_times *times, q35_error *err); /* sync, add, reset */
+void q35_timer_free(q35_timer *t);
+
+#endif /* Q35_CUDA_INTERNAL_H */

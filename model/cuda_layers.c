@@ -1,0 +1,271 @@
+/* The layer compositions of the CUDA model, written once for T rows (SPEC §2,
+ * in the op order of the float64 reference, model/ref_model.c). A decode step
+ * is the same composition with T = 1 through the per-token launchers; the
+ * projection and the attention are chosen per call (q35_run_choose):
+ *
+ *   decode          q35_gemv                  q35_attention_decode
+ *   deterministic   q35_gemv_rows             q35_attention_decode_rows
+ *   prefill         q35_gemm_f32 / _f16       q35_attention_prefill_f32 / _flash
+ *
+ * Every op sits between q35_op_begin and q35_op_end: an NVTX range named after
+ * it, and CUDA events when the call is timed. */
+#include "cuda_internal.h"
+
+#include "kernels/conv1d.h"
+#include "kernels/delta_rule.h"
+#include "kernels/gated_rmsnorm.h"
+#include "kernels/gates.h"
+#include "kernels/gemm.h"
+#include "kernels/gemv.h"
+#include "kernels/l2norm.h"
+#include "kernels/pointwise.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+
+#define BUF(r, name) ((r)->cm->buf[Q35_BUF_##name])
+
+/* ---- projections: y [T][ldy] = x [T][k] . W^T ---- */
+
+static int project_gemv(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+{
+    (void)ldy; /* one row */
+    return q35_gemv(y, w->w, w->type, w->n, w->k, x, r->cm->stream, r->err);
+}
+
+static int project_gemv_rows(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+{
+    return q35_gemv_rows(y, ldy, w->w, w->type, w->n, w->k, x, r->T, r->cm->stream, r->err);
+}
+
+static int project_gemm_f32(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+{
+    return q35_gemm_f32(r->cm->blas, y, ldy, x, r->T, w->w, w->type, w->n, w->k, r->cm->dequant, r->err);
+}
+
+static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+{
+    if (!w->w16)
+        return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
+    return q35_gemm_f16(r->cm->blas, y, ldy, x, r->T, w->w16, w->n, w->k, r->cm->f16_act, r->err);
+}
+
+/* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */
+
+static int attend_decode(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+{
+    return q35_attention_decode(o, q, kc, vc, r->pos + 1, r->cm->attn, r->cm->stream, r->err);
+}
+
+static int attend_decode_rows(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+{
+    return q35_attention_decode_rows(o, q, kc, vc, r->pos, r->T, r->cm->attn, r->cm->stream, r->err);
+}
+
+static int attend_f32(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+{
+    return q35_attention_prefill_f32(r->cm->blas, o, q, kc, vc, r->pos, r->T, r->cm->scores, r->pass_rows,
+                                     r->cm->attn, r->err);
+}
+
+static int attend_flash(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+{
+    return q35_attention_prefill_flash(o, q, kc, vc, r->pos, r->T, r->cm->attn, r->cm->stream, r->err);
+}
+
+void q35_run_choose(q35_run *r)
+{
+    const q35_cuda_paths *p = &r->cm->paths;
+    if (r->per_token) {
+        r->project = project_gemv;
+        r->attend = attend_decode;
+    } else if (p->deterministic) {
+        r->project = project_gemv_rows;
+        r->attend = attend_decode_rows;
+    } else {
+        r->project = p->gemm == Q35_GEMM_F16 ? project_gemm_f16 : project_gemm_f32;
+        r->attend = p->attention == Q35_ATTN_FLASH ? attend_flash : attend_f32;
+    }
+}
+
+/* ---- the ops, per token or over rows ---- */
+
+static int proj(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+{
+    q35_op_begin(r, Q35_OP_PROJ, w->label);
+    return q35_op_end(r, r->project(r, y, ldy, x, w));
+}
+
+/* `per_row` vectors of n per token (1 for the residual stream, the heads for q/k). */
+static int rmsnorm(q35_run *r, float *y, const float *x, const float *w, int64_t n, int64_t per_row)
+{
+    const q35_cuda_model *cm = r->cm;
+    if (r->per_token && per_row == 1)
+        return q35_rmsnorm(y, x, w, n, cm->hp.eps, cm->stream, r->err);
+    return q35_rmsnorm_rows(y, x, w, n, r->T * per_row, cm->hp.eps, cm->stream, r->err);
+}
+
+static int residual_norm(q35_run *r, const float *w, const char *name)
+{
+    q35_op_begin(r, Q35_OP_NORM, name);
+    return q35_op_end(r, rmsnorm(r, BUF(r, NORMED), BUF(r, X), w, r->cm->hp.n_embd, 1));
+}
+
+static int residual_add(q35_run *r)
+{
+    q35_op_begin(r, Q35_OP_RESIDUAL, "residual");
+    return q35_op_end(r, q35_residual_add_rows(BUF(r, X), BUF(r, PROJ), r->cm->hp.n_embd, r->T, r->cm->stream,
+                                               r->err));
+}
+
+/* post_attention_norm -> SwiGLU FFN -> the second residual; both layer kinds. */
+static int ffn(q35_run *r, const q35_dlayer *l)
+{
+    const int64_t ff = r->cm->hp.n_ff, H = r->cm->hp.n_embd;
+    if (residual_norm(r, l->post_norm, "rmsnorm post_attention_norm") ||
+        proj(r, BUF(r, FFN_G), ff, BUF(r, NORMED), &l->ffn_gate) ||
+        proj(r, BUF(r, FFN_U), ff, BUF(r, NORMED), &l->ffn_up))
+        return -1;
+    q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
+    if (q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), BUF(r, FFN_G), BUF(r, FFN_U), ff, r->T, r->cm->stream, r->err)))
+        return -1;
+    if (proj(r, BUF(r, PROJ), H, BUF(r, FFN_ACT), &l->ffn_down))
+        return -1;
+    return residual_add(r);
+}
+
+static int conv1d(q35_run *r, const q35_dlayer *l, float *win)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    const int64_t cd = hp->conv_dim;
+    q35_op_begin(r, Q35_OP_CONV, "conv1d");
+    if (r->per_token)
+        return q35_op_end(r, q35_conv1d_silu(BUF(r, CONV_OUT), win, BUF(r, CONV_IN), l->conv_w, cd, hp->conv_kernel,
+                                             r->cm->stream, r->err));
+    return q35_op_end(r, q35_conv1d_silu_rows(BUF(r, CONV_OUT), cd, win, BUF(r, CONV_IN), cd, l->conv_w, cd,
+                                              hp->conv_kernel, r->T, r->cm->stream, r->err));
+}
+
+/* the q heads, then the k heads, of every conv output row */
+static int l2norm_qk(q35_run *r)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    q35_op_begin(r, Q35_OP_L2NORM, "l2norm");
+    if (r->per_token)
+        return q35_op_end(r, q35_l2norm(BUF(r, CONV_OUT), hp->ssm_dk, 2 * hp->ssm_hk, hp->eps, r->cm->stream, r->err));
+    return q35_op_end(r, q35_l2norm_rows(BUF(r, CONV_OUT), hp->ssm_dk, 2 * hp->ssm_hk, r->T, hp->conv_dim, hp->eps,
+                                         r->cm->stream, r->err));
+}
+
+static int gates(q35_run *r, const q35_dlayer *l)
+{
+    const int64_t hv = r->cm->hp.ssm_hv;
+    q35_op_begin(r, Q35_OP_GATES, "gates");
+    if (r->per_token)
+        return q35_op_end(r, q35_gates(BUF(r, G), BUF(r, BETA), BUF(r, ALPHA), BUF(r, B), l->dt, l->a, hv,
+                                       r->cm->stream, r->err));
+    return q35_op_end(r, q35_gates_rows(BUF(r, G), BUF(r, BETA), BUF(r, ALPHA), BUF(r, B), l->dt, l->a, hv, r->T,
+                                        r->cm->stream, r->err));
+}
+
+static int delta_rule(q35_run *r, float *S)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    const q35_delta_dims d = {.hk = hp->ssm_hk, .hv = hp->ssm_hv, .dk = hp->ssm_dk, .dv = hp->ssm_dv};
+    const int64_t kd = (int64_t)hp->ssm_hk * hp->ssm_dk;
+    const float *q = BUF(r, CONV_OUT), *k = q + kd, *v = q + 2 * kd;
+    q35_op_begin(r, Q35_OP_DELTA, "delta_rule");
+    if (r->per_token)
+        return q35_op_end(r, q35_delta_rule_step(BUF(r, O), S, q, k, v, BUF(r, G), BUF(r, BETA), d, r->cm->stream,
+                                                 r->err));
+    return q35_op_end(r, q35_delta_rule_scan(BUF(r, O), (int64_t)hp->ssm_hv * hp->ssm_dv, S, q, k, v, hp->conv_dim,
+                                             BUF(r, G), BUF(r, BETA), r->T, d, r->cm->stream, r->err));
+}
+
+/* o <- rmsnorm(o per head, ssm_norm) * silu(z), in place */
+static int gated_norm(q35_run *r, const q35_dlayer *l)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    q35_op_begin(r, Q35_OP_GATED_NORM, "gated_norm");
+    if (r->per_token)
+        return q35_op_end(r, q35_gated_rmsnorm(BUF(r, O), BUF(r, O), BUF(r, Z), l->ssm_norm, hp->ssm_dv, hp->ssm_hv,
+                                               hp->eps, r->cm->stream, r->err));
+    return q35_op_end(r, q35_gated_rmsnorm_rows(BUF(r, O), BUF(r, O), BUF(r, Z), l->ssm_norm, hp->ssm_dv,
+                                                r->T * hp->ssm_hv, hp->eps, r->cm->stream, r->err));
+}
+
+int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    const q35_cuda_state *st = r->st;
+    const int64_t H = hp->n_embd, hv = hp->ssm_hv, vd = hv * hp->ssm_dv;
+    float *win = st->conv + (int64_t)l->slot * st->conv_len, *S = st->ssm + (int64_t)l->slot * st->ssm_len;
+    if (residual_norm(r, l->attn_norm, "rmsnorm attn_norm") ||
+        proj(r, BUF(r, CONV_IN), hp->conv_dim, BUF(r, NORMED), &l->qkv) ||
+        conv1d(r, l, win) || l2norm_qk(r) ||
+        proj(r, BUF(r, ALPHA), hv, BUF(r, NORMED), &l->alpha) ||
+        proj(r, BUF(r, B), hv, BUF(r, NORMED), &l->beta) ||
+        gates(r, l) ||
+        proj(r, BUF(r, Z), vd, BUF(r, NORMED), &l->z) ||
+        delta_rule(r, S) || gated_norm(r, l) ||
+        proj(r, BUF(r, PROJ), H, BUF(r, O), &l->ssm_out) || residual_add(r))
+        return -1;
+    return ffn(r, l);
+}
+
+static int rope(q35_run *r, float *x, int64_t row_stride, int heads)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    if (r->per_token)
+        return q35_rope_neox(x, heads, hp->head_dim, hp->n_rot, r->pos, hp->rope_base, r->cm->stream, r->err);
+    return q35_rope_neox_rows(x, row_stride, heads, hp->head_dim, hp->n_rot, r->pos, r->T, hp->rope_base,
+                              r->cm->stream, r->err);
+}
+
+/* split [q | gate]; q <- RoPE(rmsnorm(q per head)); the cache's K rows <- RoPE(rmsnorm(k per head)) */
+static int qk_norm_rope(q35_run *r, const q35_dlayer *l, float *k_rows)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    const int64_t hd = hp->head_dim, qd = hp->n_head * hd, kvd = hp->n_head_kv * hd;
+    q35_op_begin(r, Q35_OP_QK_NORM_ROPE, "qk_norm_rope");
+    const int rc = q35_split_qgate_rows(BUF(r, Q), BUF(r, GATE), BUF(r, Q_FULL), hp->n_head, (int)hd, r->T,
+                                        r->cm->stream, r->err) ||
+                   rmsnorm(r, BUF(r, Q), BUF(r, Q), l->q_norm, hd, hp->n_head) ||
+                   rmsnorm(r, k_rows, BUF(r, K), l->k_norm, hd, hp->n_head_kv) ||
+                   rope(r, BUF(r, Q), qd, hp->n_head) || rope(r, k_rows, kvd, hp->n_head_kv);
+    return q35_op_end(r, rc ? -1 : 0);
+}
+
+int q35_layer_attention(q35_run *r, const q35_dlayer *l)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    const q35_cuda_state *st = r->st;
+    const int64_t H = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, kvd = st->kv_dim;
+    float *kc = st->k_cache + (int64_t)l->slot * st->max_seq * kvd;
+    float *vc = st->v_cache + (int64_t)l->slot * st->max_seq * kvd;
+    if (residual_norm(r, l->attn_norm, "rmsnorm attn_norm") ||
+        proj(r, BUF(r, Q_FULL), 2 * qd, BUF(r, NORMED), &l->q) ||
+        proj(r, BUF(r, K), kvd, BUF(r, NORMED), &l->k) ||
+        proj(r, vc + r->pos * kvd, kvd, BUF(r, NORMED), &l->v) || /* V straight into its cache rows */
+        qk_norm_rope(r, l, kc + r->pos * kvd))
+        return -1;
+    q35_op_begin(r, Q35_OP_ATTN, "attention");
+    if (q35_op_end(r, r->attend(r, BUF(r, ATTN_O), BUF(r, Q), kc, vc)))
+        return -1;
+    q35_op_begin(r, Q35_OP_OUT_GATE, "out_gate");
+    if (q35_op_end(r, q35_sigmoid_gate_rows(BUF(r, ATTN_O), BUF(r, GATE), qd, r->T, r->cm->stream, r->err)) ||
+        proj(r, BUF(r, PROJ), H, BUF(r, ATTN_O), &l->o) || residual_add(r))
+        return -1;
+    return ffn(r, l);
+}
+
+int q35_layer_tail(q35_run *r, int64_t row)
+{
+    q35_cuda_model *cm = r->cm;
+    const q35_hparams *hp = &cm->hp;
+    q35_op_begin(r, Q35_OP_TAIL, "tail");
+    const int rc = q35_rmsnorm(cm->tail_row, BUF(r, X) + row * hp->n_embd, cm->output_norm, hp->n_embd, hp->eps,
+                               cm->stream, r->err) ||
+                   q35_gemv(cm->logits, cm->lm_head, cm->lm_type, hp->n_vocab, hp->n_embd, cm->tail_row, cm->stream,
+                            r->err);
+    return q35_op_end(r, rc ? -1 : 0);
+}

@@ -1,0 +1,531 @@
+/* Load (the capacity plan, then the upload and the f16 prewarm), the paths of
+ * a loaded model, and the workspace every call reuses (cuda_model.h). */
+#include "cuda_internal.h"
+
+#include "kernels/dequant.h"
+#include "model/parallel.h"
+
+#include <cuda_runtime_api.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int q35_cuda_devices(char *why, size_t cap)
+{
+    int count = 0;
+    const cudaError_t rc = cudaGetDeviceCount(&count);
+    if (rc != cudaSuccess || count == 0) {
+        snprintf(why, cap, "%s", rc != cudaSuccess ? cudaGetErrorString(rc) : "no CUDA device present");
+        return 0;
+    }
+    return count;
+}
+
+/* ---- checks before anything is uploaded ---- */
+
+/* Every weight the forward reads must be of a type the kernels compute. */
+static int check_types(const q35_model *m, q35_error *err)
+{
+    const q35_weight *globals[] = {&m->token_embd, &m->output_norm, &m->output};
+    for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
+        if (!q35_type_computable(globals[i]->type))
+            return q35_fail(err, "cuda model: %s has quant type %s, which no kernel computes", globals[i]->name,
+                            q35_type_name(globals[i]->type));
+    for (int il = 0; il < m->hp.n_layer; il++) {
+        const q35_layer *l = &m->layers[il];
+        const q35_weight *w[] = {&l->attn_norm, &l->post_attention_norm, &l->ffn_gate, &l->ffn_up, &l->ffn_down,
+                                 &l->attn_qkv, &l->attn_gate, &l->ssm_alpha, &l->ssm_beta, &l->ssm_conv1d,
+                                 &l->ssm_dt, &l->ssm_a, &l->ssm_norm, &l->ssm_out, &l->attn_q, &l->attn_k,
+                                 &l->attn_v, &l->attn_q_norm, &l->attn_k_norm, &l->attn_output};
+        const bool delta = l->kind == Q35_LAYER_DELTANET;
+        for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+            const bool used = i < 5 || (delta ? i < 14 : i >= 14);
+            if (used && !q35_type_computable(w[i]->type))
+                return q35_fail(err, "cuda model: %s has quant type %s, which no kernel computes",
+                                w[i]->name ? w[i]->name : "a weight", q35_type_name(w[i]->type));
+        }
+    }
+    return 0;
+}
+
+static q35_attn_shape attn_shape(const q35_hparams *hp)
+{
+    const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = (int64_t)hp->n_head_kv * hp->head_dim;
+    q35_attn_shape s = {.heads = hp->n_head, .kv_heads = hp->n_head_kv, .head_dim = hp->head_dim, .q_stride = qd,
+                        .o_stride = qd, .kv_stride = kvd, .scale = (float)(1.0 / sqrt((double)hp->head_dim))};
+    return s;
+}
+
+/* The device, its properties and its free memory (after the cap). */
+static int open_device(q35_cuda_model *cm, const q35_path_env *env, q35_error *err)
+{
+    q35_cuda_info *in = &cm->info;
+    const int dev = q35_paths_device(&cm->opts, env, in->log, sizeof in->log, err);
+    if (dev < 0)
+        return -1;
+    int count = 0;
+    const int rc = cudaGetDeviceCount(&count);
+    if (rc != cudaSuccess || count == 0)
+        return q35_fail(err, "cuda model: no usable CUDA device (%s)",
+                        rc != cudaSuccess ? cudaGetErrorString((cudaError_t)rc) : "none present");
+    if (dev >= count)
+        return q35_fail(err, "cuda model: device %d asked for, %d present", dev, count);
+    struct cudaDeviceProp p;
+    size_t free_b = 0, total_b = 0;
+    if (Q35_CUDA_CHECK(cudaSetDevice(dev), err) || Q35_CUDA_CHECK(cudaGetDeviceProperties(&p, dev), err) ||
+        Q35_CUDA_CHECK(cudaFree(NULL), err) || /* the context, before its memory is counted */
+        Q35_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), err))
+        return -1;
+    in->device = dev;
+    snprintf(in->device_name, sizeof in->device_name, "%s", p.name);
+    in->sm = p.major * 10 + p.minor;
+    in->unified = p.integrated != 0;
+    in->total_bytes = total_b;
+    in->free_bytes = cm->opts.free_cap > 0 && cm->opts.free_cap < free_b ? cm->opts.free_cap : free_b;
+    q35_error why = {{0}};
+    in->flash_supported = q35_attention_flash_supported(dev, cm->attn, &why) == 1;
+    return 0;
+}
+
+/* ---- the plan ---- */
+
+static int make_plan(q35_cuda_model *cm, const q35_path_choice *c, q35_gemm_path gemm, q35_capacity_plan *plan,
+                     q35_error *err)
+{
+    const q35_capacity_request r = {
+        .hp = &cm->hp, .weights = cm->wbytes, .seq = c->max_seq, .gemm = gemm, .deterministic = c->deterministic,
+        .scores_budget = c->scores_budget, .free_bytes = cm->info.free_bytes, .attention = c->attention,
+        .n_attention = c->n_attention, .chunk_rows = c->chunk_rows, .n_chunk_rows = c->n_chunk_rows,
+    };
+    return q35_capacity_plan_make(plan, &r, err);
+}
+
+/* The plan for the chosen paths; an f16 set that does not fit falls back to f32, said. */
+static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *err)
+{
+    q35_cuda_info *in = &cm->info;
+    q35_gemm_path gemm = c->gemm;
+    q35_error f16_err = {{0}};
+    if (gemm == Q35_GEMM_F16 && !c->deterministic && make_plan(cm, c, gemm, &in->plan, &f16_err)) {
+        q35_paths_note(in->log, sizeof in->log, cm->opts.quiet,
+                       "warning: GEMM f16: the f16 weight set (%.1f MiB) does not fit the plan; using f32 (%s)",
+                       (double)cm->wbytes.f16 / (double)Q35_MIB, f16_err.msg);
+        gemm = Q35_GEMM_F32;
+    }
+    if (make_plan(cm, c, gemm, &in->plan, err))
+        return q35_fail_context(err, "cuda model on %s (device %d)", in->device_name, in->device);
+    cm->paths = (q35_cuda_paths){.attention = in->plan.attention, .gemm = gemm, .chunk_rows = in->plan.chunk_rows,
+                                 .deterministic = c->deterministic, .scores_budget = c->scores_budget};
+    char line[512];
+    q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "plan for %" PRId64 " positions: attention %s, chunk rows %"
+                   PRId64 ": %s", in->plan.seq, q35_attn_path_name(in->plan.attention), in->plan.chunk_rows,
+                   q35_capacity_str(&in->plan, line, sizeof line));
+    if (c->deterministic)
+        q35_paths_note(in->log, sizeof in->log, cm->opts.quiet,
+                       "deterministic: projections through q35_gemv_rows, attention through q35_attention_decode_rows"
+                       " (the GEMM and attention paths are not used)");
+    return 0;
+}
+
+/* ---- upload ---- */
+
+typedef struct arena {
+    char *base;
+    uint64_t used, size;
+} arena;
+
+static void *arena_take(arena *a, uint64_t bytes)
+{
+    void *p = a->base + a->used;
+    a->used += q35_align_bytes(bytes);
+    return a->used <= a->size ? p : NULL;
+}
+
+/* A quantized weight as stored. */
+static int upload_proj(q35_cuda_model *cm, arena *a, const q35_weight *w, const char *kind, q35_dweight *d,
+                       q35_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->type = w->type;
+    d->n = w->rows;
+    d->k = w->cols;
+    snprintf(d->label, sizeof d->label, "proj %s", kind);
+    void *dst = arena_take(a, w->nbytes);
+    if (!dst)
+        return q35_fail(err, "cuda model: the weight arena is too small at %s", w->name);
+    d->w = dst;
+    return Q35_CUDA_CHECK(cudaMemcpyAsync(dst, w->data, w->nbytes, cudaMemcpyHostToDevice, (cudaStream_t)cm->stream),
+                          err);
+}
+
+/* A small weight (all rows*cols values) dequantized to f32 on the host. */
+static int upload_f32(arena *a, const q35_weight *w, float **out, q35_error *err)
+{
+    const int64_t n = w->rows * w->cols;
+    float *host = malloc((size_t)n * sizeof *host);
+    float *dst = arena_take(a, (uint64_t)n * 4u);
+    if (!host || !dst) {
+        free(host);
+        return q35_fail(err, "cuda model: out of %s memory for %s", host ? "arena" : "host", w->name);
+    }
+    q35_dequantize(w->type, w->data, host, n);
+    /* synchronous: the host buffer is freed right after */
+    const int rc = Q35_CUDA_CHECK(cudaMemcpy(dst, host, (size_t)n * sizeof *host, cudaMemcpyHostToDevice), err);
+    free(host);
+    *out = dst;
+    return rc;
+}
+
+static int upload_layer(q35_cuda_model *cm, arena *a, const q35_layer *l, int index, q35_dlayer *d, q35_error *err)
+{
+    d->kind = l->kind;
+    d->index = index;
+    d->slot = l->slot;
+    if (upload_f32(a, &l->attn_norm, &d->attn_norm, err) ||
+        upload_f32(a, &l->post_attention_norm, &d->post_norm, err) ||
+        upload_proj(cm, a, &l->ffn_gate, "ffn_gate", &d->ffn_gate, err) ||
+        upload_proj(cm, a, &l->ffn_up, "ffn_up", &d->ffn_up, err) ||
+        upload_proj(cm, a, &l->ffn_down, "ffn_down", &d->ffn_down, err))
+        return -1;
+    if (l->kind == Q35_LAYER_DELTANET)
+        return upload_proj(cm, a, &l->attn_qkv, "attn_qkv", &d->qkv, err) ||
+               upload_proj(cm, a, &l->attn_gate, "attn_gate", &d->z, err) ||
+               upload_proj(cm, a, &l->ssm_alpha, "ssm_alpha", &d->alpha, err) ||
+               upload_proj(cm, a, &l->ssm_beta, "ssm_beta", &d->beta, err) ||
+               upload_proj(cm, a, &l->ssm_out, "ssm_out", &d->ssm_out, err) ||
+               upload_f32(a, &l->ssm_conv1d, &d->conv_w, err) || upload_f32(a, &l->ssm_dt, &d->dt, err) ||
+               upload_f32(a, &l->ssm_a, &d->a, err) || upload_f32(a, &l->ssm_norm, &d->ssm_norm, err)
+                   ? -1 : 0;
+    return upload_proj(cm, a, &l->attn_q, "attn_q", &d->q, err) ||
+           upload_proj(cm, a, &l->attn_k, "attn_k", &d->k, err) ||
+           upload_proj(cm, a, &l->attn_v, "attn_v", &d->v, err) ||
+           upload_proj(cm, a, &l->attn_output, "attn_output", &d->o, err) ||
+           upload_f32(a, &l->attn_q_norm, &d->q_norm, err) || upload_f32(a, &l->attn_k_norm, &d->k_norm, err)
+               ? -1 : 0;
+}
+
+static int upload(q35_cuda_model *cm, const q35_model *m, q35_error *err)
+{
+    arena a = {.size = cm->wbytes.uploaded};
+    if (Q35_CUDA_CHECK(cudaMalloc((void **)&a.base, (size_t)a.size), err))
+        return q35_fail_context(err, "cuda model: weights (%.1f MiB)", (double)a.size / (double)Q35_MIB);
+    cm->weights = a.base;
+    cm->layers = calloc((size_t)m->hp.n_layer, sizeof *cm->layers);
+    if (!cm->layers)
+        return q35_fail(err, "cuda model: out of host memory");
+    for (int il = 0; il < m->hp.n_layer; il++)
+        if (upload_layer(cm, &a, &m->layers[il], il, &cm->layers[il], err))
+            return -1;
+    q35_dweight embd, out;
+    if (upload_proj(cm, &a, &m->token_embd, "token_embd", &embd, err) ||
+        upload_f32(&a, &m->output_norm, &cm->output_norm, err))
+        return -1;
+    cm->embd = embd.w;
+    cm->embd_type = embd.type;
+    cm->lm_head = embd.w;
+    cm->lm_type = embd.type;
+    if (!m->tied) {
+        if (upload_proj(cm, &a, &m->output, "output", &out, err))
+            return -1;
+        cm->lm_head = out.w;
+        cm->lm_type = out.type;
+    }
+    cm->info.weight_bytes = a.used;
+    return Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)cm->stream), err);
+}
+
+/* ---- the f16 weight set ---- */
+
+/* Every projection of the model, in layer order. */
+static int projections(q35_cuda_model *cm, q35_dweight **out)
+{
+    int n = 0;
+    for (int il = 0; il < cm->hp.n_layer; il++) {
+        q35_dlayer *l = &cm->layers[il];
+        q35_dweight *common[] = {&l->ffn_gate, &l->ffn_up, &l->ffn_down};
+        q35_dweight *delta[] = {&l->qkv, &l->z, &l->alpha, &l->beta, &l->ssm_out};
+        q35_dweight *attn[] = {&l->q, &l->k, &l->v, &l->o};
+        for (int i = 0; i < 3; i++)
+            out[n++] = common[i];
+        if (l->kind == Q35_LAYER_DELTANET)
+            for (int i = 0; i < 5; i++)
+                out[n++] = delta[i];
+        else
+            for (int i = 0; i < 4; i++)
+                out[n++] = attn[i];
+    }
+    return n;
+}
+
+/* Free device memory now, within the cap the options set (the cap counts what
+ * this model has taken since the load measured it). */
+static int free_now(q35_cuda_model *cm, uint64_t *free_out, q35_error *err)
+{
+    size_t f = 0, t = 0;
+    if (Q35_CUDA_CHECK(cudaMemGetInfo(&f, &t), err))
+        return -1;
+    *free_out = f;
+    const uint64_t taken = cm->info.weight_bytes + cm->ws.total;
+    if (cm->opts.free_cap > 0) {
+        const uint64_t capped = cm->info.free_bytes > taken ? cm->info.free_bytes - taken : 0;
+        if (capped < *free_out)
+            *free_out = capped;
+    }
+    return 0;
+}
+
+/* Builds the f16 copy of every projection when it all fits with 1 GiB to
+ * spare: 1 when built, 0 when it does not fit (said), -1 on a device error. */
+static int build_f16(q35_cuda_model *cm, q35_error *err)
+{
+    if (cm->f16)
+        return 1;
+    uint64_t free_b = 0;
+    if (free_now(cm, &free_b, err))
+        return -1;
+    const uint64_t bytes = cm->wbytes.f16;
+    if (bytes + Q35_GIB > free_b) {
+        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet,
+                       "fp16 prefill weights NOT prewarmed: %.0f MiB needed + 1024 MiB to spare, %.0f MiB free",
+                       (double)bytes / (double)Q35_MIB, (double)free_b / (double)Q35_MIB);
+        return 0;
+    }
+    q35_dweight **list = malloc((size_t)cm->hp.n_layer * 8 * sizeof *list);
+    if (!list)
+        return q35_fail(err, "cuda model: out of host memory");
+    const int n = projections(cm, list);
+    const double t0 = q35_now();
+    arena a = {.size = bytes};
+    int rc = Q35_CUDA_CHECK(cudaMalloc((void **)&a.base, (size_t)bytes), err);
+    for (int i = 0; i < n && rc == 0; i++) {
+        q35_dweight *w = list[i];
+        w->w16 = arena_take(&a, (uint64_t)(w->n * w->k) * 2u);
+        rc = w->w16 ? q35_dequant_f16(w->w16, w->w, w->type, w->n, w->k, cm->stream, err)
+                    : q35_fail(err, "cuda model: the f16 arena is too small at %s", w->label);
+    }
+    /* the launches are asynchronous: wait, so the time printed is the prewarm's
+     * and a fault shows here */
+    if (rc == 0)
+        rc = Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)cm->stream), err);
+    if (rc) {
+        for (int i = 0; i < n; i++)
+            list[i]->w16 = NULL;
+        cudaFree(a.base);
+        free(list);
+        return q35_fail_context(err, "fp16 prefill prewarm");
+    }
+    free(list);
+    cm->f16 = a.base;
+    cm->info.f16_bytes = bytes;
+    cm->info.f16_prewarm_ms = 1e3 * (q35_now() - t0);
+    q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "fp16 prefill weights prewarmed: %.0f MiB in %.0f ms",
+                   (double)bytes / (double)Q35_MIB, cm->info.f16_prewarm_ms);
+    return 1;
+}
+
+/* ---- the workspace ---- */
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+int q35_workspace_ensure(q35_cuda_model *cm, int64_t rows, int64_t seq, q35_error *err)
+{
+    const q35_cuda_paths *p = &cm->paths;
+    q35_workspace want = q35_workspace_of(&cm->hp, &cm->wbytes, rows, seq, p->attention, p->gemm, p->deterministic,
+                                          p->scores_budget);
+    q35_workspace *have = &cm->ws;
+    if (cm->ws_mem && want.rows <= have->rows && want.scores <= have->scores && want.dequant <= have->dequant &&
+        want.f16_act <= have->f16_act && want.ids <= have->ids)
+        return 0;
+    /* grow to cover both: never shrink between calls */
+    if (cm->ws_mem) {
+        const int64_t r = want.rows > have->rows ? want.rows : have->rows;
+        /* the chunk buffers of r rows (seq = r, so min(rows, seq) = r) */
+        const q35_workspace w2 = q35_workspace_of(&cm->hp, &cm->wbytes, r, r, Q35_ATTN_DEFAULT, Q35_GEMM_DEFAULT, true,
+                                                  1);
+        want.rows = r;
+        want.chunk = w2.chunk;
+        want.scores = max_u64(want.scores, have->scores);
+        want.dequant = max_u64(want.dequant, have->dequant);
+        want.f16_act = max_u64(want.f16_act, have->f16_act);
+        want.ids = max_u64(want.ids, have->ids);
+        want.total = want.chunk + want.scores + want.dequant + want.f16_act + want.ids + want.tail;
+        if (Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)cm->stream), err))
+            return -1;
+        cudaFree(cm->ws_mem);
+        cm->ws_mem = NULL;
+        memset(have, 0, sizeof *have);
+    }
+    void *mem = NULL;
+    if (Q35_CUDA_CHECK(cudaMalloc(&mem, (size_t)want.total), err))
+        return q35_fail_context(err, "cuda model: workspace of %.1f MiB for chunks of %" PRId64 " rows to position %"
+                                PRId64, (double)want.total / (double)Q35_MIB, want.rows, seq);
+    cm->ws_mem = mem;
+    *have = want;
+    char *at = mem;
+    for (int b = 0; b < Q35_BUF_COUNT; b++) {
+        cm->buf[b] = (float *)at;
+        at += q35_align_bytes((uint64_t)(want.rows * q35_chunk_buf_floats(&cm->hp, (q35_chunk_buf)b)) * 4u);
+    }
+    cm->scores = want.scores ? (float *)at : NULL;
+    at += want.scores;
+    cm->dequant = want.dequant ? (float *)at : NULL;
+    at += want.dequant;
+    cm->f16_act = want.f16_act ? (uint16_t *)at : NULL;
+    at += want.f16_act;
+    cm->ids = (int32_t *)at;
+    at += want.ids;
+    cm->tail_row = (float *)at;
+    cm->logits = (float *)(at + q35_align_bytes((uint64_t)cm->hp.n_embd * 4u));
+    return 0;
+}
+
+/* ---- load, free, paths ---- */
+
+int q35_cuda_model_load(q35_cuda_model **out, const q35_model *m, const q35_cuda_options *o, q35_error *err)
+{
+    *out = NULL;
+    if (check_types(m, err))
+        return -1;
+    q35_cuda_model *cm = calloc(1, sizeof *cm);
+    if (!cm)
+        return q35_fail(err, "cuda model: out of host memory");
+    cm->hp = m->hp;
+    if (o)
+        cm->opts = *o;
+    else
+        q35_cuda_options_init(&cm->opts);
+    o = &cm->opts;
+    cm->attn = attn_shape(&m->hp);
+    cm->wbytes = q35_capacity_weights_of_model(m);
+    const q35_path_env env = q35_path_env_get();
+    q35_path_choice choice;
+    q35_error why = {{0}};
+    if (open_device(cm, &env, err))
+        goto fail;
+    if (!cm->info.flash_supported)
+        q35_attention_flash_supported(cm->info.device, cm->attn, &why);
+    if (q35_paths_resolve(&choice, o, &env, cm->info.flash_supported, why.msg, cm->info.unified, cm->info.log,
+                          sizeof cm->info.log, err) ||
+        plan_paths(cm, &choice, err))
+        goto fail; /* refused before any upload */
+    if (Q35_CUDA_CHECK(cudaStreamCreateWithFlags((cudaStream_t *)&cm->stream, cudaStreamNonBlocking), err) ||
+        q35_blas_create(&cm->blas, cm->stream, err) || upload(cm, m, err))
+        goto fail;
+    if (cm->paths.gemm == Q35_GEMM_F16 && !cm->paths.deterministic) {
+        const int built = build_f16(cm, err);
+        if (built < 0)
+            goto fail;
+        if (built == 0)
+            cm->paths.gemm = Q35_GEMM_F32;
+    }
+    if (q35_workspace_ensure(cm, cm->paths.chunk_rows, cm->info.plan.seq, err))
+        goto fail;
+    *out = cm;
+    return 0;
+fail:
+    q35_cuda_model_free(cm);
+    return -1;
+}
+
+void q35_cuda_model_free(q35_cuda_model *cm)
+{
+    if (!cm)
+        return;
+    if (cm->stream) {
+        cudaSetDevice(cm->info.device);
+        cudaStreamSynchronize((cudaStream_t)cm->stream);
+    }
+    q35_timer_free(&cm->timer);
+    cudaFree(cm->ws_mem);
+    cudaFree(cm->f16);
+    cudaFree(cm->weights);
+    q35_blas_destroy(cm->blas);
+    if (cm->stream)
+        cudaStreamDestroy((cudaStream_t)cm->stream);
+    free(cm->layers);
+    free(cm);
+}
+
+const q35_hparams *q35_cuda_model_hparams(const q35_cuda_model *cm)
+{
+    return &cm->hp;
+}
+
+const q35_cuda_info *q35_cuda_model_info(const q35_cuda_model *cm)
+{
+    return &cm->info;
+}
+
+const q35_cuda_paths *q35_cuda_model_paths(const q35_cuda_model *cm)
+{
+    return &cm->paths;
+}
+
+int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_error *err)
+{
+    if ((p->attention != Q35_ATTN_F32 && p->attention != Q35_ATTN_FLASH) ||
+        (p->gemm != Q35_GEMM_F32 && p->gemm != Q35_GEMM_F16) || p->chunk_rows < 1 || p->chunk_rows > (1 << 20) ||
+        p->scores_budget < 1)
+        return q35_fail(err, "cuda model paths: attention %d, gemm %d, chunk rows %" PRId64 ", scores budget %zu "
+                        "(want f32/flash, f32/f16, 1..1048576 rows, a budget > 0)",
+                        (int)p->attention, (int)p->gemm, p->chunk_rows, p->scores_budget);
+    if (p->attention == Q35_ATTN_FLASH && !cm->info.flash_supported) {
+        q35_error why = {{0}};
+        q35_attention_flash_supported(cm->info.device, cm->attn, &why);
+        return q35_fail(err, "cuda model paths: flash attention cannot run here (%s)", why.msg);
+    }
+    if (Q35_CUDA_CHECK(cudaSetDevice(cm->info.device), err))
+        return -1;
+    if (p->gemm == Q35_GEMM_F16 && !p->deterministic) {
+        const int built = build_f16(cm, err);
+        if (built <= 0)
+            return built < 0 ? -1 : q35_fail(err, "cuda model paths: GEMM f16, but the f16 weight set (%.0f MiB) does "
+                                             "not fit with 1 GiB to spare", (double)cm->wbytes.f16 / (double)Q35_MIB);
+    }
+    const q35_cuda_paths old = cm->paths;
+    cm->paths = *p;
+    if (q35_workspace_ensure(cm, p->chunk_rows, cm->info.plan.seq, err)) {
+        cm->paths = old;
+        return -1;
+    }
+    return 0;
+}
+
+const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
+{
+    if (p->deterministic)
+        snprintf(buf, cap, "deterministic (q35_gemv_rows, q35_attention_decode_rows), chunk rows %" PRId64,
+                 p->chunk_rows);
+    else
+        snprintf(buf, cap, "attention %s, GEMM %s, chunk rows %" PRId64,
+                 p->attention == Q35_ATTN_FLASH ? "flash (f16 inputs, f32 accumulation)" : "f32 (cuBLAS)",
+                 p->gemm == Q35_GEMM_F16 ? "f16 (f32 accumulation)" : "f32 (dequant + SGEMM)", p->chunk_rows);
+    return buf;
+}
+
+q35_phase q35_phase_of(q35_op op)
+{
+    return op == Q35_OP_PROJ ? Q35_PHASE_PROJ
+         : op == Q35_OP_DELTA ? Q35_PHASE_SCAN
+         : op == Q35_OP_ATTN ? Q35_PHASE_ATTN
+                             : Q35_PHASE_OTHER;
+}
+
+const char *q35_phase_name(q35_phase p)
+{
+    static const char *const names[Q35_PHASE_COUNT] = {"projections", "scan", "attention", "other"};
+    return (unsigned)p < Q35_PHASE_COUNT ? names[p] : "?";
+}
+
+void q35_phase_times(const q35_op_times *t, double seconds[Q35_PHASE_COUNT])
+{
+    for (int p = 0; p < Q35_PHASE_COUNT; p++)
+        seconds[p] = 0.0;
+    for (int op = 0; op < Q35_OP_COUNT; op++)
+        seconds[q35_phase_of((q35_op)op)] += t->seconds[op];
+}

@@ -1,0 +1,197 @@
+/* The Qwen3.5 model on the GPU (SPEC §3): the CUDA units of kernels/ composed in
+ * the op order of the float64 CPU reference (model/ref_model.c), over chunks of
+ * rows (prefill) or one token (decode).
+ *
+ *   load      the capacity plan first (model/capacity.h: weights + KV + recurrent
+ *             state + workspace + overhead against the device's free memory;
+ *             nothing is uploaded when it refuses), then quantized weights as
+ *             they are, small vectors as f32, and, on the f16 GEMM path, every
+ *             projection converted once to f16 (only when the whole set fits
+ *             with 1 GiB to spare; stderr says so, with MiB and ms).
+ *   prefill   chunks of chunk_rows rows: the embedding gathered on the device,
+ *             every projection ONE GEMM over the chunk, the DeltaNet recurrence
+ *             ONE scan launch, full attention over the resident KV cache; only
+ *             the rows whose logits are asked for pay the output norm and the
+ *             lm_head. One stream, no host synchronisation inside a chunk, the
+ *             workspace allocated once and reused.
+ *   decode    q35_cuda_forward_token: the same composition with T = 1 through
+ *             the per-token launchers (q35_gemv, q35_attention_decode).
+ *   state     conv windows, recurrent states, KV cache, kv_len, max_seq: a
+ *             prefill of T tokens leaves it exactly where T decode steps do.
+ *
+ * Paths (each an option; the option, when set, wins over its environment
+ * variable, which wins over the default; an unknown value or an impossible pick
+ * is printed on stderr as a warning and never silently reread):
+ *
+ *   attention       Q35_PREFILL_ATTENTION=f32|flash   default: f32 (cuBLAS, exact)
+ *                   while the capacity plan fits it, flash past it
+ *   GEMM            Q35_PREFILL_GEMM=f32|f16          default: f32 (dequant + SGEMM,
+ *                   no TF32); f16 needs the f16 weight set to fit
+ *   chunk rows      Q35_PREFILL_CHUNK_ROWS=R          default: 512, or 2048 on an
+ *                   integrated (unified-memory) device
+ *   deterministic   Q35_DETERMINISTIC=1               projections through
+ *                   q35_gemv_rows, attention through q35_attention_decode_rows:
+ *                   per-row results independent of the chunk, so a prefill's
+ *                   logits and whole state are BITWISE the per-token forward's
+ *   device          Q35_DEVICE=N                      default: 0
+ *   scores budget   Q35_ATTN_SCORES_BUDGET=BYTES      default: 1 GiB per pass of
+ *                   one KV group (f32 attention)
+ *
+ * Every function returns 0, or -1 with a message in err naming the thing and
+ * the limit. */
+#ifndef Q35_CUDA_MODEL_H
+#define Q35_CUDA_MODEL_H
+
+#include "model/capacity.h"
+#include "model/error.h"
+#include "model/op_times.h"
+#include "model/qwen35.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The default rows per chunk on a discrete device and on a unified-memory one. */
+#define Q35_CHUNK_ROWS_DISCRETE 512
+#define Q35_CHUNK_ROWS_UNIFIED 2048
+
+/* The options of a load. q35_cuda_options_init gives every field its "not set"
+ * value, which defers to the environment variable, then to the default. */
+typedef struct q35_cuda_options {
+    int device;              /* CUDA ordinal; -1: $Q35_DEVICE, else 0 */
+    q35_attn_path attention; /* Q35_ATTN_DEFAULT: $Q35_PREFILL_ATTENTION, else f32 while it fits, flash past it */
+    q35_gemm_path gemm;      /* Q35_GEMM_DEFAULT: $Q35_PREFILL_GEMM, else f32 */
+    int64_t chunk_rows;      /* 0: $Q35_PREFILL_CHUNK_ROWS, else 512 / 2048 (unified) */
+    int deterministic;       /* -1: $Q35_DETERMINISTIC; 0 off; 1 on */
+    int64_t max_seq;         /* positions a request holds: the plan's length (0: 4096) */
+    size_t scores_budget;    /* 0: $Q35_ATTN_SCORES_BUDGET, else Q35_ATTN_SCORES_BUDGET (1 GiB) */
+    uint64_t free_cap;       /* > 0: plan as if the device had at most this many bytes free */
+    bool quiet;              /* no stderr lines (warnings and notes go to q35_cuda_model_info's log) */
+} q35_cuda_options;
+
+void q35_cuda_options_init(q35_cuda_options *o);
+
+/* The paths a loaded model runs, every field explicit. */
+typedef struct q35_cuda_paths {
+    q35_attn_path attention; /* Q35_ATTN_F32 or Q35_ATTN_FLASH (the prefill's; decode is always per token) */
+    q35_gemm_path gemm;      /* Q35_GEMM_F32 or Q35_GEMM_F16 */
+    int64_t chunk_rows;      /* rows per prefill chunk, >= 1 */
+    bool deterministic;      /* batch-invariant projections and attention (GEMM and attention above unused) */
+    size_t scores_budget;    /* bytes of one pass of one KV group's f32 scores */
+} q35_cuda_paths;
+
+/* What a load found and chose. */
+typedef struct q35_cuda_info {
+    int device;                 /* CUDA ordinal */
+    char device_name[256];      /* cudaDeviceProp.name */
+    int sm;                     /* compute capability, major * 10 + minor */
+    bool unified;               /* cudaDeviceProp.integrated: memory shared with the host */
+    bool flash_supported;       /* q35_attention_flash_supported for these heads */
+    uint64_t free_bytes;        /* free device memory before the upload (after free_cap) */
+    uint64_t total_bytes;       /* the device's memory */
+    q35_capacity_plan plan;     /* the plan the load made */
+    uint64_t weight_bytes;      /* uploaded: quantized weights, small vectors as f32 */
+    uint64_t f16_bytes;         /* the f16 projection set (0 when not built) */
+    double f16_prewarm_ms;      /* time to build it */
+    char log[2048];             /* every warning and note of the load, one per line */
+} q35_cuda_info;
+
+typedef struct q35_cuda_model q35_cuda_model;
+typedef struct q35_cuda_state q35_cuda_state;
+
+/* CUDA devices this process can use: the count, or 0 with the reason in why
+ * (no driver, none present). */
+int q35_cuda_devices(char *why, size_t cap);
+
+/* Uploads m (a file's or the generator's; it may be freed afterwards) to the
+ * device the options pick (o NULL: every option unset). Refuses, before any upload: no usable device, a
+ * weight whose quant type the kernels cannot compute (naming it), and a
+ * capacity plan that does not fit (each term in MiB and the free memory). */
+int q35_cuda_model_load(q35_cuda_model **out, const q35_model *m, const q35_cuda_options *o, q35_error *err);
+
+void q35_cuda_model_free(q35_cuda_model *cm); /* NULL is fine; frees every device byte it holds */
+
+const q35_hparams *q35_cuda_model_hparams(const q35_cuda_model *cm);
+const q35_cuda_info *q35_cuda_model_info(const q35_cuda_model *cm);
+const q35_cuda_paths *q35_cuda_model_paths(const q35_cuda_model *cm);
+
+/* Switches a loaded model's paths (for sweeps and benchmarks), by the same
+ * rules as a load: flash refused where the device or the heads cannot run it,
+ * f16 builds its weight set now when it fits with 1 GiB to spare (else
+ * refused). Nothing changes on failure. */
+int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_error *err);
+
+/* One line naming the paths: "attention f32 (cuBLAS), GEMM f16, chunk rows 512". */
+const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap);
+
+/* A zeroed state of max_seq positions (0: the plan's length) on cm's device. */
+int q35_cuda_state_create(q35_cuda_state **out, const q35_cuda_model *cm, int64_t max_seq, q35_error *err);
+void q35_cuda_state_free(q35_cuda_state *st); /* NULL is fine; before its model's free */
+
+/* Back to zero (kv_len 0, every window, state and cache row zero); also clears a
+ * state a failed call left unusable. */
+int q35_cuda_state_reset(q35_cuda_state *st, q35_error *err);
+
+int64_t q35_cuda_state_kv_len(const q35_cuda_state *st);
+int64_t q35_cuda_state_max_seq(const q35_cuda_state *st);
+
+/* A state copied to the host, for the parity suites: the layout of
+ * q35_ref_state (model/ref_model.h) in f32, the caches' first kv_len rows. */
+typedef struct q35_cuda_state_host {
+    int64_t max_seq, kv_len;
+    int n_delta, n_attn;
+    int64_t conv_len;  /* floats per DeltaNet layer: conv_dim * (K-1) */
+    int64_t ssm_len;   /* floats per DeltaNet layer: Hv * dv * dk */
+    int64_t kv_dim;    /* floats per cache row */
+    float *conv;       /* [n_delta][conv_dim][K-1] */
+    float *ssm;        /* [n_delta][Hv][dv][dk] */
+    float *k_cache;    /* [n_attn][kv_len][kv_dim] (rows past kv_len not copied) */
+    float *v_cache;    /* [n_attn][kv_len][kv_dim] */
+} q35_cuda_state_host;
+
+/* Waits for the state's work, then copies it (malloc'd; free with _host_free). */
+int q35_cuda_state_download(const q35_cuda_state *st, q35_cuda_state_host *h, q35_error *err);
+void q35_cuda_state_host_free(q35_cuda_state_host *h);
+
+/* Prefills tokens[0..n) at positions pos0..pos0+n-1 and writes the last
+ * position's logits (vocab floats) when logits is not NULL (NULL: no tail at
+ * all). times (may be NULL, then nothing is timed and nothing costs) gets each
+ * op's device time added (CUDA events around each op; a sync at the end).
+ *
+ * Refuses, before touching the state: an empty prompt; pos0 != kv_len;
+ * positions past max_seq; a token outside the vocabulary. A device failure
+ * after the checks leaves the state unusable until q35_cuda_state_reset. */
+int q35_cuda_prefill(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n, int64_t pos0,
+                     float *logits, q35_op_times *times, q35_error *err);
+
+/* As q35_cuda_prefill, with the logits of each position at[0..n_at) (absolute,
+ * ascending, inside the prompt) into logits [n_at][vocab]; only those rows pay
+ * the tail. Also refuses positions not ascending or outside the prompt. */
+int q35_cuda_prefill_logits_at(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
+                               int64_t pos0, const int64_t *at, int64_t n_at, float *logits, q35_op_times *times,
+                               q35_error *err);
+
+/* One token at pos (== kv_len): the decode step, per-token launchers
+ * (q35_gemv, q35_attention_decode) whatever the paths. logits: vocab floats
+ * (NULL: no tail). */
+int q35_cuda_forward_token(q35_cuda_model *cm, q35_cuda_state *st, int32_t token, int64_t pos, float *logits,
+                           q35_op_times *times, q35_error *err);
+
+/* The four phases a benchmark reports, summed from the per-op times:
+ * projections (Q35_OP_PROJ), scan (Q35_OP_DELTA), attention (Q35_OP_ATTN),
+ * other (every other op, the tail included). */
+typedef enum q35_phase { Q35_PHASE_PROJ, Q35_PHASE_SCAN, Q35_PHASE_ATTN, Q35_PHASE_OTHER, Q35_PHASE_COUNT } q35_phase;
+
+q35_phase q35_phase_of(q35_op op);
+const char *q35_phase_name(q35_phase p); /* "projections", "scan", "attention", "other" */
+void q35_phase_times(const q35_op_times *t, double seconds[Q35_PHASE_COUNT]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_CUDA_MODEL_H */

@@ -1,0 +1,107 @@
+/* The CUDA model's prefill against its per-token forward on the tiny shape
+ * (8 layers: 6 DeltaNet, 2 attention; q4_k_m): in the deterministic mode the
+ * logits at EVERY position and the whole state are bitwise those of the
+ * per-token path at chunk rows {1, 7, 37, n}; on each default path (attention
+ * f32/flash x GEMM f32/f16, chunk rows 37) within SPEC §4's tolerance; and
+ * every path gives the same bits when the same prefill runs twice. */
+#include "cuda_model_cases.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Logits at every position and the state, bitwise, deterministic mode. */
+static void check_all_positions(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens,
+                                int64_t n, int64_t rows, const cm_token_ref *ref)
+{
+    cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, rows, true, 0);
+    const int vocab = ref->vocab;
+    int64_t *at = malloc((size_t)n * sizeof *at);
+    float *logits = malloc((size_t)n * (size_t)vocab * sizeof *logits);
+    for (int64_t i = 0; i < n; i++)
+        at[i] = i;
+    q35_poison_f32(logits, n * vocab);
+    q35_error err = {{0}};
+    if (q35_cuda_state_reset(st, &err) || q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, at, n, logits, NULL, &err)) {
+        printf("FAIL  prefill: %s\n", err.msg);
+        exit(1);
+    }
+    const cm_logits_cmp lc = cm_compare_logits(logits, ref->logits, at, n, vocab);
+    q35_cuda_state_host h;
+    cm_download(st, &h);
+    const cm_state_cmp sc = cm_compare_states(&h, cm_token_ref_state(ref, n));
+    char bits[200] = "", diff[260] = "bitwise";
+    if (!lc.bitwise)
+        snprintf(diff, sizeof diff, "differ (first at position %" PRId64 ": %s)", lc.first_diff_at,
+                 q35_bitcmp_str(&lc.first_diff, bits, sizeof bits));
+    q35_case(s, lc.bitwise && sc.bitwise && lc.nonfinite == 0,
+             "deterministic rows %4" PRId64 ": logits at all %" PRId64 " positions %s; state %s%s", rows, n, diff,
+             sc.bitwise ? "bitwise" : "differs: ", sc.bitwise ? "" : sc.msg);
+    q35_cuda_state_host_free(&h);
+    free(at);
+    free(logits);
+}
+
+/* The same prefill twice: the same bits. */
+static void check_repeat(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
+                         int vocab)
+{
+    float *a = malloc((size_t)vocab * sizeof *a), *b = malloc((size_t)vocab * sizeof *b);
+    q35_cuda_state_host ha, hb;
+    cm_prefill_keep(cm, st, tokens, n, a, &ha);
+    cm_prefill_keep(cm, st, tokens, n, b, &hb);
+    char what[96], name[32];
+    snprintf(what, sizeof what, "%-13s rows %4" PRId64 ": the same prefill twice",
+             cm_paths_name(q35_cuda_model_paths(cm), name, sizeof name), q35_cuda_model_paths(cm)->chunk_rows);
+    cm_case_same(s, what, a, &ha, b, &hb, vocab);
+    q35_cuda_state_host_free(&ha);
+    q35_cuda_state_host_free(&hb);
+    free(a);
+    free(b);
+}
+
+int main(void)
+{
+    q35_suite s;
+    q35_rng rng;
+    const int skip = q35_gpu_suite(&s, "CUDA model: batched prefill vs the per-token forward", &rng);
+    if (skip)
+        return skip;
+    const int64_t n = q35_quick() ? 40 : 100;
+    q35_model *m = cm_model("tiny", 0, 0, "q4_k_m", q35_rng_next(&rng));
+    q35_cuda_model *cm = cm_load(m, n);
+    int32_t *tokens = cm_tokens(n, m->hp.n_vocab, &rng);
+    cm_token_ref ref;
+    cm_token_ref_run(&ref, cm, tokens, n, &n, 1);
+    q35_cuda_state *st = NULL;
+    q35_error err = {{0}};
+    if (q35_cuda_state_create(&st, cm, n, &err)) {
+        printf("FAIL  state: %s\n", err.msg);
+        return 1;
+    }
+    const int64_t rows[] = {1, 7, 37, n};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        check_all_positions(&s, cm, st, tokens, n, rows[i], &ref);
+
+    const q35_attn_path attn[] = {Q35_ATTN_F32, Q35_ATTN_FLASH};
+    const q35_gemm_path gemm[] = {Q35_GEMM_F32, Q35_GEMM_F16};
+    for (int a = 0; a < 2; a++)
+        for (int g = 0; g < 2; g++) {
+            cm_set(cm, attn[a], gemm[g], 37, false, 0);
+            char what[64], name[32];
+            snprintf(what, sizeof what, "%-13s rows   37 vs per-token",
+                     cm_paths_name(q35_cuda_model_paths(cm), name, sizeof name));
+            cm_check_prefill(&s, what, cm, st, tokens, n, &ref);
+            check_repeat(&s, cm, st, tokens, n, ref.vocab);
+        }
+    cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 37, true, 0);
+    check_repeat(&s, cm, st, tokens, n, ref.vocab);
+
+    q35_cuda_state_free(st);
+    cm_token_ref_free(&ref);
+    free(tokens);
+    q35_cuda_model_free(cm);
+    q35_model_free(m);
+    return q35_suite_end(&s);
+}

@@ -1,0 +1,242 @@
+/* The CUDA model's NVTX ranges read like the model: prefill -> chunk -> layer
+ * -> op, each layer kind with its ops in the reference's order, the tail only
+ * in the chunk that holds the asked row. Recorded by a small NVTX injection
+ * library (nvtx_record.c, loaded by NVTX through NVTX_INJECTION64_PATH, which
+ * this suite sets before its first NVTX call). Also the per-op timing: each op
+ * timed as many times as its ranges were pushed, every time positive. */
+#define _POSIX_C_SOURCE 200809L
+#include "cuda_model_cases.h"
+#include "nvtx_record.h"
+
+#include <dlfcn.h>
+#include <nvtx3/nvToolsExt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef Q35_NVTX_RECORD_PATH
+#error "Q35_NVTX_RECORD_PATH must name the recording injection library"
+#endif
+
+static q35_nvtx_record_count_fn rec_count;
+static q35_nvtx_record_at_fn rec_at;
+static q35_nvtx_record_clear_fn rec_clear;
+
+static const char *const k_deltanet_ops[] = {
+    "rmsnorm attn_norm", "proj attn_qkv", "conv1d", "l2norm", "proj ssm_alpha", "proj ssm_beta", "gates",
+    "proj attn_gate", "delta_rule", "gated_norm", "proj ssm_out", "residual",
+    "rmsnorm post_attention_norm", "proj ffn_gate", "proj ffn_up", "swiglu", "proj ffn_down", "residual",
+};
+static const char *const k_attention_ops[] = {
+    "rmsnorm attn_norm", "proj attn_q", "proj attn_k", "proj attn_v", "qk_norm_rope", "attention", "out_gate",
+    "proj attn_output", "residual",
+    "rmsnorm post_attention_norm", "proj ffn_gate", "proj ffn_up", "swiglu", "proj ffn_down", "residual",
+};
+
+/* The pushes at `depth` directly inside the range pushed at event `parent`
+ * (-1: the top level), in order, as event indices. */
+static int children(int parent, int *out, int cap)
+{
+    const int depth = parent < 0 ? 0 : rec_at(parent)->depth + 1;
+    int n = 0;
+    for (int i = parent + 1; i < rec_count(); i++) {
+        const q35_nvtx_event *e = rec_at(i);
+        if (!e->push && e->depth < depth)
+            break; /* the parent's pop */
+        if (e->push && e->depth == depth && n < cap)
+            out[n++] = i;
+    }
+    return n;
+}
+
+/* A range the model pushes (a library's own ranges inside an op are allowed). */
+static bool ours(const char *name)
+{
+    static const char *const prefixes[] = {"prefill", "forward_token", "chunk ", "layer ", "embed", "tail"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    for (size_t i = 0; i < sizeof k_deltanet_ops / sizeof k_deltanet_ops[0]; i++)
+        if (strcmp(name, k_deltanet_ops[i]) == 0)
+            return true;
+    for (size_t i = 0; i < sizeof k_attention_ops / sizeof k_attention_ops[0]; i++)
+        if (strcmp(name, k_attention_ops[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Whether any range inside the one pushed at event `op` is the model's. */
+static bool holds_ours(int op)
+{
+    int inner[64];
+    const int n = children(op, inner, 64);
+    for (int i = 0; i < n; i++)
+        if (ours(rec_at(inner[i])->name) || holds_ours(inner[i]))
+            return true;
+    return false;
+}
+
+static bool balanced(void)
+{
+    int depth = 0;
+    for (int i = 0; i < rec_count(); i++) {
+        depth += rec_at(i)->push ? 1 : -1;
+        if (depth < 0)
+            return false;
+    }
+    return depth == 0;
+}
+
+/* One top-level range `top` holding the chunks of rows `rows` over n tokens. */
+static void check_tree(q35_suite *s, const char *top, const q35_hparams *hp, int64_t pos0, int64_t n, int64_t rows,
+                       int64_t tail_row)
+{
+    int tops[4], chunks[64], parts[64], ops[64];
+    const int n_top = children(-1, tops, 4);
+    bool ok = balanced() && n_top == 1 && strcmp(rec_at(tops[0])->name, top) == 0;
+    char why[256] = "";
+    if (!ok)
+        snprintf(why, sizeof why, "%d top-level ranges, first '%s', balanced %d", n_top,
+                 n_top ? rec_at(tops[0])->name : "", balanced());
+    const int n_chunks = ok ? children(tops[0], chunks, 64) : 0;
+    const int64_t want_chunks = (n + rows - 1) / rows;
+    if (ok && n_chunks != want_chunks) {
+        ok = false;
+        snprintf(why, sizeof why, "%d chunks, want %" PRId64, n_chunks, want_chunks);
+    }
+    int64_t layer_ranges = 0, op_ranges = 0;
+    for (int c = 0; ok && c < n_chunks; c++) {
+        const int64_t p = pos0 + c * rows, T = n - c * rows < rows ? n - c * rows : rows;
+        char name[64];
+        snprintf(name, sizeof name, "chunk %" PRId64 "..%" PRId64, p, p + T - 1);
+        const int n_parts = children(chunks[c], parts, 64);
+        const bool has_tail = tail_row >= p && tail_row < p + T;
+        ok = strcmp(rec_at(chunks[c])->name, name) == 0 && n_parts == 1 + hp->n_layer + has_tail &&
+             strcmp(rec_at(parts[0])->name, "embed") == 0 &&
+             (!has_tail || strcmp(rec_at(parts[n_parts - 1])->name, "tail") == 0);
+        if (!ok) {
+            snprintf(why, sizeof why, "chunk %d: '%s' (want '%s') with %d ranges (want %d)", c,
+                     rec_at(chunks[c])->name, name, n_parts, 1 + hp->n_layer + has_tail);
+            break;
+        }
+        for (int il = 0; ok && il < hp->n_layer; il++) {
+            const bool attn = hp->is_attn[il];
+            snprintf(name, sizeof name, "layer %d %s", il, attn ? "attention" : "deltanet");
+            const char *const *want = attn ? k_attention_ops : k_deltanet_ops;
+            const int n_want = attn ? 15 : 18;
+            const int n_ops = children(parts[1 + il], ops, 64);
+            ok = strcmp(rec_at(parts[1 + il])->name, name) == 0 && n_ops == n_want;
+            for (int k = 0; ok && k < n_ops; k++)
+                ok = strcmp(rec_at(ops[k])->name, want[k]) == 0 && !holds_ours(ops[k]);
+            if (!ok)
+                snprintf(why, sizeof why, "chunk %d, '%s' (want '%s'): %d ops (want %d)", c,
+                         rec_at(parts[1 + il])->name, name, n_ops, n_want);
+            layer_ranges++;
+            op_ranges += n_ops;
+        }
+    }
+    q35_case(s, ok, "%-13s %" PRId64 " tokens at %" PRId64 ", chunk rows %" PRId64 ": %d events, %d chunk ranges, %"
+             PRId64 " layer ranges, %" PRId64 " op ranges in the model's order%s%s",
+             top, n, pos0, rows, rec_count(), n_chunks, layer_ranges, op_ranges, why[0] ? "; " : "", why);
+}
+
+/* The timed ops against the op ranges pushed. */
+static void check_times(q35_suite *s, const q35_op_times *t)
+{
+    static const struct { const char *prefix; q35_op op; } map[] = {
+        {"embed", Q35_OP_EMBED}, {"rmsnorm", Q35_OP_NORM}, {"proj", Q35_OP_PROJ}, {"conv1d", Q35_OP_CONV},
+        {"l2norm", Q35_OP_L2NORM}, {"gates", Q35_OP_GATES}, {"delta_rule", Q35_OP_DELTA},
+        {"gated_norm", Q35_OP_GATED_NORM}, {"qk_norm_rope", Q35_OP_QK_NORM_ROPE}, {"attention", Q35_OP_ATTN},
+        {"out_gate", Q35_OP_OUT_GATE}, {"swiglu", Q35_OP_SWIGLU}, {"residual", Q35_OP_RESIDUAL},
+        {"tail", Q35_OP_TAIL},
+    };
+    bool ok = true;
+    char line[512] = "";
+    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++) {
+        int64_t pushed = 0;
+        for (int i = 0; i < rec_count(); i++)
+            pushed += rec_at(i)->push && strncmp(rec_at(i)->name, map[k].prefix, strlen(map[k].prefix)) == 0 &&
+                      rec_at(i)->depth >= 2;
+        const bool this_ok = t->calls[map[k].op] == pushed && pushed > 0 && t->seconds[map[k].op] > 0.0;
+        ok = ok && this_ok;
+        const size_t used = strlen(line);
+        snprintf(line + used, sizeof line - used, "%s%s %" PRId64 "/%" PRId64 " %.3f ms%s", k ? ", " : "",
+                 q35_op_name(map[k].op), t->calls[map[k].op], pushed, 1e3 * t->seconds[map[k].op], this_ok ? "" : "!");
+    }
+    double phases[Q35_PHASE_COUNT];
+    q35_phase_times(t, phases);
+    q35_case(s, ok, "per-op timing (timed/ranges): %s; phases: projections %.3f, scan %.3f, attention %.3f, other %.3f ms",
+             line, 1e3 * phases[Q35_PHASE_PROJ], 1e3 * phases[Q35_PHASE_SCAN], 1e3 * phases[Q35_PHASE_ATTN],
+             1e3 * phases[Q35_PHASE_OTHER]);
+}
+
+int main(void)
+{
+    /* before anything calls NVTX: it reads this once */
+    setenv("NVTX_INJECTION64_PATH", Q35_NVTX_RECORD_PATH, 1);
+    q35_suite s;
+    q35_rng rng;
+    const int skip = q35_gpu_suite(&s, "CUDA model NVTX ranges and per-op timing", &rng);
+    if (skip)
+        return skip;
+    q35_model *m = cm_model("tiny", 0, 0, "q4_k_m", q35_rng_next(&rng));
+    q35_cuda_model *cm = cm_load(m, 64);
+    cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 4, false, 0);
+    int32_t *tokens = cm_tokens(16, m->hp.n_vocab, &rng);
+    float *logits = malloc((size_t)m->hp.n_vocab * sizeof *logits);
+    q35_cuda_state *st = NULL;
+    q35_error err = {{0}};
+    if (q35_cuda_state_create(&st, cm, 64, &err)) {
+        printf("FAIL  %s\n", err.msg);
+        return 1;
+    }
+    /* NVTX reads NVTX_INJECTION64_PATH and loads the library at its first call,
+     * which a load does not make: make one */
+    nvtxRangePushA("q35 nvtx probe");
+    nvtxRangePop();
+    void *lib = dlopen(Q35_NVTX_RECORD_PATH, RTLD_NOW | RTLD_NOLOAD);
+    if (lib) {
+        /* POSIX: a dlsym result is copied into a function pointer, not cast */
+        void *f[3] = {dlsym(lib, "q35_nvtx_record_count"), dlsym(lib, "q35_nvtx_record_at"),
+                      dlsym(lib, "q35_nvtx_record_clear")};
+        memcpy(&rec_count, &f[0], sizeof f[0]);
+        memcpy(&rec_at, &f[1], sizeof f[1]);
+        memcpy(&rec_clear, &f[2], sizeof f[2]);
+    }
+    if (!q35_case(&s, lib && rec_count && rec_at && rec_clear, "NVTX loaded the recording library %s",
+                  Q35_NVTX_RECORD_PATH))
+        return q35_suite_end(&s);
+
+    rec_clear();
+    q35_op_times times;
+    memset(&times, 0, sizeof times);
+    if (q35_cuda_prefill(cm, st, tokens, 10, 0, logits, &times, &err)) {
+        printf("FAIL  prefill: %s\n", err.msg);
+        return 1;
+    }
+    check_tree(&s, "prefill", &m->hp, 0, 10, 4, 9);
+    check_times(&s, &times);
+
+    rec_clear();
+    if (q35_cuda_forward_token(cm, st, tokens[10], 10, logits, NULL, &err)) {
+        printf("FAIL  forward_token: %s\n", err.msg);
+        return 1;
+    }
+    check_tree(&s, "forward_token", &m->hp, 10, 1, 1, 10);
+
+    rec_clear();
+    const int64_t at[] = {12};
+    if (q35_cuda_prefill_logits_at(cm, st, tokens + 11, 5, 11, at, 1, logits, NULL, &err)) {
+        printf("FAIL  prefill_logits_at: %s\n", err.msg);
+        return 1;
+    }
+    check_tree(&s, "prefill", &m->hp, 11, 5, 4, 12); /* the tail in the first chunk only */
+
+    q35_cuda_state_free(st);
+    q35_cuda_model_free(cm);
+    q35_model_free(m);
+    free(tokens);
+    free(logits);
+    return q35_suite_end(&s);
+}

@@ -1,0 +1,191 @@
+/* The CUDA model's refusals (SPEC §3), each with its message: an empty prompt;
+ * pos0 != kv_len; positions past the cache; a token outside the vocabulary;
+ * logit positions not ascending or outside the prompt; a decode step at the
+ * wrong position; an unsupported quant type; a device that is not there; paths
+ * out of range. After each refusal the state is untouched (kv_len and every
+ * byte) and goes on working. A load whose capacity plan does not fit the free
+ * memory it is given (free_cap) is refused before any upload, leaving the
+ * device's free memory exactly where it was; so is a load + prefill + free. */
+#include "cuda_model_cases.h"
+
+#include <cuda_runtime_api.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t free_memory(void)
+{
+    size_t f = 0, t = 0;
+    q35_gpu_sync();
+    if (cudaMemGetInfo(&f, &t) != cudaSuccess) {
+        printf("FAIL  cudaMemGetInfo\n");
+        exit(1);
+    }
+    return f;
+}
+
+typedef struct call {
+    const char *what, *expect;
+    int64_t n, pos0;
+    int32_t bad_token;     /* put at index 1 when nonzero */
+    int64_t at[2];
+    int64_t n_at;
+    bool decode;
+} call;
+
+static void check_state_refusals(q35_suite *s, q35_cuda_model *cm, const int32_t *tokens, int vocab)
+{
+    q35_cuda_state *st = NULL;
+    q35_error err = {{0}};
+    float *logits = malloc(2 * (size_t)vocab * sizeof *logits);
+    if (q35_cuda_state_create(&st, cm, 16, &err) || q35_cuda_prefill(cm, st, tokens, 4, 0, logits, NULL, &err)) {
+        printf("FAIL  setup: %s\n", err.msg);
+        exit(1);
+    }
+    q35_cuda_state_host before;
+    cm_download(st, &before);
+    const call calls[] = {
+        {"an empty prompt", "the prompt is empty", 0, 4, 0, {0}, 0, false},
+        {"pos0 behind kv_len", "pos0 2 is not where the state stands (4 positions written)", 3, 2, 0, {0}, 0, false},
+        {"pos0 past kv_len", "pos0 5 is not where the state stands", 3, 5, 0, {0}, 0, false},
+        {"past the cache", "positions 4..16 are past the KV cache (16 rows)", 13, 4, 0, {0}, 0, false},
+        {"a token past the vocabulary", "is outside the vocabulary", 3, 4, 1 << 30, {0}, 0, false},
+        {"a negative token", "token -1 at prompt index 1 is outside the vocabulary", 3, 4, -1, {0}, 0, false},
+        {"logit positions descending", "logit positions must ascend (5 follows 6)", 4, 4, 0, {6, 5}, 2, false},
+        {"a logit position before the prompt", "logit position 3 is outside the prompt's positions 4..7", 4, 4, 0,
+         {3, 5}, 2, false},
+        {"a logit position after the prompt", "logit position 8 is outside", 4, 4, 0, {5, 8}, 2, false},
+        {"a decode step at the wrong position", "pos0 3 is not where the state stands", 1, 3, 0, {0}, 0, true},
+        {"a decode step past the vocabulary", "is outside the vocabulary", 1, 4, -7, {0}, 0, true},
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        const call *c = &calls[i];
+        int32_t buf[16];
+        memcpy(buf, tokens, sizeof buf);
+        if (c->bad_token)
+            buf[c->decode ? 0 : 1] = c->bad_token;
+        memset(&err, 0, sizeof err);
+        int rc;
+        if (c->decode)
+            rc = q35_cuda_forward_token(cm, st, buf[0], c->pos0, logits, NULL, &err);
+        else if (c->n_at)
+            rc = q35_cuda_prefill_logits_at(cm, st, buf, c->n, c->pos0, c->at, c->n_at, logits, NULL, &err);
+        else
+            rc = q35_cuda_prefill(cm, st, buf, c->n, c->pos0, logits, NULL, &err);
+        q35_cuda_state_host after;
+        cm_download(st, &after);
+        const cm_state_cmp sc = cm_compare_states(&after, &before);
+        q35_case(s, rc == -1 && strstr(err.msg, c->expect) != NULL && q35_cuda_state_kv_len(st) == 4 && sc.bitwise,
+                 "%-36s refused, state untouched (kv_len %" PRId64 ", %s): %s", c->what, q35_cuda_state_kv_len(st),
+                 sc.bitwise ? "bitwise" : sc.msg, err.msg);
+        q35_cuda_state_host_free(&after);
+    }
+    /* and the state goes on: 4 more tokens from where it stands */
+    memset(&err, 0, sizeof err);
+    const int rc = q35_cuda_prefill(cm, st, tokens + 4, 4, 4, logits, NULL, &err);
+    q35_case(s, rc == 0 && q35_cuda_state_kv_len(st) == 8, "after the refusals a prefill at 4 goes on: kv_len %" PRId64
+             " %s", q35_cuda_state_kv_len(st), err.msg);
+    q35_cuda_state_host_free(&before);
+    q35_cuda_state_free(st);
+    free(logits);
+}
+
+static void check_load_refusal(q35_suite *s, const char *what, const q35_model *m, const q35_cuda_options *o,
+                               const char *expect)
+{
+    const size_t f0 = free_memory();
+    q35_cuda_model *cm = NULL;
+    q35_error err = {{0}};
+    const int rc = q35_cuda_model_load(&cm, m, o, &err);
+    const size_t f1 = free_memory();
+    q35_case(s, rc == -1 && cm == NULL && strstr(err.msg, expect) != NULL && f0 == f1,
+             "%-36s refused, free memory %s (%zu -> %zu bytes): %s", what, f0 == f1 ? "unchanged" : "CHANGED", f0, f1,
+             err.msg);
+    q35_cuda_model_free(cm);
+}
+
+static void check_paths_refusal(q35_suite *s, q35_cuda_model *cm)
+{
+    const q35_cuda_paths before = *q35_cuda_model_paths(cm);
+    q35_cuda_paths p = before;
+    p.chunk_rows = 0;
+    q35_error err = {{0}};
+    const int rc = q35_cuda_model_set_paths(cm, &p, &err);
+    const q35_cuda_paths *now = q35_cuda_model_paths(cm);
+    q35_case(s, rc == -1 && strstr(err.msg, "chunk rows 0") != NULL && now->chunk_rows == before.chunk_rows,
+             "%-36s refused, paths unchanged: %s", "chunk rows 0", err.msg);
+}
+
+int main(void)
+{
+    q35_suite s;
+    q35_rng rng;
+    const int skip = q35_gpu_suite(&s, "CUDA model refusals and the capacity plan's refusal", &rng);
+    if (skip)
+        return skip;
+    q35_model *m = cm_model("tiny", 0, 0, "q4_k_m", q35_rng_next(&rng));
+    int32_t *tokens = cm_tokens(16, m->hp.n_vocab, &rng);
+
+    /* a load + prefill + free leaves nothing behind (a second cycle: the first
+     * one's libraries may keep their own memory) */
+    for (int cycle = 0; cycle < 2; cycle++) {
+        const size_t f0 = free_memory();
+        q35_cuda_model *cm = cm_load(m, 64);
+        q35_cuda_state *st = NULL;
+        q35_error err = {{0}};
+        float *logits = malloc((size_t)m->hp.n_vocab * sizeof *logits);
+        if (q35_cuda_state_create(&st, cm, 64, &err) || q35_cuda_prefill(cm, st, tokens, 16, 0, logits, NULL, &err)) {
+            printf("FAIL  %s\n", err.msg);
+            return 1;
+        }
+        q35_cuda_state_free(st);
+        if (cycle == 1) {
+            check_state_refusals(&s, cm, tokens, m->hp.n_vocab);
+            check_paths_refusal(&s, cm);
+        }
+        q35_cuda_model_free(cm);
+        free(logits);
+        const size_t f1 = free_memory();
+        /* a sanitizer keeps memory of its own around frees: checked without one */
+        if (cycle == 1)
+            q35_case(&s, f0 == f1 || q35_quick(), "load, prefill, free: free memory %s (%zu -> %zu bytes)%s",
+                     f0 == f1 ? "unchanged" : "CHANGED", f0, f1, q35_quick() ? " (not checked under Q35_QUICK)" : "");
+    }
+
+    /* the capacity plan, refused below its own total */
+    q35_cuda_options o;
+    q35_cuda_options_init(&o);
+    o.quiet = true;
+    o.max_seq = 4096;
+    o.attention = Q35_ATTN_F32;
+    o.chunk_rows = 512;
+    q35_cuda_model *cm = NULL;
+    q35_error err = {{0}};
+    if (q35_cuda_model_load(&cm, m, &o, &err)) {
+        printf("FAIL  %s\n", err.msg);
+        return 1;
+    }
+    const uint64_t need = q35_cuda_model_info(cm)->plan.terms.total;
+    q35_cuda_model_free(cm);
+    o.free_cap = need - Q35_MIB;
+    check_load_refusal(&s, "a device 1 MiB short of the plan", m, &o, "MiB free");
+    o.free_cap = need / 2;
+    check_load_refusal(&s, "a device half the plan", m, &o, "workspace");
+    o.free_cap = 0;
+    o.device = 999;
+    check_load_refusal(&s, "a device that is not there", m, &o, "device 999 asked for");
+    o.device = -1;
+    const q35_type was = m->layers[0].ffn_up.type;
+    m->layers[0].ffn_up.type = Q35_TYPE_Q4_1;
+    check_load_refusal(&s, "an unsupported quant type", m, &o, "blk.0.ffn_up.weight has quant type q4_1");
+    m->layers[0].ffn_up.type = was;
+    o.free_cap = need; /* exactly the plan: it loads */
+    q35_case(&s, q35_cuda_model_load(&cm, m, &o, &err) == 0, "a device with exactly the plan's %.1f MiB loads %s",
+             (double)need / (double)Q35_MIB, err.msg);
+    q35_cuda_model_free(cm);
+
+    free(tokens);
+    q35_model_free(m);
+    return q35_suite_end(&s);
+}

@@ -1,0 +1,32 @@
+# Sourced by the shell tests of the benchmark tools: one PASS/FAIL line per
+# check, a non-zero exit at `finish` when any failed. JQ names jq.
+JQ=${JQ:-jq}
+[ -n "$JQ" ] && command -v "$JQ" >/dev/null 2>&1 || { echo "FAIL  jq not found (tools/deps.sh installs it)"; exit 1; }
+q35_fails=0
+
+# check DESCRIPTION COMMAND...: passes when the command succeeds.
+check() {
+    q35_desc=$1
+    shift
+    if "$@"; then echo "PASS  $q35_desc"; else echo "FAIL  $q35_desc"; q35_fails=$((q35_fails + 1)); fi
+}
+
+# jq_check FILE FILTER DESCRIPTION: passes when FILTER on FILE gives true;
+# a failure prints what the filter gave.
+jq_check() {
+    q35_got=$("$JQ" "$2" "$1" 2>&1)
+    if [ "$q35_got" = true ]; then
+        echo "PASS  $3"
+    else
+        echo "FAIL  $3 ($2 on $1 gave: $(echo "$q35_got" | head -c 400))"
+        q35_fails=$((q35_fails + 1))
+    fi
+}
+
+finish() {
+    if [ "$q35_fails" -ne 0 ]; then
+        echo "$q35_fails check(s) failed"
+        exit 1
+    fi
+    echo "all checks passed"
+}
