@@ -181,6 +181,30 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
     const int first0 = (int)pos0 + r0 + GROUP * grp % R, slab_step = R > 16 ? 16 : 0;
     const auto first = [&](int sl) { return first0 + slab_step * sl; };
     const int warp_last = first(SLABS - 1) + 15;
+    /* DS > 1: a value per row of the lane's rows made the same in the group's
+     * DS warps through xch, their max or their sum in warp order (the caller
+     * keeps every warp of the block away from xch between two calls) */
+    const auto group_combine = [&](float(&v)[SLABS][2], bool take_max) {
+#pragma unroll
+        for (int sl = 0; sl < SLABS; sl++)
+#pragma unroll
+            for (int ri = 0; ri < 2; ri++)
+                if (c == 0)
+                    q35_st_shared_f32(xch + 4 * (mrow(sl, ri) * DS + part), v[sl][ri]);
+        q35_bar_sync(1 + grp, 32 * DS);
+#pragma unroll
+        for (int sl = 0; sl < SLABS; sl++)
+#pragma unroll
+            for (int ri = 0; ri < 2; ri++) {
+                float r = q35_ld_shared_f32(xch + 4 * (mrow(sl, ri) * DS));
+#pragma unroll
+                for (int w = 1; w < DS; w++) {
+                    const float x = q35_ld_shared_f32(xch + 4 * (mrow(sl, ri) * DS + w));
+                    r = take_max ? fmaxf(r, x) : r + x;
+                }
+                v[sl][ri] = r;
+            }
+    };
 
     /* The lanes' ldmatrix addresses. Every loop below steps by whole 8-chunk
      * groups (128 bytes) or 8 rows, which the swizzle leaves alone, so each
@@ -326,22 +350,8 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
                     m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
                     mx[sl][ri] = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
                 }
-            if constexpr (DS > 1) { /* the group's warps agree (the same value in each) */
-#pragma unroll
-                for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-                    for (int ri = 0; ri < 2; ri++)
-                        if (c == 0)
-                            q35_st_shared_f32(xch + 4 * (mrow(sl, ri) * DS + part), mx[sl][ri]);
-                q35_bar_sync(1 + grp, 32 * DS);
-#pragma unroll
-                for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-                    for (int ri = 0; ri < 2; ri++)
-#pragma unroll
-                        for (int w = 0; w < DS; w++)
-                            mx[sl][ri] = fmaxf(mx[sl][ri], q35_ld_shared_f32(xch + 4 * (mrow(sl, ri) * DS + w)));
-            }
+            if constexpr (DS > 1) /* the group's warps agree (the same value in each) */
+                group_combine(mx, true);
             /* ---- online softmax ---- */
 #pragma unroll
             for (int sl = 0; sl < SLABS; sl++)
@@ -445,24 +455,8 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
             row_sum[sl][ri] += __shfl_xor_sync(0xffffffffu, row_sum[sl][ri], 1);
             row_sum[sl][ri] += __shfl_xor_sync(0xffffffffu, row_sum[sl][ri], 2);
         }
-    if constexpr (DS > 1) { /* every warp is past its last read of xch (the loop's barriers) */
-#pragma unroll
-        for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-            for (int ri = 0; ri < 2; ri++)
-                if (c == 0)
-                    q35_st_shared_f32(xch + 4 * (mrow(sl, ri) * DS + part), row_sum[sl][ri]);
-        q35_bar_sync(1 + grp, 32 * DS);
-#pragma unroll
-        for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-            for (int ri = 0; ri < 2; ri++) {
-                row_sum[sl][ri] = 0.0f;
-#pragma unroll
-                for (int w = 0; w < DS; w++)
-                    row_sum[sl][ri] += q35_ld_shared_f32(xch + 4 * (mrow(sl, ri) * DS + w));
-            }
-    }
+    if constexpr (DS > 1) /* every warp is past its last read of xch (the loop's barriers) */
+        group_combine(row_sum, false);
 
     if (SPLIT == 1) {
         /* ---- O / l into o ---- */
