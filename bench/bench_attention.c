@@ -2,8 +2,9 @@
  * and 27B (24 / 4), head_dim 256, causal, over contexts of 512 .. 128k:
  *   flash_chunk    a chunk of 512 query rows at the end of the context, per KV
  *                  split (0 = the launcher's choice) and kernel variant
- *                  (kernels/attention_flash.cu; the context's flash_variant
- *                  names them); FLOP counts only visible pairs:
+ *                  (kernels/attention_flash.cu; named in the benchmark's name,
+ *                  variant:base, and the context's flash_variant); FLOP counts
+ *                  only visible pairs:
  *                  4 * head_dim * heads * sum_t (pos0 + t + 1);
  *   flash_prompt   a whole prompt as chunks of 512 (contexts up to 32k);
  *   f32            the f32 path on the same chunk, whole or one part: 1 the
@@ -288,11 +289,13 @@ int main(int argc, char **argv)
     static const int64_t contexts[] = {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
     static const int64_t splits[] = {0, 1}, parts[] = {0, 1, 2, 3}, gemms[] = {1, 3};
     static int64_t variants[MAX_VARIANTS];
+    static const char *variant_labels[MAX_VARIANTS];
     char variant_names[400] = "";
     const int n_variants = q35_attention_flash_variants() < MAX_VARIANTS ? q35_attention_flash_variants()
                                                                           : MAX_VARIANTS;
     for (int v = 0; v < n_variants; v++) {
         variants[v] = v;
+        variant_labels[v] = q35_attention_flash_variant_name(v);
         size_t at = strlen(variant_names);
         snprintf(variant_names + at, sizeof variant_names - at, "%s%d = %s%s", v ? ", " : "", v,
                  q35_attention_flash_variant_name(v), v == Q35_FLASH_DEFAULT_VARIANT ? " (default)" : "");
@@ -305,6 +308,7 @@ int main(int argc, char **argv)
     q35_bench_register("sgemm", bench_f32, (void *)&k_sgemm, (q35_bench_axis[]){model, ctx, {"shape", gemms, 2}}, 3);
     q35_bench_register("decode", bench_decode, (void *)&k_token, (q35_bench_axis[]){model, ctx}, 2);
     q35_bench_register("decode_rows", bench_decode, (void *)&k_rows, (q35_bench_axis[]){model, ctx}, 2);
+    q35_bench_axis_labels("variant", variant_labels, n_variants); /* flash_chunk/.../variant:pair_async */
     q35_bench_context("models", "0 = 0.8B (8 heads / 2 kv), 1 = 9B (16 / 4), 2 = 27B (24 / 4); head_dim 256");
     q35_bench_context("flash_split", "0 = the launcher's choice, 1 = no KV split");
     q35_bench_context("flash_variant", variant_names);
