@@ -63,9 +63,9 @@
  *   name            N SLABS DSPLIT staging warps  smem     sm_90 regs  sm_80 regs
  *   base           32   1     1    regs 1    8    96 KiB   238-246     236-241
  *   kv64           64   1     1    regs 1    8   128 KiB   247-252     248-254
- *   async          32   1     1    ring 4    8   160 KiB   229-234     223-225
- *   kv64_async     64   1     1    ring 4    8   192 KiB   243-248     (stub)
- *   pair_async     64   2     2    ring 4    8   209 KiB   247-252     (stub)
+ *   async          32   1     1    ring 4    8   160 KiB   231-238     225
+ *   kv64_async     64   1     1    ring 4    8   192 KiB   245-250     (stub)
+ *   pair_async     64   2     2    ring 4    8   209 KiB   247-255     (stub)
  *   dsplit16_async 64   1     2    ring 4   16   209 KiB   128         (stub)
  *   (dsplit16_async at M = 96: 12 warps, 150-154 registers)
  *

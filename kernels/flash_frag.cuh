@@ -168,6 +168,7 @@ struct q35_flash_regs {
 template <int THREADS, int DEPTH>
 struct q35_flash_ring {
     static constexpr int N = (Q35_FLASH_UNIT_CHUNKS + THREADS - 1) / THREADS;
+    static constexpr bool EVEN = Q35_FLASH_UNIT_CHUNKS % THREADS == 0; /* every idx below is a chunk */
     uint32_t ring;
 
     __device__ __forceinline__ void fetch(int b, const float *base, int64_t ld, int p0, int n_ctx)
@@ -176,7 +177,7 @@ struct q35_flash_ring {
 #pragma unroll
         for (int i = 0; i < N; i++) {
             const int idx = threadIdx.x + THREADS * i;
-            if (idx < Q35_FLASH_UNIT_CHUNKS) {
+            if (EVEN || idx < Q35_FLASH_UNIT_CHUNKS) {
                 const bool in = p0 + idx / 32 < n_ctx;
                 const float *src = in ? base + (p0 + idx / 32) * ld + (idx % 32) * 8 : base;
                 q35_cp_async16(slot + idx * 16, src, in ? 16 : 0);
@@ -193,7 +194,7 @@ struct q35_flash_ring {
 #pragma unroll
         for (int i = 0; i < N; i++) {
             const int idx = threadIdx.x + THREADS * i;
-            if (idx < Q35_FLASH_UNIT_CHUNKS)
+            if (EVEN || idx < Q35_FLASH_UNIT_CHUNKS)
                 q35_st_shared_f16x8(tile + q35_swz(row0 + idx / 32, idx % 32), q35_ld_shared_f4(slot + idx * 16),
                                     q35_ld_shared_f4(slot + Q35_FLASH_UNIT_BYTES / 2 + idx * 16));
         }
