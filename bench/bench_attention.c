@@ -1,8 +1,11 @@
 /* Benchmarks of the attention units at the heads of 0.8B (8 / 2), 9B (16 / 4)
  * and 27B (24 / 4), head_dim 256, causal, over contexts of 512 .. 128k:
  *   flash_chunk    a chunk of 512 query rows at the end of the context, per KV
- *                  split (0 = the launcher's choice); FLOP counts only visible
- *                  pairs: 4 * head_dim * heads * sum_t (pos0 + t + 1);
+ *                  split (0 = the launcher's choice) and kernel variant
+ *                  (kernels/attention_flash.cu; named in the benchmark's name,
+ *                  variant:base, and the context's flash_variant); FLOP counts
+ *                  only visible pairs:
+ *                  4 * head_dim * heads * sum_t (pos0 + t + 1);
  *   flash_prompt   a whole prompt as chunks of 512 (contexts up to 32k);
  *   f32            the f32 path on the same chunk, whole or one part: 1 the
  *                  Q K^T GEMMs, 2 the causal softmax, 3 the P V GEMMs (FLOP of
@@ -25,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define HD 256
 #define CHUNK 512
@@ -33,6 +37,7 @@
 #define DECODE_ROWS 64
 #define ROTATE_BYTES ((size_t)256 << 20) /* decode: caches rotated until this much is touched */
 #define MAX_COPIES 128
+#define MAX_VARIANTS 16
 
 typedef struct att_model {
     const char *name;
@@ -103,15 +108,15 @@ static int bufs_alloc(att_bufs *b, const att_model *m, int64_t n_ctx, int64_t T,
 struct flash_ctx {
     att_bufs b;
     int64_t n_ctx, T; /* the chunk is rows n_ctx - T .. n_ctx - 1; prompt: chunks of T up to n_ctx */
-    int split, prompt;
+    int split, variant, prompt;
 };
 
 static int flash_launch(void *p, q35_error *err)
 {
     struct flash_ctx *c = p;
     if (!c->prompt)
-        return q35_attention_prefill_flash_split(c->split, c->b.o, c->b.q, c->b.k[0], c->b.v[0], c->n_ctx - c->T,
-                                                 c->T, c->b.s, NULL, err);
+        return q35_attention_prefill_flash_variant(c->variant, c->split, c->b.o, c->b.q, c->b.k[0], c->b.v[0],
+                                                   c->n_ctx - c->T, c->T, c->b.s, NULL, err);
     for (int64_t r0 = 0; r0 < c->n_ctx; r0 += c->T) {
         const int64_t rows = c->n_ctx - r0 < c->T ? c->n_ctx - r0 : c->T;
         if (q35_attention_prefill_flash_split(c->split, c->b.o, c->b.q, c->b.k[0], c->b.v[0], r0, rows, c->b.s, NULL,
@@ -127,8 +132,18 @@ static void bench_flash(q35_bench_state *st, void *which)
     struct flash_ctx c = {.n_ctx = q35_bench_arg(st, 1), .prompt = *(const int *)which == k_prompt};
     c.T = c.n_ctx < CHUNK ? c.n_ctx : CHUNK;
     c.split = c.prompt ? 0 : (int)q35_bench_arg(st, 2);
+    c.variant = c.prompt ? Q35_FLASH_DEFAULT_VARIANT : (int)q35_bench_arg(st, 3);
     if (c.prompt && c.n_ctx > PROMPT_MAX) {
         q35_bench_skip(st, "a whole prompt past 32k takes too long per iteration: see flash_chunk");
+        while (q35_bench_keep_running(st))
+            ;
+        return;
+    }
+    q35_error why = {{0}};
+    int dev = 0;
+    if (!c.prompt && (cudaGetDevice(&dev) != cudaSuccess ||
+                      !q35_attention_flash_variant_supported(c.variant, dev, shape_of(m), &why))) {
+        q35_bench_skip(st, why.msg[0] ? why.msg : "cudaGetDevice failed");
         while (q35_bench_keep_running(st))
             ;
         return;
@@ -273,16 +288,30 @@ int main(int argc, char **argv)
     static const int64_t models[] = {0, 1, 2};
     static const int64_t contexts[] = {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
     static const int64_t splits[] = {0, 1}, parts[] = {0, 1, 2, 3}, gemms[] = {1, 3};
+    static int64_t variants[MAX_VARIANTS];
+    static const char *variant_labels[MAX_VARIANTS];
+    char variant_names[400] = "";
+    const int n_variants = q35_attention_flash_variants() < MAX_VARIANTS ? q35_attention_flash_variants()
+                                                                          : MAX_VARIANTS;
+    for (int v = 0; v < n_variants; v++) {
+        variants[v] = v;
+        variant_labels[v] = q35_attention_flash_variant_name(v);
+        size_t at = strlen(variant_names);
+        snprintf(variant_names + at, sizeof variant_names - at, "%s%d = %s%s", v ? ", " : "", v,
+                 q35_attention_flash_variant_name(v), v == Q35_FLASH_DEFAULT_VARIANT ? " (default)" : "");
+    }
     const q35_bench_axis model = {"model", models, 3}, ctx = {"ctx", contexts, 9};
     q35_bench_register("flash_chunk", bench_flash, (void *)&k_chunk,
-                       (q35_bench_axis[]){model, ctx, {"split", splits, 2}}, 3);
+                       (q35_bench_axis[]){model, ctx, {"split", splits, 2}, {"variant", variants, n_variants}}, 4);
     q35_bench_register("flash_prompt", bench_flash, (void *)&k_prompt, (q35_bench_axis[]){model, ctx}, 2);
     q35_bench_register("f32", bench_f32, (void *)&k_path, (q35_bench_axis[]){model, ctx, {"part", parts, 4}}, 3);
     q35_bench_register("sgemm", bench_f32, (void *)&k_sgemm, (q35_bench_axis[]){model, ctx, {"shape", gemms, 2}}, 3);
     q35_bench_register("decode", bench_decode, (void *)&k_token, (q35_bench_axis[]){model, ctx}, 2);
     q35_bench_register("decode_rows", bench_decode, (void *)&k_rows, (q35_bench_axis[]){model, ctx}, 2);
+    q35_bench_axis_labels("variant", variant_labels, n_variants); /* flash_chunk/.../variant:pair_async */
     q35_bench_context("models", "0 = 0.8B (8 heads / 2 kv), 1 = 9B (16 / 4), 2 = 27B (24 / 4); head_dim 256");
     q35_bench_context("flash_split", "0 = the launcher's choice, 1 = no KV split");
+    q35_bench_context("flash_variant", variant_names);
     q35_bench_context("f32_part", "0 = all, 1 = Q K^T GEMMs, 2 = causal softmax, 3 = P V GEMMs");
     q35_bench_context("sgemm_shape", "1 = the Q K^T products, 3 = the P V products, cuBLAS choosing freely");
     const int rc = q35_bench_main(argc, argv);

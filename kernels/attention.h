@@ -152,6 +152,25 @@ int q35_attention_prefill_flash_split(int split, float *o, const float *q, const
                                       const float *v_cache, int64_t pos0, int64_t T, q35_attn_shape s,
                                       q35_stream stream, q35_error *err);
 
+/* The flash kernel's variants, for the benchmarks and the parity suite: the
+ * same contract, other tilings and stagings (kernels/attention_flash.cu's
+ * header lists them). q35_attention_prefill_flash and _split run variant
+ * Q35_FLASH_DEFAULT_VARIANT. */
+#define Q35_FLASH_DEFAULT_VARIANT 0
+
+/* How many variants there are; variant's name, or NULL past the last. */
+int q35_attention_flash_variants(void);
+const char *q35_attention_flash_variant_name(int variant);
+
+/* As q35_attention_flash_supported, for one variant (they differ in the shared
+ * memory they need). */
+int q35_attention_flash_variant_supported(int variant, int device, q35_attn_shape s, q35_error *why);
+
+/* The flash path, one variant, with a chosen KV split (as _split). */
+int q35_attention_prefill_flash_variant(int variant, int split, float *o, const float *q, const float *k_cache,
+                                        const float *v_cache, int64_t pos0, int64_t T, q35_attn_shape s,
+                                        q35_stream stream, q35_error *err);
+
 #ifdef __cplusplus
 }
 #endif

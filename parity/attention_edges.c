@@ -113,6 +113,17 @@ void att_check_refusals(q35_suite *s, q35_blas blas, int major)
     rc = q35_attention_prefill_flash_split(3, d, d, d, d, 0, 4, shape(16, 4, 256), NULL, &err);
     refused(s, rc, &err, major >= 8 ? "split 3" : "compute capability 8.0", "prefill_flash refuses a split of 3");
     memset(&err, 0, sizeof err);
+    const int n_variants = q35_attention_flash_variants();
+    rc = q35_attention_prefill_flash_variant(n_variants, 0, d, d, d, d, 0, 4, shape(16, 4, 256), NULL, &err);
+    refused(s, rc, &err, "has variants 0..", "prefill_flash_variant refuses a variant past the last");
+    memset(&err, 0, sizeof err);
+    rc = q35_attention_prefill_flash_variant(-1, 0, d, d, d, d, 0, 4, shape(16, 4, 256), NULL, &err);
+    refused(s, rc, &err, "has variants 0..", "prefill_flash_variant refuses variant -1");
+    q35_case(s, n_variants >= 1 && q35_attention_flash_variant_name(n_variants - 1) != NULL &&
+                    q35_attention_flash_variant_name(n_variants) == NULL && q35_attention_flash_variant_name(-1) == NULL,
+             "flash: %d variants, named up to the last (default %s)", n_variants,
+             q35_attention_flash_variant_name(Q35_FLASH_DEFAULT_VARIANT));
+    memset(&err, 0, sizeof err);
     rc = q35_attention_prefill_flash(d, d + 1, d, d, 0, 4, shape(16, 4, 256), NULL, &err);
     refused(s, rc, &err, major >= 8 ? "16-byte aligned" : "compute capability 8.0",
             "prefill_flash refuses a misaligned q");

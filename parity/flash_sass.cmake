@@ -1,7 +1,10 @@
 # cmake -DNVCC=... -DSRC=repo -DARCHS="80;90" [-DHINTS="dir;dir"] -P flash_sass.cmake
 # Without a GPU: compiles kernels/attention_flash.cu to a cubin for each
-# architecture and checks with `cuobjdump -sass` that its kernels hold
-# tensor-core MMA instructions (HMMA), i.e. that mma.sync reached the SASS.
+# architecture and checks with `cuobjdump -sass`, kernel by kernel (every
+# variant, M and KV split), that each holds tensor-core MMA instructions (HMMA),
+# i.e. that mma.sync reached the SASS, and no local memory (LDL/STL). Below
+# sm_90 a kernel with no HMMA must be a stub (BPT.TRAP: a KV split, or more
+# shared memory than the architecture has); on sm_90 every kernel is real.
 # cuobjdump is not in every CUDA toolkit: tools/deps.sh installs it (PyPI's
 # nvidia-cuda-cuobjdump wheel under ~/.cache/q35-tools); without it this FAILS.
 find_program(CUOBJDUMP cuobjdump
@@ -26,17 +29,48 @@ foreach(sm ${ARCHS})
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${CUOBJDUMP} -sass failed on the sm_${sm} cubin:\n${err}")
   endif()
-  string(REGEX MATCHALL "HMMA\\.16816\\.F32[^ ;]*" hmma "${sass}")
+  # one list element per kernel (brackets and semicolons taken out first: they
+  # would split or join CMake list elements)
+  string(REPLACE ";" "" sass "${sass}")
+  string(REPLACE "[" "(" sass "${sass}")
+  string(REPLACE "]" ")" sass "${sass}")
+  string(REPLACE "Function : " ";Function : " functions "${sass}")
+  list(REMOVE_AT functions 0)
+  set(bad_before ${bad})
+  set(n_real 0)
+  set(n_stub 0)
+  set(n_hmma_all 0)
+  foreach(f IN LISTS functions)
+    string(REGEX MATCH "^Function : ([^ \t\r\n]+)" _ "${f}")
+    set(name "${CMAKE_MATCH_1}")
+    string(REGEX MATCHALL "HMMA\\.16816\\.F32" hmma "${f}")
+    string(REGEX MATCHALL "[ \t](LDL|STL)[ .]" lmem "${f}")
+    list(LENGTH hmma n_hmma)
+    list(LENGTH lmem n_lmem)
+    math(EXPR n_hmma_all "${n_hmma_all} + ${n_hmma}")
+    if(n_lmem GREATER 0)
+      message("FAIL  sm_${sm}: ${n_lmem} local-memory instructions (LDL/STL) in ${name}")
+      math(EXPR bad "${bad} + 1")
+    endif()
+    if(n_hmma GREATER 0)
+      math(EXPR n_real "${n_real} + 1")
+    elseif(sm LESS 90 AND f MATCHES "BPT\\.TRAP")
+      math(EXPR n_stub "${n_stub} + 1")
+    else()
+      message("FAIL  sm_${sm}: no HMMA.16816.F32 in ${name} (${CUOBJDUMP})")
+      math(EXPR bad "${bad} + 1")
+    endif()
+  endforeach()
   string(REGEX MATCHALL "LDSM\\.16\\.M[T]?88\\.4" ldsm "${sass}")
-  list(LENGTH hmma n_hmma)
   list(LENGTH ldsm n_ldsm)
-  if(n_hmma EQUAL 0)
-    message("FAIL  sm_${sm}: no HMMA.16816.F32 in the SASS of attention_flash.cu (${CUOBJDUMP})")
+  if(n_real EQUAL 0)
+    message("FAIL  sm_${sm}: no kernel with HMMA.16816.F32 in the SASS of attention_flash.cu (${CUOBJDUMP})")
     math(EXPR bad "${bad} + 1")
-  else()
-    message("ok    sm_${sm}: ${n_hmma} HMMA.16816.F32, ${n_ldsm} LDSM (ldmatrix) instructions in attention_flash.cu")
+  elseif(bad EQUAL bad_before)
+    message("ok    sm_${sm}: ${n_real} kernels with HMMA.16816.F32 (${n_hmma_all} in all, ${n_ldsm} LDSM), "
+            "${n_stub} trap stubs, no LDL/STL, in attention_flash.cu")
   endif()
 endforeach()
 if(bad GREATER 0)
-  message(FATAL_ERROR "the flash kernel has no tensor-core MMA for ${bad} architecture(s)")
+  message(FATAL_ERROR "${bad} flash kernel(s) without tensor-core MMA or with local memory")
 endif()

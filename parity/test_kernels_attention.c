@@ -8,8 +8,8 @@
  *            against the one-block shape, bitwise (the same arithmetic);
  *   f32      against the reference (<= 1e-5); the budget forced down to >= 10
  *            query passes against one pass, bitwise (memcmp); against decode;
- *   flash    against the reference (<= 2e-3), every KV split the device runs;
- *            against decode;
+ *   flash    against the reference (<= 2e-3), every kernel variant at every KV
+ *            split the device runs; the default against decode;
  * then the KV append and every refusal (attention_edges.c). Outputs start as
  * NaN; the padding of each output row must stay untouched; the cache rows past
  * n_ctx and the padding of each q row are NaN, so a read out of bounds shows. */
@@ -24,6 +24,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define LIMIT_F32 1e-5
 #define LIMIT_FLASH 2e-3
@@ -127,8 +128,13 @@ static void check_f32(q35_suite *s, const att_inputs *in, const char *name, cons
     q35_gpu_free(scores), q35_gpu_free(o1), q35_gpu_free(om);
 }
 
-/* The flash path at every KV split the device runs, against the reference; the
- * default against decode. */
+/* The flash path: every variant at every KV split the device runs, against the
+ * reference; the default against decode. Under Q35_QUICK (the sanitizer runs)
+ * the variants other than the default run at split 1 (the most tiles a block:
+ * the staging's buffers and the P and max exchanges reused across tiles) and
+ * the largest split (the cluster combine, and blocks with no tile at these
+ * small contexts) only. A variant may be refused only below sm_90 (its shared
+ * memory). */
 static void check_flash(q35_suite *s, const att_inputs *in, const char *name, const float *decode)
 {
     q35_error err = {{0}}, why = {{0}};
@@ -139,20 +145,33 @@ static void check_flash(q35_suite *s, const att_inputs *in, const char *name, co
         return;
     }
     static const int splits[] = {0, 1, 2, 4};
-    for (int i = 0; i < (g_major >= 9 ? 4 : 1); i++) {
-        float *o = att_output(in), *h = NULL;
-        q35_gpu_ok(q35_attention_prefill_flash_split(splits[i], o, in->dq, in->dk, in->dv, in->pos0, in->T, in->s,
-                                                     NULL, &err),
-                   &err);
-        snprintf(what, sizeof what, "flash split %s    %s", i == 0 ? "auto" : i == 1 ? "1   " : i == 2 ? "2   " : "4   ",
-                 name);
-        check_output(s, in, what, o, LIMIT_FLASH, NULL, NULL, &h);
-        if (i == 0) {
-            snprintf(what, sizeof what, "flash vs decode    %s", name);
-            check_against(s, what, h, decode, in->T * att_width(in), LIMIT_FLASH);
+    const int n_splits = g_major >= 9 ? 4 : 1;
+    for (int v = 0; v < q35_attention_flash_variants(); v++) {
+        const char *vname = q35_attention_flash_variant_name(v);
+        memset(&why, 0, sizeof why);
+        if (!q35_attention_flash_variant_supported(v, g_device, in->s, &why)) {
+            q35_case(s, g_major < 9, "flash %-14s %s: refused (%s)%s", vname, name, why.msg,
+                     g_major < 9 ? "" : " on sm_90, which should run every variant");
+            continue;
         }
-        free(h);
-        q35_gpu_free(o);
+        const bool all = v == Q35_FLASH_DEFAULT_VARIANT || !q35_quick();
+        for (int i = 0; i < n_splits; i++) {
+            if (!all && i != 1 && i != n_splits - 1)
+                continue;
+            float *o = att_output(in), *h = NULL;
+            q35_gpu_ok(q35_attention_prefill_flash_variant(v, splits[i], o, in->dq, in->dk, in->dv, in->pos0, in->T,
+                                                           in->s, NULL, &err),
+                       &err);
+            snprintf(what, sizeof what, "flash %-14s split %s  %s", vname,
+                     i == 0 ? "auto" : i == 1 ? "1   " : i == 2 ? "2   " : "4   ", name);
+            check_output(s, in, what, o, LIMIT_FLASH, NULL, NULL, &h);
+            if (i == 0 && v == Q35_FLASH_DEFAULT_VARIANT) {
+                snprintf(what, sizeof what, "flash vs decode    %s", name);
+                check_against(s, what, h, decode, in->T * att_width(in), LIMIT_FLASH);
+            }
+            free(h);
+            q35_gpu_free(o);
+        }
     }
 }
 
@@ -201,6 +220,12 @@ int main(void)
         for (int i = 0; i < n_cases; i++)
             check_case(&s, &q35_att_layouts[l], 256, cases[i][0], cases[i][1]);
     check_case(&s, &q35_att_layouts[1], 128, 200, 37); /* decode and f32 at head_dim 128 */
+    /* the flash kernel's other head groupings (rows a block R = 128, 64, 32, 16
+     * for 1, 2, 3, 8 heads a KV head): two query tiles or more, the last partial,
+     * a context no multiple of any KV tile */
+    static const att_layout groupings[] = {{"g1", 2, 2}, {"g2", 4, 2}, {"g3", 6, 2}, {"g8", 16, 2}};
+    for (int l = 0; l < 4; l++)
+        check_case(&s, &groupings[l], 256, q35_quick() ? 200 : 400, q35_quick() ? 150 : 140);
 
     att_check_kv_append(&s, &g_rng);
     att_check_refusals(&s, g_blas, g_major);
