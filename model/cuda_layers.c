@@ -79,7 +79,8 @@ static int attend_f32(q35_run *r, float *o, const float *q, const float *kc, con
 
 static int attend_flash(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
 {
-    return q35_attention_prefill_flash(o, q, kc, vc, r->pos, r->T, r->cm->attn, r->cm->stream, r->err);
+    return q35_attention_prefill_flash_variant(r->cm->paths.flash_variant, 0, o, q, kc, vc, r->pos, r->T, r->cm->attn,
+                                               r->cm->stream, r->err);
 }
 
 void q35_run_choose(q35_run *r)

@@ -102,6 +102,29 @@ static int make_plan(q35_cuda_model *cm, const q35_path_choice *c, q35_gemm_path
     return q35_capacity_plan_make(plan, &r, err);
 }
 
+/* $Q35_FLASH_VARIANT's variant where it names one this device runs, else the
+ * default (a warning says why). */
+static int flash_variant(q35_cuda_model *cm, const char *name)
+{
+    q35_cuda_info *in = &cm->info;
+    if (!name)
+        return Q35_FLASH_DEFAULT_VARIANT;
+    int v = 0;
+    while (q35_attention_flash_variant_name(v) && strcmp(q35_attention_flash_variant_name(v), name) != 0)
+        v++;
+    const char *def = q35_attention_flash_variant_name(Q35_FLASH_DEFAULT_VARIANT);
+    q35_error why = {{0}};
+    if (!q35_attention_flash_variant_name(v))
+        q35_paths_note(in->log, sizeof in->log, cm->opts.quiet,
+                       "warning: Q35_FLASH_VARIANT=\"%s\" is not a flash variant; using %s", name, def);
+    else if (in->flash_supported && q35_attention_flash_variant_supported(v, in->device, cm->attn, &why) != 1)
+        q35_paths_note(in->log, sizeof in->log, cm->opts.quiet,
+                       "warning: Q35_FLASH_VARIANT=%s cannot run here (%s); using %s", name, why.msg, def);
+    else
+        return v;
+    return Q35_FLASH_DEFAULT_VARIANT;
+}
+
 /* The plan for the chosen paths; an f16 set that does not fit falls back to f32, said. */
 static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *err)
 {
@@ -117,7 +140,8 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     if (make_plan(cm, c, gemm, &in->plan, err))
         return q35_fail_context(err, "cuda model on %s (device %d)", in->device_name, in->device);
     cm->paths = (q35_cuda_paths){.attention = in->plan.attention, .gemm = gemm, .chunk_rows = in->plan.chunk_rows,
-                                 .deterministic = c->deterministic, .scores_budget = c->scores_budget};
+                                 .deterministic = c->deterministic, .scores_budget = c->scores_budget,
+                                 .flash_variant = flash_variant(cm, c->flash_variant)};
     char line[512];
     q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "plan for %" PRId64 " positions: attention %s, chunk rows %"
                    PRId64 ": %s", in->plan.seq, q35_attn_path_name(in->plan.attention), in->plan.chunk_rows,
@@ -470,15 +494,21 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
 {
     if ((p->attention != Q35_ATTN_F32 && p->attention != Q35_ATTN_FLASH) ||
         (p->gemm != Q35_GEMM_F32 && p->gemm != Q35_GEMM_F16) || p->chunk_rows < 1 || p->chunk_rows > (1 << 20) ||
-        p->scores_budget < 1)
-        return q35_fail(err, "cuda model paths: attention %d, gemm %d, chunk rows %" PRId64 ", scores budget %zu "
-                        "(want f32/flash, f32/f16, 1..1048576 rows, a budget > 0)",
-                        (int)p->attention, (int)p->gemm, p->chunk_rows, p->scores_budget);
+        p->scores_budget < 1 || p->flash_variant < 0 || p->flash_variant >= q35_attention_flash_variants())
+        return q35_fail(err, "cuda model paths: attention %d, gemm %d, chunk rows %" PRId64 ", scores budget %zu, "
+                        "flash variant %d (want f32/flash, f32/f16, 1..1048576 rows, a budget > 0, a variant 0..%d)",
+                        (int)p->attention, (int)p->gemm, p->chunk_rows, p->scores_budget, p->flash_variant,
+                        q35_attention_flash_variants() - 1);
     if (p->attention == Q35_ATTN_FLASH && !cm->info.flash_supported) {
         q35_error why = {{0}};
         q35_attention_flash_supported(cm->info.device, cm->attn, &why);
         return q35_fail(err, "cuda model paths: flash attention cannot run here (%s)", why.msg);
     }
+    q35_error vwhy = {{0}};
+    if (p->attention == Q35_ATTN_FLASH &&
+        q35_attention_flash_variant_supported(p->flash_variant, cm->info.device, cm->attn, &vwhy) != 1)
+        return q35_fail(err, "cuda model paths: flash variant %s cannot run here (%s)",
+                        q35_attention_flash_variant_name(p->flash_variant), vwhy.msg);
     if (Q35_CUDA_CHECK(cudaSetDevice(cm->info.device), err))
         return -1;
     if (p->gemm == Q35_GEMM_F16 && !p->deterministic) {
@@ -502,8 +532,9 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
         snprintf(buf, cap, "deterministic (q35_gemv_rows, q35_attention_decode_rows), chunk rows %" PRId64,
                  p->chunk_rows);
     else
-        snprintf(buf, cap, "attention %s, GEMM %s, chunk rows %" PRId64,
-                 p->attention == Q35_ATTN_FLASH ? "flash (f16 inputs, f32 accumulation)" : "f32 (cuBLAS)",
+        snprintf(buf, cap, "attention %s%s, GEMM %s, chunk rows %" PRId64,
+                 p->attention == Q35_ATTN_FLASH ? "flash (f16 inputs, f32 accumulation), variant " : "f32 (cuBLAS)",
+                 p->attention == Q35_ATTN_FLASH ? q35_attention_flash_variant_name(p->flash_variant) : "",
                  p->gemm == Q35_GEMM_F16 ? "f16 (f32 accumulation)" : "f32 (dequant + SGEMM)", p->chunk_rows);
     return buf;
 }

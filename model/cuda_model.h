@@ -85,6 +85,7 @@ typedef struct q35_cuda_paths {
     int64_t chunk_rows;      /* rows per prefill chunk, >= 1 */
     bool deterministic;      /* batch-invariant projections and attention (GEMM and attention above unused) */
     size_t scores_budget;    /* bytes of one pass of one KV group's f32 scores */
+    int flash_variant;       /* the flash kernel's variant (Q35_FLASH_VARIANT, a name; kernels/attention.h) */
 } q35_cuda_paths;
 
 /* What a load found and chose. */

@@ -28,6 +28,7 @@ q35_path_env q35_path_env_get(void)
         .deterministic = getenv("Q35_DETERMINISTIC"),
         .scores_budget = getenv("Q35_ATTN_SCORES_BUDGET"),
         .device = getenv("Q35_DEVICE"),
+        .flash_variant = getenv("Q35_FLASH_VARIANT"),
     };
     return e;
 }
@@ -178,6 +179,9 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
     }
     if (c->scores_budget == 0)
         c->scores_budget = Q35_ATTN_SCORES_BUDGET;
+
+    /* the flash kernel's variant: a name, looked up by the load (the names live with the kernel) */
+    c->flash_variant = env->flash_variant && env->flash_variant[0] ? env->flash_variant : NULL;
 
     c->max_seq = o->max_seq > 0 ? o->max_seq : 4096;
     return 0;

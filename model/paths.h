@@ -26,6 +26,7 @@ typedef struct q35_path_env {
     const char *deterministic; /* Q35_DETERMINISTIC */
     const char *scores_budget; /* Q35_ATTN_SCORES_BUDGET */
     const char *device;        /* Q35_DEVICE */
+    const char *flash_variant; /* Q35_FLASH_VARIANT */
 } q35_path_env;
 
 q35_path_env q35_path_env_get(void); /* getenv of each */
@@ -40,6 +41,7 @@ typedef struct q35_path_choice {
     int n_chunk_rows;
     bool deterministic;
     size_t scores_budget;
+    const char *flash_variant;  /* $Q35_FLASH_VARIANT, a name the load looks up (NULL: the default) */
     int64_t max_seq;
 } q35_path_choice;
 

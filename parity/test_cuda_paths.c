@@ -153,6 +153,17 @@ int main(void)
     check(&s, "env scores budget malformed", &o, &env, true, false,
           (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_ATTN_SCORES_BUDGET=\"-1\""});
 
+    { /* the flash variant's name passes through to the load, which looks it up */
+        q35_path_choice c;
+        char log[256] = "";
+        q35_error err = {{0}};
+        const q35_path_env named_env = {.flash_variant = "pair_async"}, empty = {.flash_variant = ""};
+        const int rc = q35_paths_resolve(&c, &o, &named_env, true, "", false, log, sizeof log, &err);
+        const bool named = rc == 0 && c.flash_variant && strcmp(c.flash_variant, "pair_async") == 0;
+        const int rc2 = q35_paths_resolve(&c, &o, &empty, true, "", false, log, sizeof log, &err);
+        q35_case(&s, named && rc2 == 0 && c.flash_variant == NULL && log[0] == '\0',
+                 "env flash variant: \"pair_async\" passed on, \"\" is the default (NULL)");
+    }
     check_device(&s, "device option 2", 2, "1", 2, NULL);
     check_device(&s, "device from env", -1, "1", 1, NULL);
     check_device(&s, "device env malformed", -1, "gpu1", 0, "Q35_DEVICE=\"gpu1\"");
