@@ -10,19 +10,23 @@
  *
  * The registered points (filters pick among them; tools/sweep.sh shards them):
  *   paths   shape {0.8b, 9b, 27b} x q4_k x GEMM {f32, f16} x attention {f32,
- *           flash} x chunk 512 x len {512, 4096, 16384, 65536, 131072};
- *   chunks  9b x q4_k x f16 x f32 attention x chunk {64 .. 4096} x len 4096;
- *   quants  9b x {q6_k, q8_0, f16} x f16 x f32 x chunk 512 x len 4096;
+ *           flash} x chunk Q35_CHUNK_ROWS_DISCRETE (2048) x len {512, 4096, 16384,
+ *           65536, 131072};
+ *   chunks  9b x q4_k x f16 x attention {f32, flash} x chunk {64 .. 4096} x len 4096;
+ *   quants  9b x {q6_k, q8_0, f16} x f16 x f32 x chunk 2048 x len 4096;
  *   decode  shape {0.8b, 9b, 27b} x q4_k x ctx {512, 4096, 16384};
  *   default the built-in default model (tiny, q4_k_m: what `q35 run` runs) x
  *           GEMM {f32, f16} x attention {f32, flash} x chunk 512 x len {512,
  *           4096}, and its decode at 512 (the main job's short sweep).
  * A point the capacity plan or the paths refuse is skipped with the refusal.
+ * $Q35_FLASH_VARIANT picks the flash kernel's variant (cuda_model.h); the JSON
+ * context records it as flash_variant.
  * The model of a (shape, quant) is generated and uploaded once and kept while
  * consecutive points use it (registered shape by shape, so they are). */
 #include "bench/gpu_bench.h"
 #include "data/generate.h"
 #include "data/shapes.h"
+#include "kernels/attention.h"
 #include "model/cuda_model.h"
 #include "model/parallel.h"
 #include "model/rng.h"
@@ -207,13 +211,16 @@ int main(int argc, char **argv)
     q35_bench_axis_labels("quant", k_quants, (int)(sizeof k_quants / sizeof k_quants[0]));
     q35_bench_axis_labels("attn", (const char *[]){"default", "f32", "flash"}, 3);
     q35_bench_axis_labels("gemm", (const char *[]){"default", "f32", "f16"}, 3);
+    /* the flash kernel's variant the model loads with (cuda_model.h; the load warns on an unknown name) */
+    const char *fv = getenv("Q35_FLASH_VARIANT");
+    q35_bench_context("flash_variant", fv && *fv ? fv : q35_attention_flash_variant_name(Q35_FLASH_DEFAULT_VARIANT));
 
     /* per shape, its points in a row, so each (shape, quant) model is generated once */
     static const int64_t shapes_run[] = {SHAPE_08B, SHAPE_9B, SHAPE_27B};
     static const int64_t q4k[] = {QUANT_Q4_K}, others[] = {QUANT_Q6_K, QUANT_Q8_0, QUANT_F16};
     static const int64_t gemms[] = {Q35_GEMM_F32, Q35_GEMM_F16}, f16[] = {Q35_GEMM_F16};
     static const int64_t attns[] = {Q35_ATTN_F32, Q35_ATTN_FLASH}, f32[] = {Q35_ATTN_F32};
-    static const int64_t c512[] = {512}, chunks[] = {64, 128, 256, 1024, 2048, 4096};
+    static const int64_t c512[] = {512}, cdef[] = {Q35_CHUNK_ROWS_DISCRETE}, chunks[] = {64, 128, 256, 512, 1024, 4096};
     static const int64_t lens[] = {512, 4096, 16384, 65536, 131072}, l4k[] = {4096};
     static const int64_t ctxs[] = {512, 4096, 16384};
     static const int64_t tiny[] = {SHAPE_TINY}, q4km[] = {QUANT_Q4_K_M}, short_lens[] = {512, 4096};
@@ -229,20 +236,20 @@ int main(int argc, char **argv)
         const q35_bench_axis shape = {"shape", &shapes_run[i], 1}, quant = {"quant", q4k, 1};
         /* paths */
         q35_bench_register("prefill", bench_prefill, NULL,
-                           (q35_bench_axis[]){shape, quant, {"gemm", gemms, 2}, {"attn", attns, 2}, {"chunk", c512, 1},
+                           (q35_bench_axis[]){shape, quant, {"gemm", gemms, 2}, {"attn", attns, 2}, {"chunk", cdef, 1},
                                               {"len", lens, 5}},
                            6);
         q35_bench_register("decode", bench_decode, NULL, (q35_bench_axis[]){shape, quant, {"ctx", ctxs, 3}}, 3);
         if (shapes_run[i] != SHAPE_9B)
             continue;
-        /* chunk rows (512 is in the paths set), then the other quant types */
+        /* chunk rows (the default is in the paths set), then the other quant types */
         q35_bench_register("prefill", bench_prefill, NULL,
                            (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", attns, 2}, {"chunk", chunks, 6},
                                               {"len", l4k, 1}},
                            6);
         q35_bench_register("prefill", bench_prefill, NULL,
                            (q35_bench_axis[]){shape, {"quant", others, 3}, {"gemm", f16, 1}, {"attn", f32, 1},
-                                              {"chunk", c512, 1}, {"len", l4k, 1}},
+                                              {"chunk", cdef, 1}, {"len", l4k, 1}},
                            6);
     }
     const int rc = q35_bench_main(argc, argv);
