@@ -9,7 +9,8 @@
  *   ceiling/hgemm   the pure cuBLAS call of gemm_f16 on already-f16 weight and rows
  *   ceiling/hgemm_f16out  classic HGEMM: f16 output, CUBLAS_COMPUTE_16F
  *   dequant_f32, dequant_f16   a weight of `type` to f32 / f16
- *   gemv            one token, straight from the blocks of `type`
+ *   gemv            one token, straight from the blocks of `type`, through
+ *                   `variant` (gemv.h: 0 registers, 1 staged)
  *   gemv_rows       the batch-invariant rows form, Q4_K, rows >= 64
  * The bandwidth ceiling is bench_kernels' ceiling/d2d_copy (read + write). The
  * bandwidth points (dequant, gemv) rotate through copies of their buffers that
@@ -172,6 +173,7 @@ struct bw_ctx {
     int64_t n, k, T;
     int half;   /* dequant: to f16 */
     int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows */
+    int variant; /* gemv: q35_gemv_variant's */
     float *x;
 };
 
@@ -185,7 +187,7 @@ static int bw_launch(void *p, q35_error *err)
         void *out = c->r.out + (size_t)at * c->r.out_stride;
         int rc;
         if (c->gemv == 1)
-            rc = q35_gemv(out, in, c->type, c->n, c->k, c->x, NULL, err);
+            rc = q35_gemv_variant(c->variant, out, in, c->type, c->n, c->k, c->x, NULL, err);
         else if (c->gemv == 2)
             rc = q35_gemv_rows(out, c->n, in, c->type, c->n, c->k, c->x, c->T, NULL, err);
         else if (c->half)
@@ -206,6 +208,8 @@ static void bench_bw(q35_bench_state *st, void *kind)
     c.type = k_kind == 3 ? Q35_TYPE_Q4_K : (q35_type)q35_bench_arg(st, 1);
     if (k_kind == 3)
         c.T = q35_bench_arg(st, 1);
+    if (k_kind == 2)
+        c.variant = (int)q35_bench_arg(st, 2);
     const size_t w_bytes = q35_row_bytes(c.type, c.k) * (size_t)c.n;
     const size_t out_bytes = c.gemv ? (size_t)(c.T * c.n) * 4 : (size_t)(c.n * c.k) * (c.half ? 2 : 4);
     if (c.gemv == 2) { /* the rows form: compute-bound, one weight */
@@ -249,6 +253,8 @@ int main(int argc, char **argv)
     static const int kinds[] = {0, 1, 2, 3};
     const q35_bench_axis proj_axis = {"proj", projs, N_PROJ}, rows_axis = {"rows", rows, 4};
     const q35_bench_axis type_axis = {"type", types, 4};
+    static const int64_t variants[] = {Q35_GEMV_REGISTERS, Q35_GEMV_STAGED};
+    const q35_bench_axis variant_axis = {"variant", variants, Q35_GEMV_VARIANTS};
     q35_bench_register("gemm_f32", bench_gemm, (void *)&k_which[GEMM_F32], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("gemm_f16", bench_gemm, (void *)&k_which[GEMM_F16], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("ceiling/sgemm", bench_gemm, (void *)&k_which[SGEMM], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
@@ -257,13 +263,17 @@ int main(int argc, char **argv)
                        (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("dequant_f32", bench_bw, (void *)&kinds[0], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("dequant_f16", bench_bw, (void *)&kinds[1], (q35_bench_axis[]){proj_axis, type_axis}, 2);
-    q35_bench_register("gemv", bench_bw, (void *)&kinds[2], (q35_bench_axis[]){proj_axis, type_axis}, 2);
+    q35_bench_register("gemv", bench_bw, (void *)&kinds[2], (q35_bench_axis[]){proj_axis, type_axis, variant_axis}, 3);
     q35_bench_register("gemv_rows", bench_bw, (void *)&kinds[3], (q35_bench_axis[]){proj_axis, {"rows", rows_big, 3}},
                        2);
     q35_bench_context("proj", "9B: 0 attn_qkv 8192x4096, 1 attn_gate 4096x4096, 2 ssm_alpha/beta 32x4096, 3 ssm_out "
                               "4096x4096, 4 attn_q 8192x4096, 5 attn_k/v 1024x4096, 6 attn_output 4096x4096, 7 "
                               "ffn_gate/up 12288x4096, 8 ffn_down 4096x12288, 9 lm_head 248320x4096 (n x k)");
     q35_bench_context("type", "ggml ids: 12 = q4_K, 14 = q6_K, 8 = q8_0, 1 = f16");
+    static const char *const variant_names[] = {"registers", "staged"};
+    q35_bench_axis_labels("variant", variant_names, Q35_GEMV_VARIANTS);
+    q35_bench_context("variant", "gemv: 0 registers, 1 staged (cp.async through shared memory; other types and "
+                                 "unaligned weights run 0); q35_gemv runs 1 for q4_K, q5_K, q8_0");
     q35_bench_context("ceilings", "gemm_f32: ceiling/sgemm; gemm_f16: ceiling/hgemm (and hgemm_f16out); dequant, "
                                   "gemv: bench_kernels ceiling/d2d_copy (bytes/s)");
     const int rc = q35_bench_main(argc, argv);

@@ -37,6 +37,35 @@ __device__ __forceinline__ void q35_ld_words(uint32_t (&w)[N], const uint8_t *p,
     }
 }
 
+/* N words from p in shared memory, 2-byte aligned: the N + 1 aligned words
+ * around them (one word past p + 4N may be read: the staging buffer pads for
+ * it), each pair funnel-shifted by the misalignment (0 or 16 bits). */
+template <int N>
+__device__ __forceinline__ void q35_ld_words_shared(uint32_t (&w)[N], const uint8_t *p)
+{
+    const uint32_t *a = reinterpret_cast<const uint32_t *>(reinterpret_cast<uintptr_t>(p) & ~(uintptr_t)3);
+    const int sh = 8 * (int)(reinterpret_cast<uintptr_t>(p) & 3u);
+    uint32_t lo = a[0];
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        const uint32_t hi = a[i + 1];
+        w[i] = __funnelshift_r(lo, hi, sh);
+        lo = hi;
+    }
+}
+
+/* N words from p in shared memory, 16-byte aligned: 16-byte reads. */
+template <int N>
+__device__ __forceinline__ void q35_ld_words_shared16(uint32_t (&w)[N], const uint8_t *p)
+{
+    static_assert(N % 4 == 0, "whole 16-byte pieces");
+#pragma unroll
+    for (int i = 0; i < N / 4; i++) {
+        const uint4 v = reinterpret_cast<const uint4 *>(p)[i];
+        w[4 * i] = v.x, w[4 * i + 1] = v.y, w[4 * i + 2] = v.z, w[4 * i + 3] = v.w;
+    }
+}
+
 /* The unit of each type (q35_unit<TYPE>): `elems` elements (16 or 32) in `runs`
  * runs of 16 consecutive elements; `wide` when its bytes can be read with 16-byte
  * loads (the row and the weight 16-byte aligned); `kind` the arithmetic of its
@@ -48,6 +77,9 @@ __device__ __forceinline__ void q35_ld_words(uint32_t (&w)[N], const uint8_t *p,
  *   load(r, row, u, vec, count)    unit u's bytes into r; count = elements of the
  *                                  unit inside the row (below 16 only for the last
  *                                  unit of a plain row; the rest read as 0);
+ *   load_shared(r, row, u)         the same from a copy of the row's bytes in shared
+ *                                  memory (row 16-byte aligned; quantized types
+ *                                  but F32, F16, BF16);
  *   run_elem(u, run)               the row element where run `run` of unit u starts;
  *   levels(r, u, run, q)           q[j] = the level of element run_elem(u, run) + j;
  *   scale(r, u, run, &s, &m)       the run's s and m (one sub-block per run).
@@ -133,6 +165,19 @@ struct q35_block32_unit {
         r.qh = qs_at == 6 ? q35_ld_u32_2a(b + 2) : 0u;
         q35_ld_words(r.q, b + qs_at, false);
     }
+    static __device__ __forceinline__ void load_shared(raw &r, const uint8_t *row, int64_t u)
+    {
+        const uint8_t *b = row + BYTES * u;
+        r.d = *reinterpret_cast<const unsigned short *>(b);
+        if (qs_at == 6) {
+            uint32_t qh[1];
+            q35_ld_words_shared(qh, b + 2);
+            r.qh = qh[0];
+        } else {
+            r.qh = 0u;
+        }
+        q35_ld_words_shared(r.q, b + qs_at);
+    }
     static __device__ __forceinline__ void scale(const raw &r, int64_t, int, float *s, float *m)
     {
         *s = q35_dev_f16((uint16_t)r.d), *m = 0.0f;
@@ -204,6 +249,15 @@ struct q35_k_unit {
             q35_ld_words(r.qh, b + 16 + 16 * (p % 2), vec);
         q35_ld_words(r.q, b + qs_at + 16 * p, vec);
     }
+    static __device__ __forceinline__ void load_shared(raw &r, const uint8_t *row, int64_t u)
+    {
+        const int p = (int)(u & 7);
+        const uint8_t *b = row + block_bytes * (u >> 3);
+        q35_ld_words_shared16(r.h, b);
+        if (FIFTH)
+            q35_ld_words_shared16(r.qh, b + 16 + 16 * (p % 2));
+        q35_ld_words_shared16(r.q, b + qs_at + 16 * p);
+    }
     static __device__ __forceinline__ void levels(const raw &r, int64_t u, int run, float (&q)[16])
     {
         const int s = 2 * ((int)(u & 7) / 2) + run; /* the sub-block */
@@ -259,6 +313,16 @@ struct q35_unit<Q35_TYPE_Q6_K> {
         const unsigned short *sc = reinterpret_cast<const unsigned short *>(b + 192 + (scale_index(p) & ~1));
         r.sc = (uint32_t)__ldg(sc) | ((uint32_t)__ldg(sc + 2) << 16); /* scales[i + 4] is 2 words on */
         r.d = __ldg(reinterpret_cast<const unsigned short *>(b + 208));
+    }
+    static __device__ __forceinline__ void load_shared(raw &r, const uint8_t *row, int64_t u)
+    {
+        const int p = (int)(u & 7), h = p / 4, qp = (p / 2) % 2, l0 = 16 * (p % 2);
+        const uint8_t *b = row + 210 * (u >> 3);
+        q35_ld_words_shared(r.ql, b + 64 * h + 32 * qp + l0);
+        q35_ld_words_shared(r.qh, b + 128 + 32 * h + l0);
+        const unsigned short *sc = reinterpret_cast<const unsigned short *>(b + 192 + (scale_index(p) & ~1));
+        r.sc = (uint32_t)sc[0] | ((uint32_t)sc[2] << 16);
+        r.d = *reinterpret_cast<const unsigned short *>(b + 208);
     }
     static __device__ __forceinline__ void levels(const raw &r, int64_t u, int run, float (&q)[16])
     {

@@ -25,6 +25,7 @@
 #include "kernels/reduce.cuh"
 
 #include <cuda_runtime.h>
+#include <string.h>
 
 namespace {
 
@@ -42,10 +43,11 @@ template <int TYPE>
 constexpr int kTokenMinBlocks = TYPE == Q35_TYPE_Q6_K ? 3 : 4;
 constexpr int kTileMinBlocks = 2;
 
-/* v[j] = p[j] for j < count, else 0: four 16-byte loads when vec and the run is whole. */
+/* v[j] = p[j] for j < count, else 0: four 16-byte loads when vec and the run is
+ * whole (count the elements left in the unit: 16 or more). */
 __device__ __forceinline__ void load_x16(float (&v)[16], const float *p, bool vec, int count)
 {
-    if (vec && count == 16) {
+    if (vec && count >= 16) {
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const float4 a = __ldg(reinterpret_cast<const float4 *>(p) + i);
@@ -87,6 +89,30 @@ __device__ __forceinline__ float run_dot(float acc, const float (&x)[16], const 
     return acc;
 }
 
+/* One unit u of NR weight rows (raw) against one token's row x, in the per-token
+ * order: per run, x's 16 loaded once (and their sum), each row's levels used at
+ * once. Both per-token variants run exactly this. */
+template <int TYPE, int NR>
+__device__ __forceinline__ void token_unit(float (&acc)[NR], const typename q35_unit<TYPE>::raw (&raw)[NR], int64_t u,
+                                           const float *x, bool vec_x, int count)
+{
+    using Unit = q35_unit<TYPE>;
+    constexpr int kind = Unit::kind;
+#pragma unroll
+    for (int run = 0; run < Unit::runs; run++) {
+        float xv[16];
+        load_x16(xv, x + Unit::run_elem(u, run), vec_x, count);
+        const float sx = kind == Q35_ASYM ? sum16(xv) : 0.0f;
+#pragma unroll
+        for (int i = 0; i < NR; i++) {
+            float q[16], s, m;
+            Unit::levels(raw[i], u, run, q);
+            Unit::scale(raw[i], u, run, &s, &m);
+            acc[i] = run_dot<kind>(acc[i], xv, q, s, m, sx);
+        }
+    }
+}
+
 /* y[t][o] = sum_i x[t][i] W[o][i] for the R rows t0.. of blockIdx.x and the NR
  * rows o0.. of this warp (rows past T or n are computed on the last row and not
  * written). vec_w: the units 16-byte aligned; vec_x: x's rows 16-byte aligned.
@@ -125,21 +151,12 @@ __global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks<TYPE> : 
 #pragma unroll
         for (int i = 0; i < NR; i++) /* every row's load first: NR units in flight */
             Unit::load(raw[i], wrow + (i < last_i ? i : last_i) * row_bytes, u, vec_w, count);
+        if constexpr (R == 1) {
+            token_unit<TYPE, NR>(acc[0], raw, u, xrow, vec_x, count);
+        } else {
 #pragma unroll
-        for (int run = 0; run < Unit::runs; run++) {
-            const int64_t e = Unit::run_elem(u, run);
-            if constexpr (R == 1) {
-                float xv[16];
-                load_x16(xv, xrow + e, vec_x, count);
-                const float sx = kind == Q35_ASYM ? sum16(xv) : 0.0f;
-#pragma unroll
-                for (int i = 0; i < NR; i++) {
-                    float q[16], s, m;
-                    Unit::levels(raw[i], u, run, q);
-                    Unit::scale(raw[i], u, run, &s, &m);
-                    acc[0][i] = run_dot<kind>(acc[0][i], xv, q, s, m, sx);
-                }
-            } else {
+            for (int run = 0; run < Unit::runs; run++) {
+                const int64_t e = Unit::run_elem(u, run);
                 float q[NR][16], s[NR], m[NR];
 #pragma unroll
                 for (int i = 0; i < NR; i++) {
@@ -181,8 +198,195 @@ int launch(const char *who, float *y, int64_t ldy, const void *w, int64_t n, int
     return Q35_LAUNCH_CHECK(who, err);
 }
 
+/* ---- the staged per-token variant ---------------------------------------------------
+ * The weight streams through shared memory: each warp owns a ring of S stages;
+ * a stage is 32 J units (J a lane) of NR weight rows, their bytes contiguous in
+ * each row (a whole number of 16-byte pieces: the row and the weight 16-byte
+ * aligned), copied by the warp's 32 lanes with coalesced 16-byte cp.async (no
+ * register holds them in flight), S - 1 stages in flight while the warp computes
+ * one. A warp runs groups of NR rows first, first + warps, ... (a grid of at
+ * most the resident blocks), its stages in one stream across the groups, so the
+ * copies of the next group overlap the last units of this one. A lane then reads
+ * its unit u = 32 J it + 32 j + lane of each row from the stage (16-byte reads
+ * for Q4_K/Q5_K, aligned words funnel-shifted for the 2-byte aligned blocks) and
+ * computes token_unit: the arithmetic and order of the register variant. */
+/* rows: NR; per_lane: J; stages: S; seg: a stage's bytes of one row (32 J units:
+ * Q6_K 2 a lane, 8 blocks of 210, the first whole number of 16 bytes) */
+template <int TYPE>
+struct staged_shape {
+    static constexpr bool q6k = TYPE == Q35_TYPE_Q6_K, two = q6k || TYPE == Q35_TYPE_Q8_0;
+    static constexpr int rows = two ? 2 : 4, per_lane = q6k ? 2 : 1, stages = q6k ? 3 : 4;
+    static constexpr int unit_bytes = TYPE == Q35_TYPE_Q8_0                           ? 34
+                                      : TYPE == Q35_TYPE_Q4_K || TYPE == Q35_TYPE_Q4_0 ? 18
+                                                                                       : 22;
+    static constexpr int seg = q6k ? 8 * 210 : 32 * unit_bytes;
+};
+
+template <int TYPE>
+constexpr bool kStaged = TYPE == Q35_TYPE_Q4_K || TYPE == Q35_TYPE_Q5_K || TYPE == Q35_TYPE_Q8_0 ||
+                         TYPE == Q35_TYPE_Q4_0 || TYPE == Q35_TYPE_Q5_0 || TYPE == Q35_TYPE_Q6_K;
+constexpr int kStagedMinBlocks = 4;
+
+/* cp.async (sm_80+): 16 bytes global -> shared without a register; groups
+ * committed and waited for by the issuing thread (__syncwarp then shows them to
+ * the warp). A host compilation (never run by the project) copies at once. */
+#ifdef __CUDA_ARCH__
+using smem_addr = uint32_t; /* a shared-space address, computed once */
+__device__ __forceinline__ smem_addr to_smem(void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void cp_async16(smem_addr smem, const void *gmem)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem), "l"(gmem) : "memory");
+}
+#else
+using smem_addr = uint8_t *;
+__device__ __forceinline__ smem_addr to_smem(void *p)
+{
+    return static_cast<uint8_t *>(p);
+}
+__device__ __forceinline__ void cp_async16(smem_addr smem, const void *gmem)
+{
+    memcpy(smem, gmem, 16);
+}
+#endif
+
+__device__ __forceinline__ void cp_async_commit()
+{
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+template <int PENDING> /* all but the newest PENDING groups landed */
+__device__ __forceinline__ void cp_async_wait()
+{
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
+#endif
+}
+
+template <int TYPE, bool VEC_X>
+__global__ void __launch_bounds__(kWarps * 32, kStagedMinBlocks)
+    gemv_staged_kernel(float *y, const uint8_t *w, int64_t row_bytes, int64_t n, int64_t k, const float *x)
+{
+    using Unit = q35_unit<TYPE>;
+    using Shape = staged_shape<TYPE>;
+    constexpr int NR = Shape::rows, J = Shape::per_lane, S = Shape::stages;
+    constexpr int seg = Shape::seg, pitch = seg + 16; /* + 16: the word past a 2-byte aligned read */
+    constexpr int pieces = seg / 16, rounds = (pieces + 31) / 32; /* 16-byte pieces of a row's stage */
+    static_assert(seg % 16 == 0, "stages of whole 16-byte pieces");
+    __shared__ __align__(16) uint8_t stage[kWarps][S][NR * pitch];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int64_t units = k / Unit::elems, per_stage = 32 * J;
+    const int iters = (int)((units + per_stage - 1) / per_stage); /* stages a group */
+    const int64_t groups = (n + NR - 1) / NR, warps = (int64_t)gridDim.x * kWarps;
+    const int64_t first = (int64_t)blockIdx.x * kWarps + warp;
+
+    int64_t pg = first; /* the producer: the next stage to copy, (group, stage of it) */
+    int pit = 0;
+    const smem_addr ring = to_smem(stage[warp]);
+    const int rb = (int)row_bytes; /* NR rows of it fit an int (the launcher checks) */
+    const auto issue = [&](int slot) {
+        if (pg < groups) {
+            const int off = pit * seg, len = rb - off < seg ? rb - off : seg;
+            const int last = (int)(n - 1 - pg * NR < NR - 1 ? n - 1 - pg * NR : NR - 1); /* rows past n: the last */
+            const uint8_t *src = w + pg * NR * row_bytes + off;
+            const smem_addr dst = ring + slot * (NR * pitch);
+#pragma unroll
+            for (int i = 0; i < NR; i++) { /* row i's pieces lane, lane + 32, ... */
+                const uint8_t *srow = src + (i < last ? i : last) * rb;
+#pragma unroll
+                for (int r = 0; r < rounds; r++) {
+                    const int b = 16 * (lane + 32 * r);
+                    if ((32 * r + 32 <= pieces || lane + 32 * r < pieces) && b < len)
+                        cp_async16(dst + i * pitch + b, srow + b);
+                }
+            }
+            if (++pit == iters)
+                pit = 0, pg += warps;
+        }
+        cp_async_commit(); /* empty past the last stage: the count of groups stays uniform */
+    };
+#pragma unroll
+    for (int s = 0; s < S - 1; s++)
+        issue(s);
+
+    float acc[NR];
+#pragma unroll
+    for (int i = 0; i < NR; i++)
+        acc[i] = 0.0f;
+    int slot = 0, it = 0;
+#pragma unroll 1
+    for (int64_t g = first; g < groups;) {
+        __syncwarp(); /* every lane done with the slot issue() refills (read last time round) */
+        issue(slot == 0 ? S - 1 : slot - 1);
+        cp_async_wait<S - 1>(); /* this lane's copies of this slot landed */
+        __syncwarp();           /* and every lane's */
+#pragma unroll
+        for (int j = 0; j < J; j++) {
+            const int ul = 32 * j + lane;
+            const int64_t u = it * per_stage + ul;
+            if (u < units) {
+                typename Unit::raw raw[NR];
+#pragma unroll
+                for (int i = 0; i < NR; i++)
+                    Unit::load_shared(raw[i], &stage[warp][slot][i * pitch], ul);
+                token_unit<TYPE, NR>(acc, raw, u, x, VEC_X, Unit::elems);
+            }
+        }
+        if (++it == iters) {
+#pragma unroll
+            for (int i = 0; i < NR; i++) {
+                const float sum = q35_group_sum<32>(acc[i]);
+                if (lane == i && g * NR + i < n)
+                    y[g * NR + i] = sum;
+                acc[i] = 0.0f;
+            }
+            it = 0, g += warps;
+        }
+        slot = slot == S - 1 ? 0 : slot + 1;
+    }
+    cp_async_wait<0>();
+}
+
+/* The staged variant where it applies (the type staged, the weight and its rows
+ * 16-byte aligned); 1 when it does not (the caller runs the register variant). */
+template <int TYPE>
+int launch_staged(float *y, const void *w, int64_t n, int64_t k, const float *x, q35_stream stream, q35_error *err)
+{
+    if constexpr (!kStaged<TYPE>) {
+        (void)y, (void)w, (void)n, (void)k, (void)x, (void)stream, (void)err;
+        return 1;
+    } else {
+        const int64_t row_bytes = (int64_t)q35_row_bytes(TYPE, k);
+        if ((uintptr_t)w % 16 != 0 || row_bytes % 16 != 0 || row_bytes > INT32_MAX / staged_shape<TYPE>::rows)
+            return 1;
+        const bool vec_x = (uintptr_t)x % 16 == 0 && k % 4 == 0;
+        const auto kernel = vec_x ? gemv_staged_kernel<TYPE, true> : gemv_staged_kernel<TYPE, false>;
+        int dev = 0, sms = 0, per_sm = 0;
+        if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
+            Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err) ||
+            Q35_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, 0), err))
+            return -1;
+        const int64_t groups = (n + staged_shape<TYPE>::rows - 1) / staged_shape<TYPE>::rows;
+        const int64_t want = (groups + kWarps - 1) / kWarps, resident = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
+        const unsigned blocks = (unsigned)(want < resident ? want : resident);
+        kernel<<<blocks, kWarps * 32, 0, stream>>>(y, static_cast<const uint8_t *>(w), row_bytes, n, k, x);
+        return Q35_LAUNCH_CHECK("gemv (staged)", err);
+    }
+}
+
+/* The variant q35_gemv runs for each type (gemv.h). */
+int default_variant(q35_type type)
+{
+    return type == Q35_TYPE_Q4_K || type == Q35_TYPE_Q5_K || type == Q35_TYPE_Q8_0 ? Q35_GEMV_STAGED
+                                                                                      : Q35_GEMV_REGISTERS;
+}
+
 int gemv(const char *who, float *y, int64_t ldy, const void *w, q35_type type, int64_t n, int64_t k, const float *x,
-         int64_t T, q35_stream stream, q35_error *err)
+         int64_t T, int variant, q35_stream stream, q35_error *err)
 {
     /* grid.y counts blocks of output rows (the same limit for both forms); grid.x tiles of rows */
     const int64_t n_max = kMaxGridY * kWarps * 2; /* both forms have 2 output rows a warp at least */
@@ -193,6 +397,11 @@ int gemv(const char *who, float *y, int64_t ldy, const void *w, q35_type type, i
         return 0;
     return q35_type_dispatch(type, [&](auto tc) {
         constexpr int TYPE = decltype(tc)::value;
+        if (T == 1 && variant == Q35_GEMV_STAGED) {
+            const int rc = launch_staged<TYPE>(y, w, n, k, x, stream, err);
+            if (rc <= 0)
+                return rc;
+        }
         return T == 1 ? launch<TYPE, kTokenRows<TYPE>, 1>(who, y, ldy, w, n, k, x, T, stream, err)
                       : launch<TYPE, kTileOutRows, kTileRows>(who, y, ldy, w, n, k, x, T, stream, err);
     });
@@ -203,11 +412,24 @@ int gemv(const char *who, float *y, int64_t ldy, const void *w, q35_type type, i
 int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x, q35_stream stream,
              q35_error *err)
 {
-    return gemv("gemv", y, n, w, type, n, k, x, 1, stream, err);
+    return gemv("gemv", y, n, w, type, n, k, x, 1, default_variant(type), stream, err);
+}
+
+const char *q35_gemv_variant_name(int variant)
+{
+    return variant == Q35_GEMV_REGISTERS ? "registers" : variant == Q35_GEMV_STAGED ? "staged" : "unknown";
+}
+
+int q35_gemv_variant(int variant, float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x,
+                     q35_stream stream, q35_error *err)
+{
+    if (variant < 0 || variant >= Q35_GEMV_VARIANTS)
+        return q35_fail(err, "gemv: variant %d (want 0 .. %d)", variant, Q35_GEMV_VARIANTS - 1);
+    return gemv("gemv", y, n, w, type, n, k, x, 1, variant, stream, err);
 }
 
 int q35_gemv_rows(float *y, int64_t ldy, const void *w, q35_type type, int64_t n, int64_t k, const float *x, int64_t T,
                   q35_stream stream, q35_error *err)
 {
-    return gemv("gemv_rows", y, ldy, w, type, n, k, x, T, stream, err);
+    return gemv("gemv_rows", y, ldy, w, type, n, k, x, T, Q35_GEMV_REGISTERS, stream, err);
 }

@@ -7,6 +7,8 @@
  *   gemv_rows  the batch-invariant rows form               <= 1e-5, and bitwise
  *              (memcmp) q35_gemv of each row, all outputs
  *   gemm~gemv  gemm_f32 row t against q35_gemv of row t    <= 1e-5, all outputs
+ *   gemv:<variant>  each per-token variant (gemv.h) on the first 2 rows:
+ *              <= 1e-5, and bitwise (memcmp) the rows form, all outputs
  * at every projection of 0.8B, 9B and 27B (SPEC §1; alpha/beta, k/v, gate/up share
  * a shape) at 1 and 512 rows, the largest (27B lm_head) at 2048 through the GEMMs,
  * some at 7 and 64; over the types Q8_0 (0.8B), F16 (0.8B attention), Q4_K and
@@ -36,6 +38,7 @@
 #define LIMIT_F16_ACC 1e-4
 #define CHECKED_COLUMNS 256
 #define F16_REF_COLUMNS 32
+#define VARIANT_ROWS 2 /* rows each per-token variant runs */
 
 static q35_rng g_rng;
 static q35_blas g_blas;
@@ -181,12 +184,32 @@ static void check_rows(q35_suite *s, const weight *w, int64_t T, int64_t ldy, in
         for (int64_t t = 0; t < T; t++)
             memcpy(yrc + t * n, yr + t * ldy, (size_t)n * sizeof *yrc);
         const q35_bitcmp b = q35_bitwise_f32(yrc, yt, T * n);
-        free(yrc);
         name_case(name, sizeof name, "gemv_rows", w, T, ldy, m);
         if (written)
             q35_case(s, false, "%s: %" PRId64 " values written past column n", name, written);
         else
             q35_case_unit(s, name, &c, LIMIT_F32, &b);
+        /* each per-token variant on the first rows: bitwise the rows form, and against the reference */
+        const int64_t tv = T < VARIANT_ROWS ? T : VARIANT_ROWS;
+        for (int v = 0; v < Q35_GEMV_VARIANTS; v++) {
+            float *dyv = q35_gpu_floats(tv * n);
+            for (int64_t t = 0; t < tv; t++)
+                q35_gpu_ok(q35_gemv_variant(v, dyv + t * n, wd, w->type, n, k, dx + t * k, NULL, &err), &err);
+            float *yv = q35_gpu_to_host(dyv, tv * n);
+            float *subv = malloc((size_t)(tv * m) * sizeof *subv);
+            for (int64_t t = 0; t < tv; t++)
+                for (int64_t j = 0; j < m; j++)
+                    subv[t * m + j] = yv[t * n + cols[j]];
+            const q35_cmp cv = q35_compare_f32_f64(subv, ref, tv * m);
+            const q35_bitcmp bv = q35_bitwise_f32(yv, yrc, tv * n);
+            char path[32];
+            snprintf(path, sizeof path, "gemv:%s", q35_gemv_variant_name(v));
+            name_case(name, sizeof name, path, w, tv, ldy, m);
+            q35_case_unit(s, name, &cv, LIMIT_F32, &bv);
+            free(yv), free(subv);
+            q35_gpu_free(dyv);
+        }
+        free(yrc);
         if (gemm32) { /* the GEMM's rows against the per-token GEMVs, every output */
             double *ytd = q35_host_f64(yt, T * n);
             float *g = malloc((size_t)(T * n) * sizeof *g);
@@ -337,6 +360,12 @@ int main(void)
     check_one(&s, "odd", "-", Q35_TYPE_Q4_K, 64, 512, 9, 64, 2, 3); /* the 2-byte loads of a wide type */
     check_one(&s, "odd", "-", Q35_TYPE_Q6_K, 100, 256, 5, 128, 0, 0); /* ldy > n */
     check_one(&s, "odd", "-", Q35_TYPE_Q5_0, 19, 64, 17, 24, 0, 0);   /* ldy > n, a tile of rows and a part */
+    /* the staged variant: a last stage part full, rows not a whole number of a warp's groups */
+    check_one(&s, "odd", "-", Q35_TYPE_Q4_K, 37, 768, 3, 37, 0, 0);  /* 24 units: one stage of 432 bytes */
+    check_one(&s, "odd", "-", Q35_TYPE_Q5_K, 6, 1280, 2, 6, 0, 0);    /* 40 units: a second stage of 176 bytes */
+    check_one(&s, "odd", "-", Q35_TYPE_Q8_0, 9, 1024, 2, 9, 0, 0);    /* 2 rows a group, the last alone */
+    check_one(&s, "odd", "-", Q35_TYPE_Q6_K, 5, 2048, 2, 5, 0, 0);    /* 2 units a lane a stage */
+    check_one(&s, "odd", "-", Q35_TYPE_Q4_0, 3, 512, 2, 3, 0, 2);     /* x off 16-byte alignment */
 
     printf("-- refusals\n");
     check_refusals(&s);
