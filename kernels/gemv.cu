@@ -381,7 +381,9 @@ int launch_staged(float *y, const void *w, int64_t n, int64_t k, const float *x,
 /* The variant q35_gemv runs for each type (gemv.h). */
 int default_variant(q35_type type)
 {
-    return type == Q35_TYPE_Q4_K || type == Q35_TYPE_Q5_K || type == Q35_TYPE_Q8_0 ? Q35_GEMV_STAGED
+    /* measured on the H200 (bench/results/README.md, e3efc77): staged beats registers on Q6_K (2.05 against
+     * 1.52 TB/s at lm_head) and ties on Q4_K (2.16 / 2.11), loses on Q8_0 (1.63 / 2.07) */
+    return type == Q35_TYPE_Q4_K || type == Q35_TYPE_Q5_K || type == Q35_TYPE_Q6_K ? Q35_GEMV_STAGED
                                                                                       : Q35_GEMV_REGISTERS;
 }
 
