@@ -111,19 +111,16 @@ static int flash_variant_named(const char *name)
     return -1;
 }
 
-/* The model's flash variant: kv64 where this device runs it (on the H200 139,
- * 167, 174 TFLOP/s at 4k, 16k, 64k against base's 122, 143, 149; it needs 128
- * KiB of shared memory, so sm_89 keeps base), else the kernel's default; or
- * $Q35_FLASH_VARIANT's where it names one this device runs (else a warning). */
+/* The model's flash variant: the kernel's default (base), or $Q35_FLASH_VARIANT's
+ * where it names one this device runs (else a warning). kv64 measured 139, 167,
+ * 174 TFLOP/s on the H200 at 4k, 16k, 64k against base's 122, 143, 149, and
+ * passed the attention suite; it becomes the default once the model suites
+ * have run with it on a GPU (it needs 128 KiB of shared memory: sm_89 keeps base). */
 static int flash_variant(q35_cuda_model *cm, const char *name)
 {
     q35_cuda_info *in = &cm->info;
     q35_error why = {{0}};
-    const int preferred = flash_variant_named("kv64");
-    const int def = preferred >= 0 && in->flash_supported &&
-                            q35_attention_flash_variant_supported(preferred, in->device, cm->attn, &why) == 1
-                        ? preferred
-                        : Q35_FLASH_DEFAULT_VARIANT;
+    const int def = Q35_FLASH_DEFAULT_VARIANT;
     if (!name)
         return def;
     const int v = flash_variant_named(name);
