@@ -9,7 +9,7 @@
 # the file is skipped with a line saying so, never an error.
 #
 #   prefill_tokens_per_s     prefill tokens/s against prompt length, a line per path
-#                            (shape, quant, attention, GEMM) at 512-row chunks, and the
+#                            (shape, quant, attention, GEMM) at the default chunk rows, and the
 #                            transformers peer
 #   prefill_chunk_rows       tokens/s against rows per chunk, a line per prompt length
 #   prefill_time_split       where one prefill's time goes: projections, scan,
@@ -73,7 +73,8 @@ helpers='
   def num: tonumber? // .;
   def devices: map(.device) | unique;
   def with_dev($multi): if $multi then " [" + .device + "]" else "" end;
-  def default_chunk: map(.axes.chunk) | if index("512") then "512" else (group_by(.) | max_by(length) | .[0]) end;
+  def default_chunk: map(.axes.chunk)   # the model default (2048 since f65e907), then the old one, else the commonest
+    | if index("2048") then "2048" elif index("512") then "512" else (group_by(.) | max_by(length) | .[0]) end;
   def path_title: "\(.axes.shape) \(.axes.quant), attention \(.axes.attn), GEMM \(.axes.gemm)";
   def block($title; rows): (rows | map(map(tostring) | join("\t"))) as $r   # a titled block, none when empty
     | if ($r | length) == 0 then empty else "\"\($title)\"\t\"y\"", $r[], "", "" end;
@@ -89,8 +90,9 @@ q '(prefill | map(select(.tokens_per_s))) as $p | ($p + map(select(.family == "p
       | .[] | block("\(.[0].axes.shape) transformers \(.[0].axes.dtype) (peer)" + (.[0] | with_dev($multi));
                     sort_by(.axes.len | num) | map([.axes.len, .tokens_per_s])))' >"$tmp/tokens.tsv"
 SKIP_WHY="no prefill/... or peer_hf/... benchmarks with tokens_per_s"
+tokens_chunk=$(q '(prefill | map(select(.tokens_per_s))) | if length == 0 then "" else default_chunk end')
 draw prefill_tokens_per_s lines.gp "$tmp/tokens.tsv" "blocks=$(grep -c '^"' "$tmp/tokens.tsv" || true);
-    title='Prefill throughput against prompt length (512-row chunks)'; xlabel='prompt length (tokens)';
+    title='Prefill throughput against prompt length (${tokens_chunk}-row chunks)'; xlabel='prompt length (tokens)';
     ylabel='prefill throughput (tokens/s)'; logx=2; logy=1; yformat='%.0s%c'"
 
 # prefill_chunk_rows: the path swept over the most chunk sizes
