@@ -5,7 +5,12 @@
  * out of range. After each refusal the state is untouched (kv_len and every
  * byte) and goes on working. A load whose capacity plan does not fit the free
  * memory it is given (free_cap) is refused before any upload, leaving the
- * device's free memory exactly where it was; so is a load + prefill + free. */
+ * device's free memory exactly where it was; so is a load + prefill + free.
+ * Those checks read the device's free memory, which other processes on the
+ * device move too: it needs the device to itself (RUN_SERIAL under ctest). At
+ * e3efc77 it failed once on the H200 while other suites and compute-sanitizer
+ * runs shared the device; the per-case log was lost, so that cause is likely,
+ * not shown. */
 #include "cuda_model_cases.h"
 
 #include <cuda_runtime_api.h>
@@ -100,8 +105,8 @@ static void check_load_refusal(q35_suite *s, const char *what, const q35_model *
     const int rc = q35_cuda_model_load(&cm, m, o, &err);
     const size_t f1 = free_memory();
     q35_case(s, rc == -1 && cm == NULL && strstr(err.msg, expect) != NULL && f0 == f1,
-             "%-36s refused, free memory %s (%zu -> %zu bytes): %s", what, f0 == f1 ? "unchanged" : "CHANGED", f0, f1,
-             err.msg);
+             "%-36s refused, free memory %s (%zu -> %zu bytes%s): %s", what, f0 == f1 ? "unchanged" : "CHANGED", f0, f1,
+             f0 == f1 ? "" : "; another process on this device also moves it", err.msg);
     q35_cuda_model_free(cm);
 }
 

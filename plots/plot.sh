@@ -9,7 +9,7 @@
 # the file is skipped with a line saying so, never an error.
 #
 #   prefill_tokens_per_s     prefill tokens/s against prompt length, a line per path
-#                            (shape, quant, attention, GEMM) at the default chunk rows, and the
+#                            (shape, quant, attention, GEMM) at the commonest chunk rows, and the
 #                            transformers peer
 #   prefill_chunk_rows       tokens/s against rows per chunk, a line per prompt length
 #   prefill_time_split       where one prefill's time goes: projections, scan,
@@ -73,8 +73,7 @@ helpers='
   def num: tonumber? // .;
   def devices: map(.device) | unique;
   def with_dev($multi): if $multi then " [" + .device + "]" else "" end;
-  def default_chunk: map(.axes.chunk)   # the model default (2048 since f65e907), then the old one, else the commonest
-    | if index("2048") then "2048" elif index("512") then "512" else (group_by(.) | max_by(length) | .[0]) end;
+  def default_chunk: map(.axes.chunk) | group_by(.) | max_by(length) | .[0];   # the commonest (the paths family)
   def path_title: "\(.axes.shape) \(.axes.quant), attention \(.axes.attn), GEMM \(.axes.gemm)";
   def block($title; rows): (rows | map(map(tostring) | join("\t"))) as $r   # a titled block, none when empty
     | if ($r | length) == 0 then empty else "\"\($title)\"\t\"y\"", $r[], "", "" end;
