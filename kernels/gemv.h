@@ -47,8 +47,8 @@ int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const
  *                       Q6_K, Q8_0, Q4_0, Q5_0 on a 16-byte aligned weight with
  *                       rows of whole 16 bytes; otherwise it runs the registers
  *                       variant.
- * q35_gemv runs the staged variant for Q4_K, Q5_K, Q8_0, the registers variant
- * for the rest. */
+ * q35_gemv runs the staged variant for Q4_K, Q5_K, Q6_K, the registers variant
+ * for the rest (as measured on the H200: bench/results/README.md, e3efc77). */
 enum { Q35_GEMV_REGISTERS = 0, Q35_GEMV_STAGED = 1, Q35_GEMV_VARIANTS = 2 };
 
 const char *q35_gemv_variant_name(int variant); /* "registers", "staged" */
