@@ -72,16 +72,21 @@ static float *check_decode(q35_suite *s, const att_inputs *in, const char *name)
     q35_error err = {{0}};
     char what[200];
     float *rows = att_output(in), *tok = att_output(in);
+    /* Under racecheck the T per-token launches (the kernel at one row, which the
+     * short cases race-check) run only for T <= 8: they are most of its time. */
+    const bool per_token = !q35_racecheck() || in->T <= 8;
     q35_gpu_ok(q35_attention_decode_rows(rows, in->dq, in->dk, in->dv, in->pos0, in->T, in->s, NULL, &err), &err);
-    for (int64_t t = 0; t < in->T; t++)
+    for (int64_t t = 0; t < (per_token ? in->T : 0); t++)
         q35_gpu_ok(q35_attention_decode(tok + t * in->s.o_stride, in->dq + t * in->s.q_stride, in->dk, in->dv,
                                         in->pos0 + t + 1, in->s, NULL, &err),
                    &err);
     float *h_tok = NULL, *h_rows = NULL;
-    snprintf(what, sizeof what, "decode per-token   %s", name);
-    check_output(s, in, what, tok, LIMIT_F32, NULL, NULL, &h_tok);
+    if (per_token) {
+        snprintf(what, sizeof what, "decode per-token   %s", name);
+        check_output(s, in, what, tok, LIMIT_F32, NULL, NULL, &h_tok);
+    }
     snprintf(what, sizeof what, "decode rows        %s", name);
-    check_output(s, in, what, rows, LIMIT_F32, h_tok, "per-token launches", &h_rows);
+    check_output(s, in, what, rows, LIMIT_F32, h_tok, h_tok ? "per-token launches" : NULL, &h_rows);
     if (g_major >= 9) { /* the default is the cluster shape: the one-block shape must give the same bits */
         float *blk = att_output(in);
         q35_gpu_ok(q35_attention_decode_rows_variant(1, blk, in->dq, in->dk, in->dv, in->pos0, in->T, in->s, NULL,
