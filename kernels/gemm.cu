@@ -119,6 +119,10 @@ int q35_gemm_f16(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T
 {
     if (check_shapes("gemm_f16", Q35_TYPE_F16, n, k, T, ldy, err))
         return -1;
+    if (T == 0)
+        return 0;
     return q35_gemm_f16_round(blas, x_scratch, x, T, k, err) ||
-           q35_gemm_f16_rounded(blas, y, ldy, x_scratch, T, w16, n, k, err);
+                   gemm("gemm_f16", blas, y, ldy, x_scratch, T, w16, n, k, CUDA_R_16F, CUBLAS_COMPUTE_32F, err)
+               ? -1
+               : 0;
 }

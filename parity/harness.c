@@ -229,16 +229,26 @@ bool q35_case_unit(q35_suite *s, const char *what, const q35_cmp *c, double limi
                     bit ? "; rows vs per-token: " : "", b);
 }
 
+/* An environment flag: set, not empty, not "0". */
+static bool env_flag(const char *name)
+{
+    const char *e = getenv(name);
+    return e && *e && strcmp(e, "0") != 0;
+}
+
 bool q35_quick(void)
 {
-    const char *e = getenv("Q35_QUICK");
-    return e && *e && strcmp(e, "0") != 0;
+    return env_flag("Q35_QUICK");
 }
 
 bool q35_racecheck(void)
 {
-    const char *e = getenv("Q35_RACECHECK");
-    return e && *e && strcmp(e, "0") != 0;
+    return env_flag("Q35_RACECHECK");
+}
+
+bool q35_per_token_launches(int64_t T)
+{
+    return !q35_racecheck() || T <= 8;
 }
 
 int q35_test_rows(const int64_t **rows)

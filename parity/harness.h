@@ -84,6 +84,11 @@ bool q35_quick(void);
  * racecheck reports as hazards it cannot follow, and say so once. */
 bool q35_racecheck(void);
 
+/* Whether a rows-form case of T rows also runs its T per-token launches: always,
+ * but under racecheck only for T <= 8. They are the same kernel at one row,
+ * which the short cases race-check, and most of a racecheck run's time. */
+bool q35_per_token_launches(int64_t T);
+
 /* The odd row counts the GPU units are checked at, {1, 3, 7, 37, 600}: *rows
  * points at them, the return is how many this run takes (the 600 dropped under
  * Q35_QUICK). */

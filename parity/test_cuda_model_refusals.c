@@ -7,10 +7,7 @@
  * memory it is given (free_cap) is refused before any upload, leaving the
  * device's free memory exactly where it was; so is a load + prefill + free.
  * Those checks read the device's free memory, which other processes on the
- * device move too: it needs the device to itself (RUN_SERIAL under ctest). At
- * e3efc77 it failed once on the H200 while other suites and compute-sanitizer
- * runs shared the device; the per-case log was lost, so that cause is likely,
- * not shown. */
+ * device move too: it needs the device to itself (RUN_SERIAL under ctest). */
 #include "cuda_model_cases.h"
 
 #include <cuda_runtime_api.h>

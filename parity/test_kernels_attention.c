@@ -72,9 +72,7 @@ static float *check_decode(q35_suite *s, const att_inputs *in, const char *name)
     q35_error err = {{0}};
     char what[200];
     float *rows = att_output(in), *tok = att_output(in);
-    /* Under racecheck the T per-token launches (the kernel at one row, which the
-     * short cases race-check) run only for T <= 8: they are most of its time. */
-    const bool per_token = !q35_racecheck() || in->T <= 8;
+    const bool per_token = q35_per_token_launches(in->T);
     q35_gpu_ok(q35_attention_decode_rows(rows, in->dq, in->dk, in->dv, in->pos0, in->T, in->s, NULL, &err), &err);
     for (int64_t t = 0; t < (per_token ? in->T : 0); t++)
         q35_gpu_ok(q35_attention_decode(tok + t * in->s.o_stride, in->dq + t * in->s.q_stride, in->dk, in->dv,

@@ -135,9 +135,7 @@ static void check_delta(q35_suite *s, const char *what, q35_delta_dims d, int64_
         q35_ref_delta_rule_step(ro + t * vd, Sr, r, r + kd, r + 2 * kd, gd + t * d.hv, bd + t * d.hv, d);
     }
     float *oa[Q35_DELTA_VARIANTS] = {0}, *Sa[Q35_DELTA_VARIANTS] = {0};
-    /* Under racecheck the T per-token launches (the same kernel at T = 1, which the
-     * short cases race-check) run only for T <= 8: they are most of its time. */
-    const bool per_token = !q35_racecheck() || T <= 8;
+    const bool per_token = q35_per_token_launches(T);
     for (int v = 0; v < Q35_DELTA_VARIANTS; v++) {
         const char *vn = q35_delta_rule_variant_name(v);
         const int rpb = q35_delta_rule_variant_rows(v);
