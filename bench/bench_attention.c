@@ -132,7 +132,7 @@ static void bench_flash(q35_bench_state *st, void *which)
     struct flash_ctx c = {.n_ctx = q35_bench_arg(st, 1), .prompt = *(const int *)which == k_prompt};
     c.T = c.n_ctx < CHUNK ? c.n_ctx : CHUNK;
     c.split = c.prompt ? 0 : (int)q35_bench_arg(st, 2);
-    c.variant = c.prompt ? Q35_FLASH_DEFAULT_VARIANT : (int)q35_bench_arg(st, 3);
+    c.variant = c.prompt ? -1 : (int)q35_bench_arg(st, 3); /* a prompt runs the default (prefill_flash_split) */
     if (c.prompt && c.n_ctx > PROMPT_MAX) {
         q35_bench_skip(st, "a whole prompt past 32k takes too long per iteration: see flash_chunk");
         while (q35_bench_keep_running(st))
@@ -293,12 +293,16 @@ int main(int argc, char **argv)
     char variant_names[400] = "";
     const int n_variants = q35_attention_flash_variants() < MAX_VARIANTS ? q35_attention_flash_variants()
                                                                           : MAX_VARIANTS;
+    int dev = 0;
+    const int default_variant = cudaGetDevice(&dev) == cudaSuccess
+                                    ? q35_attention_flash_default_variant(dev, shape_of(&k_models[1]))
+                                    : -1;
     for (int v = 0; v < n_variants; v++) {
         variants[v] = v;
         variant_labels[v] = q35_attention_flash_variant_name(v);
         size_t at = strlen(variant_names);
         snprintf(variant_names + at, sizeof variant_names - at, "%s%d = %s%s", v ? ", " : "", v,
-                 q35_attention_flash_variant_name(v), v == Q35_FLASH_DEFAULT_VARIANT ? " (default)" : "");
+                 q35_attention_flash_variant_name(v), v == default_variant ? " (default here)" : "");
     }
     const q35_bench_axis model = {"model", models, 3}, ctx = {"ctx", contexts, 9};
     q35_bench_register("flash_chunk", bench_flash, (void *)&k_chunk,

@@ -19,8 +19,9 @@
  *           GEMM {f32, f16} x attention {f32, flash} x chunk 512 x len {512,
  *           4096}, and its decode at 512 (the main job's short sweep).
  * A point the capacity plan or the paths refuse is skipped with the refusal.
- * $Q35_FLASH_VARIANT picks the flash kernel's variant (cuda_model.h); the JSON
- * context records it as flash_variant.
+ * $Q35_FLASH_VARIANT picks the flash kernel's variant (cuda_model.h); a flash
+ * point's value flash_variant is the one the model ran (the context's
+ * flash_variants names them).
  * The model of a (shape, quant) is generated and uploaded once and kept while
  * consecutive points use it (registered shape by shape, so they are). */
 #include "bench/gpu_bench.h"
@@ -155,6 +156,8 @@ static void bench_prefill(q35_bench_state *st, void *unused)
     }
     q35_bench_rate(st, "tokens_per_s", (double)len);
     q35_bench_phases(st, &times, 1);
+    if (p.attention == Q35_ATTN_FLASH)
+        q35_bench_value(st, "flash_variant", q35_cuda_model_paths(cm)->flash_variant);
 out:
     q35_cuda_state_free(state);
     free(tokens);
@@ -211,9 +214,12 @@ int main(int argc, char **argv)
     q35_bench_axis_labels("quant", k_quants, (int)(sizeof k_quants / sizeof k_quants[0]));
     q35_bench_axis_labels("attn", (const char *[]){"default", "f32", "flash"}, 3);
     q35_bench_axis_labels("gemm", (const char *[]){"default", "f32", "f16"}, 3);
-    /* the flash kernel's variant the model loads with (cuda_model.h; the load warns on an unknown name) */
-    const char *fv = getenv("Q35_FLASH_VARIANT");
-    q35_bench_context("flash_variant", fv && *fv ? fv : q35_attention_flash_variant_name(Q35_FLASH_DEFAULT_VARIANT));
+    char names[400] = "";
+    for (int v = 0; q35_attention_flash_variant_name(v); v++) {
+        const size_t at = strlen(names);
+        snprintf(names + at, sizeof names - at, "%s%d = %s", v ? ", " : "", v, q35_attention_flash_variant_name(v));
+    }
+    q35_bench_context("flash_variants", names);
 
     /* per shape, its points in a row, so each (shape, quant) model is generated once */
     static const int64_t shapes_run[] = {SHAPE_08B, SHAPE_9B, SHAPE_27B};

@@ -154,9 +154,16 @@ int q35_attention_prefill_flash_split(int split, float *o, const float *q, const
 
 /* The flash kernel's variants, for the benchmarks and the parity suite: the
  * same contract, other tilings and stagings (kernels/attention_flash.cu's
- * header lists them). q35_attention_prefill_flash and _split run variant
- * Q35_FLASH_DEFAULT_VARIANT. */
-#define Q35_FLASH_DEFAULT_VARIANT 0
+ * header lists them). Variant Q35_FLASH_BASE_VARIANT runs wherever flash runs
+ * (q35_attention_flash_supported checks it); q35_attention_prefill_flash and
+ * _split run q35_attention_flash_default_variant. */
+#define Q35_FLASH_BASE_VARIANT 0
+
+/* The variant q35_attention_prefill_flash runs on `device` for shape s: kv64
+ * where the device's shared memory holds it (sm_80, sm_90), else base (sm_86,
+ * sm_89). kv64 measured 139 / 167 / 174 TFLOP/s on the H200 at 4k / 16k / 64k
+ * against base's 122 / 143 / 149 (bench/results/README.md). */
+int q35_attention_flash_default_variant(int device, q35_attn_shape s);
 
 /* How many variants there are; variant's name, or NULL past the last. */
 int q35_attention_flash_variants(void);

@@ -52,8 +52,9 @@
  * distributed shared memory) and the cluster sums the S partial outputs in rank
  * order, each block writing M/S rows, 64 dims a round.
  *
- * Variants (the design choices the benchmarks compare; Q35_FLASH_DEFAULT_VARIANT
- * is what q35_attention_prefill_flash runs): N, SLABS, DSPLIT, the staging (regs
+ * Variants (the design choices the benchmarks compare;
+ * q35_attention_flash_default_variant picks what q35_attention_prefill_flash
+ * runs): N, SLABS, DSPLIT, the staging (regs
  * or ring, units in flight). Shared memory at M = 128 (1 KiB more for the
  * cluster combine), registers from ptxas (CUDA 13.0) at M = 128 / 96, no
  * spills; one block an SM. A variant whose shared memory an architecture lacks
@@ -657,7 +658,16 @@ int q35_attention_flash_variant_supported(int variant, int device, q35_attn_shap
 
 int q35_attention_flash_supported(int device, q35_attn_shape s, q35_error *why)
 {
-    return q35_attention_flash_variant_supported(Q35_FLASH_DEFAULT_VARIANT, device, s, why);
+    return q35_attention_flash_variant_supported(Q35_FLASH_BASE_VARIANT, device, s, why);
+}
+
+#define FLASH_KV64_VARIANT 1 /* k_variants[1] */
+
+int q35_attention_flash_default_variant(int device, q35_attn_shape s)
+{
+    q35_error why = {{0}};
+    return q35_attention_flash_variant_supported(FLASH_KV64_VARIANT, device, s, &why) == 1 ? FLASH_KV64_VARIANT
+                                                                                         : Q35_FLASH_BASE_VARIANT;
 }
 
 int q35_attention_prefill_flash_variant(int variant, int split, float *o, const float *q, const float *k_cache,
@@ -709,8 +719,11 @@ int q35_attention_prefill_flash_split(int split, float *o, const float *q, const
                                       const float *v_cache, int64_t pos0, int64_t T, q35_attn_shape s,
                                       q35_stream stream, q35_error *err)
 {
-    return q35_attention_prefill_flash_variant(Q35_FLASH_DEFAULT_VARIANT, split, o, q, k_cache, v_cache, pos0, T, s,
-                                               stream, err);
+    int dev = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err))
+        return -1;
+    return q35_attention_prefill_flash_variant(q35_attention_flash_default_variant(dev, s), split, o, q, k_cache,
+                                               v_cache, pos0, T, s, stream, err);
 }
 
 int q35_attention_prefill_flash(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,

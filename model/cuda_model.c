@@ -111,16 +111,15 @@ static int flash_variant_named(const char *name)
     return -1;
 }
 
-/* The model's flash variant: the kernel's default (base), or $Q35_FLASH_VARIANT's
- * where it names one this device runs (else a warning). kv64 measured 139, 167,
- * 174 TFLOP/s on the H200 at 4k, 16k, 64k against base's 122, 143, 149, and
- * passed the attention suite; it becomes the default once the model suites
- * have run with it on a GPU (it needs 128 KiB of shared memory: sm_89 keeps base). */
+/* The model's flash variant: the kernel's default on this device
+ * (q35_attention_flash_default_variant: kv64, or base where its shared memory
+ * does not fit), or $Q35_FLASH_VARIANT's where it names one this device runs
+ * (else a warning). */
 static int flash_variant(q35_cuda_model *cm, const char *name)
 {
     q35_cuda_info *in = &cm->info;
     q35_error why = {{0}};
-    const int def = Q35_FLASH_DEFAULT_VARIANT;
+    const int def = q35_attention_flash_default_variant(in->device, cm->attn);
     if (!name)
         return def;
     const int v = flash_variant_named(name);

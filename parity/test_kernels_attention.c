@@ -149,6 +149,7 @@ static void check_flash(q35_suite *s, const att_inputs *in, const char *name, co
     }
     static const int splits[] = {0, 1, 2, 4};
     const int n_splits = g_major >= 9 ? 4 : 1;
+    const int def = q35_attention_flash_default_variant(g_device, in->s);
     for (int v = 0; v < q35_attention_flash_variants(); v++) {
         const char *vname = q35_attention_flash_variant_name(v);
         memset(&why, 0, sizeof why);
@@ -157,7 +158,7 @@ static void check_flash(q35_suite *s, const att_inputs *in, const char *name, co
                      g_major < 9 ? "" : " on sm_90, which should run every variant");
             continue;
         }
-        const bool all = v == Q35_FLASH_DEFAULT_VARIANT || !q35_quick();
+        const bool all = v == def || !q35_quick();
         for (int i = 0; i < n_splits; i++) {
             if (!all && i != 1 && i != n_splits - 1)
                 continue;
@@ -168,7 +169,7 @@ static void check_flash(q35_suite *s, const att_inputs *in, const char *name, co
             snprintf(what, sizeof what, "flash %-14s split %s  %s", vname,
                      i == 0 ? "auto" : i == 1 ? "1   " : i == 2 ? "2   " : "4   ", name);
             check_output(s, in, what, o, LIMIT_FLASH, NULL, NULL, &h);
-            if (i == 0 && v == Q35_FLASH_DEFAULT_VARIANT) {
+            if (i == 0 && v == def) {
                 snprintf(what, sizeof what, "flash vs decode    %s", name);
                 check_against(s, what, h, decode, in->T * att_width(in), LIMIT_FLASH);
             }

@@ -5,7 +5,9 @@
 # cuobjdump (the flash kernel's SASS check), which not every CUDA toolkit
 # carries, from PyPI's nvidia-cuda-cuobjdump wheel into ~/.cache/q35-tools. The CUDA toolkit (nvcc, cuBLAS) must already be there;
 # this script finds it under /usr/local/cuda when it is not on PATH.
-# Source it (. tools/deps.sh) so the PATH it finds stays set.
+# Source it (. tools/deps.sh) so the PATH it finds stays set. With
+# Q35_NO_INSTALL=1 (a machine with no package registry, e.g. a lent GPU box) it
+# names what is missing and installs nothing: the parts that need it are skipped.
 need=""
 have() { command -v "$1" >/dev/null 2>&1; }
 pkg() { dpkg -s "$1" >/dev/null 2>&1; }
@@ -32,6 +34,10 @@ if ! find_cuobjdump; then
     have python3 || need="$need python3"
     python3 -m pip --version >/dev/null 2>&1 || need="$need python3-pip"
 fi
+if [ -n "$need" ] && [ "${Q35_NO_INSTALL:-0}" = 1 ]; then
+    echo "deps: missing:$need (Q35_NO_INSTALL=1: not installing; what needs them is skipped)"
+    need=""
+fi
 if [ -n "$need" ]; then
     echo "deps: installing:$need"
     sudo=""
@@ -46,7 +52,7 @@ if ! have nvcc; then
 fi
 have nvcc || { echo "deps: the CUDA toolkit (nvcc) is required and was not found on PATH or in /usr/local/cuda" >&2;
                return 1 2>/dev/null || exit 1; }
-if ! find_cuobjdump; then
+if ! find_cuobjdump && [ "${Q35_NO_INSTALL:-0}" != 1 ]; then
     echo "deps: installing cuobjdump (PyPI nvidia-cuda-cuobjdump) into $q35_tools"
     python3 -m pip install --quiet --disable-pip-version-check --target "$q35_tools" nvidia-cuda-cuobjdump &&
         find_cuobjdump ||

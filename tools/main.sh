@@ -42,8 +42,10 @@ else
     echo "bench_prefill was not built (no CUDA or no Google Benchmark)" >"$out/bench.log"
     gpu=no
 fi
-if [ $gpu = yes ]; then
+if [ $gpu = yes ] && command -v gnuplot >/dev/null; then
     plots/plot.sh -o "$out/plots" "$out/results.json" || true
+elif [ $gpu = yes ]; then
+    echo "plots skipped: no gnuplot (tools/deps.sh installs gnuplot-nox)"
 else
     echo "GPU parts skipped: $(grep -m1 -E 'benchmark:|not built' "$out/bench.log" || echo 'no usable GPU')"
 fi
@@ -51,7 +53,9 @@ fi
 echo "== summary (build/main/)"
 printf '%-58s %s\n' "path" "tokens/s"
 grep -E "^path|tokens/s" "$out/run.txt" | sed 's/^/  q35 run: /' || true
-if [ $gpu = yes ]; then
+if [ $gpu = yes ] && ! command -v jq >/dev/null; then
+    echo "  (no jq: the sweep's tokens/s are in $out/results.json)"
+elif [ $gpu = yes ]; then
     jq -r '.benchmarks[] | select(.run_type != "aggregate" or .aggregate_name == "median")
            | select(.tokens_per_s != null)
            | [(.name | sub("/manual_time$"; "")), (.tokens_per_s | floor)] | @tsv' "$out/results.json" |
