@@ -216,6 +216,14 @@ def run(args, shapes):
     if args.layers:
         family += f"/layers:{args.layers}"
     benchmarks = []
+
+    def write():
+        text = json.dumps({"context": context, "benchmarks": benchmarks}, indent=2) + "\n"
+        if args.output:  # rewritten after each length, so a run cut short keeps what it measured
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
+
     for i, n in enumerate(args.lengths):
         name = f"{family}/len:{n}"
         try:
@@ -228,13 +236,9 @@ def run(args, shapes):
             why = f"out of memory at {n} tokens ({free / 2**30:.1f} of {total / 2**30:.1f} GiB free after the attempt)"
             benchmarks.append(entry(name, i, args.reps, skipped=why))
             print(f"hf_peer: {name}: skipped: {why}", file=sys.stderr)
-    out = {"context": context, "benchmarks": benchmarks}
-    text = json.dumps(out, indent=2) + "\n"
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+        write()
+    if not args.output:
+        sys.stdout.write(write())
 
 
 def main(argv=None):

@@ -73,10 +73,28 @@ const char *cm_paths_name(const q35_cuda_paths *p, char *buf, size_t cap)
     return buf;
 }
 
-double cm_limit(const q35_cuda_paths *p)
+bool cm_f16_path(const q35_cuda_paths *p)
 {
-    return !p->deterministic && (p->attention == Q35_ATTN_FLASH || p->gemm == Q35_GEMM_F16) ? CM_LIMIT_F16
-                                                                                            : CM_LIMIT_F32;
+    return !p->deterministic && (p->attention == Q35_ATTN_FLASH || p->gemm == Q35_GEMM_F16);
+}
+
+cm_tol cm_tolerance(const q35_cuda_paths *p)
+{
+    return cm_f16_path(p) ? (cm_tol){CM_GUARD_F16, CM_LIMIT_F16} : (cm_tol){CM_LIMIT_F32, INFINITY};
+}
+
+bool cm_within(cm_tol t, double linf, double l2)
+{
+    return linf <= t.linf && l2 <= t.l2;
+}
+
+const char *cm_tol_str(cm_tol t, char *buf, size_t cap)
+{
+    if (isinf(t.l2))
+        snprintf(buf, cap, "rel Linf %.0e", t.linf);
+    else
+        snprintf(buf, cap, "rel L2 %.0e, rel Linf %.0e", t.l2, t.linf);
+    return buf;
 }
 
 int32_t *cm_tokens(int64_t n, int vocab, q35_rng *r)
@@ -163,6 +181,8 @@ cm_logits_cmp cm_compare_logits(const float *a, const float *full, const int64_t
             c.worst = m.rel_linf;
             c.worst_at = at[i];
         }
+        if (!(m.rel_l2 <= c.worst_l2))
+            c.worst_l2 = m.rel_l2;
         const q35_bitcmp b = q35_bitwise_f32(x, y, vocab);
         if (!b.equal && c.bitwise) {
             c.bitwise = false;
@@ -181,6 +201,8 @@ static void compare_part(cm_state_cmp *c, const char *part, const float *a, cons
         return;
     const q35_cmp m = bd ? q35_compare_f32_f64(a, bd, n) : cm_compare(a, bf, n);
     c->nonfinite += m.nonfinite;
+    if (!(m.rel_l2 <= c->worst_l2))
+        c->worst_l2 = m.rel_l2;
     if (!(m.rel_linf <= c->worst)) {
         c->worst = m.rel_linf;
         const size_t used = strlen(c->msg);
@@ -278,21 +300,25 @@ static void reset(q35_cuda_state *st)
 static bool verdict(q35_suite *s, const char *what, const q35_cuda_paths *p, const cm_logits_cmp *lc,
                     const cm_state_cmp *sc)
 {
-    const double limit = cm_limit(p);
+    const cm_tol tol = cm_tolerance(p);
     const bool ok = lc->nonfinite == 0 && sc->nonfinite == 0 &&
-                    (p->deterministic ? lc->bitwise && sc->bitwise : lc->worst <= limit && sc->worst <= limit);
+                    (p->deterministic ? lc->bitwise && sc->bitwise
+                                      : cm_within(tol, lc->worst, lc->worst_l2) && cm_within(tol, sc->worst, sc->worst_l2));
     char diff[200] = "";
     if (!lc->bitwise)
         snprintf(diff, sizeof diff, " (first differing row %" PRId64 ": ", lc->first_diff_at);
-    char bits[200] = "";
+    char bits[200] = "", lim[64] = "bitwise";
     if (!lc->bitwise)
         q35_bitcmp_str(&lc->first_diff, bits, sizeof bits);
+    if (!p->deterministic)
+        cm_tol_str(tol, lim, sizeof lim);
     return q35_case(s, ok,
                     "%s: logits at %" PRId64 " positions %s%s%s%s, max rel Linf %.2e at %" PRId64
-                    ", argmax %" PRId64 "/%" PRId64 "; state %s, max rel Linf %.2e%s%s (limit %s)",
+                    ", rel L2 %.2e, argmax %" PRId64 "/%" PRId64 "; state %s, max rel Linf %.2e, rel L2 %.2e%s%s "
+                    "(limit %s)",
                     what, lc->n, lc->bitwise ? "bitwise" : "differ", diff, bits, lc->bitwise ? "" : ")", lc->worst,
-                    lc->worst_at, lc->argmax_same, lc->n, sc->bitwise ? "bitwise" : "differs", sc->worst,
-                    sc->msg[0] ? ": " : "", sc->msg, p->deterministic ? "bitwise" : limit > CM_LIMIT_F32 ? "2e-3" : "1e-4");
+                    lc->worst_at, lc->worst_l2, lc->argmax_same, lc->n, sc->bitwise ? "bitwise" : "differs",
+                    sc->worst, sc->worst_l2, sc->msg[0] ? ": " : "", sc->msg, lim);
 }
 
 bool cm_check_prefill(q35_suite *s, const char *what, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens,

@@ -99,7 +99,7 @@ int main(void)
         snprintf(what, sizeof what, "F16 prefill %s rows %" PRId64 " vs transformers",
                  cm_paths_name(q35_cuda_model_paths(cm), name, sizeof name), paths[i].rows);
         check_positions(&s, what, ours, theirs, g.n, vocab,
-                        cm_limit(q35_cuda_model_paths(cm)) > CM_LIMIT_F32 ? 2e-3 : 1e-5);
+                        cm_f16_path(q35_cuda_model_paths(cm)) ? 2e-3 : 1e-5);
     }
     run(cm, &g, true, ours);
     check_positions(&s, "F16 per-token forward vs transformers", ours, theirs, g.n, vocab, 1e-5);
