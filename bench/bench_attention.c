@@ -278,13 +278,8 @@ static void bench_decode(q35_bench_state *st, void *which)
 
 int main(int argc, char **argv)
 {
-    if (q35_bench_gpu_init(&argc, argv))
+    if (q35_bench_gpu_init_blas(&argc, argv, &g_blas))
         return 1;
-    q35_error err = {{0}};
-    if (q35_blas_create(&g_blas, NULL, &err)) {
-        fprintf(stderr, "benchmark: %s\n", err.msg);
-        return 1;
-    }
     static const int64_t models[] = {0, 1, 2};
     static const int64_t contexts[] = {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
     static const int64_t splits[] = {0, 1}, parts[] = {0, 1, 2, 3}, gemms[] = {1, 3};

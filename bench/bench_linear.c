@@ -241,13 +241,8 @@ static void bench_bw(q35_bench_state *st, void *kind)
 
 int main(int argc, char **argv)
 {
-    if (q35_bench_gpu_init(&argc, argv))
+    if (q35_bench_gpu_init_blas(&argc, argv, &g_blas))
         return 1;
-    q35_error err = {{0}};
-    if (q35_blas_create(&g_blas, NULL, &err)) {
-        fprintf(stderr, "benchmark: %s\n", err.msg);
-        return 1;
-    }
     static const int64_t projs[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, rows[] = {1, 64, 512, 2048}, rows_big[] = {64, 512, 2048};
     static const int64_t types[] = {Q35_TYPE_Q4_K, Q35_TYPE_Q6_K, Q35_TYPE_Q8_0, Q35_TYPE_F16};
     static const int kinds[] = {0, 1, 2, 3};
@@ -273,7 +268,7 @@ int main(int argc, char **argv)
     static const char *const variant_names[] = {"registers", "staged"};
     q35_bench_axis_labels("variant", variant_names, Q35_GEMV_VARIANTS);
     q35_bench_context("variant", "gemv: 0 registers, 1 staged (cp.async through shared memory; other types and "
-                                 "unaligned weights run 0); q35_gemv runs 1 for q4_K, q5_K, q8_0");
+                                 "unaligned weights run 0); q35_gemv runs 1 for q4_K, q5_K, q6_K, 0 for the rest");
     q35_bench_context("ceilings", "gemm_f32: ceiling/sgemm; gemm_f16: ceiling/hgemm (and hgemm_f16out); dequant, "
                                   "gemv: bench_kernels ceiling/d2d_copy (bytes/s)");
     const int rc = q35_bench_main(argc, argv);

@@ -127,6 +127,18 @@ int q35_bench_gpu_init(int *argc, char **argv)
     return 0;
 }
 
+int q35_bench_gpu_init_blas(int *argc, char **argv, q35_blas *blas)
+{
+    q35_error err = {{0}};
+    if (q35_bench_gpu_init(argc, argv))
+        return -1;
+    if (q35_blas_create(blas, NULL, &err)) {
+        fprintf(stderr, "benchmark: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 void *q35_bench_alloc(size_t n)
 {
     void *p = NULL;

@@ -23,6 +23,7 @@
 #define Q35_BENCH_GPU_H
 
 #include "bench/shim.h"
+#include "kernels/blas.h"
 #include "model/error.h"
 #include "model/op_times.h"
 
@@ -45,6 +46,11 @@
  * --q35_ceilings=0 or --benchmark_list_tests). Returns -1 (printed) when there
  * is no usable device or the flags are malformed. */
 int q35_bench_gpu_init(int *argc, char **argv);
+
+/* q35_bench_gpu_init, then a cuBLAS handle (kernels/blas.h) on the default
+ * stream for the benchmarks that run GEMMs (q35_blas_destroy it at the end);
+ * -1 (printed) on failure. */
+int q35_bench_gpu_init_blas(int *argc, char **argv, q35_blas *blas);
 
 /* Registers the ceilings as ordinary benchmarks: ceiling/copy/MiB:1024,
  * ceiling/sgemm/n:{4096,8192}, ceiling/hgemm/n:{4096,8192}. */

@@ -259,6 +259,24 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
 #pragma unroll
     for (int sl = 0; sl < SLABS; sl++)
         row_max[sl][0] = row_max[sl][1] = -INFINITY, row_sum[sl][0] = row_sum[sl][1] = 0.0f;
+    /* O += P V over 16 positions: P's A fragments p[slab] (this warp's, or the
+     * other's from shared memory), V's rows at voff + vrow, 16 dims (two n8
+     * tiles) per V fragment load */
+    const auto pv_step = [&](const uint32_t(&p)[SLABS][4], uint32_t vrow) {
+#pragma unroll
+        for (int tq = 0; tq < WD / 64; tq++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int t = 4 * tq + i;
+                uint32_t vb[4];
+                q35_ldsm_x4_trans(vb, voff[i] + vrow + 128 * tq);
+#pragma unroll
+                for (int sl = 0; sl < SLABS; sl++) {
+                    q35_mma16816(acc[sl][2 * t], p[sl], vb[0], vb[1]);
+                    q35_mma16816(acc[sl][2 * t + 1], p[sl], vb[2], vb[3]);
+                }
+            }
+    };
 
     /* ---- prologue: K of the first tile into shared memory, V's first units in flight ---- */
     q35_flash_feed<Stage, N, SPLIT, V::depth> feed;
@@ -276,7 +294,7 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
         const int p0 = j * N, next = j + SPLIT;
         const bool active = p0 <= warp_last; /* a group none of whose rows sees the tile skips it */
         float s[SLABS][NP / 8][4];
-        uint32_t pa[SLABS][NP / 16][4]; /* P of the warp's positions as the A fragments of P V */
+        uint32_t pa[NP / 16][SLABS][4]; /* P of the warp's positions as the A fragments of P V */
         /* ---- S = Q K^T: 64 dims (kq) at a time, two k-steps per K fragment load;
          *      V(j)'s units go to shared memory along the way (every warp is past
          *      P V(j - SPLIT)) ---- */
@@ -380,10 +398,10 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
             for (int sl = 0; sl < SLABS; sl++)
 #pragma unroll
                 for (int kk = 0; kk < NP / 16; kk++) {
-                    pa[sl][kk][0] = q35_pack_half2(s[sl][2 * kk][0], s[sl][2 * kk][1]);
-                    pa[sl][kk][1] = q35_pack_half2(s[sl][2 * kk][2], s[sl][2 * kk][3]);
-                    pa[sl][kk][2] = q35_pack_half2(s[sl][2 * kk + 1][0], s[sl][2 * kk + 1][1]);
-                    pa[sl][kk][3] = q35_pack_half2(s[sl][2 * kk + 1][2], s[sl][2 * kk + 1][3]);
+                    pa[kk][sl][0] = q35_pack_half2(s[sl][2 * kk][0], s[sl][2 * kk][1]);
+                    pa[kk][sl][1] = q35_pack_half2(s[sl][2 * kk][2], s[sl][2 * kk][3]);
+                    pa[kk][sl][2] = q35_pack_half2(s[sl][2 * kk + 1][0], s[sl][2 * kk + 1][1]);
+                    pa[kk][sl][3] = q35_pack_half2(s[sl][2 * kk + 1][2], s[sl][2 * kk + 1][3]);
                 }
             if constexpr (DS > 1) /* P for the other warp: a[e] is row g + 8 (e % 2), chunk 2kk + e / 2 */
 #pragma unroll
@@ -393,7 +411,7 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
 #pragma unroll
                         for (int e = 0; e < 4; e++) {
                             const int row = 16 * sl + g + 8 * (e % 2), ch = part * NP / 8 + 2 * kk + e / 2;
-                            q35_st_shared_b32(sPg + row * (2 * N) + ((ch ^ (row & 7)) << 4) + 4 * c, pa[sl][kk][e]);
+                            q35_st_shared_b32(sPg + row * (2 * N) + ((ch ^ (row & 7)) << 4) + 4 * c, pa[kk][sl][e]);
                         }
         }
         feed.advance(1, NU - 1, j);
@@ -404,19 +422,7 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
 #pragma unroll
         for (int kk = 0; kk < NP / 16; kk++) {
             if (active)
-#pragma unroll
-                for (int tq = 0; tq < WD / 64; tq++)
-#pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        const int t = 4 * tq + i;
-                        uint32_t vb[4];
-                        q35_ldsm_x4_trans(vb, voff[i] + 16 * kk * ROW + 128 * tq);
-#pragma unroll
-                        for (int sl = 0; sl < SLABS; sl++) {
-                            q35_mma16816(acc[sl][2 * t], pa[sl][kk], vb[0], vb[1]);
-                            q35_mma16816(acc[sl][2 * t + 1], pa[sl][kk], vb[2], vb[3]);
-                        }
-                    }
+                pv_step(pa[kk], 16 * kk * ROW);
             feed.advance(0, kk, next);
         }
         if constexpr (DS > 1) /* the other warp's P: in shared memory since the barrier */
@@ -427,19 +433,7 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
 #pragma unroll
                     for (int sl = 0; sl < SLABS; sl++)
                         q35_ldsm_x4(pf[sl], poff[kk] + sl * 16 * (2 * N));
-#pragma unroll
-                    for (int tq = 0; tq < WD / 64; tq++)
-#pragma unroll
-                        for (int i = 0; i < 4; i++) {
-                            const int t = 4 * tq + i;
-                            uint32_t vb[4];
-                            q35_ldsm_x4_trans(vb, voff[i] + vother + 16 * kk * ROW + 128 * tq);
-#pragma unroll
-                            for (int sl = 0; sl < SLABS; sl++) {
-                                q35_mma16816(acc[sl][2 * t], pf[sl], vb[0], vb[1]);
-                                q35_mma16816(acc[sl][2 * t + 1], pf[sl], vb[2], vb[3]);
-                            }
-                        }
+                    pv_step(pf, vother + 16 * kk * ROW);
                 }
                 feed.advance(0, NP / 16 + kk, next);
             }
