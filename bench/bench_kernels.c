@@ -1,10 +1,12 @@
 /* Benchmarks of the DeltaNet and pointwise units at the real shapes: the delta
  * rule scan (the 9B-shape target: <= 1.0 ms per layer over 4096 rows), conv1d,
- * the norms; and the device-to-device copy as the bandwidth ceiling. Each reports
+ * the norms (the residual add + RMSNorm as two launches and fused); and the
+ * device-to-device copy as the bandwidth ceiling. Each reports
  * time, FLOP/s and bytes/s counted from the shape. */
 #include "bench/gpu_bench.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_rule.h"
+#include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
 
 #include <cuda_runtime_api.h>
@@ -83,14 +85,26 @@ static void bench_conv(q35_bench_state *st, void *unused)
 }
 
 struct norm_ctx {
-    float *y, *x, *w;
+    float *y, *x, *w, *r;
     int64_t n, rows;
+    int fused; /* add_rmsnorm: 0 the two ops, 1 the fused one */
 };
 
 static int norm_launch(void *p, q35_error *err)
 {
     struct norm_ctx *c = p;
     return q35_rmsnorm_rows(c->y, c->x, c->w, c->n, c->rows, 1e-6f, NULL, err);
+}
+
+static int add_norm_launch(void *p, q35_error *err)
+{
+    struct norm_ctx *c = p;
+    if (c->fused)
+        return q35_add_rmsnorm_rows(c->y, c->x, c->r, c->w, c->n, c->rows, 1e-6f, NULL, err);
+    return q35_residual_add_rows(c->x, c->r, c->n, c->rows, NULL, err) ||
+                   q35_rmsnorm_rows(c->y, c->x, c->w, c->n, c->rows, 1e-6f, NULL, err)
+               ? -1
+               : 0;
 }
 
 static void bench_rmsnorm(q35_bench_state *st, void *unused)
@@ -105,6 +119,22 @@ static void bench_rmsnorm(q35_bench_state *st, void *unused)
     q35_bench_rate(st, "FLOP", 4.0 * (double)c.n * (double)c.rows);
     q35_bench_rate(st, "bytes", 4.0 * (2.0 * (double)c.n * (double)c.rows + (double)c.n));
     q35_bench_free(c.x), q35_bench_free(c.y), q35_bench_free(c.w);
+}
+
+/* The residual add and the RMSNorm after it, as two launches or fused; bytes as
+ * each moves them: 5 (3 + 2) or 4 passes over the rows, plus w. */
+static void bench_add_rmsnorm(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    const model_dims *m = &k_models[q35_bench_arg(st, 0)];
+    struct norm_ctx c = {.n = m->hidden, .rows = q35_bench_arg(st, 1), .fused = (int)q35_bench_arg(st, 2)};
+    const size_t bytes = (size_t)(c.n * c.rows) * 4;
+    c.x = q35_bench_alloc(bytes), c.r = q35_bench_alloc(bytes), c.y = q35_bench_alloc(bytes);
+    c.w = q35_bench_alloc((size_t)c.n * 4);
+    q35_bench_time(st, add_norm_launch, &c);
+    q35_bench_rate(st, "bytes", 4.0 * ((c.fused ? 4.0 : 5.0) * (double)c.n * (double)c.rows + (double)c.n));
+    q35_bench_pct_of(st, Q35_CEILING_COPY, 4.0 * ((c.fused ? 4.0 : 5.0) * (double)c.n * (double)c.rows + (double)c.n));
+    q35_bench_free(c.x), q35_bench_free(c.r), q35_bench_free(c.y), q35_bench_free(c.w);
 }
 
 struct copy_ctx {
@@ -149,7 +179,11 @@ int main(int argc, char **argv)
     q35_bench_register("delta_rule_scan", bench_scan, NULL, scan_axes, 3);
     q35_bench_register("conv1d_silu_rows", bench_conv, NULL, scan_axes, 2);
     q35_bench_register("rmsnorm_rows", bench_rmsnorm, NULL, scan_axes, 2);
+    static const int64_t fused[] = {0, 1};
+    q35_bench_register("add_rmsnorm_rows", bench_add_rmsnorm, NULL,
+                       (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"fused", fused, 2}}, 3);
     q35_bench_context("models", "0 = 0.8B, 1 = 9B, 2 = 27B");
+    q35_bench_context("add_rmsnorm_fused", "0 = residual_add_rows then rmsnorm_rows, 1 = add_rmsnorm_rows");
     q35_bench_context("delta_rule_variants", names);
     return q35_bench_main(argc, argv);
 }

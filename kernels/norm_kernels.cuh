@@ -1,6 +1,6 @@
-/* The three norms share one kernel shape: a block per vector, a fixed-order
- * sum of squares, a scale. The block size depends on n only, never on the row
- * count, so a row's bits are the same in any launch. */
+/* The norms share one kernel shape: a block per vector, a fixed-order sum of
+ * squares, a scale. The block size depends on n only, never on the row count,
+ * so a row's bits are the same in any launch. */
 #ifndef Q35_KERNELS_NORM_KERNELS_CUH
 #define Q35_KERNELS_NORM_KERNELS_CUH
 
@@ -10,7 +10,9 @@
 
 #define Q35_NORM_MAX_N (1 << 20)
 
-enum q35_norm_kind { Q35_NORM_RMS, Q35_NORM_L2, Q35_NORM_GATED_RMS };
+/* RMS: w-scaled RMSNorm; L2: per-head L2 norm; GATED_RMS: RMSNorm times silu(z);
+ * ADD_RMS: x + z first (stored to xs, the residual stream), then RMS of that sum. */
+enum q35_norm_kind { Q35_NORM_RMS, Q35_NORM_L2, Q35_NORM_GATED_RMS, Q35_NORM_ADD_RMS };
 
 /* Quad q of a vector of n: elements 4q .. 4q+3, those past n read as 0 (adding
  * 0 * 0 leaves a sum of squares' bits alone). One 16-byte load where the vector
@@ -44,6 +46,20 @@ __device__ __forceinline__ bool q35_aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
+/* Quad q of the vector to normalise: x's (ADD_RMS: x + z, stored to s). */
+template <int KIND>
+__device__ __forceinline__ float4 q35_norm_in(const float *xr, const float *zr, float *sr, int q, int n, bool vx,
+                                              bool vz, bool vs)
+{
+    float4 v = q35_norm_quad(xr, q, n, vx);
+    if (KIND == Q35_NORM_ADD_RMS) { /* x[i] + z[i], as q35_residual_add_rows adds: the same bits */
+        const float4 a = q35_norm_quad(zr, q, n, vz);
+        v = make_float4(v.x + a.x, v.y + a.y, v.z + a.z, v.w + a.w);
+        q35_norm_store(sr, q, n, vs, v);
+    }
+    return v;
+}
+
 /* One element of the output: x * inv, times w[i] (RMS kinds), times silu(z[i]) (gated). */
 template <int KIND>
 __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float z)
@@ -56,18 +72,18 @@ __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float
     return v;
 }
 
-/* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, z);
+/* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, z, xs);
  * VPB vectors a block, one per THREADS threads (VPB > 1 only for a warp a vector,
  * whose sum needs no barrier: a vector's bits never depend on VPB).
  * Thread t takes quads t, t + THREADS, ... and sums their squares in that order,
  * x, y, z, w of each (the order depends on n and THREADS only); the first
  * Q35_NORM_KEEP quads stay in registers for the scaling pass, the rest are read
- * again. */
+ * again (ADD_RMS: the sum, from xs, where this thread stored it). */
 #define Q35_NORM_KEEP 4
 template <int THREADS, int KIND, int VPB>
 __global__ void __launch_bounds__(THREADS *VPB)
     q35_norm_kernel(float *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
-                    float eps, int64_t nvec)
+                    float eps, int64_t nvec, float *xs)
 {
     static_assert(VPB == 1 || THREADS == 32, "several vectors a block only at a warp a vector");
     const int64_t b = blockIdx.x * (int64_t)VPB + threadIdx.x / THREADS;
@@ -77,23 +93,25 @@ __global__ void __launch_bounds__(THREADS *VPB)
     const int64_t off = (b / heads) * row_stride + (b % heads) * (int64_t)n;
     const float *xr = x + off;
     float *yr = y + off;
-    const float *zr = KIND == Q35_NORM_GATED_RMS ? z + off : nullptr;
+    const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
+    const float *zr = with_z ? z + off : nullptr;
+    float *sr = KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr;
     const bool vx = q35_aligned16(xr), vy = q35_aligned16(yr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
-               vz = KIND != Q35_NORM_GATED_RMS || q35_aligned16(zr);
+               vz = !with_z || q35_aligned16(zr), vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
     const int nq = (n + 3) / 4;
     float4 keep[Q35_NORM_KEEP];
     float ss = 0.0f;
 #pragma unroll
     for (int c = 0; c < Q35_NORM_KEEP; c++) {
         const int q = tid + c * THREADS;
-        keep[c] = q < nq ? q35_norm_quad(xr, q, n, vx) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        keep[c] = q < nq ? q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         ss = fmaf(keep[c].x, keep[c].x, ss);
         ss = fmaf(keep[c].y, keep[c].y, ss);
         ss = fmaf(keep[c].z, keep[c].z, ss);
         ss = fmaf(keep[c].w, keep[c].w, ss);
     }
     for (int q = tid + Q35_NORM_KEEP * THREADS; q < nq; q += THREADS) {
-        const float4 v = q35_norm_quad(xr, q, n, vx);
+        const float4 v = q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs);
         ss = fmaf(v.x, v.x, ss);
         ss = fmaf(v.y, v.y, ss);
         ss = fmaf(v.z, v.z, ss);
@@ -109,7 +127,7 @@ __global__ void __launch_bounds__(THREADS *VPB)
                 if (k == c)
                     v = keep[k];
         } else {
-            v = q35_norm_quad(xr, q, n, vx);
+            v = KIND == Q35_NORM_ADD_RMS ? q35_norm_quad(sr, q, n, vs) : q35_norm_quad(xr, q, n, vx);
         }
         const float4 wv = KIND == Q35_NORM_L2 ? v : q35_norm_quad(w, q, n, vw);
         const float4 zv = KIND == Q35_NORM_GATED_RMS ? q35_norm_quad(zr, q, n, vz) : v;
@@ -119,18 +137,21 @@ __global__ void __launch_bounds__(THREADS *VPB)
     }
 }
 
-/* Launches KIND over `blocks` vectors with a block size chosen from n alone. */
+/* Launches KIND over `blocks` vectors with a block size chosen from n alone
+ * (xs: ADD_RMS's sum, else unused). */
 template <int KIND>
 static void q35_norm_launch(float *y, const float *x, const float *z, const float *w, int n, int heads,
-                            int64_t row_stride, float eps, int64_t blocks, cudaStream_t s)
+                            int64_t row_stride, float eps, int64_t blocks, cudaStream_t s, float *xs = nullptr)
 {
     if (n >= 1024)
-        q35_norm_kernel<256, KIND, 1><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks);
+        q35_norm_kernel<256, KIND, 1><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
+                                                                        xs);
     else if (n >= 512)
-        q35_norm_kernel<64, KIND, 1><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks);
+        q35_norm_kernel<64, KIND, 1><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
+                                                                      xs);
     else /* the per-head norms (n 128, 256): 8 a block, not one 32-thread block each */
         q35_norm_kernel<32, KIND, 8><<<(unsigned)((blocks + 7) / 8), 256, 0, s>>>(y, x, z, w, n, heads, row_stride,
-                                                                                 eps, blocks);
+                                                                                 eps, blocks, xs);
 }
 
 #endif /* Q35_KERNELS_NORM_KERNELS_CUH */

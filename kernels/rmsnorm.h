@@ -19,6 +19,9 @@ extern "C" {
 /* float64 reference: one vector. y may alias x. */
 void q35_ref_rmsnorm(double *y, const double *x, const double *w, int64_t n, double eps);
 
+/* float64 reference of the fused form: x += r, then y = rmsnorm(x) * w. */
+void q35_ref_add_rmsnorm(double *y, double *x, const double *r, const double *w, int64_t n, double eps);
+
 /* CUDA, the rows form: rows vectors of n at x (y may be x), w [n]; device
  * pointers. One block per row, its reduction order fixed by n alone, so each
  * row's bits are those of the per-token form. n in 1..1048576. */
@@ -27,6 +30,15 @@ int q35_rmsnorm_rows(float *y, const float *x, const float *w, int64_t n, int64_
 
 /* CUDA, the per-token form: one vector (the rows form with rows = 1). */
 int q35_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps, q35_stream stream, q35_error *err);
+
+/* CUDA, the residual add fused with the RMSNorm after it: for each of rows
+ * vectors of n, x += r (the residual stream, in place), then y = rmsnorm(x) * w.
+ * Bitwise q35_residual_add_rows(x, r, n, rows) then q35_rmsnorm_rows(y, x, w,
+ * n, rows) (the same adds, the same reduction order), in one launch and one
+ * pass fewer over x. y must not alias x or r. Not yet used by the model: it
+ * has not run on a GPU (bench/results/README.md says when it does). */
+int q35_add_rmsnorm_rows(float *y, float *x, const float *r, const float *w, int64_t n, int64_t rows, float eps,
+                         q35_stream stream, q35_error *err);
 
 #ifdef __cplusplus
 }

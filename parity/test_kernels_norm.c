@@ -7,6 +7,7 @@
 
 #include "kernels/gated_rmsnorm.h"
 #include "kernels/l2norm.h"
+#include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
 
 #include <inttypes.h>
@@ -50,6 +51,52 @@ static void check_rmsnorm(q35_suite *s, const char *what, int64_t n, int64_t row
              what);
     free(x), free(w), free(y), free(yt), free(xd), free(wd), free(ref);
     q35_gpu_free(dx), q35_gpu_free(dw), q35_gpu_free(dy), q35_gpu_free(dt);
+}
+
+/* The fused residual add + RMSNorm on rows vectors of n: the sum and the norm
+ * against float64, and both bitwise against q35_residual_add_rows then
+ * q35_rmsnorm_rows, and against per-token launches of the fused form. */
+static void check_add_rmsnorm(q35_suite *s, const char *what, int64_t n, int64_t rows)
+{
+    q35_error err = {{0}};
+    const int64_t total = n * rows;
+    const size_t bytes = (size_t)total * sizeof(float);
+    float *x = q35_host_normal(total, 0.0, 3.0, &g_rng), *r = q35_host_normal(total, 0.0, 1.0, &g_rng);
+    float *w = q35_host_normal(n, 1.0, 0.1, &g_rng);
+    float *dx = q35_gpu_from_host(x, total), *dr = q35_gpu_from_host(r, total), *dw = q35_gpu_from_host(w, n);
+    float *dx2 = q35_gpu_from_host(x, total), *dx3 = q35_gpu_from_host(x, total);
+    float *dy = q35_gpu_floats(total), *dy2 = q35_gpu_floats(total), *dy3 = q35_gpu_floats(total);
+    q35_gpu_ok(q35_add_rmsnorm_rows(dy, dx, dr, dw, n, rows, EPS, NULL, &err), &err);
+    q35_gpu_ok(q35_residual_add_rows(dx2, dr, n, rows, NULL, &err), &err); /* the two ops it fuses */
+    q35_gpu_ok(q35_rmsnorm_rows(dy2, dx2, dw, n, rows, EPS, NULL, &err), &err);
+    for (int64_t t = 0; t < rows; t++) /* per token */
+        q35_gpu_ok(q35_add_rmsnorm_rows(dy3 + t * n, dx3 + t * n, dr + t * n, dw, n, 1, EPS, NULL, &err), &err);
+    float *h[6];
+    float *const dev[6] = {dx, dy, dx2, dy2, dx3, dy3};
+    for (int i = 0; i < 6; i++) {
+        h[i] = malloc(bytes);
+        q35_gpu_download(h[i], dev[i], bytes);
+    }
+    double *xd = q35_host_f64(x, total), *rd = q35_host_f64(r, total), *wd = q35_host_f64(w, n);
+    double *yd = malloc((size_t)total * sizeof *yd);
+    for (int64_t t = 0; t < rows; t++)
+        q35_ref_add_rmsnorm(yd + t * n, xd + t * n, rd + t * n, wd, n, EPS);
+    char name[160], dx_s[200], dy_s[200];
+    const q35_cmp cx = q35_compare_f32_f64(h[0], xd, total), cy = q35_compare_f32_f64(h[1], yd, total);
+    const q35_bitcmp bx = q35_bitwise_f32(h[0], h[2], total), by = q35_bitwise_f32(h[1], h[3], total);
+    snprintf(name, sizeof name, "add_rmsnorm   %-18s n %5" PRId64 " rows %5" PRId64 " sum ", what, n, rows);
+    q35_case_unit(s, name, &cx, LIMIT, NULL);
+    snprintf(name, sizeof name, "add_rmsnorm   %-18s n %5" PRId64 " rows %5" PRId64 " norm", what, n, rows);
+    q35_case_unit(s, name, &cy, LIMIT, NULL);
+    q35_case(s, bx.equal && by.equal, "add_rmsnorm   %-18s vs residual_add_rows + rmsnorm_rows: sum %s, norm %s", what,
+             q35_bitcmp_str(&bx, dx_s, sizeof dx_s), q35_bitcmp_str(&by, dy_s, sizeof dy_s));
+    q35_case(s, memcmp(h[0], h[4], bytes) == 0 && memcmp(h[1], h[5], bytes) == 0,
+             "add_rmsnorm   %-18s rows form vs per-token launches: bitwise equal", what);
+    for (int i = 0; i < 6; i++)
+        free(h[i]);
+    free(x), free(r), free(w), free(xd), free(rd), free(wd), free(yd);
+    q35_gpu_free(dx), q35_gpu_free(dr), q35_gpu_free(dw), q35_gpu_free(dx2), q35_gpu_free(dx3);
+    q35_gpu_free(dy), q35_gpu_free(dy2), q35_gpu_free(dy3);
 }
 
 /* T tokens of `heads` value heads of n */
@@ -116,6 +163,13 @@ static void check_refusals(q35_suite *s)
     int rc = q35_rmsnorm_rows(d, d, d, 0, 1, EPS, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "n = 0 (want 1..") != NULL, "rmsnorm_rows refuses n = 0: %s", err.msg);
     memset(&err, 0, sizeof err);
+    rc = q35_add_rmsnorm_rows(d, d, d + 16, d + 32, 4, 1, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "must not alias x or r") != NULL, "add_rmsnorm_rows refuses y = x: %s",
+             err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_add_rmsnorm_rows(d, d + 8, d + 16, d + 32, 0, 1, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "n = 0 (want 1..") != NULL, "add_rmsnorm_rows refuses n = 0: %s", err.msg);
+    memset(&err, 0, sizeof err);
     rc = q35_l2norm_rows(d, 128, 2, 3, 200, EPS, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "row stride 200") != NULL,
              "l2norm_rows refuses a row stride shorter than its heads: %s", err.msg);
@@ -140,6 +194,13 @@ int main(void)
         check_rmsnorm(&s, "residual 9B", 4096, odd_rows[i], 1);
         check_rmsnorm(&s, "residual 27B", 5120, odd_rows[i], 1);
     }
+    for (int i = 0; i < n_sizes; i++) {
+        check_add_rmsnorm(&s, "residual 0.8B", 1024, odd_rows[i]);
+        check_add_rmsnorm(&s, "residual 9B", 4096, odd_rows[i]);
+        check_add_rmsnorm(&s, "residual 27B", 5120, odd_rows[i]); /* 5 quads a thread: one read back */
+    }
+    check_add_rmsnorm(&s, "odd width", 37, 7);
+    check_add_rmsnorm(&s, "odd width", 1001, 3); /* misaligned rows: the scalar loads */
     check_rmsnorm(&s, "odd width", 37, 7, 1);
     check_rmsnorm(&s, "odd width", 1000, 3, 1);
     check_rmsnorm(&s, "odd width", 1, 5, 1);

@@ -221,7 +221,16 @@ static void check_gates_norms(q35_suite *s)
     for (int64_t i = 0; i < n; i++)
         yy += y[i] * y[i];
     q35_case(s, fabs(yy - ss / (ss + 1e-6)) <= 1e-14, "l2norm: |y|^2 = ss / (ss + eps) (%.15f)", yy);
-    free(x), free(y), free(w);
+    /* the fused form: x + r into x, then the norm of that sum (r = x: the sum is 2x, the norm unchanged but for eps) */
+    double *x2 = malloc((size_t)n * sizeof(double)), *y2 = malloc((size_t)n * sizeof(double));
+    memcpy(x2, x, (size_t)n * sizeof(double));
+    q35_ref_add_rmsnorm(y2, x2, x, w, n, 0.0);
+    q35_ref_rmsnorm(y, x, w, n, 0.0);
+    bool same = true;
+    for (int64_t i = 0; i < n; i++)
+        same = same && x2[i] == 2.0 * x[i] && fabs(y2[i] - y[i]) <= 1e-15 * fabs(y[i]) + 1e-300;
+    q35_case(s, same, "add_rmsnorm: x + x into x (2x exactly), its norm that of x (eps 0)");
+    free(x), free(y), free(w), free(x2), free(y2);
 }
 
 /* ---- the projection: rows independent of the batch, threads irrelevant ------- */
