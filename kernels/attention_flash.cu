@@ -589,7 +589,7 @@ static constexpr flash_variant_entry flash_entry(const char *name)
     return {name, q35_flash_layout<V, 128>::bytes, q35_flash_layout<V, 96>::bytes, launch_variant<V>};
 }
 
-static const flash_variant_entry k_variants[] = {
+static constexpr flash_variant_entry k_variants[] = {
     flash_entry<q35_flash_base>("base"),
     flash_entry<q35_flash_kv64>("kv64"),
     flash_entry<q35_flash_async>("async"),
@@ -655,7 +655,15 @@ int q35_attention_flash_supported(int device, q35_attn_shape s, q35_error *why)
     return q35_attention_flash_variant_supported(Q35_FLASH_BASE_VARIANT, device, s, why);
 }
 
-#define FLASH_KV64_VARIANT 1 /* k_variants[1] */
+#define FLASH_KV64_VARIANT 1
+
+static constexpr bool same_name(const char *a, const char *b)
+{
+    return *a == *b && (*a == '\0' || same_name(a + 1, b + 1));
+}
+static_assert(same_name(k_variants[FLASH_KV64_VARIANT].name, "kv64") &&
+                  same_name(k_variants[Q35_FLASH_BASE_VARIANT].name, "base"),
+              "FLASH_KV64_VARIANT and Q35_FLASH_BASE_VARIANT index k_variants by name");
 
 int q35_attention_flash_default_variant(int device, q35_attn_shape s)
 {
