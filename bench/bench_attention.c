@@ -285,7 +285,7 @@ int main(int argc, char **argv)
     static const int64_t splits[] = {0, 1}, parts[] = {0, 1, 2, 3}, gemms[] = {1, 3};
     static int64_t variants[MAX_VARIANTS];
     static const char *variant_labels[MAX_VARIANTS];
-    char variant_names[400] = "";
+    char variant_names[400];
     const int n_variants = q35_attention_flash_variants() < MAX_VARIANTS ? q35_attention_flash_variants()
                                                                           : MAX_VARIANTS;
     int dev = 0;
@@ -295,10 +295,8 @@ int main(int argc, char **argv)
     for (int v = 0; v < n_variants; v++) {
         variants[v] = v;
         variant_labels[v] = q35_attention_flash_variant_name(v);
-        size_t at = strlen(variant_names);
-        snprintf(variant_names + at, sizeof variant_names - at, "%s%d = %s%s", v ? ", " : "", v,
-                 q35_attention_flash_variant_name(v), v == default_variant ? " (default here)" : "");
     }
+    q35_bench_flash_variant_names(variant_names, sizeof variant_names, default_variant);
     const q35_bench_axis model = {"model", models, 3}, ctx = {"ctx", contexts, 9};
     q35_bench_register("flash_chunk", bench_flash, (void *)&k_chunk,
                        (q35_bench_axis[]){model, ctx, {"split", splits, 2}, {"variant", variants, n_variants}}, 4);

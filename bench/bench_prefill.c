@@ -214,11 +214,8 @@ int main(int argc, char **argv)
     q35_bench_axis_labels("quant", k_quants, (int)(sizeof k_quants / sizeof k_quants[0]));
     q35_bench_axis_labels("attn", (const char *[]){"default", "f32", "flash"}, 3);
     q35_bench_axis_labels("gemm", (const char *[]){"default", "f32", "f16"}, 3);
-    char names[400] = "";
-    for (int v = 0; q35_attention_flash_variant_name(v); v++) {
-        const size_t at = strlen(names);
-        snprintf(names + at, sizeof names - at, "%s%d = %s", v ? ", " : "", v, q35_attention_flash_variant_name(v));
-    }
+    char names[400];
+    q35_bench_flash_variant_names(names, sizeof names, -1);
     q35_bench_context("flash_variants", names);
 
     /* per shape, its points in a row, so each (shape, quant) model is generated once */

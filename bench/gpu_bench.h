@@ -52,6 +52,10 @@ int q35_bench_gpu_init(int *argc, char **argv);
  * -1 (printed) on failure. */
 int q35_bench_gpu_init_blas(int *argc, char **argv, q35_blas *blas);
 
+/* The flash kernel's variants for a JSON context, "0 = base, 1 = kv64, ...",
+ * into buf; variant `mark` (or none: -1) followed by " (default here)". */
+void q35_bench_flash_variant_names(char *buf, size_t cap, int mark);
+
 /* Registers the ceilings as ordinary benchmarks: ceiling/copy/MiB:1024,
  * ceiling/sgemm/n:{4096,8192}, ceiling/hgemm/n:{4096,8192}. */
 void q35_bench_register_ceilings(void);
