@@ -4,7 +4,7 @@
 # with clang directly (add_custom_command, part of ALL) when a clang is found that
 # can link -fsanitize=fuzzer. That is probed here at configure time, so a missing
 # fuzzer runtime never breaks the build: without one a STATUS line says why and
-# nothing is registered.
+# the test fuzz_gguf is registered as skipped, with the reason.
 #
 # The ctest fuzz_gguf (label fuzz) fuzzes for Q35_FUZZ_SECONDS over a copy of the
 # seeds (data/fixtures/gguf-bad/*.gguf, data/fixtures/gguf-seed/valid.gguf) in
@@ -52,6 +52,7 @@ find_program(Q35_CLANG NAMES clang DOC "clang, to build the libFuzzer target fuz
 if(NOT Q35_CLANG)
   message(STATUS "fuzz_gguf: not built: no clang found (the C compiler, ${CMAKE_C_COMPILER_ID}, has no libFuzzer; "
                  "${q35_fuzz_install_hint})")
+  q35_skipped_test(fuzz_gguf fuzz "no clang found (${q35_fuzz_install_hint}; tools/deps.sh installs them)")
   return()
 endif()
 
@@ -73,6 +74,7 @@ if(NOT q35_fuzz_probe_rc EQUAL 0)
   endif()
   message(STATUS "fuzz_gguf: not built: ${Q35_CLANG} cannot link -fsanitize=fuzzer,address,undefined "
                  "(${q35_fuzz_probe_why}); ${q35_fuzz_install_hint}")
+  q35_skipped_test(fuzz_gguf fuzz "${Q35_CLANG} cannot link -fsanitize=fuzzer (${q35_fuzz_install_hint})")
   return()
 endif()
 

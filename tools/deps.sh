@@ -1,16 +1,23 @@
 #!/bin/sh
-# Installs what the build and the tests need and are missing, from Debian's
-# packages: cmake, ninja, a C/C++ compiler, clang with its fuzzer runtime, Google
-# Benchmark, gnuplot and jq (the plots, the merge of benchmark JSON); and
-# cuobjdump (the flash kernel's SASS check), which not every CUDA toolkit
-# carries, from PyPI's nvidia-cuda-cuobjdump wheel into ~/.cache/q35-tools. The CUDA toolkit (nvcc, cuBLAS) must already be there;
-# this script finds it under /usr/local/cuda when it is not on PATH.
-# Source it (. tools/deps.sh) so the PATH it finds stays set. With
-# Q35_NO_INSTALL=1 (a machine with no package registry, e.g. a lent GPU box) it
-# names what is missing and installs nothing: the parts that need it are skipped.
+# Installs what the build and the tests need and are missing, and fails, saying
+# what, when it cannot:
+#   - from Debian's packages (apt-get): cmake, ninja, a C/C++ compiler, clang
+#     with its fuzzer runtime (fuzz_gguf), Google Benchmark (the benchmarks and
+#     their shell tests), gnuplot and jq (the plots, the merge of benchmark
+#     JSON), python3 with pip;
+#   - from PyPI, pinned and hash-checked (tools/cuda-tools.txt): cuobjdump and
+#     nvdisasm, which the flash kernel's SASS check (kernels_flash_hmma) runs and
+#     not every CUDA toolkit carries, into ~/.cache/q35-tools/cuda-tools (only
+#     where the toolkit has no pair of its own).
+# The CUDA toolkit (nvcc, cuBLAS) must already be there; this script finds it
+# under /usr/local/cuda when it is not on PATH. Source it (. tools/deps.sh) so
+# the PATH it sets stays set. With Q35_NO_INSTALL=1 (a machine with no package
+# registry, e.g. a lent GPU box) it names what is missing and installs nothing:
+# the tests that need it are then skipped, each naming what it misses.
 need=""
 have() { command -v "$1" >/dev/null 2>&1; }
 pkg() { dpkg -s "$1" >/dev/null 2>&1; }
+deps_fail() { echo "deps: $*" >&2; }
 have cmake || need="$need cmake"
 have ninja || need="$need ninja-build"
 have gcc || need="$need gcc"
@@ -21,21 +28,30 @@ pkg libbenchmark-dev || need="$need libbenchmark-dev"
 have gnuplot || need="$need gnuplot-nox"
 have jq || need="$need jq"
 have python3 || need="$need python3"
-q35_tools="$HOME/.cache/q35-tools"
-# Puts the first cuobjdump found (PATH, the CUDA toolkit, the wheel) on PATH.
-find_cuobjdump() {
-    have cuobjdump && return 0
-    for d in /usr/local/cuda/bin /usr/local/cuda-*/bin "$q35_tools"/nvidia/cu*/bin "$q35_tools"/nvidia/cuda_cuobjdump/bin; do
-        [ -x "$d/cuobjdump" ] && PATH="$PATH:$d" && export PATH && return 0
+python3 -m pip --version >/dev/null 2>&1 || need="$need python3-pip"
+if ! have nvcc; then
+    for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
+        [ -x "$d/nvcc" ] && PATH="$d:$PATH" && export PATH && break
     done
-    return 1
-}
-if ! find_cuobjdump; then
-    have python3 || need="$need python3"
-    python3 -m pip --version >/dev/null 2>&1 || need="$need python3-pip"
 fi
+have nvcc || { deps_fail "the CUDA toolkit (nvcc) is required and was not found on PATH or in /usr/local/cuda"
+               return 1 2>/dev/null || exit 1; }
+
+# cuobjdump and nvdisasm as a pair: the toolkit's where it has both, else the
+# pinned wheels (a copy installed under another pin is replaced). The SASS check
+# looks in the same places (parity/flash_sass.cmake).
+q35_tools="${XDG_CACHE_HOME:-$HOME/.cache}/q35-tools/cuda-tools"
+pair_in() { [ -x "$1/cuobjdump" ] && [ -x "$1/nvdisasm" ]; }
+sass_needed=1
+for d in "$(dirname "$(command -v nvcc)")" /usr/local/cuda/bin; do
+    if pair_in "$d"; then sass_needed=0; fi
+done
+if pair_in "$q35_tools/nvidia/cu13/bin" && cmp -s tools/cuda-tools.txt "$q35_tools/cuda-tools.txt"; then
+    sass_needed=0
+fi
+
 if [ -n "$need" ] && [ "${Q35_NO_INSTALL:-0}" = 1 ]; then
-    echo "deps: missing:$need (Q35_NO_INSTALL=1: not installing; what needs them is skipped)"
+    echo "deps: missing:$need (Q35_NO_INSTALL=1: not installing; the tests that need them are skipped)"
     need=""
 fi
 if [ -n "$need" ]; then
@@ -43,18 +59,17 @@ if [ -n "$need" ]; then
     sudo=""
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $need >/dev/null ||
-        { echo "deps: apt-get install$need failed" >&2; return 1 2>/dev/null || exit 1; }
+        { deps_fail "apt-get install$need failed"; return 1 2>/dev/null || exit 1; }
 fi
-if ! have nvcc; then
-    for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do
-        [ -x "$d/nvcc" ] && PATH="$d:$PATH" && export PATH && break
-    done
-fi
-have nvcc || { echo "deps: the CUDA toolkit (nvcc) is required and was not found on PATH or in /usr/local/cuda" >&2;
-               return 1 2>/dev/null || exit 1; }
-if ! find_cuobjdump && [ "${Q35_NO_INSTALL:-0}" != 1 ]; then
-    echo "deps: installing cuobjdump (PyPI nvidia-cuda-cuobjdump) into $q35_tools"
-    python3 -m pip install --quiet --disable-pip-version-check --target "$q35_tools" nvidia-cuda-cuobjdump &&
-        find_cuobjdump ||
-        echo "deps: could not install cuobjdump: the test kernels_flash_hmma will fail" >&2
+if [ $sass_needed = 1 ] && [ "${Q35_NO_INSTALL:-0}" = 1 ]; then
+    echo "deps: missing: cuobjdump and nvdisasm (Q35_NO_INSTALL=1: not installing tools/cuda-tools.txt; kernels_flash_hmma is skipped)"
+elif [ $sass_needed = 1 ]; then
+    echo "deps: installing cuobjdump and nvdisasm (tools/cuda-tools.txt, hash-checked) into $q35_tools"
+    rm -rf "$q35_tools" &&
+        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --require-hashes \
+            --target "$q35_tools" -r tools/cuda-tools.txt &&
+        cp tools/cuda-tools.txt "$q35_tools/cuda-tools.txt" && pair_in "$q35_tools/nvidia/cu13/bin" ||
+        { deps_fail "could not install tools/cuda-tools.txt into $q35_tools (pip needs PyPI): the SASS check" \
+                    "kernels_flash_hmma needs cuobjdump and nvdisasm; Q35_NO_INSTALL=1 skips it instead"
+          return 1 2>/dev/null || exit 1; }
 fi
