@@ -1,11 +1,13 @@
 /* Benchmarks of the DeltaNet and pointwise units at the real shapes: the delta
- * rule scan (the 9B-shape target: <= 1.0 ms per layer over 4096 rows), conv1d,
+ * rule, by the scan and by the chunked form beside it, conv1d,
  * the norms (the residual add + RMSNorm as two launches and fused); and the
  * device-to-device copy as the bandwidth ceiling. Each reports
  * time, FLOP/s and bytes/s counted from the shape. */
 #include "bench/gpu_bench.h"
 #include "kernels/conv1d.h"
+#include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
+#include "kernels/l2norm.h"
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
 
@@ -21,26 +23,46 @@ typedef struct model_dims {
 
 static const model_dims k_models[] = {{"0.8B", 1024, 16, 16}, {"9B", 4096, 16, 32}, {"27B", 5120, 16, 48}};
 
-struct scan_ctx {
+struct delta_ctx {
     float *o, *S, *rows, *g, *beta;
     int64_t stride, T;
     q35_delta_dims d;
-    int variant;
+    int variant;    /* the scan's or the chunked form's */
+    int chunked;    /* 1: the chunked form */
+    void *ws;       /* the chunked form's workspace */
+    size_t ws_bytes;
 };
 
 static int scan_launch(void *p, q35_error *err)
 {
-    struct scan_ctx *c = p;
+    struct delta_ctx *c = p;
     const int64_t kd = (int64_t)c->d.hk * c->d.dk;
     return q35_delta_rule_scan_variant(c->variant, c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd,
                                        c->rows + 2 * kd, c->stride, c->g, c->beta, c->T, c->d, NULL, err);
 }
 
-static void bench_scan(q35_bench_state *st, void *unused)
+static int chunk_launch(void *p, q35_error *err)
 {
-    (void)unused;
+    struct delta_ctx *c = p;
+    const int64_t kd = (int64_t)c->d.hk * c->d.dk;
+    return q35_delta_chunk_variant(c->variant, c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd,
+                                   c->rows + 2 * kd, c->stride, c->g, c->beta, c->T, c->d, c->ws, c->ws_bytes, NULL,
+                                   err);
+}
+
+/* The delta rule over T rows of a model's DeltaNet heads, by a variant of the
+ * scan or of the chunked form: q and k heads of unit norm, a decay and a gain
+ * in range (the state stays finite). FLOP: the scan's 7 per token and state
+ * element (decay 1, S.k 2, update 2, S.q 2); the chunked form's per chunk of C =
+ * 64 and value head, 2 x (2 C^2 dk [k.k, q.k] + C^3 / 3 [T] + C^2 (dk + dv) [W, U]
+ * + 3 C dk dv [D, Q S^T, the state] + C^2 dv [P D]). Bytes: what either must
+ * move (q, k, v, g, beta in, o out, the state in and out), not the chunked
+ * form's workspace. */
+static void bench_delta(q35_bench_state *st, int chunked, int variant)
+{
     const model_dims *m = &k_models[q35_bench_arg(st, 0)];
-    struct scan_ctx c = {.T = q35_bench_arg(st, 1), .d = {m->hk, m->hv, 128, 128}, .variant = (int)q35_bench_arg(st, 2)};
+    q35_error err = {{0}};
+    struct delta_ctx c = {.T = q35_bench_arg(st, 1), .d = {m->hk, m->hv, 128, 128}, .variant = variant, .chunked = chunked};
     const int64_t vd = (int64_t)m->hv * 128, ns = vd * 128;
     c.stride = 2 * (int64_t)m->hk * 128 + vd;
     c.rows = q35_bench_alloc((size_t)(c.T * c.stride) * 4);
@@ -48,14 +70,40 @@ static void bench_scan(q35_bench_state *st, void *unused)
     c.S = q35_bench_alloc((size_t)ns * 4);
     c.g = q35_bench_alloc((size_t)(c.T * m->hv) * 4);
     c.beta = q35_bench_alloc((size_t)(c.T * m->hv) * 4);
-    q35_bench_fill(c.g, (size_t)(c.T * m->hv), -0.1f); /* a decay and a gain in range: the state stays finite */
+    q35_bench_fill(c.g, (size_t)(c.T * m->hv), -0.1f);
     q35_bench_fill(c.beta, (size_t)(c.T * m->hv), 0.5f);
-    q35_bench_time(st, scan_launch, &c);
-    /* per token and state element: decay (1), S.k (2), update (2), S.q (2) */
-    q35_bench_rate(st, "FLOP", 7.0 * (double)ns * (double)c.T);
-    q35_bench_rate(st, "bytes", 4.0 * ((double)c.T * (2.0 * m->hk * 128 + 2.0 * vd + 2.0 * m->hv) + 2.0 * ns));
+    if (chunked) {
+        c.ws_bytes = q35_delta_chunk_workspace_bytes(c.T, c.d);
+        c.ws = q35_bench_alloc(c.ws_bytes);
+    }
+    if (q35_l2norm_rows(c.rows, 128, 2 * m->hk, c.T, c.stride, 1e-6f, NULL, &err))
+        q35_bench_skip(st, err.msg);
+    else
+        q35_bench_time(st, chunked ? chunk_launch : scan_launch, &c);
+    const double C = Q35_DELTA_CHUNK, dk = 128, dv = 128, chunks = (double)((c.T + 63) / 64) * m->hv;
+    q35_bench_rate(st, "FLOP",
+                   chunked ? 2.0 * chunks * (2 * C * C * dk + C * C * C / 3 + C * C * (dk + dv) + 3 * C * dk * dv +
+                                                 C * C * dv)
+                               : 7.0 * (double)ns * (double)c.T);
+    const double bytes = 4.0 * ((double)c.T * (2.0 * m->hk * 128 + 2.0 * vd + 2.0 * m->hv) + 2.0 * ns);
+    q35_bench_rate(st, "bytes", bytes);
+    q35_bench_pct_of(st, Q35_CEILING_COPY, bytes);
     q35_bench_rate(st, "tokens", (double)c.T);
     q35_bench_free(c.rows), q35_bench_free(c.o), q35_bench_free(c.S), q35_bench_free(c.g), q35_bench_free(c.beta);
+    if (c.ws)
+        q35_bench_free(c.ws);
+}
+
+static void bench_scan(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    bench_delta(st, 0, (int)q35_bench_arg(st, 2));
+}
+
+static void bench_chunk(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    bench_delta(st, 1, (int)q35_bench_arg(st, 2));
 }
 
 struct conv_ctx {
@@ -177,7 +225,21 @@ int main(int argc, char **argv)
     }
     const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}, {"variant", variants, Q35_DELTA_VARIANTS}};
     q35_bench_register("ceiling/d2d_copy", bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
-    q35_bench_register("delta_rule_scan", bench_scan, NULL, scan_axes, 3);
+    static const int64_t delta_rows[] = {64, 512, 1024, 2048, 4096, 8192, 16384};
+    const q35_bench_axis delta_axes[] = {{"model", models, 3}, {"rows", delta_rows, 7}, scan_axes[2]};
+    q35_bench_register("delta_rule_scan", bench_scan, NULL, delta_axes, 3);
+    static int64_t chunk_variants[8];
+    char chunk_names[256] = "";
+    const int n_chunk = q35_delta_chunk_variant_count();
+    for (int v = 0; v < n_chunk && v < 8; v++) {
+        chunk_variants[v] = v;
+        const size_t used = strlen(chunk_names);
+        snprintf(chunk_names + used, sizeof chunk_names - used, "%s%d = %s", v ? ", " : "", v,
+                 q35_delta_chunk_variant_name(v));
+    }
+    q35_bench_register("delta_chunk", bench_chunk, NULL,
+                       (q35_bench_axis[]){delta_axes[0], delta_axes[1], {"variant", chunk_variants, n_chunk}}, 3);
+    q35_bench_context("delta_chunk_variants", chunk_names);
     q35_bench_register("conv1d_silu_rows", bench_conv, NULL, scan_axes, 2);
     q35_bench_register("rmsnorm_rows", bench_rmsnorm, NULL, scan_axes, 2);
     static const int64_t fused[] = {0, 1};

@@ -1,6 +1,6 @@
 /* The pieces the flash attention kernel (kernels/attention_flash.cu) is built
- * from: mma.sync m16n8k16 and ldmatrix through inline PTX, the swizzled f16
- * row layout, cp.async, named barriers, and the K/V feed: units of 16 cache
+ * from, past the PTX of kernels/mma.cuh: the swizzled f16 row layout of its
+ * 256-wide tiles, and the K/V feed: units of 16 cache
  * rows of 256 f32 values reach shared memory as f16 in one of two stagings,
  *   q35_flash_regs    LDG into registers, convert, store: DEPTH units in
  *                     flight, 8 floats a 32-byte chunk, 512 / THREADS chunks
@@ -14,6 +14,8 @@
 #ifndef Q35_KERNELS_FLASH_FRAG_CUH
 #define Q35_KERNELS_FLASH_FRAG_CUH
 
+#include "kernels/mma.cuh"
+
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -25,102 +27,11 @@
 #define Q35_FLASH_UNIT_BYTES (Q35_FLASH_UNIT * Q35_FLASH_HD * 4)  /* its f32 bytes: one ring slot */
 
 /* Byte offset of 16-byte chunk c of row `row` in a swizzled [rows][256] f16
- * array: chunk c sits at c ^ (row % 8), so the 8 rows an ldmatrix phase reads,
- * and the 8 chunks a store phase writes, fall in 8 different bank groups. A
- * step of whole 8-chunk groups (128 bytes) or of 8 rows commutes with it. */
+ * array (kernels/mma.cuh): a step of whole 8-chunk groups (128 bytes) or of 8
+ * rows commutes with it. */
 __device__ __forceinline__ uint32_t q35_swz(int row, int c)
 {
-    return (uint32_t)(row * Q35_FLASH_ROW_BYTES + ((c ^ (row & 7)) << 4));
-}
-
-__device__ __forceinline__ void q35_ldsm_x4(uint32_t (&r)[4], uint32_t addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-
-__device__ __forceinline__ void q35_ldsm_x4_trans(uint32_t (&r)[4], uint32_t addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-}
-
-/* d += a b, m16n8k16, f16 inputs, f32 accumulators. */
-__device__ __forceinline__ void q35_mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                 "{%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t q35_pack_half2(float lo, float hi)
-{
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *(const uint32_t *)&h;
-}
-
-__device__ __forceinline__ void q35_st_shared_v4(uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
-{
-    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d));
-}
-
-__device__ __forceinline__ void q35_st_shared_b32(uint32_t addr, uint32_t a)
-{
-    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(a));
-}
-
-__device__ __forceinline__ void q35_st_shared_f32(uint32_t addr, float a)
-{
-    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(a));
-}
-
-__device__ __forceinline__ float q35_ld_shared_f32(uint32_t addr)
-{
-    float v;
-    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
-    return v;
-}
-
-__device__ __forceinline__ float4 q35_ld_shared_f4(uint32_t addr)
-{
-    float4 v;
-    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr));
-    return v;
-}
-
-/* Stores 8 floats (a, b) rounded to f16 as one 16-byte chunk. */
-__device__ __forceinline__ void q35_st_shared_f16x8(uint32_t addr, float4 a, float4 b)
-{
-    q35_st_shared_v4(addr, q35_pack_half2(a.x, a.y), q35_pack_half2(a.z, a.w), q35_pack_half2(b.x, b.y),
-                     q35_pack_half2(b.z, b.w));
-}
-
-/* 16 bytes global -> shared, L2 only; the bytes past src_bytes (0 or 16) are zeros. */
-__device__ __forceinline__ void q35_cp_async16(uint32_t dst, const void *src, int src_bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-
-__device__ __forceinline__ void q35_cp_async_commit(void)
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-/* Waits until at most N of this thread's committed groups are pending. */
-template <int N>
-__device__ __forceinline__ void q35_cp_async_wait(void)
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-/* A barrier of `threads` threads (whole warps) on hardware barrier id (1..15;
- * 0 is __syncthreads'). */
-__device__ __forceinline__ void q35_bar_sync(int id, int threads)
-{
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+    return q35_swz_rows<Q35_FLASH_HD / 8>(row, c);
 }
 
 /* Staging through registers: DEPTH buffers of a unit's chunks (chunk index
