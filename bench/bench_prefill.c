@@ -1,9 +1,12 @@
 /* The whole-model benchmarks (bench/results/SCHEMA.md, "The prefill sweep"):
  *
- *   prefill/shape/quant/attn/gemm/chunk/len   one prefill of `len` random tokens
- *                      from an empty state on the CUDA model (model/cuda_model.h),
- *                      full layer count, generated in memory; tokens/s and the
- *                      seconds per phase (projections, scan, attention, other);
+ *   prefill/shape/quant/gemm/attn/chunk/len[/delta]   one prefill of `len` random
+ *                      tokens from an empty state on the CUDA model
+ *                      (model/cuda_model.h), full layer count, generated in
+ *                      memory; tokens/s and the seconds per phase (projections,
+ *                      scan, attention, other); the delta rule the model's pick
+ *                      for the GEMM (chunked on f16, the scan on f32) unless
+ *                      the point names it (value delta_chunked: 1 or 0);
  *   decode/shape/quant/ctx                    one decode step at about `ctx`
  *                      positions (ctx .. ctx + DECODE_SPAN - 1: the cache grows as
  *                      steps run and is refilled when full, untimed).
@@ -12,6 +15,8 @@
  *   paths   shape {0.8b, 9b, 27b} x q4_k x GEMM {f32, f16} x attention {f32,
  *           flash} x chunk Q35_CHUNK_ROWS_DISCRETE (2048) x len {512, 4096, 16384,
  *           65536, 131072};
+ *   delta   9b x q4_k x f16 x flash x chunk 2048 x len {512, 4096, 16384} x
+ *           delta {scan, chunked};
  *   chunks  9b x q4_k x f16 x attention {f32, flash} x chunk {64 .. 4096} x len 4096;
  *   quants  9b x {q6_k, q8_0, f16} x f16 x f32 x chunk 2048 x len 4096;
  *   decode  shape {0.8b, 9b, 27b} x q4_k x ctx {512, 4096, 16384};
@@ -108,9 +113,10 @@ static void *skip_err(q35_bench_state *st, const char *what, const q35_error *er
     return NULL;
 }
 
-static void bench_prefill(q35_bench_state *st, void *unused)
+/* One prefill point; delta DEFAULT: the model's pick for the point's GEMM
+ * (chunked on f16, the scan on f32). */
+static void prefill_point(q35_bench_state *st, q35_delta_path delta)
 {
-    (void)unused;
     q35_cuda_model *cm = model_for(st, (int)q35_bench_arg(st, AX_SHAPE), (int)q35_bench_arg(st, AX_QUANT));
     if (!cm)
         return;
@@ -120,6 +126,7 @@ static void bench_prefill(q35_bench_state *st, void *unused)
     p.attention = (q35_attn_path)q35_bench_arg(st, 3);
     p.chunk_rows = q35_bench_arg(st, 4);
     p.deterministic = false;
+    p.delta = delta != Q35_DELTA_DEFAULT ? delta : p.gemm == Q35_GEMM_F16 ? Q35_DELTA_CHUNKED : Q35_DELTA_SCAN;
     q35_error err = {{0}};
     q35_cuda_state *state = NULL;
     int32_t *tokens = random_tokens(len, q35_cuda_model_hparams(cm)->n_vocab);
@@ -158,9 +165,23 @@ static void bench_prefill(q35_bench_state *st, void *unused)
     q35_bench_phases(st, &times, 1);
     if (p.attention == Q35_ATTN_FLASH)
         q35_bench_value(st, "flash_variant", q35_cuda_model_paths(cm)->flash_variant);
+    q35_bench_value(st, "delta_chunked", p.delta == Q35_DELTA_CHUNKED);
 out:
     q35_cuda_state_free(state);
     free(tokens);
+}
+
+static void bench_prefill(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    prefill_point(st, Q35_DELTA_DEFAULT);
+}
+
+/* The points with a delta axis (the 7th). */
+static void bench_prefill_delta(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    prefill_point(st, (q35_delta_path)q35_bench_arg(st, 6));
 }
 
 static void bench_decode(q35_bench_state *st, void *unused)
@@ -214,6 +235,7 @@ int main(int argc, char **argv)
     q35_bench_axis_labels("quant", k_quants, (int)(sizeof k_quants / sizeof k_quants[0]));
     q35_bench_axis_labels("attn", (const char *[]){"default", "f32", "flash"}, 3);
     q35_bench_axis_labels("gemm", (const char *[]){"default", "f32", "f16"}, 3);
+    q35_bench_axis_labels("delta", (const char *[]){"default", "scan", "chunked"}, 3);
     char names[400];
     q35_bench_flash_variant_names(names, sizeof names, -1);
     q35_bench_context("flash_variants", names);
@@ -245,6 +267,13 @@ int main(int argc, char **argv)
         q35_bench_register("decode", bench_decode, NULL, (q35_bench_axis[]){shape, quant, {"ctx", ctxs, 3}}, 3);
         if (shapes_run[i] != SHAPE_9B)
             continue;
+        /* the delta rule both ways on the fast path */
+        static const int64_t deltas[] = {Q35_DELTA_SCAN, Q35_DELTA_CHUNKED}, flash[] = {Q35_ATTN_FLASH};
+        static const int64_t delta_lens[] = {512, 4096, 16384};
+        q35_bench_register("prefill", bench_prefill_delta, NULL,
+                           (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", flash, 1}, {"chunk", cdef, 1},
+                                              {"len", delta_lens, 3}, {"delta", deltas, 2}},
+                           7);
         /* chunk rows (the default is in the paths set), then the other quant types */
         q35_bench_register("prefill", bench_prefill, NULL,
                            (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", attns, 2}, {"chunk", chunks, 6},

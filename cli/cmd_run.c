@@ -34,6 +34,7 @@ static const char *const k_help =
     "  --device N        CUDA device (Q35_DEVICE, default 0)\n"
     "  --attention A     f32 | flash (Q35_PREFILL_ATTENTION; default f32 while it fits, flash past it)\n"
     "  --gemm G          f32 | f16 (Q35_PREFILL_GEMM; default f32)\n"
+    "  --delta D         scan | chunked (Q35_PREFILL_DELTA; default chunked on GEMM f16, scan on f32)\n"
     "  --deterministic   batch-invariant projections and attention (Q35_DETERMINISTIC=1)\n"
     "  --scores-budget B bytes of f32 attention scores per pass (Q35_ATTN_SCORES_BUDGET; 1 GiB)\n"
     "  --free-cap MIB    plan as if the device had at most this much free memory\n"
@@ -86,17 +87,20 @@ static int parse(int argc, char **argv, run_args *a)
             if (cli_int(o, v, 0, 1024, &n))
                 return 2;
             a->cuda.device = (int)n;
-        } else if (strcmp(o, "--attention") == 0 || strcmp(o, "--gemm") == 0) {
-            const bool attn = strcmp(o, "--attention") == 0;
-            const char *first = "f32", *second = attn ? "flash" : "f16";
+        } else if (strcmp(o, "--attention") == 0 || strcmp(o, "--gemm") == 0 || strcmp(o, "--delta") == 0) {
+            const bool attn = strcmp(o, "--attention") == 0, delta = strcmp(o, "--delta") == 0;
+            const char *first = delta ? "scan" : "f32", *second = attn ? "flash" : delta ? "chunked" : "f16";
             if (strcmp(v, first) != 0 && strcmp(v, second) != 0) {
                 fprintf(stderr, "q35 run: %s wants %s or %s, got '%s'\n", o, first, second, v);
                 return 2;
             }
+            const bool is_first = strcmp(v, first) == 0;
             if (attn)
-                a->cuda.attention = strcmp(v, "f32") == 0 ? Q35_ATTN_F32 : Q35_ATTN_FLASH;
+                a->cuda.attention = is_first ? Q35_ATTN_F32 : Q35_ATTN_FLASH;
+            else if (delta)
+                a->cuda.delta = is_first ? Q35_DELTA_SCAN : Q35_DELTA_CHUNKED;
             else
-                a->cuda.gemm = strcmp(v, "f32") == 0 ? Q35_GEMM_F32 : Q35_GEMM_F16;
+                a->cuda.gemm = is_first ? Q35_GEMM_F32 : Q35_GEMM_F16;
         } else if (strcmp(o, "--scores-budget") == 0) {
             if (cli_int(o, v, 1, INT64_MAX, &n))
                 return 2;

@@ -1,6 +1,8 @@
 /* The capacity plan (capacity.h): sums of bytes, first fit over candidates. */
 #include "capacity.h"
 
+#include "kernels/delta_chunk.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +15,11 @@ const char *q35_attn_path_name(q35_attn_path a)
 const char *q35_gemm_path_name(q35_gemm_path g)
 {
     return g == Q35_GEMM_F32 ? "f32" : g == Q35_GEMM_F16 ? "f16" : "default";
+}
+
+const char *q35_delta_path_name(q35_delta_path d)
+{
+    return d == Q35_DELTA_SCAN ? "scan" : d == Q35_DELTA_CHUNKED ? "chunked" : "default";
 }
 
 uint64_t q35_align_bytes(uint64_t bytes)
@@ -151,7 +158,8 @@ int64_t q35_chunk_buf_floats(const q35_hparams *hp, q35_chunk_buf b)
 }
 
 q35_workspace q35_workspace_of(const q35_hparams *hp, const q35_weight_bytes *w, int64_t chunk_rows, int64_t seq,
-                               q35_attn_path attention, q35_gemm_path gemm, bool deterministic, size_t scores_budget)
+                               q35_attn_path attention, q35_gemm_path gemm, q35_delta_path delta, bool deterministic,
+                               size_t scores_budget)
 {
     q35_workspace ws = {.rows = chunk_rows < seq ? chunk_rows : seq};
     if (ws.rows < 1)
@@ -174,9 +182,13 @@ q35_workspace q35_workspace_of(const q35_hparams *hp, const q35_weight_bytes *w,
         ws.dequant = q35_align_bytes((uint64_t)w->largest_proj * 4u);
     if (!deterministic && gemm == Q35_GEMM_F16)
         ws.f16_act = q35_align_bytes((uint64_t)(ws.rows * w->widest_input) * 2u);
+    if (!deterministic && delta == Q35_DELTA_CHUNKED && hp->n_delta > 0) {
+        const q35_delta_dims d = {.hk = hp->ssm_hk, .hv = hp->ssm_hv, .dk = hp->ssm_dk, .dv = hp->ssm_dv};
+        ws.delta = q35_align_bytes((uint64_t)q35_delta_chunk_workspace_bytes(ws.rows, d));
+    }
     ws.ids = q35_align_bytes((uint64_t)seq * 4u);
     ws.tail = q35_align_bytes((uint64_t)hp->n_embd * 4u) + q35_align_bytes((uint64_t)hp->n_vocab * 4u);
-    ws.total = ws.chunk + ws.scores + ws.dequant + ws.f16_act + ws.ids + ws.tail;
+    ws.total = ws.chunk + ws.scores + ws.dequant + ws.f16_act + ws.delta + ws.ids + ws.tail;
     return ws;
 }
 
@@ -187,7 +199,7 @@ q35_capacity_terms q35_capacity_terms_of(const q35_capacity_request *r, q35_attn
     const uint64_t kv_dim = (uint64_t)hp->n_head_kv * (uint64_t)hp->head_dim;
     const uint64_t per_delta = (uint64_t)hp->conv_dim * (uint64_t)(hp->conv_kernel - 1) +
                                (uint64_t)hp->ssm_hv * (uint64_t)hp->ssm_dv * (uint64_t)hp->ssm_dk;
-    *ws = q35_workspace_of(hp, &r->weights, chunk_rows, r->seq, attention, r->gemm, r->deterministic,
+    *ws = q35_workspace_of(hp, &r->weights, chunk_rows, r->seq, attention, r->gemm, r->delta, r->deterministic,
                            r->scores_budget);
     q35_capacity_terms t = {
         .weights = r->weights.uploaded,

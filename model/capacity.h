@@ -15,7 +15,9 @@
  *                clamped to [1, rows] by the scores budget), the f32 dequant
  *                scratch (4 * the largest projection's n * k), the f16
  *                activation scratch (2 * rows * the widest projection input),
- *                the token ids (4 * seq) and the tail (4 * (H + vocab))
+ *                the chunked delta rule's workspace (kernels/delta_chunk.h,
+ *                for rows rows), the token ids (4 * seq) and the tail
+ *                (4 * (H + vocab))
  *   overhead     Q35_CAPACITY_OVERHEAD: cuBLAS workspaces, modules, rounding
  *
  * against the device's free memory. The candidates (chunk rows outer, attention
@@ -43,8 +45,14 @@ typedef enum q35_attn_path { Q35_ATTN_DEFAULT = 0, Q35_ATTN_F32 = 1, Q35_ATTN_FL
  * load) x f16-rounded activations with f32 accumulation. */
 typedef enum q35_gemm_path { Q35_GEMM_DEFAULT = 0, Q35_GEMM_F32 = 1, Q35_GEMM_F16 = 2 } q35_gemm_path;
 
+/* The prefill's gated delta rule: the token-sequential scan (f32, bitwise its
+ * per-token steps) or the chunked form on tensor cores (kernels/delta_chunk.h:
+ * f16 operands, f32 state; its own workspace). */
+typedef enum q35_delta_path { Q35_DELTA_DEFAULT = 0, Q35_DELTA_SCAN = 1, Q35_DELTA_CHUNKED = 2 } q35_delta_path;
+
 const char *q35_attn_path_name(q35_attn_path a); /* "f32", "flash", "default" */
 const char *q35_gemm_path_name(q35_gemm_path g); /* "f32", "f16", "default" */
+const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "default" */
 
 #define Q35_MIB ((uint64_t)1 << 20)
 #define Q35_GIB ((uint64_t)1 << 30)
@@ -101,6 +109,7 @@ typedef struct q35_workspace {
     uint64_t scores;    /* f32 attention scores */
     uint64_t dequant;   /* f32 dequant scratch */
     uint64_t f16_act;   /* f16 activation scratch */
+    uint64_t delta;     /* the chunked delta rule's workspace */
     uint64_t ids;       /* token ids */
     uint64_t tail;      /* normed row and logits */
     uint64_t total;     /* the sum, each term aligned */
@@ -108,9 +117,11 @@ typedef struct q35_workspace {
 
 /* rows = min(chunk_rows, seq). f32 scores only when attention is F32 and not
  * deterministic; the dequant scratch only on GEMM F32, the f16 scratch only on
- * GEMM F16, neither when deterministic. */
+ * GEMM F16, neither when deterministic; the delta workspace only on DELTA
+ * CHUNKED (and not deterministic). */
 q35_workspace q35_workspace_of(const q35_hparams *hp, const q35_weight_bytes *w, int64_t chunk_rows, int64_t seq,
-                               q35_attn_path attention, q35_gemm_path gemm, bool deterministic, size_t scores_budget);
+                               q35_attn_path attention, q35_gemm_path gemm, q35_delta_path delta, bool deterministic,
+                               size_t scores_budget);
 
 /* What the plan is asked. */
 typedef struct q35_capacity_request {
@@ -118,6 +129,7 @@ typedef struct q35_capacity_request {
     q35_weight_bytes weights;
     int64_t seq;                       /* positions a request holds */
     q35_gemm_path gemm;                /* F32 or F16 (then the f16 set is counted) */
+    q35_delta_path delta;              /* SCAN or CHUNKED (then its workspace is counted) */
     bool deterministic;
     size_t scores_budget;              /* bytes of one pass of one KV group's scores */
     uint64_t free_bytes;               /* the device's free memory */

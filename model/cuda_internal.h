@@ -78,6 +78,7 @@ struct q35_cuda_model {
     float *buf[Q35_BUF_COUNT];       /* [ws.rows][q35_chunk_buf_floats] each */
     float *scores, *dequant;
     uint16_t *f16_act;
+    void *delta_ws;                  /* the chunked delta rule's workspace (ws.delta bytes) */
     int32_t *ids;                    /* the call's token ids */
     float *tail_row, *logits;        /* [H], [vocab] */
     q35_timer timer;

@@ -12,6 +12,7 @@
 #include "cuda_internal.h"
 
 #include "kernels/conv1d.h"
+#include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
 #include "kernels/gated_rmsnorm.h"
 #include "kernels/gates.h"
@@ -184,12 +185,20 @@ static int delta_rule(q35_run *r, float *S)
     const q35_delta_dims d = {.hk = hp->ssm_hk, .hv = hp->ssm_hv, .dk = hp->ssm_dk, .dv = hp->ssm_dv};
     const int64_t kd = (int64_t)hp->ssm_hk * hp->ssm_dk;
     const float *q = BUF(r, CONV_OUT), *k = q + kd, *v = q + 2 * kd;
-    q35_op_begin(r, Q35_OP_DELTA, "delta_rule");
-    if (r->per_token)
+    const int64_t ldo = (int64_t)hp->ssm_hv * hp->ssm_dv;
+    if (r->per_token) {
+        q35_op_begin(r, Q35_OP_DELTA, "delta_rule");
         return q35_op_end(r, q35_delta_rule_step(BUF(r, O), S, q, k, v, BUF(r, G), BUF(r, BETA), d, r->cm->stream,
                                                  r->err));
-    return q35_op_end(r, q35_delta_rule_scan(BUF(r, O), (int64_t)hp->ssm_hv * hp->ssm_dv, S, q, k, v, hp->conv_dim,
-                                             BUF(r, G), BUF(r, BETA), r->T, d, r->cm->stream, r->err));
+    }
+    if (r->cm->paths.delta == Q35_DELTA_CHUNKED) {
+        q35_op_begin(r, Q35_OP_DELTA, "delta_chunk");
+        return q35_op_end(r, q35_delta_chunk(BUF(r, O), ldo, S, q, k, v, hp->conv_dim, BUF(r, G), BUF(r, BETA), r->T,
+                                             d, r->cm->delta_ws, (size_t)r->cm->ws.delta, r->cm->stream, r->err));
+    }
+    q35_op_begin(r, Q35_OP_DELTA, "delta_rule");
+    return q35_op_end(r, q35_delta_rule_scan(BUF(r, O), ldo, S, q, k, v, hp->conv_dim, BUF(r, G), BUF(r, BETA), r->T, d,
+                                             r->cm->stream, r->err));
 }
 
 /* o <- rmsnorm(o per head, ssm_norm) * silu(z), in place */

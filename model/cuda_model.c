@@ -95,7 +95,8 @@ static int make_plan(q35_cuda_model *cm, const q35_path_choice *c, q35_gemm_path
                      q35_error *err)
 {
     const q35_capacity_request r = {
-        .hp = &cm->hp, .weights = cm->wbytes, .seq = c->max_seq, .gemm = gemm, .deterministic = c->deterministic,
+        .hp = &cm->hp, .weights = cm->wbytes, .seq = c->max_seq, .gemm = gemm,
+        .delta = q35_paths_delta_for(c, gemm), .deterministic = c->deterministic,
         .scores_budget = c->scores_budget, .free_bytes = cm->info.free_bytes, .attention = c->attention,
         .n_attention = c->n_attention, .chunk_rows = c->chunk_rows, .n_chunk_rows = c->n_chunk_rows,
     };
@@ -149,7 +150,8 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     }
     if (make_plan(cm, c, gemm, &in->plan, err))
         return q35_fail_context(err, "cuda model on %s (device %d)", in->device_name, in->device);
-    cm->paths = (q35_cuda_paths){.attention = in->plan.attention, .gemm = gemm, .chunk_rows = in->plan.chunk_rows,
+    cm->paths = (q35_cuda_paths){.attention = in->plan.attention, .gemm = gemm, .delta = q35_paths_delta_for(c, gemm),
+                                 .chunk_rows = in->plan.chunk_rows,
                                  .deterministic = c->deterministic, .scores_budget = c->scores_budget,
                                  .flash_variant = flash_variant(cm, c->flash_variant)};
     char line[512];
@@ -369,25 +371,26 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 int q35_workspace_ensure(q35_cuda_model *cm, int64_t rows, int64_t seq, q35_error *err)
 {
     const q35_cuda_paths *p = &cm->paths;
-    q35_workspace want = q35_workspace_of(&cm->hp, &cm->wbytes, rows, seq, p->attention, p->gemm, p->deterministic,
-                                          p->scores_budget);
+    q35_workspace want = q35_workspace_of(&cm->hp, &cm->wbytes, rows, seq, p->attention, p->gemm, p->delta,
+                                          p->deterministic, p->scores_budget);
     q35_workspace *have = &cm->ws;
     if (cm->ws_mem && want.rows <= have->rows && want.scores <= have->scores && want.dequant <= have->dequant &&
-        want.f16_act <= have->f16_act && want.ids <= have->ids)
+        want.f16_act <= have->f16_act && want.delta <= have->delta && want.ids <= have->ids)
         return 0;
     /* grow to cover both: never shrink between calls */
     if (cm->ws_mem) {
         const int64_t r = want.rows > have->rows ? want.rows : have->rows;
         /* the chunk buffers of r rows (seq = r, so min(rows, seq) = r) */
-        const q35_workspace w2 = q35_workspace_of(&cm->hp, &cm->wbytes, r, r, Q35_ATTN_DEFAULT, Q35_GEMM_DEFAULT, true,
-                                                  1);
+        const q35_workspace w2 = q35_workspace_of(&cm->hp, &cm->wbytes, r, r, Q35_ATTN_DEFAULT, Q35_GEMM_DEFAULT,
+                                                  Q35_DELTA_DEFAULT, true, 1);
         want.rows = r;
         want.chunk = w2.chunk;
         want.scores = max_u64(want.scores, have->scores);
         want.dequant = max_u64(want.dequant, have->dequant);
         want.f16_act = max_u64(want.f16_act, have->f16_act);
+        want.delta = max_u64(want.delta, have->delta);
         want.ids = max_u64(want.ids, have->ids);
-        want.total = want.chunk + want.scores + want.dequant + want.f16_act + want.ids + want.tail;
+        want.total = want.chunk + want.scores + want.dequant + want.f16_act + want.delta + want.ids + want.tail;
         if (Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)cm->stream), err))
             return -1;
         cudaFree(cm->ws_mem);
@@ -411,6 +414,8 @@ int q35_workspace_ensure(q35_cuda_model *cm, int64_t rows, int64_t seq, q35_erro
     at += want.dequant;
     cm->f16_act = want.f16_act ? (uint16_t *)at : NULL;
     at += want.f16_act;
+    cm->delta_ws = want.delta ? at : NULL;
+    at += want.delta;
     cm->ids = (int32_t *)at;
     at += want.ids;
     cm->tail_row = (float *)at;
@@ -454,8 +459,10 @@ int q35_cuda_model_load(q35_cuda_model **out, const q35_model *m, const q35_cuda
         const int built = build_f16(cm, err);
         if (built < 0)
             goto fail;
-        if (built == 0)
+        if (built == 0) {
             cm->paths.gemm = Q35_GEMM_F32;
+            cm->paths.delta = q35_paths_delta_for(&choice, Q35_GEMM_F32);
+        }
     }
     if (q35_workspace_ensure(cm, cm->paths.chunk_rows, cm->info.plan.seq, err))
         goto fail;
@@ -503,12 +510,16 @@ const q35_cuda_paths *q35_cuda_model_paths(const q35_cuda_model *cm)
 int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_error *err)
 {
     if ((p->attention != Q35_ATTN_F32 && p->attention != Q35_ATTN_FLASH) ||
-        (p->gemm != Q35_GEMM_F32 && p->gemm != Q35_GEMM_F16) || p->chunk_rows < 1 || p->chunk_rows > (1 << 20) ||
-        p->scores_budget < 1 || p->flash_variant < 0 || p->flash_variant >= q35_attention_flash_variants())
-        return q35_fail(err, "cuda model paths: attention %d, gemm %d, chunk rows %" PRId64 ", scores budget %zu, "
-                        "flash variant %d (want f32/flash, f32/f16, 1..1048576 rows, a budget > 0, a variant 0..%d)",
-                        (int)p->attention, (int)p->gemm, p->chunk_rows, p->scores_budget, p->flash_variant,
-                        q35_attention_flash_variants() - 1);
+        (p->gemm != Q35_GEMM_F32 && p->gemm != Q35_GEMM_F16) ||
+        (p->delta != Q35_DELTA_SCAN && p->delta != Q35_DELTA_CHUNKED) || p->chunk_rows < 1 ||
+        p->chunk_rows > (1 << 20) || p->scores_budget < 1 || p->flash_variant < 0 ||
+        p->flash_variant >= q35_attention_flash_variants())
+        return q35_fail(err, "cuda model paths: attention %d, gemm %d, delta %d, chunk rows %" PRId64 ", scores budget "
+                        "%zu, flash variant %d (want f32/flash, f32/f16, scan/chunked, 1..1048576 rows, a budget > 0, "
+                        "a variant 0..%d)", (int)p->attention, (int)p->gemm, (int)p->delta, p->chunk_rows,
+                        p->scores_budget, p->flash_variant, q35_attention_flash_variants() - 1);
+    if (p->delta == Q35_DELTA_CHUNKED && p->deterministic)
+        return q35_fail(err, "cuda model paths: delta chunked is not batch-invariant (deterministic mode runs the scan)");
     if (p->attention == Q35_ATTN_FLASH && !cm->info.flash_supported) {
         q35_error why = {{0}};
         q35_attention_flash_supported(cm->info.device, cm->attn, &why);
@@ -542,10 +553,11 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
         snprintf(buf, cap, "deterministic (q35_gemv_rows, q35_attention_decode_rows), chunk rows %" PRId64,
                  p->chunk_rows);
     else
-        snprintf(buf, cap, "attention %s%s, GEMM %s, chunk rows %" PRId64,
+        snprintf(buf, cap, "attention %s%s, GEMM %s, delta %s, chunk rows %" PRId64,
                  p->attention == Q35_ATTN_FLASH ? "flash (f16 inputs, f32 accumulation), variant " : "f32 (cuBLAS)",
                  p->attention == Q35_ATTN_FLASH ? q35_attention_flash_variant_name(p->flash_variant) : "",
-                 p->gemm == Q35_GEMM_F16 ? "f16 (f32 accumulation)" : "f32 (dequant + SGEMM)", p->chunk_rows);
+                 p->gemm == Q35_GEMM_F16 ? "f16 (f32 accumulation)" : "f32 (dequant + SGEMM)",
+                 p->delta == Q35_DELTA_CHUNKED ? "chunked (tensor cores)" : "scan", p->chunk_rows);
     return buf;
 }
 

@@ -10,7 +10,7 @@
  *             with 1 GiB to spare; stderr says so, with MiB and ms).
  *   prefill   chunks of chunk_rows rows: the embedding gathered on the device,
  *             every projection ONE GEMM over the chunk, the DeltaNet recurrence
- *             ONE scan launch, full attention over the resident KV cache; only
+ *             one scan launch (or the chunked form's two), full attention over the resident KV cache; only
  *             the rows whose logits are asked for pay the output norm and the
  *             lm_head. One stream, no host synchronisation inside a chunk, the
  *             workspace allocated once and reused.
@@ -27,8 +27,11 @@
  *                   while the capacity plan fits it, flash past it
  *   GEMM            Q35_PREFILL_GEMM=f32|f16          default: f32 (dequant + SGEMM,
  *                   no TF32); f16 needs the f16 weight set to fit
- *   chunk rows      Q35_PREFILL_CHUNK_ROWS=R          default: 512, or 2048 on an
- *                   integrated (unified-memory) device
+ *   delta rule      Q35_PREFILL_DELTA=scan|chunked    default: chunked (tensor cores,
+ *                   kernels/delta_chunk.h) on the f16 GEMM path, the scan (exact
+ *                   f32) on the f32 one and always when deterministic
+ *   chunk rows      Q35_PREFILL_CHUNK_ROWS=R          default: 2048 (halved by the
+ *                   plan while memory is short)
  *   deterministic   Q35_DETERMINISTIC=1               projections through
  *                   q35_gemv_rows, attention through q35_attention_decode_rows:
  *                   per-row results independent of the chunk, so a prefill's
@@ -68,7 +71,8 @@ typedef struct q35_cuda_options {
     int device;              /* CUDA ordinal; -1: $Q35_DEVICE, else 0 */
     q35_attn_path attention; /* Q35_ATTN_DEFAULT: $Q35_PREFILL_ATTENTION, else f32 while it fits, flash past it */
     q35_gemm_path gemm;      /* Q35_GEMM_DEFAULT: $Q35_PREFILL_GEMM, else f32 */
-    int64_t chunk_rows;      /* 0: $Q35_PREFILL_CHUNK_ROWS, else 512 / 2048 (unified) */
+    q35_delta_path delta;    /* Q35_DELTA_DEFAULT: $Q35_PREFILL_DELTA, else chunked on the f16 GEMM path, the scan on f32 */
+    int64_t chunk_rows;      /* 0: $Q35_PREFILL_CHUNK_ROWS, else Q35_CHUNK_ROWS_DISCRETE / _UNIFIED */
     int deterministic;       /* -1: $Q35_DETERMINISTIC; 0 off; 1 on */
     int64_t max_seq;         /* positions a request holds: the plan's length (0: 4096) */
     size_t scores_budget;    /* 0: $Q35_ATTN_SCORES_BUDGET, else Q35_ATTN_SCORES_BUDGET (1 GiB) */
@@ -82,6 +86,7 @@ void q35_cuda_options_init(q35_cuda_options *o);
 typedef struct q35_cuda_paths {
     q35_attn_path attention; /* Q35_ATTN_F32 or Q35_ATTN_FLASH (the prefill's; decode is always per token) */
     q35_gemm_path gemm;      /* Q35_GEMM_F32 or Q35_GEMM_F16 */
+    q35_delta_path delta;    /* Q35_DELTA_SCAN or Q35_DELTA_CHUNKED (the prefill's; decode steps the scan) */
     int64_t chunk_rows;      /* rows per prefill chunk, >= 1 */
     bool deterministic;      /* batch-invariant projections and attention (GEMM and attention above unused) */
     size_t scores_budget;    /* bytes of one pass of one KV group's f32 scores */

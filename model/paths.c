@@ -29,8 +29,18 @@ q35_path_env q35_path_env_get(void)
         .scores_budget = getenv("Q35_ATTN_SCORES_BUDGET"),
         .device = getenv("Q35_DEVICE"),
         .flash_variant = getenv("Q35_FLASH_VARIANT"),
+        .delta = getenv("Q35_PREFILL_DELTA"),
     };
     return e;
+}
+
+q35_delta_path q35_paths_delta_for(const q35_path_choice *c, q35_gemm_path gemm)
+{
+    if (c->deterministic)
+        return Q35_DELTA_SCAN;
+    if (c->delta != Q35_DELTA_DEFAULT)
+        return c->delta;
+    return gemm == Q35_GEMM_F16 ? Q35_DELTA_CHUNKED : Q35_DELTA_SCAN;
 }
 
 void q35_paths_note(char *log, size_t cap, bool quiet, const char *fmt, ...)
@@ -102,9 +112,9 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
     memset(c, 0, sizeof *c);
     const bool quiet = o->quiet;
     if (o->attention < Q35_ATTN_DEFAULT || o->attention > Q35_ATTN_FLASH || o->gemm < Q35_GEMM_DEFAULT ||
-        o->gemm > Q35_GEMM_F16)
-        return q35_fail(err, "cuda options: attention %d, gemm %d (want one of the q35_attn_path / q35_gemm_path values)",
-                        (int)o->attention, (int)o->gemm);
+        o->gemm > Q35_GEMM_F16 || o->delta < Q35_DELTA_DEFAULT || o->delta > Q35_DELTA_CHUNKED)
+        return q35_fail(err, "cuda options: attention %d, gemm %d, delta %d (want one of the q35_attn_path / "
+                        "q35_gemm_path / q35_delta_path values)", (int)o->attention, (int)o->gemm, (int)o->delta);
     if (o->chunk_rows < 0 || o->max_seq < 0 || o->deterministic < -1 || o->deterministic > 1)
         return q35_fail(err, "cuda options: chunk_rows %" PRId64 ", max_seq %" PRId64 " (want >= 0, 0 = default), "
                         "deterministic %d (want -1, 0 or 1)", o->chunk_rows, o->max_seq, o->deterministic);
@@ -179,6 +189,24 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
     }
     if (c->scores_budget == 0)
         c->scores_budget = Q35_ATTN_SCORES_BUDGET;
+
+    /* the delta rule: pinned by the option or $Q35_PREFILL_DELTA, else left to
+     * q35_paths_delta_for once the plan has its GEMM path */
+    c->delta = o->delta;
+    if (c->delta == Q35_DELTA_DEFAULT && env->delta) {
+        if (strcmp(env->delta, "scan") == 0)
+            c->delta = Q35_DELTA_SCAN;
+        else if (strcmp(env->delta, "chunked") == 0)
+            c->delta = Q35_DELTA_CHUNKED;
+        else
+            q35_paths_note(log, cap, quiet,
+                           "warning: Q35_PREFILL_DELTA=\"%s\" is not one of \"scan\" / \"chunked\"; using the default",
+                           env->delta);
+    }
+    if (c->delta == Q35_DELTA_CHUNKED && c->deterministic) {
+        q35_paths_note(log, cap, quiet, "warning: delta chunked is not batch-invariant; deterministic mode runs the scan");
+        c->delta = Q35_DELTA_SCAN;
+    }
 
     /* the flash kernel's variant: a name, looked up by the load (the names live with the kernel) */
     c->flash_variant = env->flash_variant && env->flash_variant[0] ? env->flash_variant : NULL;

@@ -27,6 +27,7 @@ typedef struct q35_path_env {
     const char *scores_budget; /* Q35_ATTN_SCORES_BUDGET */
     const char *device;        /* Q35_DEVICE */
     const char *flash_variant; /* Q35_FLASH_VARIANT */
+    const char *delta;         /* Q35_PREFILL_DELTA */
 } q35_path_env;
 
 q35_path_env q35_path_env_get(void); /* getenv of each */
@@ -37,6 +38,7 @@ typedef struct q35_path_choice {
     q35_attn_path attention[2]; /* f32 then flash (flash only where it runs), or the one pinned */
     int n_attention;
     q35_gemm_path gemm;         /* F32 or F16 */
+    q35_delta_path delta;       /* SCAN or CHUNKED as pinned; DEFAULT: q35_paths_delta_for the GEMM the plan takes */
     int64_t chunk_rows[12];     /* the pinned value alone, or the default halved down to 64 */
     int n_chunk_rows;
     bool deterministic;
@@ -54,6 +56,11 @@ int q35_paths_device(const q35_cuda_options *o, const q35_path_env *env, char *l
  * of its range (chunk_rows or max_seq negative, an enum value unknown). */
 int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_path_env *env, bool flash_supported,
                       const char *flash_why, bool unified, char *log, size_t cap, q35_error *err);
+
+/* The delta rule a choice runs on GEMM `gemm`: as pinned, else chunked on the
+ * f16 GEMM path and the scan on the f32 one (the exact path stays exact);
+ * always the scan when deterministic. */
+q35_delta_path q35_paths_delta_for(const q35_path_choice *c, q35_gemm_path gemm);
 
 /* Appends one line to log (and, unless quiet, prints it on stderr). */
 void q35_paths_note(char *log, size_t cap, bool quiet, const char *fmt, ...)

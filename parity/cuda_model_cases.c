@@ -53,10 +53,16 @@ q35_cuda_model *cm_load(const q35_model *m, int64_t max_seq)
     return cm;
 }
 
-void cm_set(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gemm, int64_t chunk_rows, bool deterministic,
-            size_t scores_budget)
+/* The delta rule the model picks by default on GEMM gemm (model/paths.h). */
+static q35_delta_path default_delta(q35_gemm_path gemm, bool deterministic)
 {
-    const q35_cuda_paths p = {.attention = attention, .gemm = gemm, .chunk_rows = chunk_rows,
+    return gemm == Q35_GEMM_F16 && !deterministic ? Q35_DELTA_CHUNKED : Q35_DELTA_SCAN;
+}
+
+void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gemm, q35_delta_path delta,
+                  int64_t chunk_rows, bool deterministic, size_t scores_budget)
+{
+    const q35_cuda_paths p = {.attention = attention, .gemm = gemm, .delta = delta, .chunk_rows = chunk_rows,
                               .deterministic = deterministic,
                               .scores_budget = scores_budget ? scores_budget : Q35_ATTN_SCORES_BUDGET};
     q35_error err = {{0}};
@@ -64,18 +70,27 @@ void cm_set(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gemm, int
         fatal("setting the paths", &err);
 }
 
+void cm_set(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gemm, int64_t chunk_rows, bool deterministic,
+            size_t scores_budget)
+{
+    cm_set_delta(cm, attention, gemm, default_delta(gemm, deterministic), chunk_rows, deterministic, scores_budget);
+}
+
 const char *cm_paths_name(const q35_cuda_paths *p, char *buf, size_t cap)
 {
     if (p->deterministic)
         snprintf(buf, cap, "deterministic");
     else
-        snprintf(buf, cap, "%s/%s", q35_attn_path_name(p->attention), q35_gemm_path_name(p->gemm));
+        snprintf(buf, cap, "%s/%s%s%s", q35_attn_path_name(p->attention), q35_gemm_path_name(p->gemm),
+                 p->delta == default_delta(p->gemm, false) ? "" : "/", 
+                 p->delta == default_delta(p->gemm, false) ? "" : q35_delta_path_name(p->delta));
     return buf;
 }
 
 bool cm_f16_path(const q35_cuda_paths *p)
 {
-    return !p->deterministic && (p->attention == Q35_ATTN_FLASH || p->gemm == Q35_GEMM_F16);
+    return !p->deterministic &&
+           (p->attention == Q35_ATTN_FLASH || p->gemm == Q35_GEMM_F16 || p->delta == Q35_DELTA_CHUNKED);
 }
 
 cm_tol cm_tolerance(const q35_cuda_paths *p)

@@ -36,14 +36,20 @@ q35_model *cm_model(const char *shape, int layers, int vocab, const char *mix, u
 /* Loads m with max_seq positions planned, quiet, paths pinned by cm_set. */
 q35_cuda_model *cm_load(const q35_model *m, int64_t max_seq);
 
-/* Pins the paths (fatal when refused). */
+/* Pins the paths (fatal when refused), the delta rule as the model's default
+ * picks it: chunked on GEMM f16, the scan on f32 and when deterministic. */
 void cm_set(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gemm, int64_t chunk_rows,
             bool deterministic, size_t scores_budget);
 
-/* "f32/f32", "flash/f16", "deterministic" */
+/* cm_set with the delta rule pinned too. */
+void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gemm, q35_delta_path delta,
+                  int64_t chunk_rows, bool deterministic, size_t scores_budget);
+
+/* "f32/f32", "flash/f16", "flash/f16/scan" (the delta rule named where it is
+ * not the default for that GEMM), "deterministic" */
 const char *cm_paths_name(const q35_cuda_paths *p, char *buf, size_t cap);
 
-/* Whether p is an f16 path (f16 GEMM or flash, not deterministic). */
+/* Whether p is an f16 path (f16 GEMM, flash or the chunked delta rule, not deterministic). */
 bool cm_f16_path(const q35_cuda_paths *p);
 
 /* The tolerance of p against the per-token or float64 path; whether (linf, l2)

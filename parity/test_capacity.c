@@ -169,12 +169,40 @@ static void check_pick(q35_suite *s, const char *shape_name, int64_t seq, uint64
              q35_capacity_str(&p, line, sizeof line));
 }
 
+/* The chunked delta rule's workspace (kernels/delta_chunk.h) for the 9B heads
+ * (Hk 16, Hv 32, dk = dv = 128), by hand: per 64-row chunk W and U 64*32*128*2
+ * bytes each, P 64*32*64*2, G 64*32*4, Q and K 64*16*128*2 each; 2048 rows are
+ * 32 chunks: 2*524288 + 3*262144 + 8192 = 1843200 a chunk, 58982400 in all; a
+ * 100-position request rounds its 100 rows up to 2 chunks: 3686400. Only on
+ * DELTA CHUNKED, never when deterministic. */
+static void check_delta_workspace(q35_suite *s)
+{
+    const q35_shape *shape = q35_shape_find("9b");
+    q35_hparams hp;
+    q35_shape_hparams(shape, &hp);
+    const q35_weight_bytes w = q35_capacity_weights_of_shape(&hp, Q35_TYPE_Q4_K, shape->tied);
+    const q35_workspace chunked = q35_workspace_of(&hp, &w, 2048, 4096, Q35_ATTN_FLASH, Q35_GEMM_F16,
+                                                   Q35_DELTA_CHUNKED, false, (size_t)1 << 30);
+    const q35_workspace short_seq = q35_workspace_of(&hp, &w, 2048, 100, Q35_ATTN_FLASH, Q35_GEMM_F16,
+                                                     Q35_DELTA_CHUNKED, false, (size_t)1 << 30);
+    const q35_workspace scan = q35_workspace_of(&hp, &w, 2048, 4096, Q35_ATTN_FLASH, Q35_GEMM_F16, Q35_DELTA_SCAN,
+                                                false, (size_t)1 << 30);
+    const q35_workspace det = q35_workspace_of(&hp, &w, 2048, 4096, Q35_ATTN_FLASH, Q35_GEMM_F16, Q35_DELTA_CHUNKED,
+                                               true, (size_t)1 << 30);
+    q35_case(s, chunked.delta == 58982400 && short_seq.delta == 3686400 && scan.delta == 0 && det.delta == 0 &&
+                    chunked.total == scan.total + chunked.delta,
+             "9b delta workspace: chunked 2048 rows %" PRIu64 " (hand 58982400), 100 rows %" PRIu64
+             " (hand 3686400), scan %" PRIu64 ", deterministic %" PRIu64 ", counted in the total",
+             chunked.delta, short_seq.delta, scan.delta, det.delta);
+}
+
 int main(void)
 {
     q35_suite s;
     q35_suite_begin(&s, "capacity plan: hand-computed figures, first fit, refusals", 0);
     for (size_t i = 0; i < sizeof k_hand / sizeof k_hand[0]; i++)
         check_terms(&s, &k_hand[i]);
+    check_delta_workspace(&s);
 
     /* an H200 (about 140 GiB free): everything fits on f32 attention at 512 rows */
     check_pick(&s, "27b", 262144, 140 * 1024, Q35_GEMM_F32, false, Q35_ATTN_F32, 512, 51894847488);

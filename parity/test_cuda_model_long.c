@@ -33,8 +33,8 @@ static void check(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const in
     const q35_cuda_paths *p = q35_cuda_model_paths(cm);
     const cm_tol tol = cm_tolerance(p);
     char name[32], lim[64];
-    /* the argmax must agree everywhere on the f32 path; flash's f16 inputs may flip a near tie */
-    const bool argmax_ok = p->attention == Q35_ATTN_FLASH || lc.argmax_same == n_at;
+    /* the argmax must agree everywhere on the f32 path; f16 operands (flash, the chunked delta rule) may flip a near tie */
+    const bool argmax_ok = cm_f16_path(p) || lc.argmax_same == n_at;
     q35_case(s, lc.nonfinite == 0 && argmax_ok && cm_within(tol, lc.worst, lc.worst_l2),
              "%-9s rows %3" PRId64 " budget %4zu MiB, %" PRId64 " positions: argmax %" PRId64 "/%" PRId64
              ", max rel Linf %.2e at %" PRId64 ", rel L2 %.2e (limit %s); device time %.1f ms (attention %.1f ms)",
@@ -71,6 +71,11 @@ int main(void)
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 512, false, (size_t)64 << 20);
     check(&s, cm, st, tokens, n, at, n_at, &ref);
     cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F32, 512, false, 0);
+    check(&s, cm, st, tokens, n, at, n_at, &ref);
+    /* the fast path: flash, GEMM f16, the chunked delta rule (rounding over 20000 positions) */
+    cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, 2048, false, 0);
+    check(&s, cm, st, tokens, n, at, n_at, &ref);
+    cm_set_delta(cm, Q35_ATTN_FLASH, Q35_GEMM_F32, Q35_DELTA_CHUNKED, 512, false, 0);
     check(&s, cm, st, tokens, n, at, n_at, &ref);
     q35_cuda_state_free(st);
     cm_token_ref_free(&ref);

@@ -27,13 +27,19 @@ typedef struct sweep_model {
 typedef struct path {
     q35_attn_path attention;
     q35_gemm_path gemm;
+    q35_delta_path delta;
     bool deterministic;
 } path;
 
+/* every attention x GEMM with the delta rule the model picks for that GEMM
+ * (chunked on f16, the scan on f32), each delta rule on the other too (the
+ * fast path with the scan, the exact GEMM with the chunked form), and the
+ * deterministic mode */
 static const path k_paths[] = {
-    {Q35_ATTN_F32, Q35_GEMM_F32, false}, {Q35_ATTN_F32, Q35_GEMM_F16, false},
-    {Q35_ATTN_FLASH, Q35_GEMM_F32, false}, {Q35_ATTN_FLASH, Q35_GEMM_F16, false},
-    {Q35_ATTN_F32, Q35_GEMM_F32, true},
+    {Q35_ATTN_F32, Q35_GEMM_F32, Q35_DELTA_SCAN, false},     {Q35_ATTN_F32, Q35_GEMM_F16, Q35_DELTA_CHUNKED, false},
+    {Q35_ATTN_FLASH, Q35_GEMM_F32, Q35_DELTA_SCAN, false},   {Q35_ATTN_FLASH, Q35_GEMM_F16, Q35_DELTA_CHUNKED, false},
+    {Q35_ATTN_FLASH, Q35_GEMM_F16, Q35_DELTA_SCAN, false},   {Q35_ATTN_F32, Q35_GEMM_F32, Q35_DELTA_CHUNKED, false},
+    {Q35_ATTN_F32, Q35_GEMM_F32, Q35_DELTA_SCAN, true},
 };
 #define N_PATHS ((int)(sizeof k_paths / sizeof k_paths[0]))
 
@@ -115,7 +121,7 @@ static void sweep(q35_suite *s, const sweep_model *sm, const int64_t *lengths, i
         for (int ri = 0; ri < n_keep; ri++)
             for (int pi = 0; pi < N_PATHS; pi++) {
                 const path *p = &k_paths[pi];
-                cm_set(cm, p->attention, p->gemm, keep[ri], p->deterministic, 0);
+                cm_set_delta(cm, p->attention, p->gemm, p->delta, keep[ri], p->deterministic, 0);
                 char what[96], name[32];
                 snprintf(what, sizeof what, "%-7s len %5" PRId64 " rows %4" PRId64 " %-13s", sm->label, lengths[li],
                          keep[ri], cm_paths_name(q35_cuda_model_paths(cm), name, sizeof name));
@@ -125,7 +131,7 @@ static void sweep(q35_suite *s, const sweep_model *sm, const int64_t *lengths, i
     check_budget(s, sm->label, cm, st, tokens, split_len, &ref);
     for (int pi = 0; pi < N_PATHS; pi++) {
         const path *p = &k_paths[pi];
-        cm_set(cm, p->attention, p->gemm, 64, p->deterministic, 0);
+        cm_set_delta(cm, p->attention, p->gemm, p->delta, 64, p->deterministic, 0);
         char what[112], name[32];
         snprintf(what, sizeof what, "%-7s len %5" PRId64 " rows   64 %-13s split at %" PRId64 " + decode at %" PRId64,
                  sm->label, split_len, cm_paths_name(q35_cuda_model_paths(cm), name, sizeof name), split_len / 3,

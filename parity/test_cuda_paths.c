@@ -79,6 +79,24 @@ static void check_device(q35_suite *s, const char *what, int option, const char 
     q35_case(s, ok, "%-44s device %d %s%s", what, d, log, err.msg);
 }
 
+/* The delta rule a choice resolves to, on the f32 and the f16 GEMM paths. */
+static void check_delta(q35_suite *s, const char *what, const q35_cuda_options *o, const q35_path_env *env,
+                        q35_delta_path want_f32, q35_delta_path want_f16, const char *warning)
+{
+    q35_path_choice c;
+    char log[512] = "";
+    q35_error err = {{0}};
+    const int rc = q35_paths_resolve(&c, o, env, true, "", false, log, sizeof log, &err);
+    const q35_delta_path on_f32 = q35_paths_delta_for(&c, Q35_GEMM_F32), on_f16 = q35_paths_delta_for(&c, Q35_GEMM_F16);
+    const bool log_ok = warning ? strstr(log, warning) != NULL : log[0] == '\0';
+    char *nl = strchr(log, '\n');
+    if (nl)
+        *nl = '\0';
+    q35_case(s, rc == 0 && on_f32 == want_f32 && on_f16 == want_f16 && log_ok,
+             "%-44s delta on GEMM f32: %s, on f16: %s%s%s", what, q35_delta_path_name(on_f32),
+             q35_delta_path_name(on_f16), log[0] ? " | " : "", log);
+}
+
 int main(void)
 {
     q35_suite s;
@@ -164,6 +182,21 @@ int main(void)
         q35_case(&s, named && rc2 == 0 && c.flash_variant == NULL && log[0] == '\0',
                  "env flash variant: \"pair_async\" passed on, \"\" is the default (NULL)");
     }
+    /* the delta rule: chunked on f16, the scan on f32 and when deterministic */
+    check_delta(&s, "delta default", &o, &none, Q35_DELTA_SCAN, Q35_DELTA_CHUNKED, NULL);
+    env = (q35_path_env){.delta = "chunked"};
+    check_delta(&s, "env delta chunked", &o, &env, Q35_DELTA_CHUNKED, Q35_DELTA_CHUNKED, NULL);
+    env.delta = "scan";
+    check_delta(&s, "env delta scan", &o, &env, Q35_DELTA_SCAN, Q35_DELTA_SCAN, NULL);
+    o.delta = Q35_DELTA_CHUNKED;
+    check_delta(&s, "option delta chunked over env scan", &o, &env, Q35_DELTA_CHUNKED, Q35_DELTA_CHUNKED, NULL);
+    o.deterministic = 1;
+    check_delta(&s, "option delta chunked, deterministic", &o, &none, Q35_DELTA_SCAN, Q35_DELTA_SCAN,
+                "not batch-invariant");
+    o.deterministic = -1;
+    o.delta = Q35_DELTA_DEFAULT;
+    env.delta = "wy";
+    check_delta(&s, "env delta unknown", &o, &env, Q35_DELTA_SCAN, Q35_DELTA_CHUNKED, "Q35_PREFILL_DELTA=\"wy\"");
     check_device(&s, "device option 2", 2, "1", 2, NULL);
     check_device(&s, "device from env", -1, "1", 1, NULL);
     check_device(&s, "device env malformed", -1, "gpu1", 0, "Q35_DEVICE=\"gpu1\"");
@@ -178,5 +211,8 @@ int main(void)
     q35_cuda_options_init(&o);
     o.attention = (q35_attn_path)7;
     check_error(&s, "option attention 7", &o, "attention 7");
+    q35_cuda_options_init(&o);
+    o.delta = (q35_delta_path)3;
+    check_error(&s, "option delta 3", &o, "delta 3");
     return q35_suite_end(&s);
 }
