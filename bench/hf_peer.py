@@ -114,7 +114,8 @@ def delta_paths():
         except (TypeError, ValueError):
             impl = fn
         where = getattr(impl, "__module__", None) or "unknown"
-        out[key] = "transformers' torch reference (slow)" if where == m.__name__ else f"{where}.{name}"
+        out[key] = ("transformers' torch reference (slow)" if where == m.__name__ else
+                    f"{where}.{getattr(impl, '__name__', name)}")
     if out["peer_delta_rule"].startswith("fla."):
         import fla
         from fla.ops.gated_delta_rule.backends import FlashQLABackend
