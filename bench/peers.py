@@ -125,10 +125,12 @@ def sdpa_setup(torch, dev, backend, dtype, heads, kv, hd, ctx, rows):
         except RuntimeError:
             k, v = (t.repeat_interleave(heads // kv, dim=1) for t in (k, v))
             expanded = 1
+
     def run():
         return sdpa(q, k, v, attn_mask=mask, is_causal=mask is None, enable_gqa=not expanded)
 
-    return run, {"FLOP": attn_flop(heads, hd, ctx - rows, rows), "rows": rows}, {"kv_expanded": expanded}, lambda: sdpa_kernel(only)
+    rates = {"FLOP": attn_flop(heads, hd, ctx - rows, rows), "rows": rows}
+    return run, rates, {"kv_expanded": expanded}, lambda: sdpa_kernel(only)
 
 
 def fla_points(ax):

@@ -220,7 +220,8 @@ draw devices bars.gp "$tmp/devices.tsv" "ncols=$(head -1 "$tmp/devices.tsv" 2>/d
 peers_map=${Q35_PEERS_MAP:-$root/bench/peers.map}
 pairs=$(cat "$here/pairs.jq")
 if [ -r "$peers_map" ]; then
-    "$JQ" -R -s "$pairs map_rules" "$peers_map" >"$tmp/rules.json" || { echo "plots: $peers_map is not a name map" >&2; exit 1; }
+    "$JQ" -R -s "$pairs map_rules" "$peers_map" >"$tmp/rules.json" ||
+        { echo "plots: $peers_map is not a name map" >&2; exit 1; }
 else
     echo '[]' >"$tmp/rules.json"
 fi
@@ -234,19 +235,23 @@ peer_helpers='
     map(select((.rule.a | startswith($family + "/")) and sel)) | map(. + {x: (.caps[$x] | tonumber)}) as $p
     | ($p | group_by(.rule.a)[] | block("ours: " + (.[0].rule.a | title_of); unique_by(.x) | map([.x, (.a | y)]))),
       ($p | group_by(.rule.line)[] | block(.[0].rule.b | title_of; sort_by(.x) | map([.x, (.b | y)]))),
-      ($p | group_by(.rule.line)[] | block("speed-up over " + (.[0].rule.b | title_of); sort_by(.x) | map([.x, .b.ms / .a.ms])));'
+      ($p | group_by(.rule.line)[]
+       | block("speed-up over " + (.[0].rule.b | title_of); sort_by(.x) | map([.x, .b.ms / .a.ms])));'
 # peer_figure NAME FAMILY SELECTION X Y VARS: a lines figure of peer_lines
+speedup='our speed-up over the peer (its time / ours)'
 peer_figure() {
     "$JQ" -r "$helpers $peer_helpers peer_lines(\"$2\"; $3; \"$4\"; $5)" "$tmp/pairs.json" >"$tmp/$1.tsv"
     SKIP_WHY="no $2 benchmarks paired with a peer by $peers_map (run tools/gpu-run.sh peers and merge its files)"
     draw "$1" lines.gp "$tmp/$1.tsv" "blocks=$(grep -c '^"' "$tmp/$1.tsv" || true);
-        y2blocks=$(grep -c '^"speed-up over' "$tmp/$1.tsv" || true); y2label='our speed-up over the peer (its time / ours)'; $6"
+        y2blocks=$(grep -c '^"speed-up over' "$tmp/$1.tsv" || true); y2label='$speedup'; $6"
 }
 peer_figure peers_prefill prefill true len .tokens_per_s "title='Prefill: ours against transformers, same device ($peer_dev)';
     xlabel='prompt length (tokens)'; ylabel='prefill throughput (tokens/s)'; logx=2; logy=1; yformat='%.0s%c'"
-peer_figure peers_attention flash_chunk '.caps.model == "1"' ctx '.FLOP / 1e12' "title='Attention, 9B heads, 512 rows at the end of the context: ours against torch SDPA ($peer_dev)';
+peer_figure peers_attention flash_chunk '.caps.model == "1"' ctx '.FLOP / 1e12' \
+    "title='Attention, 9B heads, 512 rows at the end of the context: ours against torch SDPA ($peer_dev)';
     xlabel='context length (tokens)'; ylabel='TFLOP/s (visible pairs)'; logx=2; logy=0; yformat='%g'"
-peer_figure peers_scan delta_rule_scan '.caps.model == "1"' rows .ms "title='Delta-rule scan, 9B heads: ours against fla chunk_gated_delta_rule ($peer_dev)';
+peer_figure peers_scan delta_rule_scan '.caps.model == "1"' rows .ms \
+    "title='Delta-rule scan, 9B heads: ours against fla chunk_gated_delta_rule ($peer_dev)';
     xlabel='rows (tokens)'; ylabel='time (ms)'; logx=2; logy=1; yformat='%g'"
 
 # peers_gemm: TFLOP/s per projection at the most rows, ours and each peer; the speed-ups as points
@@ -259,16 +264,18 @@ legend=$("$JQ" -c '[.context, (.context.sources // [])[]] | map(.proj // empty) 
       | ($g | map(select(.caps.rows == $rows))) as $p
       | ($p | map(.rule) | unique_by(.line)) as $rules
       | ([("\($rows) rows" | @json), ("ours: " + ($rules[0].a | title_of) | @json)]
-         + ($rules | map(.b | title_of | @json)) + ($rules | map("speed-up over " + (.b | title_of) | @json)) | join("\t")),
+         + ($rules | map(.b | title_of | @json)) + ($rules | map("speed-up over " + (.b | title_of) | @json))
+         | join("\t")),
         ($p | group_by(.caps.proj | tonumber)[] | . as $row
          | ($rules | map(.line as $l | $row | map(select(.rule.line == $l)) | first)) as $m
          | [($legend[$row[0].caps.proj] // "proj \($row[0].caps.proj)" | @json), $row[0].a.FLOP / 1e12]
            + ($m | map(if . then .b.FLOP / 1e12 else "?" end)) + ($m | map(if . then .b.ms / .a.ms else "?" end))
          | map(tostring) | join("\t"))
     end' "$tmp/pairs.json" >"$tmp/peers_gemm.tsv"
+gemm_rows=$(head -1 "$tmp/peers_gemm.tsv" 2>/dev/null | cut -f1 | tr -d '"')
 SKIP_WHY="no gemm_f16 benchmarks paired with a peer by $peers_map (run tools/gpu-run.sh peers and merge its files)"
 draw peers_gemm bars.gp "$tmp/peers_gemm.tsv" "ncols=$(head -1 "$tmp/peers_gemm.tsv" 2>/dev/null | awk -F'\t' '{print NF}');
     y2cols=$(head -1 "$tmp/peers_gemm.tsv" 2>/dev/null | tr '\t' '\n' | grep -c '^"speed-up over' || true);
-    y2label='our speed-up over the peer (its time / ours)'; ylabel='TFLOP/s'; logy=0; yformat='%g';
-    title='f16 projections of the 9B shape, $(head -1 "$tmp/peers_gemm.tsv" 2>/dev/null | cut -f1 | tr -d '"'): ours against torch F.linear ($peer_dev)'"
+    y2label='$speedup'; ylabel='TFLOP/s'; logy=0; yformat='%g';
+    title='f16 projections of the 9B shape, $gemm_rows: ours against torch F.linear ($peer_dev)'"
 echo "plots: $made figure(s) in $out"

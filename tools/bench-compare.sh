@@ -55,7 +55,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # The devices and commit of a file, as one line.
-devices() { "$JQ" -r '(.context.devices // [.context.device // .context.host_name // "unknown"]) | sort | join(", ")' "$1"; }
+devices() {
+    "$JQ" -r '(.context.devices // [.context.device // .context.host_name // "unknown"]) | sort | join(", ")' "$1"
+}
 commit() { "$JQ" -r '[.context.git_describe // (.context.sources[]?.git_describe) // "?"] | unique | join(", ")' "$1"; }
 da=$(devices "$a") db=$(devices "$b")
 if [ "$da" != "$db" ]; then
@@ -66,7 +68,8 @@ fi
 # The points of each side, devices dropped (checked above), each name once.
 for side in a b; do
     eval "f=\$$side"
-    "$JQ" -f "$root/plots/points.jq" "$f" | "$JQ" 'map(.device = "")' >"$tmp/$side.json" || die "$f: cannot read its benchmarks"
+    "$JQ" -f "$root/plots/points.jq" "$f" | "$JQ" 'map(.device = "")' >"$tmp/$side.json" ||
+        die "$f: cannot read its benchmarks"
     twice=$("$JQ" -r 'group_by(.id) | map(select(length > 1) | .[0].id) | .[:3] | join(", ")' "$tmp/$side.json")
     [ -z "$twice" ] || die "$f holds $twice more than once (several devices?): compare one device's results"
 done
@@ -86,35 +89,41 @@ fi
   | {compared: [$p[] | select(.b) | (.b.ms / .a.ms) as $r
                 | ([.a.cv, .b.cv] | map(. // 0) | map(. * .) | add | sqrt) as $noise
                 | ($k * $noise) as $band
-                | {a: .a.id, b: .b.id, a_ms: .a.ms, b_ms: .b.ms, a_cv: .a.cv, b_cv: .b.cv, ratio: $r, noise: $noise,
-                   verdict: (if ($r - 1 | fabs) <= $band then "same"
+                | {a: .a.id, b: .b.id, a_ms: .a.ms, b_ms: .b.ms, a_cv: .a.cv, b_cv: .b.cv, ratio: $r,
+                   noise: $noise, verdict: (if ($r - 1 | fabs) <= $band then "same"
                              elif $r > 1 and $max != null and $r - 1 > $max then "REGRESSION"
                              elif $r > 1 then "slower" else "faster" end)}],
      missing_b: [$p[] | select(.b == null) | .a.id + (if .b_id != .a.id then " (no \(.b_id) in B)" else "" end)],
-     missing_a: (if $mapped then [] else ([$A[0][].id]) as $ids | [$B[0][].id | select(. as $i | $ids | index([$i]) | not)] end)}' \
+     missing_a: (if $mapped then [] else ([$A[0][].id] | map({(.): true}) | add) as $ids
+                 | [$B[0][].id | select($ids[.] | not)] end)}' \
     >"$tmp/report.json" || die "the comparison failed"
 
 formats='
   def pct: if . == null then "?" else (. * 1000 | round / 10 | tostring) + "%" end;
-  def num($w): tostring | .[0:$w] | " " * ($w - length) + .;
-  def fixed($d): (. * pow(10; $d) | round | tostring) as $s   # $d decimals (. >= 0)
+  def num($w): tostring | .[0:$w] | " " * ($w - length) + .;   # right-aligned in $w
+  def fixed($d): (. * pow(10; $d) | round | tostring) as $s     # $d decimals (. >= 0)
     | ("0000000000"[0:([$d + 1 - ($s | length), 0] | max)] + $s) as $z
     | if $d == 0 then $z else $z[0:($z | length) - $d] + "." + $z[($z | length) - $d:] end;
-  def fmt: fixed(if . >= 1000 then 0 elif . >= 100 then 1 elif . >= 10 then 2 elif . >= 1 then 3 elif . >= 0.1 then 4 else 5 end);'
+  def fmt: fixed(if . >= 1000 then 0 elif . >= 100 then 1 elif . >= 10 then 2 elif . >= 1 then 3
+                 elif . >= 0.1 then 4 else 5 end);
+  def count($v): [.compared[] | select(.verdict | IN($v[]))] | length;'
 echo "bench-compare: A = $a ($da, $(commit "$a")); B = $b ($db, $(commit "$b"))"
 echo "  B/A: B's median time over A's; verdicts say how B compares with A; +-: the repetitions' cv"
 "$JQ" -r "$formats"'
-  ("      A ms    +-       B ms    +-     B/A  verdict     benchmark"),
-  (.compared[] | "\(.a_ms | fmt | num(10)) \(.a_cv | pct | num(5)) \(.b_ms | fmt | num(10)) \(.b_cv | pct | num(5)) \(.ratio | fixed(3) | num(7))  \(.verdict + "          " | .[0:10])  \(.a)\(if .a != .b then "  vs  " + .b else "" end)"),
+  "      A ms    +-       B ms    +-     B/A  verdict     benchmark",
+  (.compared[] | [(.a_ms | fmt | num(10)), (.a_cv | pct | num(5)), (.b_ms | fmt | num(10)), (.b_cv | pct | num(5)),
+                  (.ratio | fixed(3) | num(7)), " " + (.verdict + "          " | .[0:10]),
+                  " " + .a + (if .a != .b then "  vs  " + .b else "" end)] | join(" ")),
   (.missing_b[] | "  missing in B: \(.)"),
-  (.missing_a[] | "  only in B: \(.)")' "$tmp/report.json"
-"$JQ" -r --arg max "$max" --argjson k "$noise" "$formats"'
+  (.missing_a[] | "  only in B: \(.)"),
   (.compared | length) as $n
-  | "bench-compare: \($n) compared: \([.compared[] | select(.verdict == "faster")] | length) faster, \([.compared[] | select(.verdict == "slower" or .verdict == "REGRESSION")] | length) slower, \([.compared[] | select(.verdict == "same")] | length) the same within \($k) x noise"
+  | "bench-compare: \($n) compared: \(count(["faster"])) faster, \(count(["slower", "REGRESSION"])) slower, "
+    + "\(count(["same"])) the same within \($k) x noise"
     + (if $n > 0 then "; geometric mean of B/A \([.compared[].ratio | log] | add / $n | exp | fixed(3))" else "" end)
     + "; \((.missing_b | length) + (.missing_a | length)) missing on one side"
-    + (if $max == "" then "; no gate (--max-slowdown)" else "; \([.compared[] | select(.verdict == "REGRESSION")] | length) slower than A past \($max)% and the noise" end)' \
-    "$tmp/report.json"
+    + (if $max == "" then "; no gate (--max-slowdown)"
+       else "; \(count(["REGRESSION"])) slower than A past \($max)% and the noise" end)' \
+    --arg max "$max" --argjson k "$noise" "$tmp/report.json"
 n=$("$JQ" '.compared | length' "$tmp/report.json")
 [ "$n" -gt 0 ] || die "nothing to compare: no benchmark of A has its pair in B"
 regressions=$("$JQ" '[.compared[] | select(.verdict == "REGRESSION")] | length' "$tmp/report.json")
