@@ -14,56 +14,23 @@ and the C benchmarks run the same widths. A prefill is one forward over the
 whole prompt with the cache on (as the model's prefill leaves its state), only
 the last position's logits computed (logits_to_keep=1); each length is run once
 to warm up, then timed `reps` times with CUDA events (fewer once --max-seconds
-are spent on it); the median is reported, `repetitions` saying how many ran.
+are spent on it, but at least two); the mean, median, stddev and cv over them are
+reported (`repetitions` says how many ran), as our benchmarks' repetitions are.
 Needs torch and transformers (>= 5, which has Qwen3.5); the gated delta rule
-runs through flash-linear-attention when installed, else transformers' torch
-fallback (the context says which).
+runs through flash-linear-attention when importable, else transformers' torch
+reference: the context's peer_delta_rule and peer_conv1d say what ran.
 """
 
 import argparse
-import datetime
-import json
+import inspect
 import os
-import platform
-import re
-import socket
-import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peerlib  # noqa: E402
+from peerlib import read_shapes  # noqa: E402
+
 LENGTHS = [512, 4096, 16384, 65536, 131072]
-
-
-def c_value(text):
-    """A C initializer value of data/shapes.c as Python: int, float, bool."""
-    text = text.strip()
-    if text in ("true", "false"):
-        return text == "true"
-    if text.startswith('"'):
-        return text.strip('"')
-    if re.fullmatch(r"-?\d+", text):
-        return int(text)
-    return float(text.rstrip("fF"))
-
-
-def read_shapes(path=os.path.join(ROOT, "data", "shapes.c")):
-    """The shapes table of data/shapes.c: {name: {field: value}}, the
-    QWEN35_COMMON macro expanded."""
-    with open(path, encoding="utf-8") as f:
-        src = f.read()
-    src = re.sub(r"/\*.*?\*/", "", src, flags=re.S)
-    macro = re.search(r"#define\s+QWEN35_COMMON\s+((?:.*\\\n)*.*)", src)
-    common = macro.group(1).replace("\\\n", " ") if macro else ""
-    table = re.search(r"k_shapes\[\]\s*=\s*\{(.*?)\n\};", src, flags=re.S)
-    if not table:
-        raise SystemExit(f"hf_peer: no k_shapes table in {path}")
-    shapes = {}
-    for entry in re.findall(r"\{([^{}]*)\}", table.group(1)):
-        entry = entry.replace("QWEN35_COMMON", common)
-        fields = {k: c_value(v) for k, v in re.findall(r"\.(\w+)\s*=\s*([^,]+)", entry)}
-        shapes[fields["name"]] = fields
-    return shapes
 
 
 def hf_config_args(shape, layers=None):
@@ -96,33 +63,6 @@ def hf_config_args(shape, layers=None):
     )
 
 
-def git_describe():
-    """$Q35_GIT_DESCRIBE when set (a tree copied without .git), else git describe."""
-    if os.environ.get("Q35_GIT_DESCRIBE"):
-        return os.environ["Q35_GIT_DESCRIBE"]
-    try:
-        out = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=7"],
-                             capture_output=True, text=True, check=True)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def entry(name, index, reps, ms=None, tokens=None, skipped=None):
-    """One benchmark entry in Google Benchmark's JSON form: the median of reps
-    runs, or a skipped point with its reason."""
-    e = {"name": name + "/manual_time", "family_index": 0, "per_family_instance_index": index,
-         "run_name": name + "/manual_time", "threads": 1}
-    if skipped is not None:
-        e.update(run_type="iteration", repetitions=reps, repetition_index=0, iterations=0, real_time=0.0,
-                 cpu_time=0.0, time_unit="ms", error_occurred=True, error_message="skipped: " + skipped)
-        return e
-    e.update(name=name + "/manual_time_median", run_type="aggregate", repetitions=reps, aggregate_name="median",
-             aggregate_unit="time", iterations=reps, real_time=ms, cpu_time=ms, time_unit="ms",
-             tokens_per_s=tokens / (ms / 1e3))
-    return e
-
-
 def build_model(args, shape):
     """Qwen3_5ForCausalLM with random weights on the device, bf16, SDPA."""
     import torch
@@ -142,9 +82,8 @@ def build_model(args, shape):
 
 
 def time_prefill(model, n, reps, max_seconds, vocab, device):
-    """The median ms of up to reps prefills of n random tokens (one warm-up
-    first; no further run once max_seconds of timed runs are spent) and how
-    many ran."""
+    """The ms of each of up to reps timed prefills of n random tokens (peerlib.time_ms:
+    one warm-up first, no further run once max_seconds are spent)."""
     import torch
 
     ids = torch.randint(0, vocab, (1, n), device=device)
@@ -153,28 +92,38 @@ def time_prefill(model, n, reps, max_seconds, vocab, device):
         with torch.inference_mode():
             model(input_ids=ids, use_cache=True, logits_to_keep=1)
 
-    once()
-    torch.cuda.synchronize(device)
-    times = []
-    while len(times) < reps and sum(times) < max_seconds * 1e3:
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        once()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2], len(times)
+    return peerlib.time_ms(torch, once, reps, max_seconds)
 
 
-def fast_path():
-    """Which gated-delta-rule and conv implementations transformers will use."""
+def delta_paths():
+    """What transformers' Qwen3.5 calls for its gated delta rule and its causal
+    conv: transformers (5.17) resolves each once, as its modeling module is
+    imported (a hub kernel, else the package's function, else its torch
+    reference), and keeps it in the wrapper's closure; read from there, with the
+    package's version and, for flash-linear-attention, the backend its dispatch
+    picks (FlashQLA where importable and enabled, else Triton)."""
     try:
-        from transformers.utils import is_flash_linear_attention_available
-        fla = is_flash_linear_attention_available()
-    except ImportError:
-        fla = False
-    return "flash-linear-attention" if fla else "transformers torch fallback (no flash-linear-attention)"
+        from transformers.models.qwen3_5 import modeling_qwen3_5 as m
+    except ImportError as e:
+        return {"peer_delta_rule": f"unknown (no transformers Qwen3.5: {e})"}
+    out = {}
+    for key, name in (("peer_delta_rule", "torch_chunk_gated_delta_rule"), ("peer_conv1d", "causal_conv1d_fn")):
+        fn = getattr(m, name, None)
+        try:
+            impl = inspect.getclosurevars(fn).nonlocals.get("implementation", fn)
+        except (TypeError, ValueError):
+            impl = fn
+        where = getattr(impl, "__module__", None) or "unknown"
+        out[key] = ("transformers' torch reference (slow)" if where == m.__name__ else
+                    f"{where}.{getattr(impl, '__name__', name)}")
+    if out["peer_delta_rule"].startswith("fla."):
+        import fla
+        from fla.ops.gated_delta_rule.backends import FlashQLABackend
+        qla = FlashQLABackend.is_available() and FlashQLABackend().is_enabled()
+        out["peer_delta_rule"] = (f"flash-linear-attention {fla.__version__} ({out['peer_delta_rule']}, backend "
+                                  + ("flash_qla where its verifier accepts the call, else triton)" if qla else
+                                     "triton: FlashQLA not importable or disabled)"))
+    return out
 
 
 def run(args, shapes):
@@ -189,56 +138,34 @@ def run(args, shapes):
     args.torch_device = f"cuda:{args.device}"
     torch.cuda.set_device(args.device)
     shape = shapes[args.shape]
-    props = torch.cuda.get_device_properties(args.device)
-    context = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "host_name": socket.gethostname(),
-        "executable": "bench/hf_peer.py",
-        "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
-        "device": torch.cuda.get_device_name(args.device),
-        "device_ordinal": str(args.device),
-        "device_sms": str(props.multi_processor_count),
-        "device_memory_gib": "%.1f" % (props.total_memory / 2**30),
-        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "(unset)"),
-        "peer": "huggingface transformers Qwen3_5ForCausalLM, random weights, bf16, sdpa",
-        "peer_transformers": transformers.__version__,
-        "peer_torch": torch.__version__,
-        "peer_torch_cuda": str(torch.version.cuda),
-        "peer_python": platform.python_version(),
-        "peer_delta_rule": fast_path(),
-        "peer_layers": str(args.layers or shape["n_layer"]),
-        "git_describe": git_describe(),
-        "q35_schema": "1",
-        "q35_shard": "0/1",
-    }
+    context = peerlib.base_context("bench/hf_peer.py")
+    context.update(peerlib.device_context(torch, args.device))
+    context.update(delta_paths(), peer="huggingface transformers Qwen3_5ForCausalLM, random weights, bf16, sdpa",
+                   peer_transformers=transformers.__version__, peer_layers=str(args.layers or shape["n_layer"]))
+    print(f"hf_peer: delta rule: {context['peer_delta_rule']}; conv: {context.get('peer_conv1d', '?')}",
+          file=sys.stderr)
     model = build_model(args, shape)
     family = f"peer_hf/shape:{args.shape}/dtype:bf16"
     if args.layers:
         family += f"/layers:{args.layers}"
     benchmarks = []
-
-    def write():
-        text = json.dumps({"context": context, "benchmarks": benchmarks}, indent=2) + "\n"
-        if args.output:  # rewritten after each length, so a run cut short keeps what it measured
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-        return text
-
     for i, n in enumerate(args.lengths):
         name = f"{family}/len:{n}"
         try:
-            ms, ran = time_prefill(model, n, args.reps, args.max_seconds, shape["n_vocab"], args.torch_device)
-            benchmarks.append(entry(name, i, ran, ms=ms, tokens=n))
-            print(f"hf_peer: {name}: {ms:.1f} ms, {n / (ms / 1e3):.0f} tokens/s", file=sys.stderr)
+            times = time_prefill(model, n, args.reps, args.max_seconds, shape["n_vocab"], args.torch_device)
+            benchmarks += peerlib.entries(name, i, times, rates={"tokens_per_s": n})
+            ms = sorted(times)[len(times) // 2]
+            print(f"hf_peer: {name}: {ms:.1f} ms, {n / (ms / 1e3):.0f} tokens/s ({len(times)} timed)", file=sys.stderr)
         except torch.cuda.OutOfMemoryError:
             torch.cuda.empty_cache()
             free, total = torch.cuda.mem_get_info(args.device)
             why = f"out of memory at {n} tokens ({free / 2**30:.1f} of {total / 2**30:.1f} GiB free after the attempt)"
-            benchmarks.append(entry(name, i, args.reps, skipped=why))
+            benchmarks.append(peerlib.skipped(name, i, why))
             print(f"hf_peer: {name}: skipped: {why}", file=sys.stderr)
-        write()
+        if args.output:  # rewritten after each length, so a run cut short keeps what it measured
+            peerlib.write_results(args.output, context, benchmarks)
     if not args.output:
-        sys.stdout.write(write())
+        peerlib.write_results("", context, benchmarks)
 
 
 def main(argv=None):
@@ -249,7 +176,8 @@ def main(argv=None):
     p.add_argument("--layers", type=int, default=None, help="decoder layers (default: the shape's)")
     p.add_argument("--lengths", default=",".join(map(str, LENGTHS)),
                    help="prompt lengths, comma-separated (default %(default)s)")
-    p.add_argument("--reps", type=int, default=3, help="timed prefills per length, median reported (default 3)")
+    p.add_argument("--reps", type=int, default=3,
+                   help="timed prefills per length at most; their mean, median, stddev and cv reported (default 3)")
     p.add_argument("--max-seconds", type=float, default=300.0,
                    help="no further timed run of a length once this many seconds are spent on it (default 300)")
     p.add_argument("--device", type=int, default=int(os.environ.get("Q35_DEVICE", "0")),
@@ -266,6 +194,7 @@ def main(argv=None):
     if not args.lengths or min(args.lengths) < 1 or args.reps < 1 or (args.layers is not None and args.layers < 1):
         p.error("lengths, --reps and --layers must be >= 1")
     if args.show_config:
+        import json
         print(json.dumps(hf_config_args(shapes[args.shape], args.layers), indent=2))
         return 0
     run(args, shapes)

@@ -1,6 +1,9 @@
 # Lines, one per block of data (blocks separated by two blank lines, each
 # opening with its title): x against y. Variables: data, out, title, xlabel,
-# ylabel, blocks, logx (0, or the base), logy (0/1), yformat.
+# ylabel, blocks, logx (0, or the base), logy (0/1), yformat; optionally
+# y2blocks (the last y2blocks blocks drawn against a right axis, log 2, with a
+# dotted line at 1, each in the colour of the block y2blocks before it) and
+# y2label; the key then goes below the plot.
 load "common.gp"
 set xlabel xlabel
 set ylabel ylabel
@@ -8,6 +11,19 @@ if (logx > 0) set logscale x logx
 if (logy) set logscale y 10
 set format x "%.0f"
 set format y yformat
+if (!exists("y2blocks")) y2blocks = 0
+n1 = blocks - y2blocks
 dash(i) = i / 8 % 3 + 1 # eight colours, then dashes
-plot for [i=0:blocks-1] data index i using 1:2 with linespoints lw 2 lc (i % 8 + 1) pt (7 - 2 * (i / 8 % 2)) dt dash(i) ps 1.1 title columnheader(1)
+cmd = "plot for [i=0:n1-1] data index i using 1:2 with linespoints lw 2 lc (i % 8 + 1) pt (7 - 2 * (i / 8 % 2)) dt dash(i) ps 1.1 title columnheader(1)"
+if (y2blocks > 0) {
+    set border 11
+    set key below Left reverse noenhanced
+    set ytics nomirror
+    set y2tics nomirror
+    set logscale y2 2
+    set format y2 "%g"
+    set y2label y2label
+    cmd = cmd . ", for [i=n1:blocks-1] data index i using 1:2 axes x1y2 with linespoints lw 1.5 lc ((i - y2blocks) % 8 + 1) pt 4 dt 2 ps 0.9 title columnheader(1), 1 axes x1y2 with lines lc rgb '#777777' dt 3 notitle"
+}
+eval cmd
 call "svg.gp"

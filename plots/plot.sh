@@ -21,6 +21,13 @@
 #                            FLOP per byte, under the copy, SGEMM and HGEMM ceilings
 #   devices                  devices side by side: prefill tokens/s at 4096 tokens, else
 #                            the time of every benchmark the devices share
+#   peers_prefill, peers_attention, peers_scan, peers_gemm
+#                            ours against the peers bench/peers.map pairs them with
+#                            ($Q35_PEERS_MAP overrides it; plots/pairs.jq), on one device:
+#                            prefill tokens/s against prompt length (transformers), flash
+#                            TFLOP/s against context (torch SDPA), the scan's time against
+#                            rows (fla), the f16 GEMMs' TFLOP/s per projection at the most
+#                            rows (torch); our speed-up over each peer on the right axis
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -209,4 +216,66 @@ else
 fi
 SKIP_WHY="fewer than two devices (merge several devices' files with tools/bench-merge.sh)"
 draw devices bars.gp "$tmp/devices.tsv" "ncols=$(head -1 "$tmp/devices.tsv" 2>/dev/null | awk -F'\t' '{print NF}'); $dev_vars"
+# The peer figures: the pairs of bench/peers.map on the device with the most of them
+peers_map=${Q35_PEERS_MAP:-$root/bench/peers.map}
+pairs=$(cat "$here/pairs.jq")
+if [ -r "$peers_map" ]; then
+    "$JQ" -R -s "$pairs map_rules" "$peers_map" >"$tmp/rules.json" ||
+        { echo "plots: $peers_map is not a name map" >&2; exit 1; }
+else
+    echo '[]' >"$tmp/rules.json"
+fi
+"$JQ" --slurpfile r "$tmp/rules.json" "$pairs"' pairs($r[0]; .) | map(select(.b))
+    | (group_by(.a.device) | max_by(length) | .[0].a.device) as $d | map(select(.a.device == $d))' \
+    "$tmp/points.json" >"$tmp/pairs.json"
+peer_dev=$("$JQ" -r '.[0].a.device // ""' "$tmp/pairs.json")
+peer_helpers='
+  def title_of: gsub("/[a-z_]+:\\{[a-z_]+\\}"; "") | gsub("/"; " ");   # a map name without its {axis} segments
+  def peer_lines($family; sel; $x; y):   # ours per OURS, each peer, then our speed-up over each (the last blocks)
+    map(select((.rule.a | startswith($family + "/")) and sel)) | map(. + {x: (.caps[$x] | tonumber)}) as $p
+    | ($p | group_by(.rule.a)[] | block("ours: " + (.[0].rule.a | title_of); unique_by(.x) | map([.x, (.a | y)]))),
+      ($p | group_by(.rule.line)[] | block(.[0].rule.b | title_of; sort_by(.x) | map([.x, (.b | y)]))),
+      ($p | group_by(.rule.line)[]
+       | block("speed-up over " + (.[0].rule.b | title_of); sort_by(.x) | map([.x, .b.ms / .a.ms])));'
+# peer_figure NAME FAMILY SELECTION X Y VARS: a lines figure of peer_lines
+speedup='our speed-up over the peer (its time / ours)'
+peer_figure() {
+    "$JQ" -r "$helpers $peer_helpers peer_lines(\"$2\"; $3; \"$4\"; $5)" "$tmp/pairs.json" >"$tmp/$1.tsv"
+    SKIP_WHY="no $2 benchmarks paired with a peer by $peers_map (run tools/gpu-run.sh peers and merge its files)"
+    draw "$1" lines.gp "$tmp/$1.tsv" "blocks=$(grep -c '^"' "$tmp/$1.tsv" || true);
+        y2blocks=$(grep -c '^"speed-up over' "$tmp/$1.tsv" || true); y2label='$speedup'; $6"
+}
+peer_figure peers_prefill prefill true len .tokens_per_s "title='Prefill: ours against transformers, same device ($peer_dev)';
+    xlabel='prompt length (tokens)'; ylabel='prefill throughput (tokens/s)'; logx=2; logy=1; yformat='%.0s%c'"
+peer_figure peers_attention flash_chunk '.caps.model == "1"' ctx '.FLOP / 1e12' \
+    "title='Attention, 9B heads, 512 rows at the end of the context: ours against torch SDPA ($peer_dev)';
+    xlabel='context length (tokens)'; ylabel='TFLOP/s (visible pairs)'; logx=2; logy=0; yformat='%g'"
+peer_figure peers_scan delta_rule_scan '.caps.model == "1"' rows .ms \
+    "title='Delta-rule scan, 9B heads: ours against fla chunk_gated_delta_rule ($peer_dev)';
+    xlabel='rows (tokens)'; ylabel='time (ms)'; logx=2; logy=1; yformat='%g'"
+
+# peers_gemm: TFLOP/s per projection at the most rows, ours and each peer; the speed-ups as points
+legend=$("$JQ" -c '[.context, (.context.sources // [])[]] | map(.proj // empty) | first // ""
+    | sub(" \\(n x k\\)$"; "") | split(", ") | map(capture("^(?<i>[0-9]+) (?<v>.*)$") | {(.i): .v}) | add // {}' "$results")
+"$JQ" -r --argjson legend "$legend" "$peer_helpers"'
+  map(select(.rule.a | startswith("gemm_f16/"))) as $g
+  | if ($g | length) == 0 then empty else
+      ($g | map(.caps.rows | tonumber) | max | tostring) as $rows
+      | ($g | map(select(.caps.rows == $rows))) as $p
+      | ($p | map(.rule) | unique_by(.line)) as $rules
+      | ([("\($rows) rows" | @json), ("ours: " + ($rules[0].a | title_of) | @json)]
+         + ($rules | map(.b | title_of | @json)) + ($rules | map("speed-up over " + (.b | title_of) | @json))
+         | join("\t")),
+        ($p | group_by(.caps.proj | tonumber)[] | . as $row
+         | ($rules | map(.line as $l | $row | map(select(.rule.line == $l)) | first)) as $m
+         | [($legend[$row[0].caps.proj] // "proj \($row[0].caps.proj)" | @json), $row[0].a.FLOP / 1e12]
+           + ($m | map(if . then .b.FLOP / 1e12 else "?" end)) + ($m | map(if . then .b.ms / .a.ms else "?" end))
+         | map(tostring) | join("\t"))
+    end' "$tmp/pairs.json" >"$tmp/peers_gemm.tsv"
+gemm_rows=$(head -1 "$tmp/peers_gemm.tsv" 2>/dev/null | cut -f1 | tr -d '"')
+SKIP_WHY="no gemm_f16 benchmarks paired with a peer by $peers_map (run tools/gpu-run.sh peers and merge its files)"
+draw peers_gemm bars.gp "$tmp/peers_gemm.tsv" "ncols=$(head -1 "$tmp/peers_gemm.tsv" 2>/dev/null | awk -F'\t' '{print NF}');
+    y2cols=$(head -1 "$tmp/peers_gemm.tsv" 2>/dev/null | tr '\t' '\n' | grep -c '^"speed-up over' || true);
+    y2label='$speedup'; ylabel='TFLOP/s'; logy=0; yformat='%g';
+    title='f16 projections of the 9B shape, $gemm_rows: ours against torch F.linear ($peer_dev)'"
 echo "plots: $made figure(s) in $out"
