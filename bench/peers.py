@@ -11,7 +11,7 @@ project's benchmark JSON (bench/results/SCHEMA.md):
       counts them (visible pairs only)
   peer_fla/backend:{triton,flash_qla}/model:M/rows:T/graph:{0,1}
       flash-linear-attention's chunk_gated_delta_rule at bench_kernels' DeltaNet
-      heads and delta_rule_scan's rows, eager (graph:0) and replayed from a CUDA
+      heads and the delta rule's rows (delta_rows), eager (graph:0) and replayed from a CUDA
       graph (graph:1); flash_qla is fla's FlashQLA backend where it is importable
   peer_gemm/dtype:{bf16,f16}/proj:P/rows:T
       torch's F.linear (y = x W^T) at bench_linear's projections and rows
@@ -60,7 +60,7 @@ def axes():
         "fla": {
             "models": [{"name": n, "hk": hk, "hv": hv, "dk": shapes[n.lower()]["ssm_dk"],
                         "dv": shapes[n.lower()]["ssm_dv"]} for n, _, hk, hv in peerlib.c_rows(ker, "k_models")],
-            "rows": peerlib.c_ints(ker, "rows"),
+            "rows": peerlib.c_ints(ker, "delta_rows"),
         },
         "gemm": {
             "projections": [{"name": n, "n": out, "k": k} for n, out, k in peerlib.c_rows(lin, "k_proj")],

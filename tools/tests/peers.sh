@@ -19,7 +19,7 @@ jq_check "$tmp/axes.json" '.sdpa.models == [{"name":"0.8B","heads":8,"kv":2},{"n
     "sdpa: bench_attention's heads (k_models, HD)"
 jq_check "$tmp/axes.json" '.sdpa.contexts == [512,1024,2048,4096,8192,16384,32768,65536,131072] and .sdpa.chunk == 512 and .sdpa.prompt_max == 32768' \
     "sdpa: bench_attention's contexts, CHUNK, PROMPT_MAX"
-jq_check "$tmp/axes.json" '.fla.models[1] == {"name":"9B","hk":16,"hv":32,"dk":128,"dv":128} and .fla.models[2].hv == 48 and .fla.rows == [1,64,512,2048,4096]' \
+jq_check "$tmp/axes.json" '.fla.models[1] == {"name":"9B","hk":16,"hv":32,"dk":128,"dv":128} and .fla.models[2].hv == 48 and .fla.rows == [64,512,1024,2048,4096,8192,16384]' \
     "fla: bench_kernels' DeltaNet heads (dk, dv from data/shapes.c) and delta_rule_scan's rows"
 jq_check "$tmp/axes.json" '(.gemm.projections | length) == 10 and .gemm.projections[0] == {"name":"attn_qkv","n":8192,"k":4096} and .gemm.projections[9] == {"name":"lm_head","n":248320,"k":4096} and .gemm.rows == [1,64,512,2048]' \
     "gemm: bench_linear's projections and rows"
@@ -32,10 +32,10 @@ for m in 0 1 2; do # the benchmarks' own tables against data/shapes.c (through h
 done
 
 python3 "$peers" --list >"$tmp/names"
-check "--list: 356 names (sdpa 216, fla 60, gemm 80)" sh -c "[ \$(wc -l <'$tmp/names') -eq 356 ] && [ \$(grep -c '^peer_sdpa/' '$tmp/names') -eq 216 ] && [ \$(grep -c '^peer_fla/' '$tmp/names') -eq 60 ] && [ \$(grep -c '^peer_gemm/' '$tmp/names') -eq 80 ]"
+check "--list: 380 names (sdpa 216, fla 84, gemm 80)" sh -c "[ \$(wc -l <'$tmp/names') -eq 380 ] && [ \$(grep -c '^peer_sdpa/' '$tmp/names') -eq 216 ] && [ \$(grep -c '^peer_fla/' '$tmp/names') -eq 84 ] && [ \$(grep -c '^peer_gemm/' '$tmp/names') -eq 80 ]"
 check "  the grammar: family, then axis:value segments" sh -c "! grep -Ev '^peer_[a-z]+(/[a-z_]+:[A-Za-z0-9_.-]+)+\$' '$tmp/names'"
 for n in peer_sdpa/backend:cudnn/dtype:f16/model:1/ctx:4096/query:chunk peer_sdpa/backend:flash/dtype:bf16/model:2/ctx:131072/query:prompt \
-    peer_fla/backend:triton/model:1/rows:4096/graph:1 peer_fla/backend:flash_qla/model:0/rows:1/graph:0 peer_gemm/dtype:f16/proj:9/rows:2048; do
+    peer_fla/backend:triton/model:1/rows:4096/graph:1 peer_fla/backend:flash_qla/model:0/rows:64/graph:0 peer_gemm/dtype:f16/proj:9/rows:2048; do
     check "  names $n" grep -qx "$n" "$tmp/names"
 done
 check "--filter and --families select, families in the order given" sh -c "[ \"\$(python3 '$peers' --list --families gemm,fla --filter 'proj:7/rows:2048|model:1/rows:4096/graph:1')\" = \"\$(printf 'peer_gemm/dtype:bf16/proj:7/rows:2048\npeer_gemm/dtype:f16/proj:7/rows:2048\npeer_fla/backend:triton/model:1/rows:4096/graph:1\npeer_fla/backend:flash_qla/model:1/rows:4096/graph:1')\" ]"
