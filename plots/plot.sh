@@ -231,27 +231,28 @@ fi
 peer_dev=$("$JQ" -r '.[0].a.device // ""' "$tmp/pairs.json")
 peer_helpers='
   def title_of: gsub("/[a-z_]+:\\{[a-z_]+\\}"; "") | gsub("/"; " ");   # a map name without its {axis} segments
-  def peer_lines($family; sel; $x; y):   # ours per OURS, each peer, then our speed-up over each (the last blocks)
-    map(select((.rule.a | startswith($family + "/")) and sel)) | map(. + {x: (.caps[$x] | tonumber)}) as $p
+  def peer_lines($families; sel; $x; y):   # ours per OURS (families: a regex alternation), each peer, then our speed-up over each (the last blocks)
+    map(select((.rule.a | test("^(" + $families + ")/")) and sel)) | map(. + {x: (.caps[$x] | tonumber)}) as $p
     | ($p | group_by(.rule.a)[] | block("ours: " + (.[0].rule.a | title_of); unique_by(.x) | map([.x, (.a | y)]))),
-      ($p | group_by(.rule.line)[] | block(.[0].rule.b | title_of; sort_by(.x) | map([.x, (.b | y)]))),
+      ($p | group_by(.rule.b)[] | block(.[0].rule.b | title_of; unique_by(.x) | map([.x, (.b | y)]))),
       ($p | group_by(.rule.line)[]
-       | block("speed-up over " + (.[0].rule.b | title_of); sort_by(.x) | map([.x, .b.ms / .a.ms])));'
+       | block("speed-up: " + (.[0].rule.a | title_of) + " over " + (.[0].rule.b | title_of);
+               sort_by(.x) | map([.x, .b.ms / .a.ms])));'
 # peer_figure NAME FAMILY SELECTION X Y VARS: a lines figure of peer_lines
 speedup='our speed-up over the peer (its time / ours)'
 peer_figure() {
     "$JQ" -r "$helpers $peer_helpers peer_lines(\"$2\"; $3; \"$4\"; $5)" "$tmp/pairs.json" >"$tmp/$1.tsv"
     SKIP_WHY="no $2 benchmarks paired with a peer by $peers_map (run tools/gpu-run.sh peers and merge its files)"
     draw "$1" lines.gp "$tmp/$1.tsv" "blocks=$(grep -c '^"' "$tmp/$1.tsv" || true);
-        y2blocks=$(grep -c '^"speed-up over' "$tmp/$1.tsv" || true); y2label='$speedup'; $6"
+        y2blocks=$(grep -c '^"speed-up' "$tmp/$1.tsv" || true); y2label='$speedup'; $6"
 }
 peer_figure peers_prefill prefill true len .tokens_per_s "title='Prefill: ours against transformers, same device ($peer_dev)';
     xlabel='prompt length (tokens)'; ylabel='prefill throughput (tokens/s)'; logx=2; logy=1; yformat='%.0s%c'"
 peer_figure peers_attention flash_chunk '.caps.model == "1"' ctx '.FLOP / 1e12' \
     "title='Attention, 9B heads, 512 rows at the end of the context: ours against torch SDPA ($peer_dev)';
     xlabel='context length (tokens)'; ylabel='TFLOP/s (visible pairs)'; logx=2; logy=0; yformat='%g'"
-peer_figure peers_scan delta_rule_scan '.caps.model == "1"' rows .ms \
-    "title='Delta-rule scan, 9B heads: ours against fla chunk_gated_delta_rule ($peer_dev)';
+peer_figure peers_scan 'delta_rule_scan|delta_chunk' '.caps.model == "1"' rows .ms \
+    "title='The delta rule, 9B heads: our scan and chunked form against fla chunk_gated_delta_rule ($peer_dev)';
     xlabel='rows (tokens)'; ylabel='time (ms)'; logx=2; logy=1; yformat='%g'"
 
 # peers_gemm: TFLOP/s per projection at the most rows, ours and each peer; the speed-ups as points

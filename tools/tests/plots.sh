@@ -53,10 +53,10 @@ for f in $peer_figures; do
     check "  $f has our speed-up on the right axis" grep -q "our speed-up over the peer" "$tmp/peers/$f.svg"
 done
 check "  no gnuplot warning" sh -c "! grep -qi 'warning' '$tmp/peers.log'"
-check "  flash against cuDNN and flash SDPA" sh -c "grep -q 'speed-up over peer_sdpa backend:cudnn dtype:f16 query:chunk' '$tmp/peers/peers_attention.svg' && grep -q 'peer_sdpa backend:flash dtype:f16 query:chunk' '$tmp/peers/peers_attention.svg'"
+check "  flash against cuDNN and flash SDPA" sh -c "grep -q 'speed-up: flash_chunk split:0 variant:kv64 over peer_sdpa backend:cudnn dtype:f16 query:chunk' '$tmp/peers/peers_attention.svg' && grep -q 'peer_sdpa backend:flash dtype:f16 query:chunk' '$tmp/peers/peers_attention.svg'"
 check "  the scan against fla with and without a CUDA graph" sh -c "grep -q 'peer_fla backend:triton graph:1' '$tmp/peers/peers_scan.svg' && grep -q 'peer_fla backend:triton graph:0' '$tmp/peers/peers_scan.svg'"
 check "  the GEMMs per projection, named from the context" grep -q "ffn_gate/up 12288x4096" "$tmp/peers/peers_gemm.svg"
-check "  the prefill against transformers" grep -q "speed-up over peer_hf shape:9b dtype:bf16" "$tmp/peers/peers_prefill.svg"
+check "  the prefill against transformers" grep -q "speed-up: prefill shape:9b quant:q4_k gemm:f16 attn:flash chunk:2048 over peer_hf shape:9b dtype:bf16" "$tmp/peers/peers_prefill.svg"
 
 check "the target without a file" target "" "$tmp/default" "$tmp/default.log"
 check "  reads the newest file under bench/results/" grep -q "^plots: $src/bench/results/[^ ]*\.json -> " "$tmp/default.log"
