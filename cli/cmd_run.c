@@ -302,8 +302,10 @@ int q35_cmd_run(int argc, char **argv)
 {
     run_args a;
     int rc = parse(argc, argv, &a);
-    if (rc < 0 && a.logits_out)
-        rc = check_logits_out(&a) ? CLI_FAILED : -1;
+    if (rc < 0 && a.logits_out) {
+        const int refused = check_logits_out(&a);
+        rc = refused ? refused : -1;
+    }
     if (rc >= 0) {
         run_args_free(&a);
         return rc;
