@@ -32,38 +32,48 @@ static size_t utf8_printable(const unsigned char *s, size_t n)
     return len;
 }
 
+/* The text of the byte (or character) at s[i]: its bytes into piece (8), how
+ * many, and in *adv how many input bytes it stands for. */
+static size_t piece_at(const unsigned char *s, size_t len, size_t i, char *piece, size_t *adv)
+{
+    const unsigned char c = s[i];
+    *adv = 1;
+    if (c == '\\' || c == '\n' || c == '\t' || c == '\r' || c == 0x1b) {
+        piece[0] = '\\';
+        piece[1] = c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : 'e';
+        return 2;
+    }
+    if (c >= 0x80 && (*adv = utf8_printable(s + i, len - i)) > 0) {
+        memcpy(piece, s + i, *adv);
+        return *adv;
+    }
+    *adv = 1;
+    if (c < 0x20 || c >= 0x7f)
+        return (size_t)snprintf(piece, 8, "\\x%02x", c);
+    piece[0] = (char)c;
+    return 1;
+}
+
 char *q35_escape(char *dst, size_t cap, const char *src, size_t len)
 {
     if (cap == 0)
         return dst;
     const unsigned char *s = (const unsigned char *)src;
+    char piece[8];
+    size_t total = 0, adv;
+    for (size_t i = 0; i < len; i += adv)
+        total += piece_at(s, len, i, piece, &adv);
+    const size_t room = total < cap ? cap : cap < 4 ? 0 : cap - 3; /* a cut keeps 3 bytes for "..." */
     size_t o = 0;
-    for (size_t i = 0; i < len;) {
-        const unsigned char c = s[i];
-        char piece[8];
-        size_t n = 1, adv = 1;
-        piece[0] = (char)c;
-        if (c == '\\' || c == '\n' || c == '\t' || c == '\r' || c == 0x1b) {
-            piece[0] = '\\';
-            piece[1] = c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : 'e';
-            n = 2;
-        } else if (c >= 0x80 && (adv = utf8_printable(s + i, len - i)) > 0) {
-            memcpy(piece, s + i, adv);
-            n = adv;
-        } else if (c < 0x20 || c >= 0x7f) {
-            adv = 1;
-            n = (size_t)snprintf(piece, sizeof piece, "\\x%02x", c);
-        }
-        const bool last = i + adv >= len;
-        if (o + n + (last ? 1 : 4) > cap) { /* no room for it and a "..." after it */
-            if (o + 4 <= cap)
-                memcpy(dst + o, "...", 3), o += 3;
+    for (size_t i = 0; i < len; i += adv) {
+        const size_t n = piece_at(s, len, i, piece, &adv);
+        if (o + n + 1 > room)
             break;
-        }
         memcpy(dst + o, piece, n);
         o += n;
-        i += adv;
     }
+    if (total >= cap && cap >= 4)
+        memcpy(dst + o, "...", 3), o += 3;
     dst[o] = '\0';
     return dst;
 }

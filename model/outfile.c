@@ -13,21 +13,20 @@
 #include <unistd.h>
 
 /* The temporary files in flight, for q35_outfile_remove_pending. A slot is 0
- * (free), 1 (being filled) or 2 (its path complete). More outputs than slots
- * at once still work; the extra ones are not removed by a signal. */
+ * (free), 1 (claimed) or 2 (armed: its path, or mkstemp's template becoming it).
+ * More outputs than slots at once still work; the extra ones are not removed by
+ * a signal. */
 #define PENDING_SLOTS 8
 static char g_pending[PENDING_SLOTS][Q35_OUTFILE_PATH + 32];
 static atomic_int g_pending_state[PENDING_SLOTS];
 
-static int pending_add(const char *tmp)
+/* A free slot, claimed (state 1), or -1. */
+static int pending_claim(void)
 {
     for (int i = 0; i < PENDING_SLOTS; i++) {
         int expected = 0;
-        if (atomic_compare_exchange_strong(&g_pending_state[i], &expected, 1)) {
-            snprintf(g_pending[i], sizeof g_pending[i], "%s", tmp);
-            atomic_store(&g_pending_state[i], 2);
+        if (atomic_compare_exchange_strong(&g_pending_state[i], &expected, 1))
             return i;
-        }
     }
     return -1;
 }
@@ -130,17 +129,26 @@ int q35_outfile_open(q35_outfile *f, const char *path, q35_error *err)
     folder_of(f->path, dir, sizeof dir);
     const char *slash = strrchr(f->path, '/');
     const char *base = slash ? slash + 1 : f->path;
-    if (snprintf(f->tmp, sizeof f->tmp, "%s/.%.200s.q35-XXXXXX", dir, base) >= (int)sizeof f->tmp) {
-        f->tmp[0] = '\0';
+    /* The name is made in the slot q35_outfile_remove_pending reads, armed
+     * before the file exists: a signal at any point finds it. */
+    f->slot = pending_claim();
+    char *name = f->slot >= 0 ? g_pending[f->slot] : f->tmp;
+    if (snprintf(name, sizeof f->tmp, "%s/.%.200s.q35-XXXXXX", dir, base) >= (int)sizeof f->tmp) {
+        pending_drop(f->slot);
+        f->slot = -1;
         return q35_fail(err, "output %s: the path of its temporary file is over %zu bytes", path, sizeof f->tmp);
     }
-    f->fd = mkstemp(f->tmp);
+    if (f->slot >= 0)
+        atomic_store(&g_pending_state[f->slot], 2);
+    f->fd = mkstemp(name);
     if (f->fd < 0) {
         const int e = errno;
-        f->tmp[0] = '\0';
+        pending_drop(f->slot);
+        f->slot = -1;
         return q35_fail(err, "output %s: cannot create a temporary file in %s: %s", path, dir, strerror(e));
     }
-    f->slot = pending_add(f->tmp);
+    if (name != f->tmp)
+        memcpy(f->tmp, name, sizeof f->tmp);
     mode_t mode = st.st_mode & 07777;
     if (!exists) {
         const mode_t mask = umask(0);

@@ -46,7 +46,11 @@ static void child(char *const argv[], const q35_proc_opts *o, const int out[2], 
     }
     if (o->cwd && chdir(o->cwd) != 0)
         _exit(126);
-    signal(SIGPIPE, SIG_DFL);
+    /* As a shell starts a foreground command: a background test runner's
+     * ignored SIGINT would otherwise be inherited (and kept, as nohup's is). */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], SIG_DFL);
     execv(argv[0], argv);
     _exit(127);
 }
