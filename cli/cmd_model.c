@@ -21,7 +21,9 @@ static const char *const k_help =
     "\n";
 
 enum { O_OUT = CLI_MODEL_OPTS, O_THREADS, O_COUNT };
-static const cli_option k_opts[O_COUNT] = {CLI_MODEL_OPTIONS, [O_OUT] = {"-o", "FILE"}, [O_THREADS] = {"--threads", "N"}};
+static const cli_option k_opts[O_COUNT] = {
+    CLI_MODEL_OPTIONS, [O_OUT] = {"-o", "FILE"}, [O_THREADS] = {"--threads", "N"},
+};
 
 static int help(FILE *f, int rc)
 {

@@ -60,8 +60,10 @@ static const cli_option k_opts[O_COUNT] = {
 #define BIT(o) (UINT64_C(1) << (o))
 static const cli_conflict k_conflicts[] = {
     {O_MODEL, CLI_MODEL_MASK, "the model options describe the built-in model, which --model replaces"},
-    {O_PROMPT, BIT(O_RANDOM) | BIT(O_PROMPT_SEED), "--random and --prompt-seed make a random prompt, --prompt gives one"},
-    {O_CPU, BIT(O_DEVICE) | BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DETERMINISTIC) | BIT(O_SCORES_BUDGET) | BIT(O_FREE_CAP),
+    {O_PROMPT, BIT(O_RANDOM) | BIT(O_PROMPT_SEED),
+     "--random and --prompt-seed make a random prompt, --prompt gives one"},
+    {O_CPU,
+     BIT(O_DEVICE) | BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DETERMINISTIC) | BIT(O_SCORES_BUDGET) | BIT(O_FREE_CAP),
      "it is a GPU option and --cpu runs the CPU reference"},
 };
 

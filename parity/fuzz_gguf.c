@@ -117,8 +117,8 @@ static void check_tensor(const q35_gguf *g, const q35_gguf_tensor *t)
 static void check_weight(const q35_gguf *g, const q35_weight *w)
 {
     const uint64_t row = q35_row_bytes(w->type, w->cols);
-    if (w->rows < 1 || w->cols < 1 || row == 0 || w->nbytes != row * (uint64_t)w->rows || !inside(g, w->data, w->nbytes) ||
-        q35_gguf_find_tensor(g, w->name) == NULL)
+    if (w->rows < 1 || w->cols < 1 || row == 0 || w->nbytes != row * (uint64_t)w->rows ||
+        !inside(g, w->data, w->nbytes) || q35_gguf_find_tensor(g, w->name) == NULL)
         __builtin_trap();
     touch(w->data, w->nbytes < 64 ? w->nbytes : 64);
 }

@@ -13,6 +13,7 @@
 #include "harness.h"
 
 #include "model/gguf.h"
+#include "model/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,19 +118,17 @@ static void put_old(const ctx *c, const char *name)
     q35_test_write_bytes(in_dir(c, name), k_old, sizeof k_old);
 }
 
-static const char *stat_kind(const char *path, struct stat *st)
+/* What is at path, not following a link: q35_file_kind's words, or "gone". */
+static const char *kind_of(const char *path, struct stat *st)
 {
-    if (lstat(path, st) != 0)
-        return "gone";
-    return S_ISLNK(st->st_mode) ? "link" : S_ISCHR(st->st_mode) ? "char device" : S_ISFIFO(st->st_mode) ? "FIFO"
-           : S_ISDIR(st->st_mode) ? "folder" : S_ISREG(st->st_mode) ? "regular file" : "other";
+    return lstat(path, st) != 0 ? "gone" : q35_file_kind(st->st_mode);
 }
 
 static void still(const ctx *c, const char *name, const char *kind)
 {
     struct stat st;
-    const char *got = stat_kind(in_dir(c, name), &st);
-    q35_case(c->s, strcmp(got, kind) == 0, "%s is still a %s (%s)", name, kind, got);
+    const char *got = kind_of(in_dir(c, name), &st);
+    q35_case(c->s, strcmp(got, kind) == 0, "%s is still %s (%s)", name, kind, got);
 }
 
 /* ---- the cases -------------------------------------------------------------- */
@@ -202,7 +201,7 @@ static int case_output_node(ctx *c)
     expect(c, &k_plain, 1, "is a character device", "run", "--random", "3", "--logits-at", "1", "--logits-out", "n",
            NULL);
     struct stat st;
-    q35_case(c->s, strcmp(stat_kind(in_dir(c, "n"), &st), "char device") == 0 && st.st_rdev == makedev(1, 7),
+    q35_case(c->s, strcmp(kind_of(in_dir(c, "n"), &st), "a character device") == 0 && st.st_rdev == makedev(1, 7),
              "n is still the character device 1, 7");
     static const char *const left[] = {"n", NULL};
     holds(c, left);
@@ -227,10 +226,10 @@ static int case_output_special(ctx *c)
     expect(c, &k_plain, 1, "the output path is empty", "model", "make", "-o", "", NULL);
     expect(c, &k_plain, 1, "output fifo: is a FIFO", "run", "--random", "2", "--logits-at", "1", "--logits-out", "fifo",
            NULL);
-    still(c, "fifo", "FIFO");
-    still(c, "folder", "folder");
-    still(c, "to-null", "link");
-    still(c, "dangling", "link");
+    still(c, "fifo", "a FIFO");
+    still(c, "folder", "a folder");
+    still(c, "to-null", "a symbolic link");
+    still(c, "dangling", "a symbolic link");
     char target[64] = "";
     const ssize_t n = readlink(in_dir(c, "to-null"), target, sizeof target - 1);
     q35_case(c->s, n == 9 && strcmp(target, "/dev/null") == 0, "to-null still points at /dev/null (%s)", target);
@@ -250,7 +249,7 @@ static int case_replace(ctx *c)
     expect(c, &k_plain, 0, "wrote link.gguf: shape tiny, 1 layers, vocab 64, mix f16", "model", "make", "--layers", "1",
            "--vocab", "64", "--quant", "f16", "-o", "link.gguf", NULL);
     struct stat st;
-    still(c, "link.gguf", "link");
+    still(c, "link.gguf", "a symbolic link");
     q35_case(c->s, stat(in_dir(c, "e.gguf"), &st) == 0 && (st.st_mode & 07777) == 0640,
              "e.gguf keeps its mode 0640 (%o)", st.st_mode & 07777);
     expect(c, &k_plain, 0, "layers            1 run", "info", "e.gguf", NULL);
@@ -278,7 +277,7 @@ static int case_input_special(ctx *c)
     expect(c, &k_plain, 1, "GGUF .: is a folder, not a regular file", "info", ".", NULL);
     expect(c, &k_plain, 1, "is a character device, not a regular file", "run", "--model", "/dev/zero", NULL);
     expect(c, &k_plain, 1, "cannot open: No such file or directory", "info", "none.gguf", NULL);
-    still(c, "f", "FIFO");
+    still(c, "f", "a FIFO");
     return 0;
 }
 
@@ -388,8 +387,8 @@ static void patched(const ctx *c, const char *name, const void *at, size_t at_le
     uint8_t *p = memmem(copy, c->model_len, at, at_len);
     if (p && (size_t)(p - copy) + skip + len <= c->model_len)
         memcpy(p + skip, with, len);
-    q35_case(c->s, p != NULL && q35_test_write_bytes(in_dir(c, name), copy, c->model_len) == 0, "%s: the golden model, edited",
-             name);
+    q35_case(c->s, p != NULL && q35_test_write_bytes(in_dir(c, name), copy, c->model_len) == 0,
+             "%s: the golden model, edited", name);
     free(copy);
 }
 
@@ -415,7 +414,8 @@ static int case_loader_hostile(ctx *c)
     expect(c, &k_plain, 1, "rope.freq_base inf is not a finite number above 1", "info", "inf.gguf", NULL);
     expect(c, &k_plain, 1, "rope.freq_base inf is not a finite number above 1", "run", "--model", "inf.gguf", NULL);
     expect(c, &k_plain, 1, "layer_norm_rms_epsilon nan is not in (0, 1)", "info", "nan.gguf", NULL);
-    expect(c, &k_plain, 0, "unknown tensors   1, not used by the loader:\n    output.weighu", "info", "renamed.gguf", NULL);
+    expect(c, &k_plain, 0, "unknown tensors   1, not used by the loader:\n    output.weighu", "info", "renamed.gguf",
+           NULL);
     expect(c, &k_plain, 0,
            "warning: renamed.gguf: 1 tensor the qwen35 loader does not know, not used: 'output.weighu'; the output is "
            "tied to token_embd (the file has no 'output.weight')",

@@ -194,9 +194,11 @@ int main(int argc, char **argv)
         {"rope.freq_base 1e300 (f64)",
          {.set_key = "qwen35.rope.freq_base", .set_type = Q35_GGUF_F64, .set_value = &d_huge},
          "key 'qwen35.rope.freq_base' = 1e+300 (f64) does not fit a f32"},
-        {"eps +inf", {.set_key = "qwen35.attention.layer_norm_rms_epsilon", .set_type = Q35_GGUF_F32, .set_value = &f_inf},
+        {"eps +inf",
+         {.set_key = "qwen35.attention.layer_norm_rms_epsilon", .set_type = Q35_GGUF_F32, .set_value = &f_inf},
          "layer_norm_rms_epsilon inf is not in (0, 1)"},
-        {"eps NaN", {.set_key = "qwen35.attention.layer_norm_rms_epsilon", .set_type = Q35_GGUF_F32, .set_value = &f_nan},
+        {"eps NaN",
+         {.set_key = "qwen35.attention.layer_norm_rms_epsilon", .set_type = Q35_GGUF_F32, .set_value = &f_nan},
          "layer_norm_rms_epsilon nan is not in (0, 1)"},
         {"rope sections [-1, 11, 11, 11]",
          {.set_key = "qwen35.rope.dimension_sections", .set_type = Q35_GGUF_ARRAY, .set_elem = Q35_GGUF_I64,
@@ -222,7 +224,8 @@ int main(int argc, char **argv)
     /* Names the loader does not know are listed, in file order, never silently dropped. */
     const q35_gguf_edit renamed = {.rename_tensor = "output.weight", .new_name = "output.weighu"};
     m = load_edited(g, &renamed, &err);
-    q35_case(&s, m && m->tied && m->n_unknown == 1 && strcmp(m->gguf->tensors[m->unknown[0]].name, "output.weighu") == 0,
+    q35_case(&s,
+             m && m->tied && m->n_unknown == 1 && strcmp(m->gguf->tensors[m->unknown[0]].name, "output.weighu") == 0,
              "output.weight renamed by one byte: tied, and 'output.weighu' listed unknown (%" PRIu64 ") %s",
              m ? m->n_unknown : 0, err.msg);
     q35_model_free(m);
