@@ -1,6 +1,7 @@
 /* q35 info FILE: what a GGUF holds, and whether it loads as a qwen35 model. */
 #include "cli.h"
 
+#include "model/escape.h"
 #include "model/gguf.h"
 #include "model/qwen35.h"
 
@@ -13,15 +14,17 @@ static const char *const k_help =
     "\n"
     "Prints the GGUF's version and metadata, the qwen35 hyperparameters and layer pattern\n"
     "(D = Gated DeltaNet, A = full attention), every tensor with its type, shape and bytes,\n"
-    "and the quant mix. Exits 1 when the file is malformed or is not a loadable qwen35 model.\n";
+    "and the quant mix, and the tensors the loader does not know (also said on stderr).\n"
+    "Exits 1 when the file cannot be read, is malformed, or is not a loadable qwen35 model.\n"
+    "Names and strings from the file are printed with control bytes escaped (\\xNN).\n";
 
 static void print_metadata(const q35_gguf *g)
 {
     printf("GGUF v%u, %" PRIu64 " metadata keys, %" PRIu64 " tensors, alignment %u, data at offset %" PRIu64 "\n",
            g->version, g->n_kv, g->n_tensors, g->alignment, g->data_offset);
-    char buf[256];
+    char buf[512], key[4 * 64 + 4];
     for (uint64_t i = 0; i < g->n_kv; i++)
-        printf("  %-48s %-7s %s\n", g->kv[i].key,
+        printf("  %-48s %-7s %s\n", q35_escape_str(key, sizeof key, g->kv[i].key),
                g->kv[i].type == Q35_GGUF_ARRAY ? "array" : q35_gguf_vtype_name(g->kv[i].type),
                q35_gguf_format_value(&g->kv[i], buf, sizeof buf));
 }
@@ -37,7 +40,9 @@ static void print_tensors(const q35_gguf *g)
         for (uint32_t d = 1; d < t->n_dims; d++)
             n += snprintf(shape + n, sizeof shape - (size_t)n, ", %" PRId64, t->ne[d]);
         snprintf(shape + n, sizeof shape - (size_t)n, "}");
-        printf("  %-40s %-8s %-22s %14" PRIu64 "\n", t->name, q35_type_name(t->type), shape, t->nbytes);
+        char name[4 * Q35_GGUF_MAX_NAME + 4];
+        printf("  %-40s %-8s %-22s %14" PRIu64 "\n", q35_escape_str(name, sizeof name, t->name),
+               q35_type_name(t->type), shape, t->nbytes);
         if (t->type < Q35_TYPE_COUNT) {
             count[t->type]++;
             bytes[t->type] += t->nbytes;
@@ -70,32 +75,46 @@ static void print_model(const q35_model *m)
     printf("  (%d DeltaNet, %d attention)\n", hp->n_delta, hp->n_attn);
     if (m->note[0])
         printf("  note              %s\n", m->note);
+    if (m->n_unknown)
+        printf("  unknown tensors   %" PRIu64 ", not used by the loader:\n", m->n_unknown);
+    for (uint64_t i = 0; i < m->n_unknown; i++) {
+        char name[4 * Q35_GGUF_MAX_NAME + 4];
+        printf("    %s\n", q35_escape_str(name, sizeof name, m->gguf->tensors[m->unknown[i]].name));
+    }
 }
 
 int q35_cmd_info(int argc, char **argv)
 {
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(k_help, stdout);
+        printf("%s%s", k_help, cli_exit_help);
         return 0;
     }
-    if (argc != 2) {
+    if (argc != 2 || (argv[1][0] == '-' && argv[1][1] != '\0')) {
+        if (argc == 2)
+            cli_error("unknown option '%s' (a file named so can be given as ./%s)", argv[1], argv[1]);
+        else
+            cli_error("wants one FILE, got %d arguments", argc - 1);
         fputs(k_help, stderr);
-        return 2;
+        return CLI_USAGE;
     }
     q35_error err = {{0}};
     q35_gguf *g;
     if (q35_gguf_open(&g, argv[1], &err)) {
-        fprintf(stderr, "q35 info: %s\n", err.msg);
-        return 1;
+        cli_error("%s", err.msg);
+        return CLI_FAILED;
     }
+    cli_guard_mapping(g);
     print_metadata(g);
     print_tensors(g);
     q35_model *m;
-    if (q35_model_load(&m, g, &err)) { /* closes g */
-        fprintf(stderr, "q35 info: not a loadable qwen35 model: %s\n", err.msg);
-        return 1;
+    const int rc = q35_model_load(&m, g, &err); /* closes g on failure */
+    if (rc == 0) {
+        print_model(m);
+        cli_warn_unknown_tensors(m);
+    } else {
+        cli_error("not a loadable qwen35 model: %s", err.msg);
     }
-    print_model(m);
     q35_model_free(m);
-    return 0;
+    cli_guard_mapping(NULL);
+    return rc == 0 ? 0 : CLI_FAILED;
 }

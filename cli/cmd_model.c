@@ -1,6 +1,7 @@
 /* q35 model make: write a synthetic qwen35 GGUF. */
 #include "cli.h"
 
+#include "model/escape.h"
 #include "model/parallel.h"
 
 #include <stdio.h>
@@ -15,58 +16,75 @@ static const char *const k_help =
     "embeddings N(0, 1), norms near 1, ssm_a negative, ssm_dt near 1). q4_k_m is a\n"
     "Q4_K_M-like mix: Q4_K, with Q6_K for output and for attn_v/ffn_down in the layers\n"
     "llama.cpp gives more bits; rows that are not whole k-quant blocks fall back to Q5_0/Q8_0.\n"
+    "FILE is written through a temporary file beside it, renamed into place when complete:\n"
+    "a failure leaves a file already there as it was. FILE must be a new path or a regular file.\n"
     "\n";
+
+enum { O_OUT = CLI_MODEL_OPTS, O_THREADS, O_COUNT };
+static const cli_option k_opts[O_COUNT] = {
+    CLI_MODEL_OPTIONS, [O_OUT] = {"-o", "FILE"}, [O_THREADS] = {"--threads", "N"},
+};
+
+static int help(FILE *f, int rc)
+{
+    fprintf(f, "%s%s%s", k_help, cli_model_options_help, cli_exit_help);
+    return rc;
+}
 
 int q35_cmd_model(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "make") != 0) {
-        if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-            printf("%s%s", k_help, cli_model_options_help);
-            return 0;
-        }
-        fprintf(stderr, "%s%s", k_help, cli_model_options_help);
-        return 2;
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+        return help(stdout, 0);
+    if (argc < 2) {
+        cli_error("wants a subcommand: make");
+        return help(stderr, CLI_USAGE);
     }
+    if (strcmp(argv[1], "make") != 0) {
+        cli_error("unknown subcommand '%s' (make)", argv[1]);
+        return CLI_USAGE;
+    }
+    cli_set_command("q35 model make");
     cli_model cm;
     cli_model_init(&cm);
     const char *out = NULL;
-    for (int i = 2; i < argc; i++) {
-        const int r = cli_model_option(argc, argv, &i, &cm);
-        if (r < 0)
-            return 2;
-        if (r > 0)
-            continue;
-        int64_t n;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("%s%s", k_help, cli_model_options_help);
-            return 0;
-        } else if (strcmp(argv[i], "-o") == 0) {
-            if (!(out = cli_value(argc, argv, &i)))
-                return 2;
-        } else if (strcmp(argv[i], "--threads") == 0) {
-            const char *v = cli_value(argc, argv, &i);
-            if (!v || cli_int("--threads", v, 1, 256, &n))
-                return 2;
+    int64_t n;
+    cli_args a;
+    cli_args_init(&a, k_opts, O_COUNT, argc, argv, 2);
+    for (int k; (k = cli_next(&a)) != CLI_END;) {
+        if (k == CLI_HELP)
+            return help(stdout, 0);
+        if (k == CLI_ERROR)
+            return CLI_USAGE;
+        if (k < CLI_MODEL_OPTS) {
+            if (cli_model_set(&cm, k, a.value))
+                return CLI_USAGE;
+        } else if (k == O_OUT) {
+            out = a.value;
+        } else if (k == O_THREADS) {
+            if (cli_int("--threads", a.value, 1, 256, &n))
+                return CLI_USAGE;
             q35_set_threads((int)n);
-        } else {
-            fprintf(stderr, "q35 model make: unknown option '%s'\n", argv[i]);
-            return 2;
         }
     }
+    q35_gen_options o;
     if (!out) {
-        fprintf(stderr, "q35 model make: -o FILE is required\n");
-        return 2;
+        cli_error("-o FILE is required");
+        return CLI_USAGE;
     }
-    const q35_gen_options o = cli_model_resolve(&cm);
+    if (cli_model_resolve(&cm, &o))
+        return CLI_USAGE;
+    /* Every argument is valid: only now is the output path looked at. */
     q35_error err = {{0}};
     const double t0 = q35_now();
     if (q35_generate_file(&o, out, &err)) {
-        fprintf(stderr, "q35 model make: %s\n", err.msg);
-        return 1;
+        cli_error("%s", err.msg);
+        return CLI_FAILED;
     }
     struct stat st;
     const double mib = stat(out, &st) == 0 ? (double)st.st_size / 1048576.0 : 0.0;
-    printf("wrote %s: shape %s, %d layers, vocab %d, mix %s, seed %llu, %.1f MiB in %.2f s (%d threads)\n", out,
+    char shown[4 * 256 + 4];
+    printf("wrote %s: shape %s, %d layers, vocab %d, mix %s, seed %llu, %.1f MiB in %.2f s (%d threads)\n",
+           q35_escape_str(shown, sizeof shown, out),
            o.shape.name, o.shape.n_layer, o.shape.n_vocab, o.mix, (unsigned long long)o.seed, mib, q35_now() - t0,
            q35_threads());
     return 0;

@@ -3,6 +3,8 @@
  * float64 CPU reference; the output says which path ran. */
 #include "run.h"
 
+#include "model/escape.h"
+#include "model/outfile.h"
 #include "model/parallel.h"
 #include "model/ref_model.h"
 #include "model/rng.h"
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const k_help =
     "usage: q35 run [--model FILE | model options] [--prompt IDS | --random N] [options]\n"
@@ -18,7 +21,8 @@ static const char *const k_help =
     "Prefills a prompt and prints the time per op, the prefill tokens/s, and the last\n"
     "position's top-k logits: on the GPU (the CUDA model) when a device is usable, else on\n"
     "the float64 CPU reference (the \"path\" line says which). Without --model it runs the\n"
-    "built-in default: the tiny shape generated in memory (seed 1, q4_k_m).\n"
+    "built-in default: the tiny shape generated in memory (seed 1, q4_k_m). Each option at\n"
+    "most once; --prompt excludes --random and --prompt-seed, --model the model options.\n"
     "\n"
     "  --model FILE      a qwen35 GGUF\n"
     "  --prompt IDS      token ids, comma-separated\n"
@@ -27,9 +31,10 @@ static const char *const k_help =
     "  --chunk-rows R    rows per prefill chunk (default 512 on the CPU, 2048 on the GPU)\n"
     "  --top-k K         logits to print (default 10)\n"
     "  --logits-at P,..  positions whose logits to write (ascending)\n"
-    "  --logits-out F    file for them: float32 [positions][vocab] (required with --logits-at)\n"
+    "  --logits-out F    file for them: float32 [positions][vocab] (required with --logits-at;\n"
+    "                    written through a temporary file, renamed into place when complete)\n"
     "  --threads N       CPU threads (default: all)\n"
-    "  --cpu             the float64 CPU reference even where a GPU is\n"
+    "  --cpu             the float64 CPU reference even where a GPU is (no GPU option with it)\n"
     "GPU options (each over its environment variable; see README \"The CUDA model\"):\n"
     "  --device N        CUDA device (Q35_DEVICE, default 0)\n"
     "  --attention A     f32 | flash (Q35_PREFILL_ATTENTION; default f32 while it fits, flash past it)\n"
@@ -40,6 +45,104 @@ static const char *const k_help =
     "  --free-cap MIB    plan as if the device had at most this much free memory\n"
     "model options (without --model):\n";
 
+enum {
+    O_MODEL = CLI_MODEL_OPTS, O_PROMPT, O_RANDOM, O_PROMPT_SEED, O_CHUNK_ROWS, O_TOP_K, O_LOGITS_AT, O_LOGITS_OUT,
+    O_THREADS, O_CPU, O_DEVICE, O_ATTENTION, O_GEMM, O_DELTA, O_DETERMINISTIC, O_SCORES_BUDGET, O_FREE_CAP, O_COUNT
+};
+static const cli_option k_opts[O_COUNT] = {
+    CLI_MODEL_OPTIONS,
+    [O_MODEL] = {"--model", "FILE"}, [O_PROMPT] = {"--prompt", "IDS"}, [O_RANDOM] = {"--random", "N"},
+    [O_PROMPT_SEED] = {"--prompt-seed", "S"}, [O_CHUNK_ROWS] = {"--chunk-rows", "R"}, [O_TOP_K] = {"--top-k", "K"},
+    [O_LOGITS_AT] = {"--logits-at", "P,.."}, [O_LOGITS_OUT] = {"--logits-out", "F"},
+    [O_THREADS] = {"--threads", "N"}, [O_CPU] = {"--cpu", NULL}, [O_DEVICE] = {"--device", "N"},
+    [O_ATTENTION] = {"--attention", "A"}, [O_GEMM] = {"--gemm", "G"}, [O_DELTA] = {"--delta", "D"},
+    [O_DETERMINISTIC] = {"--deterministic", NULL},
+    [O_SCORES_BUDGET] = {"--scores-budget", "B"}, [O_FREE_CAP] = {"--free-cap", "MIB"},
+};
+#define BIT(o) (UINT64_C(1) << (o))
+static const cli_conflict k_conflicts[] = {
+    {O_MODEL, CLI_MODEL_MASK, "the model options describe the built-in model, which --model replaces"},
+    {O_PROMPT, BIT(O_RANDOM) | BIT(O_PROMPT_SEED),
+     "--random and --prompt-seed make a random prompt, --prompt gives one"},
+    {O_CPU,
+     BIT(O_DEVICE) | BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA) | BIT(O_DETERMINISTIC) | BIT(O_SCORES_BUDGET) |
+         BIT(O_FREE_CAP),
+     "it is a GPU option and --cpu runs the CPU reference"},
+};
+
+/* --attention / --gemm / --delta: one of two names. */
+static int set_path(const char *opt, const char *v, const char *first, const char *second, bool *is_second)
+{
+    if (strcmp(v, first) != 0 && strcmp(v, second) != 0) {
+        cli_error("%s wants %s or %s, got '%s'", opt, first, second, v);
+        return -1;
+    }
+    *is_second = strcmp(v, second) == 0;
+    return 0;
+}
+
+/* Applies option k with value v; -1 after a usage error. */
+static int set_option(run_args *a, int k, const char *v)
+{
+    const char *o = k_opts[k].name;
+    int64_t n;
+    bool second;
+    switch (k) {
+    case O_MODEL: a->path = v; return 0;
+    case O_PROMPT: return cli_int_list(o, v, INT32_MIN, INT32_MAX, &a->prompt, &a->n_prompt);
+    case O_RANDOM: return cli_int(o, v, 1, 1 << 24, &a->random_n);
+    case O_PROMPT_SEED: return cli_int(o, v, 0, INT64_MAX, &a->prompt_seed);
+    case O_CHUNK_ROWS:
+        if (cli_int(o, v, 1, 1 << 20, &a->chunk_rows))
+            return -1;
+        a->cuda.chunk_rows = a->chunk_rows;
+        return 0;
+    case O_TOP_K: return cli_int(o, v, 0, 1 << 20, &a->top_k);
+    case O_LOGITS_AT: return cli_int_list(o, v, 0, INT64_MAX, &a->at, &a->n_at);
+    case O_LOGITS_OUT: a->logits_out = v; return 0;
+    case O_THREADS:
+        if (cli_int(o, v, 1, 256, &n))
+            return -1;
+        q35_set_threads((int)n);
+        return 0;
+    case O_CPU: a->cpu = true; return 0;
+    case O_DEVICE:
+        if (cli_int(o, v, 0, 1024, &n))
+            return -1;
+        a->cuda.device = (int)n;
+        return 0;
+    case O_ATTENTION:
+        if (set_path(o, v, "f32", "flash", &second))
+            return -1;
+        a->cuda.attention = second ? Q35_ATTN_FLASH : Q35_ATTN_F32;
+        return 0;
+    case O_GEMM:
+        if (set_path(o, v, "f32", "f16", &second))
+            return -1;
+        a->cuda.gemm = second ? Q35_GEMM_F16 : Q35_GEMM_F32;
+        return 0;
+    case O_DELTA:
+        if (set_path(o, v, "scan", "chunked", &second))
+            return -1;
+        a->cuda.delta = second ? Q35_DELTA_CHUNKED : Q35_DELTA_SCAN;
+        return 0;
+    case O_DETERMINISTIC: a->cuda.deterministic = 1; return 0;
+    case O_SCORES_BUDGET:
+        if (cli_int(o, v, 1, INT64_MAX, &n))
+            return -1;
+        a->cuda.scores_budget = (size_t)n;
+        return 0;
+    case O_FREE_CAP:
+        if (cli_int(o, v, 1, INT64_MAX / (1 << 20), &n))
+            return -1;
+        a->cuda.free_cap = (uint64_t)n << 20;
+        return 0;
+    default: return cli_model_set(&a->model, k, v);
+    }
+}
+
+/* Reads the arguments into a (which owns its lists from then on: run_args_free).
+ * Returns -1 to go on, else the exit status (0 after --help). */
 static int parse(int argc, char **argv, run_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -49,88 +152,53 @@ static int parse(int argc, char **argv, run_args *a)
     a->prompt_seed = 7;
     a->chunk_rows = 512;
     a->top_k = 10;
-    for (int i = 1; i < argc; i++) {
-        const int r = cli_model_option(argc, argv, &i, &a->model);
-        if (r < 0)
-            return 2;
-        if (r > 0)
-            continue;
-        const char *o = argv[i], *v = NULL;
-        int64_t n;
-        if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-            printf("%s%s", k_help, cli_model_options_help);
+    cli_args args;
+    cli_args_init(&args, k_opts, O_COUNT, argc, argv, 1);
+    for (int k; (k = cli_next(&args)) != CLI_END;) {
+        if (k == CLI_HELP) {
+            printf("%s%s%s", k_help, cli_model_options_help, cli_exit_help);
             return 0;
         }
-        if (strcmp(o, "--cpu") == 0 || strcmp(o, "--deterministic") == 0) {
-            a->cpu = a->cpu || strcmp(o, "--cpu") == 0;
-            a->cuda.deterministic = strcmp(o, "--deterministic") == 0 ? 1 : a->cuda.deterministic;
-            continue;
-        }
-        if (!(v = cli_value(argc, argv, &i)))
-            return 2;
-        if (strcmp(o, "--model") == 0)
-            a->path = v;
-        else if (strcmp(o, "--prompt") == 0) {
-            if (cli_int_list(o, v, INT32_MIN, INT32_MAX, &a->prompt, &a->n_prompt))
-                return 2;
-        } else if (strcmp(o, "--random") == 0) {
-            if (cli_int(o, v, 1, 1 << 24, &a->random_n))
-                return 2;
-        } else if (strcmp(o, "--prompt-seed") == 0) {
-            if (cli_int(o, v, 0, INT64_MAX, &a->prompt_seed))
-                return 2;
-        } else if (strcmp(o, "--chunk-rows") == 0) {
-            if (cli_int(o, v, 1, 1 << 20, &a->chunk_rows))
-                return 2;
-            a->cuda.chunk_rows = a->chunk_rows;
-        } else if (strcmp(o, "--device") == 0) {
-            if (cli_int(o, v, 0, 1024, &n))
-                return 2;
-            a->cuda.device = (int)n;
-        } else if (strcmp(o, "--attention") == 0 || strcmp(o, "--gemm") == 0 || strcmp(o, "--delta") == 0) {
-            const bool attn = strcmp(o, "--attention") == 0, delta = strcmp(o, "--delta") == 0;
-            const char *first = delta ? "scan" : "f32", *second = attn ? "flash" : delta ? "chunked" : "f16";
-            if (strcmp(v, first) != 0 && strcmp(v, second) != 0) {
-                fprintf(stderr, "q35 run: %s wants %s or %s, got '%s'\n", o, first, second, v);
-                return 2;
-            }
-            const bool is_first = strcmp(v, first) == 0;
-            if (attn)
-                a->cuda.attention = is_first ? Q35_ATTN_F32 : Q35_ATTN_FLASH;
-            else if (delta)
-                a->cuda.delta = is_first ? Q35_DELTA_SCAN : Q35_DELTA_CHUNKED;
-            else
-                a->cuda.gemm = is_first ? Q35_GEMM_F32 : Q35_GEMM_F16;
-        } else if (strcmp(o, "--scores-budget") == 0) {
-            if (cli_int(o, v, 1, INT64_MAX, &n))
-                return 2;
-            a->cuda.scores_budget = (size_t)n;
-        } else if (strcmp(o, "--free-cap") == 0) {
-            if (cli_int(o, v, 1, INT64_MAX / (1 << 20), &n))
-                return 2;
-            a->cuda.free_cap = (uint64_t)n << 20;
-        } else if (strcmp(o, "--top-k") == 0) {
-            if (cli_int(o, v, 0, 1 << 20, &a->top_k))
-                return 2;
-        } else if (strcmp(o, "--logits-at") == 0) {
-            if (cli_int_list(o, v, 0, INT64_MAX, &a->at, &a->n_at))
-                return 2;
-        } else if (strcmp(o, "--logits-out") == 0)
-            a->logits_out = v;
-        else if (strcmp(o, "--threads") == 0) {
-            if (cli_int(o, v, 1, 256, &n))
-                return 2;
-            q35_set_threads((int)n);
-        } else {
-            fprintf(stderr, "q35 run: unknown option '%s'\n", o);
-            return 2;
-        }
+        if (k == CLI_ERROR || set_option(a, k, args.value))
+            return CLI_USAGE;
     }
+    if (cli_check_conflicts(&args, k_conflicts, (int)(sizeof k_conflicts / sizeof k_conflicts[0])))
+        return CLI_USAGE;
     if (a->n_at && !a->logits_out) {
-        fprintf(stderr, "q35 run: --logits-at needs --logits-out FILE\n");
-        return 2;
+        cli_error("--logits-at needs --logits-out FILE");
+        return CLI_USAGE;
     }
-    return -1; /* go on */
+    if (a->logits_out && !a->n_at) {
+        cli_error("--logits-out needs --logits-at P,.. (the positions whose logits to write)");
+        return CLI_USAGE;
+    }
+    if (!a->path && cli_model_resolve(&a->model, &a->gen))
+        return CLI_USAGE;
+    return -1;
+}
+
+/* The logits file can be written, and is not the model. Before any work. */
+static int check_logits_out(const run_args *a)
+{
+    q35_error err = {{0}};
+    if (q35_outfile_check(a->logits_out, &err)) {
+        cli_error("--logits-out: %s", err.msg);
+        return CLI_FAILED;
+    }
+    struct stat m, o;
+    if (a->path && stat(a->path, &m) == 0 && stat(a->logits_out, &o) == 0 && m.st_dev == o.st_dev &&
+        m.st_ino == o.st_ino) {
+        cli_error("--logits-out %s is the model file: refusing to write logits over it", a->logits_out);
+        return CLI_USAGE;
+    }
+    return 0;
+}
+
+static void run_args_free(run_args *a)
+{
+    free(a->prompt);
+    free(a->at);
+    a->prompt = a->at = NULL;
 }
 
 void run_print_top_k(const float *logits, int vocab, int64_t k)
@@ -170,22 +238,25 @@ void run_print_times(const q35_op_times *t, double total, int64_t tokens)
     printf("%-14s %10.3f          %.1f tokens/s\n", "total", 1e3 * total, total > 0 ? (double)tokens / total : 0.0);
 }
 
-int run_write_logits(const char *path, const float *logits, int64_t rows, int vocab)
+int run_write_logits(const char *path, const float *logits, int64_t rows, int vocab, q35_error *err)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
+    q35_outfile f;
+    if (q35_outfile_open(&f, path, err))
         return -1;
-    const size_t count = (size_t)rows * (size_t)vocab;
-    const int rc = fwrite(logits, sizeof *logits, count, f) == count ? 0 : -1;
-    return fclose(f) != 0 ? -1 : rc;
+    int rc = q35_outfile_write(&f, logits, (size_t)rows * (size_t)vocab * sizeof *logits, err);
+    if (rc == 0)
+        rc = q35_outfile_commit(&f, err);
+    q35_outfile_discard(&f);
+    return rc;
 }
 
 int run_report_logits(const run_args *a, const float *logits, int vocab, int64_t n)
 {
     if (a->n_at) {
-        if (run_write_logits(a->logits_out, logits, a->n_at, vocab)) {
-            fprintf(stderr, "q35 run: cannot write %s\n", a->logits_out);
-            return 1;
+        q35_error err = {{0}};
+        if (run_write_logits(a->logits_out, logits, a->n_at, vocab, &err)) {
+            cli_error("%s", err.msg);
+            return CLI_FAILED;
         }
         printf("\nwrote logits at %" PRId64 " positions to %s (float32 [%" PRId64 "][%d])\n", a->n_at, a->logits_out,
                a->n_at, vocab);
@@ -212,18 +283,18 @@ static int run_cpu(const run_args *a, const q35_model *m, const int32_t *tokens,
            q35_threads());
     printf("prompt  %" PRId64 " tokens, chunk rows %" PRId64 "\n", n, a->chunk_rows);
     if (!logits || !out) {
-        fprintf(stderr, "q35 run: out of memory for the logits\n");
+        cli_error("out of memory for the logits");
         goto out;
     }
     if (q35_ref_state_init(&st, m, n, &err)) {
-        fprintf(stderr, "q35 run: %s\n", err.msg);
+        cli_error("%s", err.msg);
         goto out;
     }
     q35_op_times times;
     memset(&times, 0, sizeof times);
     const double t0 = q35_now();
     if (q35_ref_prefill(m, &st, tokens, n, 0, a->chunk_rows, a->at, a->n_at, logits, &times, &err)) {
-        fprintf(stderr, "q35 run: %s\n", err.msg);
+        cli_error("%s", err.msg);
         goto out;
     }
     run_print_times(&times, q35_now() - t0, n);
@@ -241,35 +312,44 @@ int q35_cmd_run(int argc, char **argv)
 {
     run_args a;
     int rc = parse(argc, argv, &a);
-    if (rc >= 0)
+    if (rc < 0 && a.logits_out) {
+        const int refused = check_logits_out(&a);
+        rc = refused ? refused : -1;
+    }
+    if (rc >= 0) {
+        run_args_free(&a);
         return rc;
-    rc = 1;
+    }
+    rc = CLI_FAILED;
     q35_error err = {{0}};
     q35_model *m = NULL;
     int32_t *tokens = NULL;
     const double t_load = q35_now();
-    q35_gen_options o = cli_model_resolve(&a.model);
-    if (a.path ? q35_model_open(&m, a.path, &err) : q35_generate_model(&o, &m, &err)) {
-        fprintf(stderr, "q35 run: %s\n", err.msg);
+    if (a.path ? q35_model_open(&m, a.path, &err) : q35_generate_model(&a.gen, &m, &err)) {
+        cli_error("%s", err.msg);
         goto out;
     }
+    cli_guard_mapping(m->gguf);
+    cli_warn_unknown_tensors(m);
     const double load_s = q35_now() - t_load;
     const q35_hparams *hp = &m->hp;
     const int64_t n = a.prompt ? a.n_prompt : a.random_n;
     tokens = malloc((size_t)n * sizeof *tokens);
     if (!tokens) {
-        fprintf(stderr, "q35 run: out of memory for a %" PRId64 "-token prompt\n", n);
+        cli_error("out of memory for a %" PRId64 "-token prompt", n);
         goto out;
     }
     q35_rng r;
     q35_rng_seed(&r, (uint64_t)a.prompt_seed);
     for (int64_t i = 0; i < n; i++)
         tokens[i] = a.prompt ? (int32_t)a.prompt[i] : (int32_t)(q35_rng_next(&r) % (uint64_t)hp->n_vocab);
+    char shown[4 * 256 + 4];
     if (a.path)
-        printf("model   %s\n", a.path);
+        printf("model   %s\n", q35_escape_str(shown, sizeof shown, a.path));
     else
         printf("model   built-in: shape %s, %d layers, vocab %d, mix %s, seed %llu (generated in %.2f s)\n",
-               o.shape.name, o.shape.n_layer, o.shape.n_vocab, o.mix, (unsigned long long)o.seed, load_s);
+               a.gen.shape.name, a.gen.shape.n_layer, a.gen.shape.n_vocab, a.gen.mix, (unsigned long long)a.gen.seed,
+               load_s);
     printf("        H %d, %d DeltaNet + %d attention layers\n", hp->n_embd, hp->n_delta, hp->n_attn);
     if (m->note[0])
         printf("note    %s\n", m->note);
@@ -278,9 +358,9 @@ int q35_cmd_run(int argc, char **argv)
     if (rc == 2)
         rc = run_cpu(&a, m, tokens, n, why);
 out:
+    cli_guard_mapping(NULL);
     q35_model_free(m);
     free(tokens);
-    free(a.prompt);
-    free(a.at);
+    run_args_free(&a);
     return rc;
 }

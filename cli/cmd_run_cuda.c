@@ -35,7 +35,7 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
     int rc = 1;
     const double t_load = q35_now();
     if (!logits || q35_cuda_model_load(&cm, m, &o, &err)) {
-        fprintf(stderr, "q35 run: %s\n", logits ? err.msg : "out of memory for the logits");
+        cli_error("%s", logits ? err.msg : "out of memory for the logits");
         goto out;
     }
     const double load_s = q35_now() - t_load;
@@ -51,14 +51,14 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
                in->f16_prewarm_ms);
     printf("\nprompt  %" PRId64 " tokens, chunk rows %" PRId64 "\n", n, p->chunk_rows);
     if (q35_cuda_state_create(&st, cm, n, &err)) {
-        fprintf(stderr, "q35 run: %s\n", err.msg);
+        cli_error("%s", err.msg);
         goto out;
     }
     q35_op_times times;
     memset(&times, 0, sizeof times);
     double t0 = q35_now();
     if (q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, a->at, a->n_at, logits, &times, &err)) {
-        fprintf(stderr, "q35 run: %s\n", err.msg);
+        cli_error("%s", err.msg);
         goto out;
     }
     printf("\ntimed prefill (device time per op, CUDA events):");
@@ -67,7 +67,7 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
     t0 = q35_now();
     if (q35_cuda_state_reset(st, &err) ||
         q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, a->at, a->n_at, logits, NULL, &err)) {
-        fprintf(stderr, "q35 run: %s\n", err.msg);
+        cli_error("%s", err.msg);
         goto out;
     }
     const double untimed = q35_now() - t0;

@@ -2,6 +2,7 @@
 #include "generate.h"
 
 #include "model/gguf.h"
+#include "model/outfile.h"
 #include "model/parallel.h"
 #include "model/quant.h"
 #include "model/rng.h"
@@ -47,14 +48,22 @@ q35_gen_options q35_gen_defaults(const q35_shape *shape)
     return o;
 }
 
+int q35_gen_mix_check(const char *mix, q35_error *err)
+{
+    char names[128] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof k_mixes / sizeof k_mixes[0]; i++) {
+        if (strcasecmp(mix, k_mixes[i]) == 0)
+            return 0;
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", k_mixes[i]);
+    }
+    return q35_fail(err, "generator: unknown quant mix '%s' (one of %s)", mix, names);
+}
+
 int q35_gen_check(const q35_gen_options *o, q35_error *err)
 {
-    bool known = false;
-    for (size_t i = 0; i < sizeof k_mixes / sizeof k_mixes[0]; i++)
-        known = known || strcasecmp(o->mix, k_mixes[i]) == 0;
-    if (!known)
-        return q35_fail(err, "generator: unknown quant mix '%s' (one of f32, f16, bf16, q8_0, q4_0, q5_0, q4_k, q5_k, "
-                        "q6_k, q4_k_m)", o->mix);
+    if (q35_gen_mix_check(o->mix, err))
+        return -1;
     const q35_shape *s = &o->shape;
     if (s->n_embd < 1 || s->n_layer < 1 || s->n_layer > Q35_MAX_LAYERS || s->n_head < 1 || s->n_head_kv < 1 ||
         s->n_head % s->n_head_kv != 0 || s->head_dim < 2 || s->n_ff < 1 || s->ssm_hk < 1 || s->ssm_hv % s->ssm_hk != 0 ||
@@ -62,8 +71,11 @@ int q35_gen_check(const q35_gen_options *o, q35_error *err)
         s->n_rot > s->head_dim || s->full_attn_interval < 1)
         return q35_fail(err, "generator: shape '%s' is inconsistent (sizes must be positive, heads divisible by "
                         "kv heads, Hv by Hk, n_rot even and <= head_dim)", s->name);
-    if (o->mtp_layers < 0 || o->mtp_layers > 4 || s->n_layer + o->mtp_layers > Q35_MAX_LAYERS)
+    if (o->mtp_layers < 0 || o->mtp_layers > 4)
         return q35_fail(err, "generator: %d MTP layers is outside 0..4", o->mtp_layers);
+    if (s->n_layer + o->mtp_layers > Q35_MAX_LAYERS)
+        return q35_fail(err, "generator: %d layers and %d MTP blocks make %d blocks, over the limit of %d", s->n_layer,
+                        o->mtp_layers, s->n_layer + o->mtp_layers, Q35_MAX_LAYERS);
     return 0;
 }
 
@@ -442,15 +454,14 @@ out:
 
 int q35_generate_file(const q35_gen_options *o, const char *path, q35_error *err)
 {
-    const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return q35_fail(err, "generator: cannot create %s: %s", path, strerror(errno));
-    int rc = generate(o, NULL, NULL, fd, path, err);
-    if (close(fd) != 0 && rc == 0)
-        rc = q35_fail(err, "generator: closing %s failed: %s", path, strerror(errno));
-    if (rc != 0)
-        unlink(path);
-    return rc;
+    q35_outfile f;
+    if (q35_gen_check(o, err) || q35_outfile_open(&f, path, err))
+        return -1;
+    int rc = generate(o, NULL, NULL, f.fd, path, err);
+    if (rc == 0)
+        rc = q35_outfile_commit(&f, err);
+    q35_outfile_discard(&f);
+    return rc == 0 ? 0 : -1;
 }
 
 int q35_generate_image(const q35_gen_options *o, void **image, uint64_t *size, q35_error *err)

@@ -35,6 +35,10 @@ typedef struct q35_gen_options {
 /* Options for a shape with the default mix (q4_k_m for tiny) and seed 1. */
 q35_gen_options q35_gen_defaults(const q35_shape *shape);
 
+/* 0 when mix names a known mix (case-insensitive), else -1 with a message
+ * listing them. */
+int q35_gen_mix_check(const char *mix, q35_error *err);
+
 /* Checks the options (mix known, sizes positive and consistent). */
 int q35_gen_check(const q35_gen_options *o, q35_error *err);
 
@@ -42,7 +46,9 @@ int q35_gen_check(const q35_gen_options *o, q35_error *err);
  * "blk.N." (or the whole name), `layer` its block (-1 for none), ne0 its row length. */
 q35_type q35_gen_mix_type(const char *mix, const char *kind, int layer, int n_layer, int64_t ne0);
 
-/* Writes a GGUF file. Returns -1 with a message (a partial file is removed). */
+/* Writes a GGUF file: checks the options, then writes through a temporary
+ * file renamed into place (model/outfile.h). Returns -1 with a message; the
+ * target is then as it was (a file there is kept, nothing is left behind). */
 int q35_generate_file(const q35_gen_options *o, const char *path, q35_error *err);
 
 /* Builds the GGUF image in memory (malloc'd; the caller frees it). */

@@ -106,7 +106,8 @@ const q35_gguf_tensor *q35_gguf_find_tensor(const q35_gguf *g, const char *name)
 
 /* Typed reads of a scalar value. An integer read accepts any integer type whose
  * value fits; a float read accepts F32 or F64. Each fails with a message naming
- * the key and the type found when the key is absent or does not fit. */
+ * the key and the type found when the key is absent or does not fit (an F64
+ * beyond the f32 range does not). */
 int q35_gguf_get_u32(const q35_gguf *g, const char *key, uint32_t *out, q35_error *err);
 int q35_gguf_get_f32(const q35_gguf *g, const char *key, float *out, q35_error *err);
 int q35_gguf_get_str(const q35_gguf *g, const char *key, q35_gguf_str *out, q35_error *err);
@@ -123,8 +124,8 @@ const char *q35_gguf_vtype_name(uint32_t t);
 /* Bytes of one scalar of a fixed-size value type; 0 for STRING, ARRAY, unknown. */
 size_t q35_gguf_vtype_size(uint32_t t);
 
-/* The value of a scalar kv, printed into buf (strings quoted and cut at 64 bytes;
- * arrays as "[type x count]"). Returns buf. */
+/* The value of a scalar kv, printed into buf (strings quoted, cut at 64 bytes
+ * and escaped as escape.h says; arrays as "[type x count]"). Returns buf. */
 char *q35_gguf_format_value(const q35_gguf_kv *kv, char *buf, size_t cap);
 
 /* ---- writer ---------------------------------------------------------------- */
@@ -166,7 +167,8 @@ uint64_t q35_gguf_writer_file_size(const q35_gguf_writer *w);
 int q35_gguf_writer_write_header(const q35_gguf_writer *w, uint8_t *dst, uint64_t cap, q35_error *err);
 
 /* Writes a whole file: the header, then data[i] for tensor i (tensor_bytes(i)
- * bytes each), zero padding between. */
+ * bytes each), zero padding between; through a temporary file renamed into
+ * place (outfile.h), so a failure leaves path as it was. */
 int q35_gguf_writer_write_file(const q35_gguf_writer *w, const char *path, const void *const *data,
                                q35_error *err);
 

@@ -3,11 +3,15 @@
  * section (alignment, extent, overlap, duplicates). */
 #define _POSIX_C_SOURCE 200809L
 #include "gguf.h"
+#include "escape.h"
+#include "outfile.h"
 #include "quant.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -484,13 +488,19 @@ int q35_gguf_open_memory(q35_gguf **out, const void *image, uint64_t size, bool 
 int q35_gguf_open(q35_gguf **out, const char *path, q35_error *err)
 {
     *out = NULL;
-    const int fd = open(path, O_RDONLY);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below. */
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return q35_fail(err, "GGUF %s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        const int e = errno;
         close(fd);
-        return q35_fail(err, "GGUF %s: not a regular file", path);
+        return q35_fail(err, "GGUF %s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return q35_fail(err, "GGUF %s: is %s, not a regular file", path, q35_file_kind(st.st_mode));
     }
     if (st.st_size == 0) {
         close(fd);
@@ -600,6 +610,8 @@ int q35_gguf_get_f32(const q35_gguf *g, const char *key, float *out, q35_error *
     if (kv->type == Q35_GGUF_F64) {
         double d;
         memcpy(&d, kv->data, 8);
+        if (isfinite(d) && fabs(d) > FLT_MAX) /* converting it would be undefined */
+            return q35_fail(err, "GGUF %s: key '%s' = %g (f64) does not fit a f32", g->source, key, d);
         *out = (float)d;
         return 0;
     }
@@ -625,8 +637,9 @@ char *q35_gguf_format_value(const q35_gguf_kv *kv, char *buf, size_t cap)
     case Q35_GGUF_STRING: {
         uint64_t len;
         memcpy(&len, kv->data, 8);
-        const int shown = len > 64 ? 64 : (int)len;
-        snprintf(buf, cap, "\"%.*s\"%s", shown, (const char *)kv->data + 8, len > 64 ? "..." : "");
+        char shown[4 * 64 + 4];
+        q35_escape(shown, sizeof shown, (const char *)kv->data + 8, len > 64 ? 64 : (size_t)len);
+        snprintf(buf, cap, "\"%s\"%s", shown, len > 64 ? "..." : "");
         break;
     }
     case Q35_GGUF_ARRAY:

@@ -3,6 +3,7 @@
  * by the caller (or by q35_gguf_writer_write_file). */
 #define _POSIX_C_SOURCE 200809L
 #include "gguf.h"
+#include "outfile.h"
 #include "quant.h"
 
 #include <errno.h>
@@ -278,32 +279,27 @@ int q35_gguf_writer_write_file(const q35_gguf_writer *w, const char *path, const
     uint8_t *buf = malloc(hdr);
     if (!buf)
         return q35_fail(err, "GGUF writer: out of memory for a %" PRIu64 "-byte header", hdr);
-    if (q35_gguf_writer_write_header(w, buf, hdr, err)) {
+    q35_outfile f;
+    if (q35_gguf_writer_write_header(w, buf, hdr, err) || q35_outfile_open(&f, path, err)) {
         free(buf);
         return -1;
     }
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        free(buf);
-        return q35_fail(err, "GGUF writer: cannot create %s: %s", path, strerror(errno));
-    }
-    int rc = fwrite(buf, 1, hdr, f) == hdr ? 0 : -1;
+    int rc = q35_outfile_write(&f, buf, hdr, err);
     free(buf);
     static const uint8_t zeros[64];
     uint64_t at = 0;
     for (uint64_t i = 0; i < w->n_t && rc == 0; i++) {
         for (uint64_t pad = w->t[i].offset - at; pad > 0 && rc == 0;) {
             const size_t n = pad > sizeof zeros ? sizeof zeros : (size_t)pad;
-            rc = fwrite(zeros, 1, n, f) == n ? 0 : -1;
+            rc = q35_outfile_write(&f, zeros, n, err);
             pad -= n;
         }
         if (rc == 0)
-            rc = fwrite(data[i], 1, w->t[i].nbytes, f) == w->t[i].nbytes ? 0 : -1;
+            rc = q35_outfile_write(&f, data[i], w->t[i].nbytes, err);
         at = w->t[i].offset + w->t[i].nbytes;
     }
-    if (fclose(f) != 0)
-        rc = -1;
-    if (rc != 0)
-        return q35_fail(err, "GGUF writer: writing %s failed: %s", path, strerror(errno));
-    return 0;
+    if (rc == 0)
+        rc = q35_outfile_commit(&f, err);
+    q35_outfile_discard(&f);
+    return rc == 0 ? 0 : q35_fail_context(err, "GGUF writer");
 }

@@ -1,6 +1,7 @@
 #include "qwen35.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,8 +109,8 @@ int q35_hparams_read(q35_hparams *hp, const q35_gguf *g, q35_error *err)
     const char *src = g->source;
     if (!(hp->eps > 0.0f && hp->eps < 1.0f))
         return q35_fail(err, "GGUF %s: layer_norm_rms_epsilon %g is not in (0, 1)", src, (double)hp->eps);
-    if (!(hp->rope_base > 1.0f))
-        return q35_fail(err, "GGUF %s: rope.freq_base %g is not above 1", src, (double)hp->rope_base);
+    if (!(hp->rope_base > 1.0f && isfinite(hp->rope_base)))
+        return q35_fail(err, "GGUF %s: rope.freq_base %g is not a finite number above 1", src, (double)hp->rope_base);
     hp->n_layer = hp->n_layer_file - hp->n_nextn;
     if (hp->n_layer < 1 || hp->n_layer > Q35_MAX_LAYERS)
         return q35_fail(err, "GGUF %s: block_count %d minus nextn_predict_layers %d leaves %d layers (want 1..%d)", src,
@@ -128,8 +129,13 @@ int q35_hparams_read(q35_hparams *hp, const q35_gguf *g, q35_error *err)
         if (sections->type != Q35_GGUF_ARRAY || !q35_gguf_vtype_is_int(sections->elem_type))
             return q35_fail(err, "GGUF %s: rope.dimension_sections is not an integer array", src);
         int64_t sum = 0;
-        for (uint64_t i = 0; i < sections->count; i++)
-            sum += q35_gguf_array_int(sections, i);
+        for (uint64_t i = 0; i < sections->count; i++) {
+            const int64_t v = q35_gguf_array_int(sections, i);
+            if (v < 0 || v > hp->head_dim)
+                return q35_fail(err, "GGUF %s: rope.dimension_sections[%" PRIu64 "] = %" PRId64 " is outside 0..%d "
+                                "(key_length)", src, i, v, hp->head_dim);
+            sum += v; /* at most 4096 x the elements the file holds: no overflow */
+        }
         if (2 * sum != hp->n_rot)
             return q35_fail(err, "GGUF %s: rope.dimension_sections sum to %" PRId64 ", so n_rot = %" PRId64
                             ", but rope.dimension_count is %d", src, sum, 2 * sum, hp->n_rot);
@@ -145,11 +151,22 @@ int q35_hparams_read(q35_hparams *hp, const q35_gguf *g, q35_error *err)
     return read_pattern(hp, g, err);
 }
 
+/* What the tensor lookups share: the file, one flag per tensor saying the
+ * model uses it, and where an error goes. */
+typedef struct loader {
+    const q35_gguf *g;
+    bool *used;
+    q35_error *err;
+} loader;
+
 /* Finds `name`, checks it is {cols} (rows == 0) or {cols, rows} and of a
- * computable type, and fills w. `what` names the expected shape in words. */
-static int find_weight(const q35_gguf *g, q35_weight *w, const char *name, int64_t cols, int64_t rows,
-                       const char *what, q35_error *err)
+ * computable type, fills w and marks the tensor used. `what` names the
+ * expected shape in words. */
+static int find_weight(const loader *ld, q35_weight *w, const char *name, int64_t cols, int64_t rows,
+                       const char *what)
 {
+    const q35_gguf *g = ld->g;
+    q35_error *err = ld->err;
     const q35_gguf_tensor *t = q35_gguf_find_tensor(g, name);
     if (!t)
         return q35_fail(err, "GGUF %s: tensor '%s' is missing", g->source, name);
@@ -181,60 +198,97 @@ static int find_weight(const q35_gguf *g, q35_weight *w, const char *name, int64
     w->rows = t->ne[1];
     w->data = t->data;
     w->nbytes = t->nbytes;
+    ld->used[t - g->tensors] = true;
     return 0;
 }
 
-static int layer_weight(const q35_gguf *g, q35_weight *w, int il, const char *suffix, int64_t cols, int64_t rows,
-                        const char *what, q35_error *err)
+static int layer_weight(const loader *ld, q35_weight *w, int il, const char *suffix, int64_t cols, int64_t rows,
+                        const char *what)
 {
     char name[96];
     snprintf(name, sizeof name, "blk.%d.%s", il, suffix);
-    return find_weight(g, w, name, cols, rows, what, err);
+    return find_weight(ld, w, name, cols, rows, what);
 }
 
-static int load_layer(const q35_gguf *g, const q35_hparams *hp, int il, q35_layer *l, q35_error *err)
+static int load_layer(const loader *ld, const q35_hparams *hp, int il, q35_layer *l)
 {
     const int64_t H = hp->n_embd, ff = hp->n_ff;
-    if (layer_weight(g, &l->attn_norm, il, "attn_norm.weight", H, 0, "H", err) ||
-        layer_weight(g, &l->post_attention_norm, il, "post_attention_norm.weight", H, 0, "H", err) ||
-        layer_weight(g, &l->ffn_gate, il, "ffn_gate.weight", H, ff, "H x ffn", err) ||
-        layer_weight(g, &l->ffn_up, il, "ffn_up.weight", H, ff, "H x ffn", err) ||
-        layer_weight(g, &l->ffn_down, il, "ffn_down.weight", ff, H, "ffn x H", err))
+    if (layer_weight(ld, &l->attn_norm, il, "attn_norm.weight", H, 0, "H") ||
+        layer_weight(ld, &l->post_attention_norm, il, "post_attention_norm.weight", H, 0, "H") ||
+        layer_weight(ld, &l->ffn_gate, il, "ffn_gate.weight", H, ff, "H x ffn") ||
+        layer_weight(ld, &l->ffn_up, il, "ffn_up.weight", H, ff, "H x ffn") ||
+        layer_weight(ld, &l->ffn_down, il, "ffn_down.weight", ff, H, "ffn x H"))
         return -1;
     if (l->kind == Q35_LAYER_DELTANET) {
         const int64_t vd = (int64_t)hp->ssm_hv * hp->ssm_dv, hv = hp->ssm_hv;
-        return layer_weight(g, &l->attn_qkv, il, "attn_qkv.weight", H, hp->conv_dim, "H x (2*Hk*dk + Hv*dv)", err) ||
-               layer_weight(g, &l->attn_gate, il, "attn_gate.weight", H, vd, "H x Hv*dv", err) ||
-               layer_weight(g, &l->ssm_alpha, il, "ssm_alpha.weight", H, hv, "H x Hv", err) ||
-               layer_weight(g, &l->ssm_beta, il, "ssm_beta.weight", H, hv, "H x Hv", err) ||
-               layer_weight(g, &l->ssm_conv1d, il, "ssm_conv1d.weight", hp->conv_kernel, hp->conv_dim,
-                            "conv_kernel x conv channels", err) ||
-               layer_weight(g, &l->ssm_dt, il, "ssm_dt.bias", hv, 0, "Hv", err) ||
-               layer_weight(g, &l->ssm_a, il, "ssm_a", hv, 0, "Hv", err) ||
-               layer_weight(g, &l->ssm_norm, il, "ssm_norm.weight", hp->ssm_dv, 0, "dv", err) ||
-               layer_weight(g, &l->ssm_out, il, "ssm_out.weight", vd, H, "Hv*dv x H", err)
+        return layer_weight(ld, &l->attn_qkv, il, "attn_qkv.weight", H, hp->conv_dim, "H x (2*Hk*dk + Hv*dv)") ||
+               layer_weight(ld, &l->attn_gate, il, "attn_gate.weight", H, vd, "H x Hv*dv") ||
+               layer_weight(ld, &l->ssm_alpha, il, "ssm_alpha.weight", H, hv, "H x Hv") ||
+               layer_weight(ld, &l->ssm_beta, il, "ssm_beta.weight", H, hv, "H x Hv") ||
+               layer_weight(ld, &l->ssm_conv1d, il, "ssm_conv1d.weight", hp->conv_kernel, hp->conv_dim,
+                            "conv_kernel x conv channels") ||
+               layer_weight(ld, &l->ssm_dt, il, "ssm_dt.bias", hv, 0, "Hv") ||
+               layer_weight(ld, &l->ssm_a, il, "ssm_a", hv, 0, "Hv") ||
+               layer_weight(ld, &l->ssm_norm, il, "ssm_norm.weight", hp->ssm_dv, 0, "dv") ||
+               layer_weight(ld, &l->ssm_out, il, "ssm_out.weight", vd, H, "Hv*dv x H")
                    ? -1
                    : 0;
     }
     const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = (int64_t)hp->n_head_kv * hp->head_dim;
-    return layer_weight(g, &l->attn_q, il, "attn_q.weight", H, 2 * qd, "H x 2*heads*head_dim", err) ||
-           layer_weight(g, &l->attn_k, il, "attn_k.weight", H, kvd, "H x kv_heads*head_dim", err) ||
-           layer_weight(g, &l->attn_v, il, "attn_v.weight", H, kvd, "H x kv_heads*head_dim", err) ||
-           layer_weight(g, &l->attn_q_norm, il, "attn_q_norm.weight", hp->head_dim, 0, "head_dim", err) ||
-           layer_weight(g, &l->attn_k_norm, il, "attn_k_norm.weight", hp->head_dim, 0, "head_dim", err) ||
-           layer_weight(g, &l->attn_output, il, "attn_output.weight", qd, H, "heads*head_dim x H", err)
+    return layer_weight(ld, &l->attn_q, il, "attn_q.weight", H, 2 * qd, "H x 2*heads*head_dim") ||
+           layer_weight(ld, &l->attn_k, il, "attn_k.weight", H, kvd, "H x kv_heads*head_dim") ||
+           layer_weight(ld, &l->attn_v, il, "attn_v.weight", H, kvd, "H x kv_heads*head_dim") ||
+           layer_weight(ld, &l->attn_q_norm, il, "attn_q_norm.weight", hp->head_dim, 0, "head_dim") ||
+           layer_weight(ld, &l->attn_k_norm, il, "attn_k_norm.weight", hp->head_dim, 0, "head_dim") ||
+           layer_weight(ld, &l->attn_output, il, "attn_output.weight", qd, H, "heads*head_dim x H")
                ? -1
                : 0;
+}
+
+/* Whether name is "blk.N.<anything>" with N an MTP block (not run, its
+ * tensors left alone). */
+static bool in_mtp_block(const char *name, const q35_hparams *hp)
+{
+    if (strncmp(name, "blk.", 4) != 0)
+        return false;
+    const char *p = name + 4;
+    int64_t n = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9' && digits < 9; p++, digits++)
+        n = 10 * n + (*p - '0');
+    return digits > 0 && *p == '.' && n >= hp->n_layer && n < hp->n_layer_file;
+}
+
+/* m->unknown: the tensors neither used nor in an MTP block. */
+static int list_unknown(q35_model *m, const bool *used, q35_error *err)
+{
+    const q35_gguf *g = m->gguf;
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < g->n_tensors; i++)
+        n += !used[i] && !in_mtp_block(g->tensors[i].name, &m->hp);
+    if (n == 0)
+        return 0;
+    m->unknown = malloc(n * sizeof *m->unknown);
+    if (!m->unknown)
+        return q35_fail(err, "GGUF %s: out of memory for the list of %" PRIu64 " unknown tensors", g->source, n);
+    for (uint64_t i = 0; i < g->n_tensors; i++)
+        if (!used[i] && !in_mtp_block(g->tensors[i].name, &m->hp))
+            m->unknown[m->n_unknown++] = i;
+    return 0;
 }
 
 int q35_model_load(q35_model **out, q35_gguf *g, q35_error *err)
 {
     *out = NULL;
     q35_model *m = calloc(1, sizeof *m);
-    if (!m) {
+    bool *used = calloc(g->n_tensors ? g->n_tensors : 1, sizeof *used);
+    if (!m || !used) {
+        free(m);
+        free(used);
         q35_gguf_close(g);
         return q35_fail(err, "loading a model: out of memory");
     }
+    const loader ld = {.g = g, .used = used, .err = err};
     m->gguf = g;
     q35_hparams *hp = &m->hp;
     if (q35_hparams_read(hp, g, err))
@@ -259,11 +313,11 @@ int q35_model_load(q35_model **out, q35_gguf *g, q35_error *err)
             goto fail;
         }
     }
-    if (find_weight(g, &m->token_embd, "token_embd.weight", hp->n_embd, hp->n_vocab, "H x vocab", err) ||
-        find_weight(g, &m->output_norm, "output_norm.weight", hp->n_embd, 0, "H", err))
+    if (find_weight(&ld, &m->token_embd, "token_embd.weight", hp->n_embd, hp->n_vocab, "H x vocab") ||
+        find_weight(&ld, &m->output_norm, "output_norm.weight", hp->n_embd, 0, "H"))
         goto fail;
     if (q35_gguf_find_tensor(g, "output.weight")) {
-        if (find_weight(g, &m->output, "output.weight", hp->n_embd, hp->n_vocab, "H x vocab", err))
+        if (find_weight(&ld, &m->output, "output.weight", hp->n_embd, hp->n_vocab, "H x vocab"))
             goto fail;
     } else {
         m->output = m->token_embd;
@@ -274,9 +328,11 @@ int q35_model_load(q35_model **out, q35_gguf *g, q35_error *err)
         q35_layer *l = &m->layers[il];
         l->kind = hp->is_attn[il] ? Q35_LAYER_ATTENTION : Q35_LAYER_DELTANET;
         l->slot = slot[l->kind]++;
-        if (load_layer(g, hp, il, l, err))
+        if (load_layer(&ld, hp, il, l))
             goto fail;
     }
+    if (list_unknown(m, used, err))
+        goto fail;
     if (hp->n_nextn == 1)
         snprintf(m->note, sizeof m->note,
                  "MTP block %d (nextn_predict_layers = 1) counted in block_count %d: not run, skipped", hp->n_layer,
@@ -285,9 +341,11 @@ int q35_model_load(q35_model **out, q35_gguf *g, q35_error *err)
         snprintf(m->note, sizeof m->note,
                  "MTP blocks %d..%d (nextn_predict_layers = %d) counted in block_count %d: not run, skipped",
                  hp->n_layer, hp->n_layer_file - 1, hp->n_nextn, hp->n_layer_file);
+    free(used);
     *out = m;
     return 0;
 fail:
+    free(used);
     q35_model_free(m);
     return -1;
 }
@@ -306,5 +364,6 @@ void q35_model_free(q35_model *m)
     if (!m)
         return;
     q35_gguf_close(m->gguf);
+    free(m->unknown);
     free(m);
 }

@@ -93,6 +93,8 @@ typedef struct q35_model {
     q35_layer layers[Q35_MAX_LAYERS]; /* hp.n_layer of them */
     q35_gguf *gguf;          /* owned: the image the weights point into */
     char note[256];          /* what the loader chose to say ("MTP block 24 skipped"), or "" */
+    uint64_t n_unknown;      /* tensors the loader does not know: not used, not in an MTP block */
+    uint64_t *unknown;       /* their indices in gguf->tensors, file order (owned), or NULL */
 } q35_model;
 
 /* Reads hyperparameters and the layer pattern from metadata alone. */
@@ -100,7 +102,9 @@ int q35_hparams_read(q35_hparams *hp, const q35_gguf *g, q35_error *err);
 
 /* Builds a model over an open GGUF, taking ownership of it (closed with the
  * model, or on failure). Checks the architecture, every hyperparameter's
- * consistency, and each tensor's presence, shape and type. */
+ * range and consistency (the floats finite), and each tensor's presence, shape
+ * and type. Tensors it does not know are listed in m->unknown, not refused (a
+ * renamed output.weight leaves the model tied: callers should say so). */
 int q35_model_load(q35_model **out, q35_gguf *g, q35_error *err);
 
 /* Opens a file and loads it. */

@@ -1,4 +1,5 @@
-# The libFuzzer target for the GGUF reader (parity/fuzz_gguf.c) and its ctest.
+# The libFuzzer target for the GGUF reader and the qwen35 loader (parity/fuzz_gguf.c)
+# and its ctest.
 #
 # The project's C compiler is gcc, which has no libFuzzer, so the target is built
 # with clang directly (add_custom_command, part of ALL) when a clang is found that
@@ -7,7 +8,8 @@
 # the test fuzz_gguf is registered as skipped, with the reason.
 #
 # The ctest fuzz_gguf (label fuzz) fuzzes for Q35_FUZZ_SECONDS over a copy of the
-# seeds (data/fixtures/gguf-bad/*.gguf, data/fixtures/gguf-seed/valid.gguf) in
+# seeds (data/fixtures/gguf-bad/*.gguf, data/fixtures/gguf-seed/*.gguf: a valid
+# GGUF and a small loadable qwen35 model) in
 # parity/fuzz/work of the build tree; new inputs and crash artifacts go
 # there, never into the repository. This file is also that test's runner: ctest
 # calls `cmake -P fuzz.cmake` with Q35_FUZZ_EXE, Q35_FUZZ_WORK, Q35_SOURCE_DIR and
@@ -78,10 +80,14 @@ if(NOT q35_fuzz_probe_rc EQUAL 0)
   return()
 endif()
 
-# The reader and what it links: the quant type table dispatches to the codecs.
+# The reader, the loader and what they link: the quant type table dispatches to
+# the codecs.
 set(q35_fuzz_sources
   ${PROJECT_SOURCE_DIR}/parity/fuzz_gguf.c
   ${PROJECT_SOURCE_DIR}/model/gguf_read.c
+  ${PROJECT_SOURCE_DIR}/model/qwen35.c
+  ${PROJECT_SOURCE_DIR}/model/escape.c
+  ${PROJECT_SOURCE_DIR}/model/outfile.c
   ${PROJECT_SOURCE_DIR}/model/error.c
   ${PROJECT_SOURCE_DIR}/model/quant.c
   ${PROJECT_SOURCE_DIR}/model/quant_float.c
@@ -89,6 +95,9 @@ set(q35_fuzz_sources
   ${PROJECT_SOURCE_DIR}/model/quant_kquants.c)
 set(q35_fuzz_headers
   ${PROJECT_SOURCE_DIR}/model/gguf.h
+  ${PROJECT_SOURCE_DIR}/model/qwen35.h
+  ${PROJECT_SOURCE_DIR}/model/escape.h
+  ${PROJECT_SOURCE_DIR}/model/outfile.h
   ${PROJECT_SOURCE_DIR}/model/error.h
   ${PROJECT_SOURCE_DIR}/model/quant.h
   ${PROJECT_SOURCE_DIR}/model/quant_blocks.h

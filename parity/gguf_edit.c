@@ -82,7 +82,8 @@ int q35_gguf_rewrite(const q35_gguf *g, const q35_gguf_edit *e, void **image, ui
                 ne = e->new_ne;
             }
         }
-        index[i] = q35_gguf_writer_add_tensor(w, t->name, type, n_dims, ne, err);
+        const bool rename = e->rename_tensor && strcmp(t->name, e->rename_tensor) == 0;
+        index[i] = q35_gguf_writer_add_tensor(w, rename ? e->new_name : t->name, type, n_dims, ne, err);
         if (index[i] < 0)
             rc = -1;
     }

@@ -1,6 +1,6 @@
 /* Test helper: rewrites a parsed GGUF into a new image with one edit of its
  * metadata or tensor table, to build the malformed and inconsistent models the
- * loader must refuse. Tensor data is copied where the size is unchanged, zeros
+ * loader must refuse (or must report). Tensor data is copied where the size is unchanged, zeros
  * where an edit changed it. */
 #ifndef Q35_GGUF_EDIT_H
 #define Q35_GGUF_EDIT_H
@@ -17,6 +17,8 @@ typedef struct q35_gguf_edit {
     q35_gguf_vtype set_elem;     /* ARRAY element type */
     uint64_t set_count;          /* ARRAY elements */
     const char *drop_tensor;     /* a tensor to leave out, or NULL */
+    const char *rename_tensor;   /* a tensor to rename, or NULL */
+    const char *new_name;        /* its new name (when rename_tensor) */
     const char *edit_tensor;     /* a tensor to retype or reshape, or NULL */
     uint32_t new_type;           /* its type (when edit_tensor) */
     uint32_t new_dims;           /* its n_dims, 0 to keep the shape */

@@ -114,15 +114,6 @@ int q35_test_open_copy(q35_gguf **g, const uint8_t *p, uint64_t len, q35_error *
     return rc;
 }
 
-int q35_test_write_bytes(const char *path, const void *p, uint64_t n)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return -1;
-    const bool ok = fwrite(p, 1, n, f) == n;
-    return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 /* ---- the pairs of every value type ------------------------------------------ */
 
 static const uint8_t k_u8[] = {255, 0, 1};

@@ -69,9 +69,6 @@ void q35_test_free_data(uint8_t **data, int64_t n);
  * copy alone and it is freed here (ASan reports a double free otherwise). */
 int q35_test_open_copy(q35_gguf **g, const uint8_t *p, uint64_t len, q35_error *err);
 
-/* Writes n bytes of p to the file path; -1 when it cannot. */
-int q35_test_write_bytes(const char *path, const void *p, uint64_t n);
-
 /* One metadata pair as written. */
 typedef struct q35_test_kv {
     const char *key;

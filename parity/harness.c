@@ -173,6 +173,15 @@ void *q35_read_file(const char *path, size_t *size)
     return p;
 }
 
+int q35_test_write_bytes(const char *path, const void *p, uint64_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    const bool ok = fwrite(p, 1, n, f) == n;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 void q35_poison_f32(float *x, int64_t n)
 {
     const uint32_t nan = 0x7fc0dead;

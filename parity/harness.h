@@ -75,6 +75,9 @@ const char *q35_repo_path(const char *rel, char *buf, size_t cap);
 /* Reads a whole file (malloc'd); NULL when it cannot. */
 void *q35_read_file(const char *path, size_t *size);
 
+/* Writes n bytes of p to the file path (created or truncated); -1 when it cannot. */
+int q35_test_write_bytes(const char *path, const void *p, uint64_t n);
+
 /* True under $Q35_QUICK (set for the compute-sanitizer runs): suites then drop
  * their largest cases, which a sanitizer would take minutes over. */
 bool q35_quick(void);

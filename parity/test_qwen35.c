@@ -1,19 +1,79 @@
 /* The Qwen3.5 loader on the golden GGUF: the hyperparameters and layer pattern
  * it reads, and — one edit of the file at a time — each refusal (wrong
  * architecture, missing or mis-shaped tensors, unsupported quant types,
- * inconsistent metadata) with the message it must give, plus the edits it must
- * accept (tied output, recurrent_layers, an MTP block). */
+ * inconsistent metadata, non-finite or out-of-range floats) with the message it
+ * must give, plus the edits it must accept (tied output, recurrent_layers, an
+ * MTP block) and report (tensors it does not know). Also the loader's fuzz
+ * seed, data/fixtures/gguf-seed/qwen35-micro.gguf: it loads, and its header is
+ * the one the generator writes now (`test_qwen35 --write-seed FILE` rewrites it).
+ */
 #include "gguf_edit.h"
 #include "harness.h"
 
+#include "data/generate.h"
 #include "model/qwen35.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define GOLDEN "data/golden/tiny-r2/model.gguf"
+#define SEED "data/fixtures/gguf-seed/qwen35-micro.gguf"
+
+/* The loader's fuzz seed: a whole qwen35 model at the smallest widths (H 8,
+ * 4 layers DDDA and an MTP block, f16), a few KiB. */
+static q35_gen_options micro_options(void)
+{
+    q35_gen_options o = q35_gen_defaults(q35_shape_default());
+    const q35_shape micro = {.name = "micro", .n_embd = 8, .n_layer = 4, .n_head = 2, .n_head_kv = 1, .head_dim = 8,
+                             .n_ff = 8, .ssm_hk = 1, .ssm_hv = 2, .ssm_dk = 4, .ssm_dv = 4, .conv_kernel = 4,
+                             .n_vocab = 16, .n_rot = 4, .full_attn_interval = 4, .n_ctx_train = 64, .eps = 1e-6f,
+                             .rope_base = 1e7f, .tied = false};
+    o.shape = micro;
+    snprintf(o.mix, sizeof o.mix, "f16");
+    o.mtp_layers = 1;
+    return o;
+}
+
+static int write_seed(const char *path)
+{
+    const q35_gen_options o = micro_options();
+    q35_error err = {{0}};
+    if (q35_generate_file(&o, path, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    printf("wrote %s\n", path);
+    return 0;
+}
+
+/* The committed seed loads, and its header (metadata and tensor table; the
+ * data depends on libm) is the generator's. */
+static void check_seed(q35_suite *s)
+{
+    char path[1024];
+    q35_repo_path(SEED, path, sizeof path);
+    const q35_gen_options o = micro_options();
+    q35_error err = {{0}};
+    void *image = NULL;
+    uint64_t size = 0;
+    size_t file_len = 0;
+    void *file = q35_read_file(path, &file_len);
+    q35_model *m = NULL;
+    const bool built = q35_generate_image(&o, &image, &size, &err) == 0;
+    const bool loads = q35_model_open(&m, path, &err) == 0;
+    const uint64_t header = loads ? m->gguf->data_offset : 0;
+    q35_case(s, built && loads && file && file_len == size && header > 0 && memcmp(file, image, header) == 0 &&
+                    m->hp.n_layer == 4 && m->hp.n_nextn == 1 && m->n_unknown == 0 && !m->tied,
+             "fuzz seed %s (%zu bytes) loads (4 layers + an MTP block, nothing unknown) and its %" PRIu64
+             "-byte header is the generator's (regenerate: test_qwen35 --write-seed %s) %s",
+             SEED, file_len, header, SEED, err.msg);
+    q35_model_free(m);
+    free(image);
+    free(file);
+}
 
 /* Loads g edited by e; returns the model (NULL on failure, with err set). */
 static q35_model *load_edited(const q35_gguf *g, const q35_gguf_edit *e, q35_error *err)
@@ -44,8 +104,10 @@ typedef struct refusal {
     const char *expect;     /* a substring of the error */
 } refusal;
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--write-seed") == 0)
+        return write_seed(argv[2]);
     q35_suite s;
     q35_suite_begin(&s, "qwen35 loader: hyperparameters, layer pattern, refusals", 0);
     char path[1024];
@@ -57,7 +119,7 @@ int main(void)
 
     const q35_gguf_edit none = {0};
     q35_model *m = load_edited(g, &none, &err);
-    if (q35_case(&s, m != NULL, "golden model loads %s", err.msg)) {
+    if (q35_case(&s, m != NULL && m->n_unknown == 0, "golden model loads, every tensor known %s", err.msg)) {
         const q35_hparams *hp = &m->hp;
         char pat[Q35_MAX_LAYERS + 1];
         pattern(hp, pat);
@@ -79,7 +141,9 @@ int main(void)
     static const int32_t sections_bad[4] = {11, 11, 11, 0};
     static const uint8_t rec_all_delta[4] = {1, 1, 1, 1}, rec_dddA[4] = {1, 1, 1, 0};
     static const uint32_t three = 3, zero = 0, five = 5, vocab_1000 = 1000, v128 = 128, inner_510 = 510;
-    static const float eps0 = 0.0f;
+    static const float eps0 = 0.0f, f_inf = INFINITY, f_nan = NAN;
+    static const double d_huge = 1e300;
+    static const int64_t sections_neg[4] = {-1, 11, 11, 11};
     const refusal refusals[] = {
         {"architecture 'llama'", {.set_key = "general.architecture", .set_type = Q35_GGUF_STRING, .set_value = "llama"},
          "architecture 'llama' is not 'qwen35'"},
@@ -123,6 +187,23 @@ int main(void)
          "layer_norm_rms_epsilon 0 is not in (0, 1)"},
         {"conv_kernel 5", {.set_key = "qwen35.ssm.conv_kernel", .set_type = Q35_GGUF_U32, .set_value = &five},
          "'blk.0.ssm_conv1d.weight' has shape {4, 1024}, expected {5, 1024}"},
+        {"rope.freq_base +inf", {.set_key = "qwen35.rope.freq_base", .set_type = Q35_GGUF_F32, .set_value = &f_inf},
+         "rope.freq_base inf is not a finite number above 1"},
+        {"rope.freq_base NaN", {.set_key = "qwen35.rope.freq_base", .set_type = Q35_GGUF_F32, .set_value = &f_nan},
+         "rope.freq_base nan is not a finite number above 1"},
+        {"rope.freq_base 1e300 (f64)",
+         {.set_key = "qwen35.rope.freq_base", .set_type = Q35_GGUF_F64, .set_value = &d_huge},
+         "key 'qwen35.rope.freq_base' = 1e+300 (f64) does not fit a f32"},
+        {"eps +inf",
+         {.set_key = "qwen35.attention.layer_norm_rms_epsilon", .set_type = Q35_GGUF_F32, .set_value = &f_inf},
+         "layer_norm_rms_epsilon inf is not in (0, 1)"},
+        {"eps NaN",
+         {.set_key = "qwen35.attention.layer_norm_rms_epsilon", .set_type = Q35_GGUF_F32, .set_value = &f_nan},
+         "layer_norm_rms_epsilon nan is not in (0, 1)"},
+        {"rope sections [-1, 11, 11, 11]",
+         {.set_key = "qwen35.rope.dimension_sections", .set_type = Q35_GGUF_ARRAY, .set_elem = Q35_GGUF_I64,
+          .set_value = sections_neg, .set_count = 4},
+         "rope.dimension_sections[0] = -1 is outside 0..256"},
     };
     for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++) {
         memset(&err, 0, sizeof err);
@@ -136,9 +217,24 @@ int main(void)
     memset(&err, 0, sizeof err);
     const q35_gguf_edit untie = {.drop_tensor = "output.weight"};
     m = load_edited(g, &untie, &err);
-    q35_case(&s, m && m->tied && m->output.data == m->token_embd.data && m->output.rows == 512,
-             "no output.weight: lm_head falls back to token_embd (tied) %s", err.msg);
+    q35_case(&s, m && m->tied && m->output.data == m->token_embd.data && m->output.rows == 512 && m->n_unknown == 0,
+             "no output.weight: lm_head falls back to token_embd (tied), nothing unknown %s", err.msg);
     q35_model_free(m);
+
+    /* Names the loader does not know are listed, in file order, never silently dropped. */
+    const q35_gguf_edit renamed = {.rename_tensor = "output.weight", .new_name = "output.weighu"};
+    m = load_edited(g, &renamed, &err);
+    q35_case(&s,
+             m && m->tied && m->n_unknown == 1 && strcmp(m->gguf->tensors[m->unknown[0]].name, "output.weighu") == 0,
+             "output.weight renamed by one byte: tied, and 'output.weighu' listed unknown (%" PRIu64 ") %s",
+             m ? m->n_unknown : 0, err.msg);
+    q35_model_free(m);
+    const q35_gguf_edit stray = {.rename_tensor = "blk.0.ssm_a", .new_name = "blk.0.ssm_A"};
+    m = load_edited(g, &stray, &err);
+    q35_case(&s, m == NULL && strstr(err.msg, "tensor 'blk.0.ssm_a' is missing"),
+             "a required tensor renamed: refused as missing \"%s\"", err.msg);
+    q35_model_free(m);
+    memset(&err, 0, sizeof err);
 
     const q35_gguf_edit rec = {.set_key = "qwen35.attention.recurrent_layers", .set_type = Q35_GGUF_ARRAY,
                                .set_elem = Q35_GGUF_BOOL, .set_value = rec_dddA, .set_count = 4};
@@ -153,10 +249,13 @@ int main(void)
     static const uint32_t one = 1;
     const q35_gguf_edit nextn = {.set_key = "qwen35.nextn_predict_layers", .set_type = Q35_GGUF_U32, .set_value = &one};
     m = load_edited(g, &nextn, &err);
-    q35_case(&s, m && m->hp.n_layer == 3 && m->hp.n_layer_file == 4 && strstr(m->note, "MTP block 3"),
-             "nextn_predict_layers 1: block 3 counted in block_count is skipped: \"%s\" %s", m ? m->note : "", err.msg);
+    q35_case(&s, m && m->hp.n_layer == 3 && m->hp.n_layer_file == 4 && strstr(m->note, "MTP block 3") &&
+                     m->n_unknown == 0,
+             "nextn_predict_layers 1: block 3 counted in block_count is skipped, its tensors not unknown: \"%s\" %s",
+             m ? m->note : "", err.msg);
     q35_model_free(m);
 
     q35_gguf_close(g);
+    check_seed(&s);
     return q35_suite_end(&s);
 }

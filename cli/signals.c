@@ -1,0 +1,99 @@
+/* The command line's signal handlers (cli.h): what a run does when a write
+ * meets a size limit, when it is interrupted, and when its model file shrinks
+ * under the mapping. Handlers use only async-signal-safe calls. */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include "model/escape.h"
+#include "model/outfile.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The guarded mapping and its escaped path, set before any read of it. */
+static const uint8_t *volatile g_map_base;
+static volatile uint64_t g_map_size;
+static char g_map_path[4 * 512 + 4];
+
+static void say(const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0) {
+        const ssize_t w = write(STDERR_FILENO, s, n);
+        if (w <= 0)
+            return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Decimal digits of v into buf (24 bytes). */
+static const char *decimal(uint64_t v, char *buf)
+{
+    char *p = buf + 23;
+    *p = '\0';
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    return p;
+}
+
+static void die_of(int sig)
+{
+    q35_outfile_remove_pending();
+    signal(sig, SIG_DFL);
+    raise(sig); /* delivered when the handler returns */
+}
+
+static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    const uint8_t *base = g_map_base, *at = si->si_addr;
+    if (base && at >= base && (uint64_t)(at - base) < g_map_size) {
+        char num[24];
+        q35_outfile_remove_pending();
+        say(cli_command());
+        say(": ");
+        say(g_map_path);
+        say(": the file shrank while it was in use (truncated or rewritten by another program?): reading byte ");
+        say(decimal((uint64_t)(at - base), num));
+        say(" of it failed (SIGBUS); stopping\n");
+        _exit(CLI_FAILED);
+    }
+    die_of(sig);
+}
+
+static void on_fatal(int sig)
+{
+    die_of(sig);
+}
+
+void cli_signals_init(void)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_fatal;
+    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction old;
+        if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) /* kept ignored (nohup) */
+            sigaction(fatal[i], &sa, NULL);
+    }
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGBUS, &sa, NULL);
+}
+
+void cli_guard_mapping(const q35_gguf *g)
+{
+    g_map_base = NULL;
+    if (!g || !g->map)
+        return;
+    q35_escape_str(g_map_path, sizeof g_map_path, g->source);
+    g_map_size = g->size;
+    g_map_base = g->base;
+}
