@@ -1,25 +1,29 @@
 /* The chunked gated delta rule (kernels/delta_chunk.h): two launches.
  *
- * q35_delta_chunk_prep, one block of 4 warps per (chunk, value head j), all in
- * parallel: the chunk's gates and their cumulative sum G (f32, one warp's
- * scan); K, Q, beta e^G K and beta V rounded to f16 into shared memory (K and Q
- * also to the workspace, by the block of j < hk, once per key head); k.k and
- * q.k on tensor cores, each warp 16 rows; A (f32, shared) and P (f16,
+ * q35_delta_chunk_prep, one block of 4 warps per (chunk, value head j), value
+ * heads fastest in the grid (the two blocks reading a key head's k and q run
+ * together), three blocks an SM: the chunk's gates and their cumulative sum G
+ * (f32, one warp's scan); K, Q, beta e^G K and beta V rounded to f16 into
+ * shared memory, each thread's loads four rounds at a time (K and Q also to
+ * the workspace, by the block of j < hk, once per key head); k.k and q.k on
+ * tensor cores, each warp 16 rows; A (f32, where K and Q were) and P (f16,
  * workspace) masked and decayed from them; T = (I + A)^-1 by forward
  * substitution, one thread a column in f32 with four partial sums; W and U =
  * T times beta e^G K and beta V on tensor cores (only T's lower blocks), to the
  * workspace in f16 (U as [dv / 32][64][32] slices).
  *
- * q35_delta_chunk_state, one block of 4 warps per (value head j, 32 value
- * columns), the chunks in order: the block's [32][128] slice of the state in
- * f32 accumulators (warp w holds state columns 32w..32w+31) and as f16 in
- * shared memory (the B operand of D and Q S^T, two buffers); the chunk's W, Q,
- * K, P, U slice and G copied (cp.async) into a stage while the chunk before
- * runs (two stages where shared memory allows, else one). Per chunk, warp w
- * takes rows 16w..16w+15: D = U - W S^T and Q S^T (one k loop), D and
+ * q35_delta_chunk_state, one block per (value head j, 32 value columns), the
+ * chunks in order: the block's [32][128] slice of the state in f32
+ * accumulators and as f16 in shared memory (the B operand of D and Q S^T, two
+ * buffers); the chunk's W, Q, K, P, U slice and G copied (cp.async) into a
+ * stage while the chunk before runs (two stages where shared memory allows,
+ * else one). Per chunk, warp w takes rows 16 (w % 4)..+15 (and, with 8 warps,
+ * half the 32 columns): D = U - W S^T and Q S^T (one k loop), D and
  * e^{G_last - G} D to shared memory as f16; after a barrier O = e^G Q S^T + P D
  * (P's blocks at or left of the diagonal) scaled by 1/sqrt(dk) to o, and the
- * state e^{G_last} S + (e^{G_last - G} D)^T K.
+ * state e^{G_last} S + (e^{G_last - G} D)^T K, warp w its 128 / warps key
+ * columns. The variants w4 and w8 are that block of 4 or 8 warps: the same
+ * products in the same order, bitwise equal.
  *
  * Shared-memory tiles are f16 rows XOR-swizzled by 16-byte chunk
  * (kernels/mma.cuh): ldmatrix phases and the fragment stores are free of bank
@@ -56,13 +60,6 @@ __device__ __forceinline__ uint4 f16x8(float4 a, float4 b)
 __device__ __forceinline__ float2 unpack_half2(uint32_t x)
 {
     return __half22float2(*reinterpret_cast<const __half2 *>(&x));
-}
-
-__device__ __forceinline__ uint32_t ld_shared_b32(uint32_t addr)
-{
-    uint32_t v;
-    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr));
-    return v;
 }
 
 /* acc (16 rows of this warp x 32 columns) = T (rows 16w.., f16 [64][64] at sT)
@@ -426,7 +423,8 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
         for (int ni = 0; ni < C::NT; ni++) {
             const int col = c0 + 8 * ni + 2 * qq;
             const uint32_t xa = q35_swz_at<SL / 8>(ta, col), xb = q35_swz_at<SL / 8>(tb, col);
-            const float2 ua = unpack_half2(ld_shared_b32(sb + OFF_U + xa)), ub = unpack_half2(ld_shared_b32(sb + OFF_U + xb));
+            const float2 ua = unpack_half2(q35_ld_shared_b32(sb + OFF_U + xa));
+            const float2 ub = unpack_half2(q35_ld_shared_b32(sb + OFF_U + xb));
             const float d0 = ua.x - dacc[ni][0], d1 = ua.y - dacc[ni][1], d2 = ub.x - dacc[ni][2], d3 = ub.y - dacc[ni][3];
             q35_st_shared_b32(sD + xa, q35_pack_half2(d0, d1));
             q35_st_shared_b32(sD + xb, q35_pack_half2(d2, d3));

@@ -66,6 +66,13 @@ __device__ __forceinline__ float q35_ld_shared_f32(uint32_t addr)
     return v;
 }
 
+__device__ __forceinline__ uint32_t q35_ld_shared_b32(uint32_t addr)
+{
+    uint32_t v;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+    return v;
+}
+
 __device__ __forceinline__ float4 q35_ld_shared_f4(uint32_t addr)
 {
     float4 v;
