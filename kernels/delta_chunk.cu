@@ -288,19 +288,29 @@ __global__ void __launch_bounds__(THREADS, 3) q35_delta_chunk_prep(const float *
 
 /* ---- the sequential pass ------------------------------------------------------- */
 
-/* One stage: a chunk's W, Q, K [64][128], P [64][64], U slice [64][32] (f16,
- * swizzled) and G [64] (f32). */
-constexpr int OFF_W = 0, OFF_Q = OFF_W + CH * DK * 2, OFF_K = OFF_Q + CH * DK * 2, OFF_P = OFF_K + CH * DK * 2;
-constexpr int OFF_U = OFF_P + CH * CH * 2, OFF_G = OFF_U + CH * SL * 2, STAGE_BYTES = OFF_G + CH * 4;
-constexpr int D_BYTES = CH * SL * 2, S16_BYTES = SL * DK * 2; /* D (and e^{G_last - G} D); the state as f16 */
+/* A state pass of WARPS warps a block over a slice of SW value columns (32 or
+ * 64). Warp w takes chunk rows 16 (w % 4) .. + 15 and slice columns CW (w / 4)
+ * .. + CW - 1 for D and O (NT tiles of 8), and key columns KW w .. + KW - 1 of
+ * the state (MT x NK tiles). One stage: a chunk's W, Q, K [64][128], P
+ * [64][64], U slice [64][SW] (f16, swizzled) and G [64] (f32); then D and
+ * e^{G_last - G} D [64][SW] and two buffers of the state as f16 [SW][128]. */
+template <int WARPS, int SW_>
+struct state_cfg {
+    static_assert((WARPS == 4 && SW_ == 32) || (WARPS == 8 && (SW_ == 32 || SW_ == 64)), "w4, w8, s64w8");
+    static constexpr int SW = SW_, THREADS_ = 32 * WARPS;
+    static constexpr int CW = SW * 4 / WARPS, NT = CW / 8; /* slice columns of a warp (D, O) */
+    static constexpr int KW = DK / WARPS, NK = KW / 8;     /* key columns of a warp's state */
+    static constexpr int MT = SW / 16;                     /* the state's m tiles (value columns) */
+    static constexpr int NS = SW / 8;                      /* 16-byte chunks of a U or D row */
+    static constexpr int OFF_W = 0, OFF_Q = OFF_W + CH * DK * 2, OFF_K = OFF_Q + CH * DK * 2;
+    static constexpr int OFF_P = OFF_K + CH * DK * 2, OFF_U = OFF_P + CH * CH * 2, OFF_G = OFF_U + CH * SW * 2;
+    static constexpr int STAGE_BYTES = OFF_G + CH * 4, D_BYTES = CH * SW * 2, S16_BYTES = SW * DK * 2;
+    static constexpr int smem(int stages) { return stages * STAGE_BYTES + 2 * D_BYTES + 2 * S16_BYTES; }
+};
 
-constexpr int state_smem(int stages)
-{
-    return stages * STAGE_BYTES + 2 * D_BYTES + 2 * S16_BYTES;
-}
-
-/* Copies chunk c's tiles into the stage at base (cp.async by THREADS_ threads, one group). */
-template <int THREADS_>
+/* Copies chunk c's tiles into the stage at base (cp.async, one group); the
+ * slice's U is SW / 32 consecutive [64][32] tiles of the workspace. */
+template <class C>
 __device__ __forceinline__ void load_stage(uint32_t base, int64_t c, int j, int kh, int sl, int hk, int hv, int dv,
                                            const __half *W, const __half *U, const __half *P, const float *G,
                                            const __half *Q, const __half *K)
@@ -310,43 +320,36 @@ __device__ __forceinline__ void load_stage(uint32_t base, int64_t c, int j, int 
     const char *qq = reinterpret_cast<const char *>(Q + ((size_t)c * hk + kh) * CH * DK);
     const char *kk = reinterpret_cast<const char *>(K + ((size_t)c * hk + kh) * CH * DK);
 #pragma unroll
-    for (int idx = tid; idx < CH * DK / 8; idx += THREADS_) {
+    for (int idx = tid; idx < CH * DK / 8; idx += C::THREADS_) {
         const uint32_t at = q35_swz_rows<DK / 8>(idx / (DK / 8), idx % (DK / 8));
-        q35_cp_async16(base + OFF_W + at, w + idx * 16, 16);
-        q35_cp_async16(base + OFF_Q + at, qq + idx * 16, 16);
-        q35_cp_async16(base + OFF_K + at, kk + idx * 16, 16);
+        q35_cp_async16(base + C::OFF_W + at, w + idx * 16, 16);
+        q35_cp_async16(base + C::OFF_Q + at, qq + idx * 16, 16);
+        q35_cp_async16(base + C::OFF_K + at, kk + idx * 16, 16);
     }
     const char *p = reinterpret_cast<const char *>(P + ((size_t)c * hv + j) * CH * CH);
 #pragma unroll
-    for (int idx = tid; idx < CH * CH / 8; idx += THREADS_)
-        q35_cp_async16(base + OFF_P + q35_swz_rows<CH / 8>(idx / (CH / 8), idx % (CH / 8)), p + idx * 16, 16);
-    const char *u = reinterpret_cast<const char *>(U + (((size_t)c * hv + j) * (dv / SL) + sl) * CH * SL);
+    for (int idx = tid; idx < CH * CH / 8; idx += C::THREADS_)
+        q35_cp_async16(base + C::OFF_P + q35_swz_rows<CH / 8>(idx / (CH / 8), idx % (CH / 8)), p + idx * 16, 16);
+    const char *u = reinterpret_cast<const char *>(U + (((size_t)c * hv + j) * (dv / SL) + (size_t)sl * (C::SW / SL)) *
+                                                           CH * SL);
 #pragma unroll
-    for (int idx = tid; idx < CH * SL / 8; idx += THREADS_)
-        q35_cp_async16(base + OFF_U + q35_swz_rows<SL / 8>(idx / (SL / 8), idx % (SL / 8)), u + idx * 16, 16);
+    for (int idx = tid; idx < CH * C::SW / 8; idx += C::THREADS_) {
+        const int tile = idx / (CH * SL / 8), in = idx % (CH * SL / 8); /* [tile][row][chunk of 4] */
+        q35_cp_async16(base + C::OFF_U + q35_swz_rows<C::NS>(in / (SL / 8), tile * (SL / 8) + in % (SL / 8)),
+                       u + idx * 16, 16);
+    }
     if (tid < CH / 4)
-        q35_cp_async16(base + OFF_G + tid * 16, G + ((size_t)c * hv + j) * CH + tid * 4, 16);
+        q35_cp_async16(base + C::OFF_G + tid * 16, G + ((size_t)c * hv + j) * CH + tid * 4, 16);
     q35_cp_async_commit();
 }
 
-/* How WARPS warps share a block's work: warp w takes chunk rows 16 (w % 4) ..
- * + 15 and value columns CW (w / 4) .. + CW - 1 of the slice for D and O
- * (NT tiles of 8), and key columns KW w .. + KW - 1 of the state (NK tiles). */
-template <int WARPS>
-struct state_cfg {
-    static_assert(WARPS == 4 || WARPS == 8, "4 or 8 warps");
-    static constexpr int THREADS_ = 32 * WARPS;
-    static constexpr int CW = SL * 4 / WARPS, NT = CW / 8; /* slice columns of a warp */
-    static constexpr int KW = DK / WARPS, NK = KW / 8;     /* key columns of a warp's state */
-};
-
 /* The warp's part of the block's state slice (rows 16 mi + g (+8) = value
- * columns, columns KW w + 8 ni + 2q (+1) = key index) as f16 [32][128] into buf. */
+ * columns, columns KW w + 8 ni + 2q (+1) = key index) as f16 [SW][128] into buf. */
 template <class C>
-__device__ __forceinline__ void put_state(uint32_t buf, const float (&st)[2][C::NK][4], int warp, int lane)
+__device__ __forceinline__ void put_state(uint32_t buf, const float (&st)[C::MT][C::NK][4], int warp, int lane)
 {
 #pragma unroll
-    for (int mi = 0; mi < 2; mi++)
+    for (int mi = 0; mi < C::MT; mi++)
 #pragma unroll
         for (int ni = 0; ni < C::NK; ni++) {
             const int r = 16 * mi + lane / 4, col = C::KW * warp + 8 * ni + 2 * (lane % 4);
@@ -355,25 +358,25 @@ __device__ __forceinline__ void put_state(uint32_t buf, const float (&st)[2][C::
         }
 }
 
-template <int WARPS, int STAGES>
+template <int WARPS, int SW, int STAGES>
 __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o, int64_t o_stride, float *S, int64_t T,
                                                                        int hk, int hv, int dv, const __half *W,
                                                                        const __half *U, const __half *P, const float *G,
                                                                        const __half *Q, const __half *K)
 {
-    using C = state_cfg<WARPS>;
+    using C = state_cfg<WARPS, SW>;
     extern __shared__ __align__(16) unsigned char smem[];
     const int j = blockIdx.x, sl = blockIdx.y, kh = j % hk;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, gq = lane / 4, qq = lane % 4;
     const int rb = warp % 4, c0 = C::CW * (warp / 4); /* the warp's rows 16 rb.., slice columns c0.. */
     const int64_t nc = (T + CH - 1) / CH;
     const uint32_t base = (uint32_t)__cvta_generic_to_shared(smem);
-    const uint32_t sD = base + STAGES * STAGE_BYTES, sDp = sD + D_BYTES, sS = sDp + D_BYTES;
-    float *Sj = S + ((size_t)j * dv + (size_t)sl * SL) * DK;
+    const uint32_t sD = base + STAGES * C::STAGE_BYTES, sDp = sD + C::D_BYTES, sS = sDp + C::D_BYTES;
+    float *Sj = S + ((size_t)j * dv + (size_t)sl * SW) * DK;
 
-    float st[2][C::NK][4]; /* S[value column 16 mi + g (+8)][key KW w + 8 ni + 2 q (+1)] */
+    float st[C::MT][C::NK][4]; /* S[value column 16 mi + g (+8)][key KW w + 8 ni + 2 q (+1)] */
 #pragma unroll
-    for (int mi = 0; mi < 2; mi++)
+    for (int mi = 0; mi < C::MT; mi++)
 #pragma unroll
         for (int ni = 0; ni < C::NK; ni++) {
             const int r = 16 * mi + gq, col = C::KW * warp + 8 * ni + 2 * qq;
@@ -382,18 +385,19 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
             st[mi][ni][0] = a.x, st[mi][ni][1] = a.y, st[mi][ni][2] = b.x, st[mi][ni][3] = b.y;
         }
     put_state<C>(sS, st, warp, lane);
-    load_stage<C::THREADS_>(base, 0, j, kh, sl, hk, hv, dv, W, U, P, G, Q, K);
+    load_stage<C>(base, 0, j, kh, sl, hk, hv, dv, W, U, P, G, Q, K);
 
     const int ta = 16 * rb + gq, tb = ta + 8; /* this thread's two rows of a chunk */
 #pragma unroll 1
     for (int64_t c = 0; c < nc; c++) {
-        const uint32_t sb = base + (STAGES == 2 ? (uint32_t)(c & 1) * STAGE_BYTES : 0u);
-        const uint32_t s16 = sS + (uint32_t)(c & 1) * S16_BYTES, s16n = sS + (uint32_t)((c + 1) & 1) * S16_BYTES;
+        const uint32_t sb = base + (STAGES == 2 ? (uint32_t)(c & 1) * C::STAGE_BYTES : 0u);
+        const uint32_t s16 = sS + (uint32_t)(c & 1) * C::S16_BYTES;
+        const uint32_t s16n = sS + (uint32_t)((c + 1) & 1) * C::S16_BYTES;
         q35_cp_async_wait<0>();
         __syncthreads(); /* the stage landed; the state of the chunk before is in s16 */
         if (STAGES == 2 && c + 1 < nc)
-            load_stage<C::THREADS_>(base + (uint32_t)((c + 1) & 1) * STAGE_BYTES, c + 1, j, kh, sl, hk, hv, dv, W, U,
-                                    P, G, Q, K);
+            load_stage<C>(base + (uint32_t)((c + 1) & 1) * C::STAGE_BYTES, c + 1, j, kh, sl, hk, hv, dv, W, U, P, G,
+                          Q, K);
 
         /* W S^T and Q S^T: A operands W, Q [t][dk]; B the state stored [n = value
          * column][k = dk] (ldmatrix) */
@@ -402,8 +406,8 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
         for (int ks = 0; ks < DK / 16; ks++) {
             uint32_t aw[4], aq[4], b[C::NT / 2][4];
             const uint32_t at = q35_swz_rows<DK / 8>(16 * rb + lane % 16, 2 * ks + lane / 16);
-            q35_ldsm_x4(aw, sb + OFF_W + at);
-            q35_ldsm_x4(aq, sb + OFF_Q + at);
+            q35_ldsm_x4(aw, sb + C::OFF_W + at);
+            q35_ldsm_x4(aq, sb + C::OFF_Q + at);
 #pragma unroll
             for (int nb = 0; nb < C::NT / 2; nb++)
                 q35_ldsm_x4(b[nb], s16 + q35_swz_rows<DK / 8>(c0 + 16 * nb + lane % 8 + lane / 16 * 8, 2 * ks + (lane / 8) % 2));
@@ -416,15 +420,15 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
             }
         }
         /* D = U - W S^T, and e^{G_last - G} D, to shared memory; e^G Q S^T */
-        const float Glast = q35_ld_shared_f32(sb + OFF_G + (CH - 1) * 4);
-        const float Ga = q35_ld_shared_f32(sb + OFF_G + ta * 4), Gb = q35_ld_shared_f32(sb + OFF_G + tb * 4);
+        const float Glast = q35_ld_shared_f32(sb + C::OFF_G + (CH - 1) * 4);
+        const float Ga = q35_ld_shared_f32(sb + C::OFF_G + ta * 4), Gb = q35_ld_shared_f32(sb + C::OFF_G + tb * 4);
         const float ea = expf(Ga), eb = expf(Gb), la = expf(Glast - Ga), lb = expf(Glast - Gb);
 #pragma unroll
         for (int ni = 0; ni < C::NT; ni++) {
             const int col = c0 + 8 * ni + 2 * qq;
-            const uint32_t xa = q35_swz_at<SL / 8>(ta, col), xb = q35_swz_at<SL / 8>(tb, col);
-            const float2 ua = unpack_half2(q35_ld_shared_b32(sb + OFF_U + xa));
-            const float2 ub = unpack_half2(q35_ld_shared_b32(sb + OFF_U + xb));
+            const uint32_t xa = q35_swz_at<C::NS>(ta, col), xb = q35_swz_at<C::NS>(tb, col);
+            const float2 ua = unpack_half2(q35_ld_shared_b32(sb + C::OFF_U + xa));
+            const float2 ub = unpack_half2(q35_ld_shared_b32(sb + C::OFF_U + xb));
             const float d0 = ua.x - dacc[ni][0], d1 = ua.y - dacc[ni][1], d2 = ub.x - dacc[ni][2], d3 = ub.y - dacc[ni][3];
             q35_st_shared_b32(sD + xa, q35_pack_half2(d0, d1));
             q35_st_shared_b32(sD + xb, q35_pack_half2(d2, d3));
@@ -441,18 +445,18 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
             if (ks > rb)
                 break;
             uint32_t a[4];
-            q35_ldsm_x4(a, sb + OFF_P + q35_swz_rows<CH / 8>(16 * rb + lane % 16, 2 * ks + lane / 16));
+            q35_ldsm_x4(a, sb + C::OFF_P + q35_swz_rows<CH / 8>(16 * rb + lane % 16, 2 * ks + lane / 16));
 #pragma unroll
             for (int nb = 0; nb < C::NT / 2; nb++) {
                 uint32_t b[4];
-                q35_ldsm_x4_trans(b, sD + q35_swz_rows<SL / 8>(16 * ks + lane % 8 + (lane / 8) % 2 * 8,
+                q35_ldsm_x4_trans(b, sD + q35_swz_rows<C::NS>(16 * ks + lane % 8 + (lane / 8) % 2 * 8,
                                                                (c0 + 16 * nb) / 8 + lane / 16));
                 q35_mma16816(oacc[2 * nb], a, b[0], b[1]);
                 q35_mma16816(oacc[2 * nb + 1], a, b[2], b[3]);
             }
         }
         const int64_t t0 = c * CH;
-        float *oc = o + (int64_t)j * dv + (int64_t)sl * SL + c0 + 2 * qq;
+        float *oc = o + (int64_t)j * dv + (int64_t)sl * SW + c0 + 2 * qq;
 #pragma unroll
         for (int ni = 0; ni < C::NT; ni++) {
             if (t0 + ta < T)
@@ -468,7 +472,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
          * (ldmatrix.trans), warp w the key columns KW w.. */
         const float el = expf(Glast);
 #pragma unroll
-        for (int mi = 0; mi < 2; mi++)
+        for (int mi = 0; mi < C::MT; mi++)
 #pragma unroll
             for (int ni = 0; ni < C::NK; ni++)
 #pragma unroll
@@ -476,16 +480,17 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
                     st[mi][ni][e] *= el;
 #pragma unroll
         for (int ks = 0; ks < CH / 16; ks++) {
-            uint32_t a[2][4], b[C::NK / 2][4];
+            uint32_t a[C::MT][4], b[C::NK / 2][4];
 #pragma unroll
-            for (int mi = 0; mi < 2; mi++)
-                q35_ldsm_x4_trans(a[mi], sDp + q35_swz_rows<SL / 8>(16 * ks + lane % 8 + lane / 16 * 8, 2 * mi + (lane / 8) % 2));
+            for (int mi = 0; mi < C::MT; mi++)
+                q35_ldsm_x4_trans(a[mi], sDp + q35_swz_rows<C::NS>(16 * ks + lane % 8 + lane / 16 * 8,
+                                                                    2 * mi + (lane / 8) % 2));
 #pragma unroll
             for (int nb = 0; nb < C::NK / 2; nb++)
-                q35_ldsm_x4_trans(b[nb], sb + OFF_K + q35_swz_rows<DK / 8>(16 * ks + lane % 8 + (lane / 8) % 2 * 8,
+                q35_ldsm_x4_trans(b[nb], sb + C::OFF_K + q35_swz_rows<DK / 8>(16 * ks + lane % 8 + (lane / 8) % 2 * 8,
                                                                            (C::KW * warp + 16 * nb) / 8 + lane / 16));
 #pragma unroll
-            for (int mi = 0; mi < 2; mi++)
+            for (int mi = 0; mi < C::MT; mi++)
 #pragma unroll
                 for (int nb = 0; nb < C::NK / 2; nb++) {
                     q35_mma16816(st[mi][2 * nb], a[mi], b[nb][0], b[nb][1]);
@@ -495,11 +500,11 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
         put_state<C>(s16n, st, warp, lane);
         if (STAGES == 1 && c + 1 < nc) {
             __syncthreads(); /* every read of the stage is done */
-            load_stage<C::THREADS_>(base, c + 1, j, kh, sl, hk, hv, dv, W, U, P, G, Q, K);
+            load_stage<C>(base, c + 1, j, kh, sl, hk, hv, dv, W, U, P, G, Q, K);
         }
     }
 #pragma unroll
-    for (int mi = 0; mi < 2; mi++)
+    for (int mi = 0; mi < C::MT; mi++)
 #pragma unroll
         for (int ni = 0; ni < C::NK; ni++) {
             const int r = 16 * mi + gq, col = C::KW * warp + 8 * ni + 2 * qq;
@@ -508,27 +513,20 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
         }
 }
 
-/* The state pass's launch: WARPS warps a block, two stages where the device's
- * shared memory holds them, else one. */
-template <int WARPS>
+/* The state pass's launch: WARPS warps a block over SW value columns, two
+ * stages where the device's shared memory holds them, else one. */
+template <int WARPS, int SW>
 int launch_state(int optin, float *o, int64_t o_stride, float *S, int64_t T, q35_delta_dims d, const __half *W,
                  const __half *U, const __half *P, const float *G, const __half *Q, const __half *K, q35_stream stream,
                  q35_error *err)
 {
-    const dim3 grid((unsigned)d.hv, (unsigned)(d.dv / SL));
-    if (state_smem(2) <= optin) {
-        auto kernel = q35_delta_chunk_state<WARPS, 2>;
-        if (Q35_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, state_smem(2)),
-                           err))
-            return -1;
-        kernel<<<grid, 32 * WARPS, state_smem(2), stream>>>(o, o_stride, S, T, d.hk, d.hv, d.dv, W, U, P, G, Q, K);
-    } else {
-        auto kernel = q35_delta_chunk_state<WARPS, 1>;
-        if (Q35_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, state_smem(1)),
-                           err))
-            return -1;
-        kernel<<<grid, 32 * WARPS, state_smem(1), stream>>>(o, o_stride, S, T, d.hk, d.hv, d.dv, W, U, P, G, Q, K);
-    }
+    using C = state_cfg<WARPS, SW>;
+    const dim3 grid((unsigned)d.hv, (unsigned)(d.dv / SW));
+    const int stages = C::smem(2) <= optin ? 2 : 1, bytes = C::smem(stages);
+    auto kernel = stages == 2 ? q35_delta_chunk_state<WARPS, SW, 2> : q35_delta_chunk_state<WARPS, SW, 1>;
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), err))
+        return -1;
+    kernel<<<grid, 32 * WARPS, bytes, stream>>>(o, o_stride, S, T, d.hk, d.hv, d.dv, W, U, P, G, Q, K);
     return Q35_LAUNCH_CHECK("q35_delta_chunk_state", err);
 }
 
@@ -546,13 +544,17 @@ typedef int (*state_launcher)(int optin, float *o, int64_t o_stride, float *S, i
                               const __half *W, const __half *U, const __half *P, const float *G, const __half *Q,
                               const __half *K, q35_stream stream, q35_error *err);
 
-/* The variants: the state pass's warps a block (the parallel pass is one). */
+/* The variants: the state pass's warps a block and value columns a block (the
+ * parallel pass is one). */
 const struct {
     const char *name;
+    int cols;      /* value columns a block: dv must be a multiple */
+    int smem;      /* its shared memory with one stage (the least it runs with) */
     state_launcher state;
 } k_variants[] = {
-    {"w4", launch_state<4>},
-    {"w8", launch_state<8>},
+    {"w4", 32, state_cfg<4, 32>::smem(1), launch_state<4, 32>},
+    {"w8", 32, state_cfg<8, 32>::smem(1), launch_state<8, 32>},
+    {"s64w8", 64, state_cfg<8, 64>::smem(1), launch_state<8, 64>},
 };
 constexpr int N_VARIANTS = (int)(sizeof k_variants / sizeof k_variants[0]);
 
@@ -581,18 +583,34 @@ int q35_delta_chunk_variant_default(void)
     return 0; /* w4: 0.269 ms against w8's 0.280 at the 9B heads over 4096 rows (H200) */
 }
 
+int q35_delta_chunk_variant_supported(int variant, q35_delta_dims d, q35_error *err)
+{
+    if (variant < 0 || variant >= N_VARIANTS)
+        return q35_fail(err, "delta_chunk: no variant %d (0..%d)", variant, N_VARIANTS - 1);
+    const int cols = k_variants[variant].cols;
+    if (d.dk != DK || d.dv < cols || d.dv % cols != 0 || d.hk < 1 || d.hv < 1 || d.hv % d.hk != 0)
+        return q35_fail(err,
+                        "delta_chunk %s: unsupported heads Hk %d Hv %d dk %d dv %d (this kernel needs dk = %d, dv a "
+                        "multiple of %d, Hv a multiple of Hk)",
+                        k_variants[variant].name, d.hk, d.hv, d.dk, d.dv, DK, cols);
+    int dev = 0, optin = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err))
+        return -1;
+    const int prep_bytes = prep_smem(d.dv), state_bytes = k_variants[variant].smem;
+    if (prep_bytes > optin || state_bytes > optin)
+        return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block (dv %d), the device allows %d",
+                        k_variants[variant].name, prep_bytes > state_bytes ? prep_bytes : state_bytes, d.dv, optin);
+    return 0;
+}
+
 int q35_delta_chunk_variant(int variant, float *o, int64_t o_stride, float *S, const float *q, const float *k,
                             const float *v, int64_t stride, const float *g, const float *beta, int64_t T,
                             q35_delta_dims d, void *workspace, size_t workspace_bytes, q35_stream stream,
                             q35_error *err)
 {
-    if (variant < 0 || variant >= N_VARIANTS)
-        return q35_fail(err, "delta_chunk: no variant %d (0..%d)", variant, N_VARIANTS - 1);
-    if (d.dk != DK || d.dv < SL || d.dv % SL != 0 || d.hk < 1 || d.hv < 1 || d.hv % d.hk != 0)
-        return q35_fail(err,
-                        "delta_chunk: unsupported heads Hk %d Hv %d dk %d dv %d (this kernel needs dk = %d, dv a "
-                        "multiple of %d, Hv a multiple of Hk)",
-                        d.hk, d.hv, d.dk, d.dv, DK, SL);
+    if (q35_delta_chunk_variant_supported(variant, d, err))
+        return -1;
     if (T < 0 || stride % 4 || o_stride % 4 || o_stride < (int64_t)d.hv * d.dv || !aligned16(q) || !aligned16(k) ||
         !aligned16(v) || !aligned16(o) || !aligned16(S))
         return q35_fail(err,
@@ -615,9 +633,6 @@ int q35_delta_chunk_variant(int variant, float *o, int64_t o_stride, float *S, c
         Q35_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err))
         return -1;
     const int prep_bytes = prep_smem(d.dv);
-    if (prep_bytes > optin || state_smem(1) > optin)
-        return q35_fail(err, "delta_chunk: needs %d bytes of shared memory a block (dv %d), the device allows %d",
-                        prep_bytes > state_smem(1) ? prep_bytes : state_smem(1), d.dv, optin);
     char *ws = static_cast<char *>(workspace);
     __half *W = reinterpret_cast<__half *>(ws + L.w), *U = reinterpret_cast<__half *>(ws + L.u);
     __half *P = reinterpret_cast<__half *>(ws + L.p), *Q = reinterpret_cast<__half *>(ws + L.q);
