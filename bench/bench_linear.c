@@ -23,11 +23,11 @@
  * pattern of finite floats (quantized blocks then carry arbitrary scales: the
  * timing does not depend on the values). */
 #include "bench/gpu_bench.h"
+#include "core/quant.h"
 #include "kernels/blas.h"
 #include "kernels/dequant.h"
 #include "kernels/gemm.h"
 #include "kernels/gemv.h"
-#include "model/quant.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

@@ -30,12 +30,12 @@
  * The model of a (shape, quant) is generated and uploaded once and kept while
  * consecutive points use it (registered shape by shape, so they are). */
 #include "bench/gpu_bench.h"
-#include "data/generate.h"
-#include "data/shapes.h"
+#include "core/parallel.h"
+#include "core/rng.h"
 #include "kernels/attention.h"
 #include "model/cuda_model.h"
-#include "model/parallel.h"
-#include "model/rng.h"
+#include "model/generate.h"
+#include "model/shapes.h"
 
 #include <cuda_runtime_api.h>
 

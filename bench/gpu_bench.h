@@ -23,8 +23,8 @@
 #define Q35_BENCH_GPU_H
 
 #include "bench/shim.h"
+#include "core/error.h"
 #include "kernels/blas.h"
-#include "model/error.h"
 #include "model/op_times.h"
 
 #include <stddef.h>

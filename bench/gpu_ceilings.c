@@ -4,8 +4,8 @@
  * warm runs, outside Google Benchmark's loop, so a filter never drops them) and
  * registered as ordinary benchmarks too. */
 #include "bench/gpu_bench.h"
+#include "core/half.h"
 #include "kernels/blas.h"
-#include "model/half.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

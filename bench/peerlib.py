@@ -1,5 +1,5 @@
 """What the peers (bench/peers.py, bench/hf_peer.py) share: the shapes and axes
-read from the C sources they pair with (data/shapes.c, bench/bench_*.c), the
+read from the C sources they pair with (model/shapes.c, bench/bench_*.c), the
 commit, CUDA-event timing, and Google Benchmark's JSON form (bench/results/
 SCHEMA.md). Imports nothing outside the standard library; torch is passed in
 by the caller that has it.
@@ -37,8 +37,8 @@ def c_source(path):
         return re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
 
 
-def read_shapes(path="data/shapes.c"):
-    """The shapes table of data/shapes.c: {name: {field: value}}, the
+def read_shapes(path="model/shapes.c"):
+    """The shapes table of model/shapes.c: {name: {field: value}}, the
     QWEN35_COMMON macro expanded."""
     src = c_source(path)
     macro = re.search(r"#define\s+QWEN35_COMMON\s+((?:.*\\\n)*.*)", src)

@@ -8,7 +8,7 @@
 #ifndef Q35_CLI_H
 #define Q35_CLI_H
 
-#include "data/generate.h"
+#include "model/generate.h"
 #include "model/qwen35.h"
 
 #include <stdbool.h>
@@ -29,7 +29,7 @@ void cli_set_command(const char *name);
 const char *cli_command(void);
 
 /* Prints "<command>: <message>\n" on stderr with every byte a terminal would
- * act on escaped (model/escape.h): messages carry names from files and from
+ * act on escaped (core/escape.h): messages carry names from files and from
  * the command line. */
 void cli_error(const char *fmt, ...)
 #if defined(__GNUC__)

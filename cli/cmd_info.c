@@ -1,8 +1,8 @@
 /* q35 info FILE: what a GGUF holds, and whether it loads as a qwen35 model. */
 #include "cli.h"
 
-#include "model/escape.h"
-#include "model/gguf.h"
+#include "core/escape.h"
+#include "core/gguf.h"
 #include "model/qwen35.h"
 
 #include <inttypes.h>

@@ -3,11 +3,11 @@
  * float64 CPU reference; the output says which path ran. */
 #include "run.h"
 
-#include "model/escape.h"
-#include "model/outfile.h"
-#include "model/parallel.h"
+#include "core/escape.h"
+#include "core/outfile.h"
+#include "core/parallel.h"
+#include "core/rng.h"
 #include "model/ref_model.h"
-#include "model/rng.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * untimed one for tokens/s. */
 #include "run.h"
 
-#include "model/parallel.h"
+#include "core/parallel.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -29,7 +29,7 @@ void run_print_top_k(const float *logits, int vocab, int64_t k);
 void run_print_times(const q35_op_times *t, double total, int64_t tokens);
 
 /* float32 [rows][vocab] to a file, through a temporary file renamed into
- * place (model/outfile.h); 0, or -1 with a message. */
+ * place (core/outfile.h); 0, or -1 with a message. */
 int run_write_logits(const char *path, const float *logits, int64_t rows, int vocab, q35_error *err);
 
 /* The logits the run asked for (--logits-at, else the last position) printed

@@ -4,8 +4,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
-#include "model/escape.h"
-#include "model/outfile.h"
+#include "core/escape.h"
+#include "core/outfile.h"
 
 #include <signal.h>
 #include <stdint.h>

@@ -17,8 +17,8 @@
 #ifndef Q35_KERNELS_GEMV_H
 #define Q35_KERNELS_GEMV_H
 
+#include "core/quant.h"
 #include "kernels/cuda.h"
-#include "model/quant.h"
 
 #include <stdint.h>
 

@@ -7,21 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *q35_attn_path_name(q35_attn_path a)
-{
-    return a == Q35_ATTN_F32 ? "f32" : a == Q35_ATTN_FLASH ? "flash" : "default";
-}
-
-const char *q35_gemm_path_name(q35_gemm_path g)
-{
-    return g == Q35_GEMM_F32 ? "f32" : g == Q35_GEMM_F16 ? "f16" : "default";
-}
-
-const char *q35_delta_path_name(q35_delta_path d)
-{
-    return d == Q35_DELTA_SCAN ? "scan" : d == Q35_DELTA_CHUNKED ? "chunked" : "default";
-}
-
 uint64_t q35_align_bytes(uint64_t bytes)
 {
     return (bytes + Q35_CAPACITY_ALIGN - 1) / Q35_CAPACITY_ALIGN * Q35_CAPACITY_ALIGN;

@@ -2,8 +2,8 @@
  * a loaded model, and the workspace every call reuses (cuda_model.h). */
 #include "cuda_internal.h"
 
+#include "core/parallel.h"
 #include "kernels/dequant.h"
-#include "model/parallel.h"
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>

@@ -1,14 +1,13 @@
-/* The path choices of the CUDA model (cuda_model.h): each option, when set,
- * wins over its environment variable, which wins over the default. An unknown
- * value, or a pick this device or these heads cannot run, is a warning (one
- * line appended to the log), never silently reread. Pure C, so the CPU tests
- * check every rule. */
+/* The path choices of the CUDA model (the options and paths of
+ * model/cuda_options.h): each option, when set, wins over its environment
+ * variable, which wins over the default. An unknown value, or a pick this
+ * device or these heads cannot run, is a warning (one line appended to the
+ * log), never silently reread. Pure C, so the CPU tests check every rule. */
 #ifndef Q35_PATHS_H
 #define Q35_PATHS_H
 
-#include "model/capacity.h"
-#include "model/cuda_model.h"
-#include "model/error.h"
+#include "core/error.h"
+#include "model/cuda_options.h"
 
 #include <stdbool.h>
 #include <stddef.h>

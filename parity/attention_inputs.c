@@ -1,7 +1,7 @@
 #include "attention_inputs.h"
 
 #include "gpu.h"
-#include "model/parallel.h"
+#include "core/parallel.h"
 
 #include <math.h>
 #include <stdint.h>

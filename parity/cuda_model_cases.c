@@ -1,9 +1,9 @@
 /* The CUDA model suites' shared pieces (cuda_model_cases.h). */
 #include "cuda_model_cases.h"
 
-#include "data/generate.h"
+#include "core/parallel.h"
 #include "kernels/attention.h"
-#include "model/parallel.h"
+#include "model/generate.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -10,7 +10,7 @@
 #ifndef Q35_PARITY_DEVICE_ENV_H
 #define Q35_PARITY_DEVICE_ENV_H
 
-#include "model/error.h"
+#include "core/error.h"
 
 /* The environment's values (NULL when unset). */
 typedef struct q35_device_env {

@@ -84,24 +84,24 @@ endif()
 # the codecs.
 set(q35_fuzz_sources
   ${PROJECT_SOURCE_DIR}/parity/fuzz_gguf.c
-  ${PROJECT_SOURCE_DIR}/model/gguf_read.c
+  ${PROJECT_SOURCE_DIR}/core/gguf_read.c
   ${PROJECT_SOURCE_DIR}/model/qwen35.c
-  ${PROJECT_SOURCE_DIR}/model/escape.c
-  ${PROJECT_SOURCE_DIR}/model/outfile.c
-  ${PROJECT_SOURCE_DIR}/model/error.c
-  ${PROJECT_SOURCE_DIR}/model/quant.c
-  ${PROJECT_SOURCE_DIR}/model/quant_float.c
-  ${PROJECT_SOURCE_DIR}/model/quant_legacy.c
-  ${PROJECT_SOURCE_DIR}/model/quant_kquants.c)
+  ${PROJECT_SOURCE_DIR}/core/escape.c
+  ${PROJECT_SOURCE_DIR}/core/outfile.c
+  ${PROJECT_SOURCE_DIR}/core/error.c
+  ${PROJECT_SOURCE_DIR}/core/quant.c
+  ${PROJECT_SOURCE_DIR}/core/quant_float.c
+  ${PROJECT_SOURCE_DIR}/core/quant_legacy.c
+  ${PROJECT_SOURCE_DIR}/core/quant_kquants.c)
 set(q35_fuzz_headers
-  ${PROJECT_SOURCE_DIR}/model/gguf.h
+  ${PROJECT_SOURCE_DIR}/core/gguf.h
   ${PROJECT_SOURCE_DIR}/model/qwen35.h
-  ${PROJECT_SOURCE_DIR}/model/escape.h
-  ${PROJECT_SOURCE_DIR}/model/outfile.h
-  ${PROJECT_SOURCE_DIR}/model/error.h
-  ${PROJECT_SOURCE_DIR}/model/quant.h
-  ${PROJECT_SOURCE_DIR}/model/quant_blocks.h
-  ${PROJECT_SOURCE_DIR}/model/half.h)
+  ${PROJECT_SOURCE_DIR}/core/escape.h
+  ${PROJECT_SOURCE_DIR}/core/outfile.h
+  ${PROJECT_SOURCE_DIR}/core/error.h
+  ${PROJECT_SOURCE_DIR}/core/quant.h
+  ${PROJECT_SOURCE_DIR}/core/quant_blocks.h
+  ${PROJECT_SOURCE_DIR}/core/half.h)
 # UB aborts (-fno-sanitize-recover) so that libFuzzer reports it as a crash.
 set(q35_fuzz_flags -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wall -Wextra)
 if(Q35_WERROR)

@@ -10,9 +10,9 @@
  * ones; on failure there must be a message and no model. Every name is escaped
  * as `q35 info` prints it. Built with clang by parity/fuzz.cmake; ctest fuzz_gguf
  * runs it. */
-#include "model/escape.h"
-#include "model/gguf.h"
-#include "model/quant.h"
+#include "core/escape.h"
+#include "core/gguf.h"
+#include "core/quant.h"
 #include "model/qwen35.h"
 
 #include <math.h>

@@ -5,7 +5,7 @@
 
 #include "gguf_images.h"
 #include "gguf_malformed.h"
-#include "model/gguf.h"
+#include "core/gguf.h"
 
 #include <dirent.h>
 #include <errno.h>

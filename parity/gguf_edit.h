@@ -5,7 +5,7 @@
 #ifndef Q35_GGUF_EDIT_H
 #define Q35_GGUF_EDIT_H
 
-#include "model/gguf.h"
+#include "core/gguf.h"
 
 #include <stdint.h>
 

@@ -1,7 +1,7 @@
 /* The GGUF byte images test_gguf's parts build and open (gguf_images.h). */
 #include "gguf_images.h"
 
-#include "model/quant.h"
+#include "core/quant.h"
 
 #include <inttypes.h>
 #include <math.h>

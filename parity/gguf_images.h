@@ -5,7 +5,7 @@
 #ifndef Q35_GGUF_IMAGES_H
 #define Q35_GGUF_IMAGES_H
 
-#include "model/gguf.h"
+#include "core/gguf.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,8 +3,8 @@
  * that feeds each image to the reader. */
 #include "gguf_malformed.h"
 
-#include "model/gguf.h"
-#include "model/quant.h"
+#include "core/gguf.h"
+#include "core/quant.h"
 
 #include <ctype.h>
 #include <inttypes.h>

@@ -5,7 +5,7 @@
 #define Q35_PARITY_GPU_H
 
 #include "harness.h"
-#include "model/error.h"
+#include "core/error.h"
 
 #include <stddef.h>
 #include <stdint.h>

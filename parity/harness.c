@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 
-#include "model/rng.h"
+#include "core/rng.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/rng.h"
+#include "core/rng.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,9 +1,9 @@
 /* Test helper for test_kernels_linear (linear_inputs.h). */
 #include "linear_inputs.h"
 
+#include "core/half.h"
+#include "core/quant_blocks.h"
 #include "kernels/linear.h"
-#include "model/half.h"
-#include "model/quant_blocks.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,9 +7,9 @@
 
 #include "harness.h"
 
-#include "data/shapes.h"
-#include "model/quant.h"
-#include "model/rng.h"
+#include "core/quant.h"
+#include "core/rng.h"
+#include "model/shapes.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,7 +22,7 @@ typedef struct q35_proj {
 
 #define Q35_N_PROJ 10 /* distinct shapes: alpha/beta, k/v and gate/up share theirs */
 
-/* The projections of a model shape (data/shapes.c), lm_head last. */
+/* The projections of a model shape (model/shapes.c), lm_head last. */
 void q35_model_projections(q35_proj out[Q35_N_PROJ], const q35_shape *m);
 
 /* W [n][k] of `type` on the host, malloc'd (q35_row_bytes(type, k) * n bytes):

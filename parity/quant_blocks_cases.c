@@ -2,8 +2,8 @@
  * k-quant format, dequantized and compared bitwise with ggml's arithmetic. */
 #include "quant_cases.h"
 
-#include "model/quant.h"
-#include "model/quant_blocks.h"
+#include "core/quant.h"
+#include "core/quant_blocks.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -7,7 +7,7 @@
 
 #include "harness.h"
 
-#include "model/rng.h"
+#include "core/rng.h"
 
 #include <stdint.h>
 

@@ -1,7 +1,7 @@
 /* Test helper: the quantized golden files (quant_golden.h). */
 #include "quant_golden.h"
 
-#include "model/gguf.h"
+#include "core/gguf.h"
 
 #include <inttypes.h>
 #include <stdbool.h>

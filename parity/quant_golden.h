@@ -8,8 +8,8 @@
 
 #include "harness.h"
 
-#include "model/error.h"
-#include "model/quant.h"
+#include "core/error.h"
+#include "core/quant.h"
 
 #include <stdint.h>
 

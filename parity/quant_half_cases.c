@@ -1,8 +1,8 @@
-/* Part 1 of test_quant (quant_cases.h): model/half.h's f16 and bf16 conversions
+/* Part 1 of test_quant (quant_cases.h): core/half.h's f16 and bf16 conversions
  * against the formats' definitions, and the definitions the other parts share. */
 #include "quant_cases.h"
 
-#include "model/half.h"
+#include "core/half.h"
 
 #include <float.h>
 #include <inttypes.h>

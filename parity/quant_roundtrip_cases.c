@@ -2,9 +2,9 @@
  * element checked against the grid its stored block defines. */
 #include "quant_cases.h"
 
-#include "model/half.h"
-#include "model/quant.h"
-#include "model/quant_blocks.h"
+#include "core/half.h"
+#include "core/quant.h"
+#include "core/quant_blocks.h"
 
 #include <float.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* The CUDA model's capacity plan (model/capacity.h) on the CPU, against figures
- * computed by hand: the 0.8B, 9B and 27B shapes (data/shapes.c) with Q4_K
+ * computed by hand: the 0.8B, 9B and 27B shapes (model/shapes.c) with Q4_K
  * weights at 4096, 151552 (148k) and 262144 positions, chunk rows 512; then the
  * plan's choices on devices of given free memory (f32 while it fits, flash past
  * it, smaller chunks past that, a refusal naming each term).
@@ -70,8 +70,8 @@
  *   total at 262144 = 51894847488 (49490.8 MiB), flash 50821105664 (48466.8 MiB) */
 #include "harness.h"
 
-#include "data/shapes.h"
 #include "model/capacity.h"
+#include "model/shapes.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -12,8 +12,8 @@
 #include "cli_proc.h"
 #include "harness.h"
 
-#include "model/gguf.h"
-#include "model/outfile.h"
+#include "core/gguf.h"
+#include "core/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

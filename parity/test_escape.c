@@ -1,11 +1,11 @@
-/* q35_escape (model/escape.h): what the command line prints from files and
+/* q35_escape (core/escape.h): what the command line prints from files and
  * arguments never holds a byte a terminal would act on, valid UTF-8 passes
  * unchanged, and a cut never splits an escape or a character. Also the GGUF
  * reader's q35_gguf_format_value, which prints strings through it. */
 #include "harness.h"
 
-#include "model/escape.h"
-#include "model/gguf.h"
+#include "core/escape.h"
+#include "core/gguf.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,8 +5,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 
-#include "data/generate.h"
-#include "model/parallel.h"
+#include "core/parallel.h"
+#include "model/generate.h"
 
 #include <inttypes.h>
 #include <math.h>

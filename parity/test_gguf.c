@@ -27,9 +27,9 @@
 #include "gguf_corpus.h"
 #include "gguf_images.h"
 #include "gguf_malformed.h"
-#include "model/gguf.h"
-#include "model/quant.h"
-#include "model/rng.h"
+#include "core/gguf.h"
+#include "core/quant.h"
+#include "core/rng.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -19,10 +19,10 @@
  * note in bench/results/) must sit well inside, also at 131072 tokens. */
 #include "gpu.h"
 
+#include "core/parallel.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
 #include "kernels/l2norm.h"
-#include "model/parallel.h"
 
 #include <inttypes.h>
 #include <stdbool.h>

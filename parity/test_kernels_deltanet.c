@@ -8,11 +8,11 @@
  * sizes; and what each refuses. */
 #include "gpu.h"
 
+#include "core/parallel.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_rule.h"
 #include "kernels/gates.h"
 #include "kernels/l2norm.h"
-#include "model/parallel.h"
 
 #include <inttypes.h>
 #include <math.h>

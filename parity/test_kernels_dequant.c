@@ -1,5 +1,5 @@
 /* GPU parity of the dequantizer (kernels/dequant.h): q35_dequant_f32 bit for bit
- * the CPU dequantizer (model/quant_*.c, ggml's arithmetic), q35_dequant_f16 bit
+ * the CPU dequantizer (core/quant_*.c, ggml's arithmetic), q35_dequant_f16 bit
  * for bit that value narrowed by q35_f32_to_f16 (two NaNs count as equal: CPU and
  * GPU NaN payloads differ), for every computable type:
  *   1. random bytes (every level and bit pattern; f16 scales of every exponent,
@@ -15,9 +15,9 @@
 #include "gpu.h"
 #include "quant_golden.h"
 
+#include "core/half.h"
+#include "core/quant.h"
 #include "kernels/dequant.h"
-#include "model/half.h"
-#include "model/quant.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -6,10 +6,10 @@
  * bitwise equal to the CPU dequantizer, on random bytes. */
 #include "gpu.h"
 
+#include "core/quant.h"
 #include "kernels/embedding.h"
 #include "kernels/pointwise.h"
 #include "kernels/rope.h"
-#include "model/quant.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* The CPU quant codecs (model/half.h, model/quant*.c), in five parts:
+/* The CPU quant codecs (core/half.h, core/quant*.c), in five parts:
  *
  *   1. half.h: f16 and bf16 widening of all 65536 bit patterns against an ldexp
  *      reference; narrowing of every value back to its bits; round to nearest even
@@ -29,9 +29,9 @@
 
 #include "quant_cases.h"
 #include "quant_golden.h"
-#include "model/quant.h"
-#include "model/quant_blocks.h"
-#include "model/rng.h"
+#include "core/quant.h"
+#include "core/quant_blocks.h"
+#include "core/rng.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -152,7 +152,7 @@ int main(void)
 {
     const uint64_t seed = q35_test_seed();
     q35_suite s;
-    q35_suite_begin(&s, "quant: CPU codecs (model/half.h, model/quant*.c)", seed);
+    q35_suite_begin(&s, "quant: CPU codecs (core/half.h, core/quant*.c)", seed);
     q35_rng rng;
     q35_rng_seed(&rng, seed);
     q35_test_check_half(&s, &rng);

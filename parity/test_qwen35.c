@@ -10,7 +10,7 @@
 #include "gguf_edit.h"
 #include "harness.h"
 
-#include "data/generate.h"
+#include "model/generate.h"
 #include "model/qwen35.h"
 
 #include <inttypes.h>

@@ -5,9 +5,9 @@
  * should. */
 #include "harness.h"
 
-#include "data/generate.h"
+#include "core/rng.h"
+#include "model/generate.h"
 #include "model/ref_model.h"
-#include "model/rng.h"
 
 #include <inttypes.h>
 #include <math.h>

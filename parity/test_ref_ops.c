@@ -6,6 +6,8 @@
  * realistic ranges (q/k of unit norm, beta in (0, 1), g in [-20, 0)). */
 #include "harness.h"
 
+#include "core/parallel.h"
+#include "core/rng.h"
 #include "kernels/attention.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_rule.h"
@@ -15,8 +17,6 @@
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
-#include "model/parallel.h"
-#include "model/rng.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -2,10 +2,10 @@
  * against the bytes that could hold it, and the tensor table against the data
  * section (alignment, extent, overlap, duplicates). */
 #define _POSIX_C_SOURCE 200809L
-#include "gguf.h"
-#include "escape.h"
-#include "outfile.h"
-#include "quant.h"
+#include "core/escape.h"
+#include "core/gguf.h"
+#include "core/outfile.h"
+#include "core/quant.h"
 
 #include <errno.h>
 #include <fcntl.h>

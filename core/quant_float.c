@@ -1,7 +1,7 @@
 /* F32, F16 and BF16: plain element types, exact widening, round-to-nearest-even
  * narrowing. */
-#include "half.h"
-#include "quant.h"
+#include "core/half.h"
+#include "core/quant.h"
 
 #include <string.h>
 

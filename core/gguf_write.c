@@ -2,9 +2,9 @@
  * the alignment, the header written by q35_gguf_writer_write_header and the data
  * by the caller (or by q35_gguf_writer_write_file). */
 #define _POSIX_C_SOURCE 200809L
-#include "gguf.h"
-#include "outfile.h"
-#include "quant.h"
+#include "core/gguf.h"
+#include "core/outfile.h"
+#include "core/quant.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -15,7 +15,7 @@
 #ifndef Q35_OUTFILE_H
 #define Q35_OUTFILE_H
 
-#include "error.h"
+#include "core/error.h"
 
 #include <stddef.h>
 

@@ -6,9 +6,9 @@
  * Quantization is this project's: sub-block ranges from min/max, scales rounded up
  * so each sub-block's range is covered by its quantized step, levels rounded
  * against the stored (f16-rounded) scales. */
-#include "half.h"
-#include "quant.h"
-#include "quant_blocks.h"
+#include "core/half.h"
+#include "core/quant.h"
+#include "core/quant_blocks.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,11 +1,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "generate.h"
 
-#include "model/gguf.h"
-#include "model/outfile.h"
-#include "model/parallel.h"
-#include "model/quant.h"
-#include "model/rng.h"
+#include "core/gguf.h"
+#include "core/outfile.h"
+#include "core/parallel.h"
+#include "core/quant.h"
+#include "core/rng.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@
 #ifndef Q35_GGUF_H
 #define Q35_GGUF_H
 
-#include "error.h"
+#include "core/error.h"
 
 #include <stdbool.h>
 #include <stddef.h>

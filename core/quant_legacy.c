@@ -3,9 +3,9 @@
  * Dequantization is ggml's arithmetic: the integer level converted to float, then
  * one multiply by the scale. Quantization rounds against the scale as stored (after
  * its f16 rounding), so the error is bounded by the stored step. */
-#include "half.h"
-#include "quant.h"
-#include "quant_blocks.h"
+#include "core/half.h"
+#include "core/quant.h"
+#include "core/quant_blocks.h"
 
 #include <math.h>
 #include <string.h>

@@ -15,9 +15,9 @@
 #ifndef Q35_GENERATE_H
 #define Q35_GENERATE_H
 
-#include "data/shapes.h"
-#include "model/error.h"
+#include "core/error.h"
 #include "model/qwen35.h"
+#include "model/shapes.h"
 
 #include <stdint.h>
 
@@ -47,7 +47,7 @@ int q35_gen_check(const q35_gen_options *o, q35_error *err);
 q35_type q35_gen_mix_type(const char *mix, const char *kind, int layer, int n_layer, int64_t ne0);
 
 /* Writes a GGUF file: checks the options, then writes through a temporary
- * file renamed into place (model/outfile.h). Returns -1 with a message; the
+ * file renamed into place (core/outfile.h). Returns -1 with a message; the
  * target is then as it was (a file there is kept, nothing is left behind). */
 int q35_generate_file(const q35_gen_options *o, const char *path, q35_error *err);
 
