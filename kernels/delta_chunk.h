@@ -33,7 +33,7 @@
  * needs |v| and the state's entries below 65504 (the model's are O(1)).
  * The bound this gives against the float64 recurrence, measured over the
  * model's head layouts and lengths and with slow decay (gate -> 0, beta -> 1),
- * is stated and asserted in parity/test_kernels_delta_chunk.c. */
+ * is stated and asserted in parity/kernels/test_kernels_delta_chunk.c. */
 #ifndef Q35_KERNELS_DELTA_CHUNK_H
 #define Q35_KERNELS_DELTA_CHUNK_H
 
