@@ -1,7 +1,7 @@
 /* Benchmarks of the DeltaNet and pointwise units at the real shapes: the delta
  * rule, by the scan and by the chunked form beside it, conv1d,
  * the norms (the residual add + RMSNorm as two launches and fused); and the
- * device-to-device copy as the bandwidth ceiling. Each reports
+ * device-to-device copy as the bandwidth ceiling (gpu_ceilings.h's). Each reports
  * time, FLOP/s and bytes/s counted from the shape. */
 #include "bench/gpu_bench.h"
 #include "kernels/conv1d.h"
@@ -11,7 +11,6 @@
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
 
-#include <cuda_runtime_api.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -186,31 +185,6 @@ static void bench_add_rmsnorm(q35_bench_state *st, void *unused)
     q35_bench_free(c.x), q35_bench_free(c.r), q35_bench_free(c.y), q35_bench_free(c.w);
 }
 
-struct copy_ctx {
-    void *a, *b;
-    size_t n;
-};
-
-static int copy_launch(void *p, q35_error *err)
-{
-    struct copy_ctx *c = p;
-    const cudaError_t e = cudaMemcpyAsync(c->b, c->a, c->n, cudaMemcpyDeviceToDevice, 0);
-    if (e != cudaSuccess)
-        return q35_fail(err, "cudaMemcpyAsync: %s", cudaGetErrorString(e));
-    return 0;
-}
-
-static void bench_copy(q35_bench_state *st, void *unused)
-{
-    (void)unused;
-    struct copy_ctx c = {.n = (size_t)q35_bench_arg(st, 0) << 20};
-    c.a = q35_bench_alloc(c.n);
-    c.b = q35_bench_alloc(c.n);
-    q35_bench_time(st, copy_launch, &c);
-    q35_bench_rate(st, "bytes", 2.0 * (double)c.n); /* read + write */
-    q35_bench_free(c.a), q35_bench_free(c.b);
-}
-
 int main(int argc, char **argv)
 {
     if (q35_bench_gpu_init(&argc, argv))
@@ -224,7 +198,7 @@ int main(int argc, char **argv)
         snprintf(names + used, sizeof names - used, "%s%d = %s", v ? ", " : "", v, q35_delta_rule_variant_name(v));
     }
     const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}, {"variant", variants, Q35_DELTA_VARIANTS}};
-    q35_bench_register("ceiling/d2d_copy", bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
+    q35_bench_register("ceiling/d2d_copy", q35_bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
     static const int64_t delta_rows[] = {64, 512, 1024, 2048, 4096, 8192, 16384};
     const q35_bench_axis delta_axes[] = {{"model", models, 3}, {"rows", delta_rows, 7}, scan_axes[2]};
     q35_bench_register("delta_rule_scan", bench_scan, NULL, delta_axes, 3);

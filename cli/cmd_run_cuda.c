@@ -2,6 +2,7 @@
  * prefill (per-op device times from CUDA events, which also warms up), then an
  * untimed one for tokens/s. */
 #include "run.h"
+#include "run_report.h"
 
 #include "core/parallel.h"
 
