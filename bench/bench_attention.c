@@ -2,7 +2,7 @@
  * and 27B (24 / 4), head_dim 256, causal, over contexts of 512 .. 128k:
  *   flash_chunk    a chunk of 512 query rows at the end of the context, per KV
  *                  split (0 = the launcher's choice) and kernel variant
- *                  (kernels/attention_flash.cu; named in the benchmark's name,
+ *                  (kernels/attention_flash.h; named in the benchmark's name,
  *                  variant:base, and the context's flash_variant); FLOP counts
  *                  only visible pairs:
  *                  4 * head_dim * heads * sum_t (pos0 + t + 1);
@@ -20,7 +20,9 @@
  * Points that do not fit the device (or the f32 scores budget's passes) are
  * skipped with the reason. */
 #include "bench/gpu_bench.h"
-#include "kernels/attention.h"
+#include "kernels/attention_decode.h"
+#include "kernels/attention_f32.h"
+#include "kernels/attention_flash.h"
 #include "kernels/blas.h"
 
 #include <cublas_v2.h>
@@ -114,13 +116,13 @@ struct flash_ctx {
 static int flash_launch(void *p, q35_error *err)
 {
     struct flash_ctx *c = p;
+    const q35_flash_options opt = {.variant = c->variant, .split = c->split};
     if (!c->prompt)
-        return q35_attention_prefill_flash_variant(c->variant, c->split, c->b.o, c->b.q, c->b.k[0], c->b.v[0],
-                                                   c->n_ctx - c->T, c->T, c->b.s, NULL, err);
+        return q35_attention_prefill_flash(c->b.o, c->b.q, c->b.k[0], c->b.v[0], c->n_ctx - c->T, c->T, c->b.s, &opt,
+                                           NULL, err);
     for (int64_t r0 = 0; r0 < c->n_ctx; r0 += c->T) {
         const int64_t rows = c->n_ctx - r0 < c->T ? c->n_ctx - r0 : c->T;
-        if (q35_attention_prefill_flash_split(c->split, c->b.o, c->b.q, c->b.k[0], c->b.v[0], r0, rows, c->b.s, NULL,
-                                              err))
+        if (q35_attention_prefill_flash(c->b.o, c->b.q, c->b.k[0], c->b.v[0], r0, rows, c->b.s, &opt, NULL, err))
             return -1;
     }
     return 0;
@@ -132,7 +134,7 @@ static void bench_flash(q35_bench_state *st, void *which)
     struct flash_ctx c = {.n_ctx = q35_bench_arg(st, 1), .prompt = *(const int *)which == k_prompt};
     c.T = c.n_ctx < CHUNK ? c.n_ctx : CHUNK;
     c.split = c.prompt ? 0 : (int)q35_bench_arg(st, 2);
-    c.variant = c.prompt ? -1 : (int)q35_bench_arg(st, 3); /* a prompt runs the default (prefill_flash_split) */
+    c.variant = c.prompt ? Q35_VARIANT_DEFAULT : (int)q35_bench_arg(st, 3); /* a prompt runs the default */
     if (c.prompt && c.n_ctx > PROMPT_MAX) {
         q35_bench_skip(st, "a whole prompt past 32k takes too long per iteration: see flash_chunk");
         while (q35_bench_keep_running(st))
@@ -142,7 +144,7 @@ static void bench_flash(q35_bench_state *st, void *which)
     q35_error why = {{0}};
     int dev = 0;
     if (!c.prompt && (cudaGetDevice(&dev) != cudaSuccess ||
-                      !q35_attention_flash_variant_supported(c.variant, dev, shape_of(m), &why))) {
+                      !q35_attention_flash_supported(dev, shape_of(m), c.variant, &why))) {
         q35_bench_skip(st, why.msg[0] ? why.msg : "cudaGetDevice failed");
         while (q35_bench_keep_running(st))
             ;
@@ -248,7 +250,8 @@ static int decode_launch(void *p, q35_error *err)
     struct decode_ctx *c = p;
     const int i = c->next;
     c->next = (c->next + 1) % c->b.copies;
-    return q35_attention_decode_rows(c->b.o, c->b.q, c->b.k[i], c->b.v[i], c->n_ctx - c->T, c->T, c->b.s, NULL, err);
+    return q35_attention_decode_rows(c->b.o, c->b.q, c->b.k[i], c->b.v[i], c->n_ctx - c->T, c->T, c->b.s,
+                                     Q35_VARIANT_DEFAULT, NULL, err);
 }
 
 static void bench_decode(q35_bench_state *st, void *which)
@@ -286,17 +289,18 @@ int main(int argc, char **argv)
     static int64_t variants[MAX_VARIANTS];
     static const char *variant_labels[MAX_VARIANTS];
     char variant_names[400];
-    const int n_variants = q35_attention_flash_variants() < MAX_VARIANTS ? q35_attention_flash_variants()
-                                                                          : MAX_VARIANTS;
+    const int n_variants = q35_attention_flash_variant_count() < MAX_VARIANTS ? q35_attention_flash_variant_count()
+                                                                               : MAX_VARIANTS;
     int dev = 0;
     const int default_variant = cudaGetDevice(&dev) == cudaSuccess
-                                    ? q35_attention_flash_default_variant(dev, shape_of(&k_models[1]))
+                                    ? q35_attention_flash_variant_default(dev, shape_of(&k_models[1]))
                                     : -1;
     for (int v = 0; v < n_variants; v++) {
         variants[v] = v;
         variant_labels[v] = q35_attention_flash_variant_name(v);
     }
-    q35_bench_flash_variant_names(variant_names, sizeof variant_names, default_variant);
+    q35_variant_list(q35_attention_flash_variant_count, q35_attention_flash_variant_name, default_variant,
+                     variant_names, sizeof variant_names);
     const q35_bench_axis model = {"model", models, 3}, ctx = {"ctx", contexts, 9};
     q35_bench_register("flash_chunk", bench_flash, (void *)&k_chunk,
                        (q35_bench_axis[]){model, ctx, {"split", splits, 2}, {"variant", variants, n_variants}}, 4);

@@ -36,17 +36,16 @@ static int scan_launch(void *p, q35_error *err)
 {
     struct delta_ctx *c = p;
     const int64_t kd = (int64_t)c->d.hk * c->d.dk;
-    return q35_delta_rule_scan_variant(c->variant, c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd,
-                                       c->rows + 2 * kd, c->stride, c->g, c->beta, c->T, c->d, NULL, err);
+    return q35_delta_rule_scan(c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd, c->rows + 2 * kd,
+                               c->stride, c->g, c->beta, c->T, c->d, c->variant, NULL, err);
 }
 
 static int chunk_launch(void *p, q35_error *err)
 {
     struct delta_ctx *c = p;
     const int64_t kd = (int64_t)c->d.hk * c->d.dk;
-    return q35_delta_chunk_variant(c->variant, c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd,
-                                   c->rows + 2 * kd, c->stride, c->g, c->beta, c->T, c->d, c->ws, c->ws_bytes, NULL,
-                                   err);
+    return q35_delta_chunk(c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd, c->rows + 2 * kd, c->stride,
+                           c->g, c->beta, c->T, c->d, c->ws, c->ws_bytes, c->variant, NULL, err);
 }
 
 /* The delta rule over T rows of a model's DeltaNet heads, by a variant of the
@@ -185,32 +184,35 @@ static void bench_add_rmsnorm(q35_bench_state *st, void *unused)
     q35_bench_free(c.x), q35_bench_free(c.r), q35_bench_free(c.y), q35_bench_free(c.w);
 }
 
+#define MAX_VARIANTS 16
+
+/* A variant axis of every variant an op has here (its indices, 0 ..), and the
+ * context's legend of their names; the count. */
+static int variant_axis(int64_t *axis, int (*count)(void), const char *(*name)(int), char *legend, size_t cap)
+{
+    const int n = count() < MAX_VARIANTS ? count() : MAX_VARIANTS;
+    for (int v = 0; v < n; v++)
+        axis[v] = v;
+    q35_variant_list(count, name, -1, legend, cap);
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     if (q35_bench_gpu_init(&argc, argv))
         return 1;
     static const int64_t models[] = {0, 1, 2}, rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048};
-    static int64_t variants[Q35_DELTA_VARIANTS];
-    char names[64 * Q35_DELTA_VARIANTS] = "";
-    for (int v = 0; v < Q35_DELTA_VARIANTS; v++) {
-        variants[v] = v;
-        const size_t used = strlen(names);
-        snprintf(names + used, sizeof names - used, "%s%d = %s", v ? ", " : "", v, q35_delta_rule_variant_name(v));
-    }
-    const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}, {"variant", variants, Q35_DELTA_VARIANTS}};
+    static int64_t variants[MAX_VARIANTS], chunk_variants[MAX_VARIANTS];
+    char names[64 * MAX_VARIANTS], chunk_names[64 * MAX_VARIANTS];
+    const int n_scan = variant_axis(variants, q35_delta_rule_variant_count, q35_delta_rule_variant_name, names,
+                                    sizeof names);
+    const int n_chunk = variant_axis(chunk_variants, q35_delta_chunk_variant_count, q35_delta_chunk_variant_name,
+                                     chunk_names, sizeof chunk_names);
+    const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}, {"variant", variants, n_scan}};
     q35_bench_register("ceiling/d2d_copy", q35_bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
     static const int64_t delta_rows[] = {64, 512, 1024, 2048, 4096, 8192, 16384};
     const q35_bench_axis delta_axes[] = {{"model", models, 3}, {"rows", delta_rows, 7}, scan_axes[2]};
     q35_bench_register("delta_rule_scan", bench_scan, NULL, delta_axes, 3);
-    static int64_t chunk_variants[8];
-    char chunk_names[256] = "";
-    const int n_chunk = q35_delta_chunk_variant_count();
-    for (int v = 0; v < n_chunk && v < 8; v++) {
-        chunk_variants[v] = v;
-        const size_t used = strlen(chunk_names);
-        snprintf(chunk_names + used, sizeof chunk_names - used, "%s%d = %s", v ? ", " : "", v,
-                 q35_delta_chunk_variant_name(v));
-    }
     q35_bench_register("delta_chunk", bench_chunk, NULL,
                        (q35_bench_axis[]){delta_axes[0], delta_axes[1], {"variant", chunk_variants, n_chunk}}, 3);
     q35_bench_context("delta_chunk_variants", chunk_names);

@@ -1,7 +1,6 @@
 /* The benchmarks' device: --device N or $Q35_DEVICE, its description in the
  * JSON context, the ceilings measured at start-up (gpu_bench.h). */
 #include "bench/gpu_bench.h"
-#include "kernels/attention.h"
 #include "kernels/cuda.h"
 
 #include <cublas_v2.h>
@@ -132,14 +131,4 @@ int q35_bench_gpu_init_blas(int *argc, char **argv, q35_blas *blas)
         return -1;
     }
     return 0;
-}
-
-void q35_bench_flash_variant_names(char *buf, size_t cap, int mark)
-{
-    buf[0] = '\0';
-    for (int v = 0; q35_attention_flash_variant_name(v); v++) {
-        const size_t at = strlen(buf);
-        snprintf(buf + at, cap - at, "%s%d = %s%s", v ? ", " : "", v, q35_attention_flash_variant_name(v),
-                 v == mark ? " (default here)" : "");
-    }
 }

@@ -43,10 +43,6 @@ int q35_bench_gpu_init(int *argc, char **argv);
  * -1 (printed) on failure. */
 int q35_bench_gpu_init_blas(int *argc, char **argv, q35_blas *blas);
 
-/* The flash kernel's variants for a JSON context, "0 = base, 1 = kv64, ...",
- * into buf; variant `mark` (or none: -1) followed by " (default here)". */
-void q35_bench_flash_variant_names(char *buf, size_t cap, int mark);
-
 /* The phases of a prefill (bench/results/SCHEMA.md) as plain counters, seconds
  * per prefill: s_proj (every projection, Q35_OP_PROJ), s_scan (the delta-rule
  * scan, Q35_OP_DELTA), s_attn (attention, Q35_OP_ATTN), s_other (every other

@@ -38,6 +38,7 @@
 #define Q35_KERNELS_DELTA_CHUNK_H
 
 #include "kernels/delta_rule.h"
+#include "kernels/variant.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -94,25 +95,23 @@ static inline size_t q35_delta_chunk_workspace_bytes(int64_t T, q35_delta_dims d
 /* CUDA: the gated delta rule over T rows, arguments as q35_delta_rule_scan's
  * (q, k, v of token t at q + t*stride, ...; g, beta [T][hv]; o [T][o_stride];
  * S [hv][dv][dk] updated), with workspace (device, 256-byte aligned) of at
- * least q35_delta_chunk_workspace_bytes(T, d). dk = 128, dv a multiple of 32,
- * hv a multiple of hk; stride and o_stride multiples of 4; q, k, v, o, S
- * 16-byte aligned. Refuses (-1, err naming the limit) anything else. */
+ * least q35_delta_chunk_workspace_bytes(T, d), by variant `variant`
+ * (Q35_VARIANT_DEFAULT: q35_delta_chunk_variant_default). dk = 128, dv a
+ * multiple of 32, hv a multiple of hk; stride and o_stride multiples of 4; q,
+ * k, v, o, S 16-byte aligned. Refuses (-1, err naming the limit) anything
+ * else. */
 int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
                     int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, void *workspace,
-                    size_t workspace_bytes, q35_stream stream, q35_error *err);
+                    size_t workspace_bytes, int variant, q35_stream stream, q35_error *err);
 
-/* The variants (the state pass's warps a block: w4, w8), by index 0 ..
- * count - 1: the name (NULL past the end), the index of a name (-1 when none),
- * the default (the fastest measured), and the call as q35_delta_chunk's. Every
- * variant computes the same products in the same order: bitwise equal. */
+/* The variants (kernels/variant.h; the state pass's warps a block): w4, the
+ * production one and the default (the fastest measured: bench/results/), and
+ * the experiment w8. Every variant computes the same products in the same
+ * order: bitwise equal. */
 int q35_delta_chunk_variant_count(void);
 const char *q35_delta_chunk_variant_name(int variant);
 int q35_delta_chunk_variant_find(const char *name);
 int q35_delta_chunk_variant_default(void);
-int q35_delta_chunk_variant(int variant, float *o, int64_t o_stride, float *S, const float *q, const float *k,
-                            const float *v, int64_t stride, const float *g, const float *beta, int64_t T,
-                            q35_delta_dims d, void *workspace, size_t workspace_bytes, q35_stream stream,
-                            q35_error *err);
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,13 @@
  *   device          Q35_DEVICE=N                      default: 0
  *   scores budget   Q35_ATTN_SCORES_BUDGET=BYTES      default: 1 GiB per pass of
  *                   one KV group (f32 attention)
+ *   flash variant   Q35_FLASH_VARIANT=NAME            default: kv64 where the
+ *                   device's shared memory holds it, else base
+ *   scan variant    Q35_DELTA_RULE_VARIANT=NAME       default: r2pni where dv
+ *                   allows it, else l16r2pn (prefill and decode alike)
+ *   chunk variant   Q35_DELTA_CHUNK_VARIANT=NAME      default: w4
+ *
+ * The options and the paths: model/cuda_options.h; the rules: model/paths.h.
  *
  * Every function returns 0, or -1 with a message in err naming the thing and
  * the limit. */

@@ -38,7 +38,11 @@ const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "defaul
 #define Q35_CHUNK_ROWS_UNIFIED 2048
 
 /* The options of a load. q35_cuda_options_init gives every field its "not set"
- * value, which defers to the environment variable, then to the default. */
+ * value, which defers to the environment variable, then to the default
+ * (model/paths.h resolves them; model/README.md has the table). A kernel
+ * variant is named as its op's registry names it (kernels/variant.h); a name
+ * the program does not have, or one this device or these heads cannot run, is
+ * a warning and the op's default. */
 typedef struct q35_cuda_options {
     int device;              /* CUDA ordinal; -1: $Q35_DEVICE, else 0 */
     q35_attn_path attention; /* Q35_ATTN_DEFAULT: $Q35_PREFILL_ATTENTION, else f32 while it fits, flash past it */
@@ -49,6 +53,9 @@ typedef struct q35_cuda_options {
     int64_t max_seq;         /* positions a request holds: the plan's length (0: 4096) */
     size_t scores_budget;    /* 0: $Q35_ATTN_SCORES_BUDGET, else Q35_ATTN_SCORES_BUDGET (1 GiB) */
     uint64_t free_cap;       /* > 0: plan as if the device had at most this many bytes free */
+    const char *flash_variant;       /* NULL: $Q35_FLASH_VARIANT, else the flash kernel's default here */
+    const char *delta_rule_variant;  /* NULL: $Q35_DELTA_RULE_VARIANT, else the scan's default for these heads */
+    const char *delta_chunk_variant; /* NULL: $Q35_DELTA_CHUNK_VARIANT, else the chunked delta rule's default */
     bool quiet;              /* no stderr lines (warnings and notes go to q35_cuda_model_info's log) */
 } q35_cuda_options;
 
@@ -62,7 +69,9 @@ typedef struct q35_cuda_paths {
     int64_t chunk_rows;      /* rows per prefill chunk, >= 1 */
     bool deterministic;      /* batch-invariant projections and attention (GEMM and attention above unused) */
     size_t scores_budget;    /* bytes of one pass of one KV group's f32 scores */
-    int flash_variant;       /* the flash kernel's variant (Q35_FLASH_VARIANT, a name; kernels/attention.h) */
+    int flash_variant;       /* the flash kernel's variant: an index of kernels/attention_flash.h's registry */
+    int delta_rule_variant;  /* the scan's (prefill and decode alike): kernels/delta_rule.h's */
+    int delta_chunk_variant; /* the chunked delta rule's: kernels/delta_chunk.h's */
 } q35_cuda_paths;
 
 #ifdef __cplusplus

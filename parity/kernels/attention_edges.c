@@ -2,7 +2,9 @@
 #include "attention_cases.h"
 #include "parity/lib/gpu.h"
 
-#include "kernels/attention.h"
+#include "kernels/attention_decode.h"
+#include "kernels/attention_f32.h"
+#include "kernels/attention_flash.h"
 #include "kernels/kv_append.h"
 
 #include <cuda_runtime_api.h>
@@ -95,45 +97,50 @@ void att_check_refusals(q35_suite *s, q35_blas blas, int major)
     float *d = q35_gpu_floats(1 << 16), *scores = q35_gpu_floats(1 << 16);
 
     /* flash: head_dim 128, heads not a multiple of kv_heads, a group of 5 */
-    int ok = q35_attention_flash_supported(dev, shape(16, 4, 128), &why);
+    int ok = q35_attention_flash_supported(dev, shape(16, 4, 128), Q35_VARIANT_DEFAULT, &why);
     refused(s, ok ? 0 : -1, &why, "head_dim 256 only, not 128", "flash_supported refuses head_dim 128");
-    int rc = q35_attention_prefill_flash(d, d, d, d, 0, 4, shape(16, 4, 128), NULL, &err);
+    int rc = q35_attention_prefill_flash(d, d, d, d, 0, 4, shape(16, 4, 128), NULL, NULL, &err);
     refused(s, rc, &err, "head_dim 256 only, not 128", "prefill_flash refuses head_dim 128");
     memset(&why, 0, sizeof why);
-    ok = q35_attention_flash_supported(dev, shape(6, 4, 256), &why);
+    ok = q35_attention_flash_supported(dev, shape(6, 4, 256), Q35_VARIANT_DEFAULT, &why);
     refused(s, ok ? 0 : -1, &why, "heads 6 is not a multiple of kv_heads 4",
             "flash_supported refuses heads not a multiple of kv_heads");
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash(d, d, d, d, 0, 4, shape(6, 4, 256), NULL, &err);
+    rc = q35_attention_prefill_flash(d, d, d, d, 0, 4, shape(6, 4, 256), NULL, NULL, &err);
     refused(s, rc, &err, "heads a multiple of kv_heads", "prefill_flash refuses heads not a multiple of kv_heads");
     memset(&why, 0, sizeof why);
-    ok = q35_attention_flash_supported(dev, shape(10, 2, 256), &why);
+    ok = q35_attention_flash_supported(dev, shape(10, 2, 256), Q35_VARIANT_DEFAULT, &why);
     refused(s, ok ? 0 : -1, &why, "5 query heads per KV head", "flash_supported refuses a group of 5 heads");
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_split(3, d, d, d, d, 0, 4, shape(16, 4, 256), NULL, &err);
+    rc = q35_attention_prefill_flash(d, d, d, d, 0, 4, shape(16, 4, 256), &(q35_flash_options){Q35_VARIANT_DEFAULT, 3},
+                                     NULL, &err);
     refused(s, rc, &err, major >= 8 ? "split 3" : "compute capability 8.0", "prefill_flash refuses a split of 3");
     memset(&err, 0, sizeof err);
-    const int n_variants = q35_attention_flash_variants();
-    rc = q35_attention_prefill_flash_variant(n_variants, 0, d, d, d, d, 0, 4, shape(16, 4, 256), NULL, &err);
+    const int n_variants = q35_attention_flash_variant_count();
+    rc = q35_attention_prefill_flash(d, d, d, d, 0, 4, shape(16, 4, 256), &(q35_flash_options){n_variants, 0}, NULL,
+                                     &err);
     refused(s, rc, &err, "has variants 0..", "prefill_flash_variant refuses a variant past the last");
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_variant(-1, 0, d, d, d, d, 0, 4, shape(16, 4, 256), NULL, &err);
-    refused(s, rc, &err, "has variants 0..", "prefill_flash_variant refuses variant -1");
+    /* -1 is Q35_VARIANT_DEFAULT: the first index below the registry is -2 */
+    rc = q35_attention_prefill_flash(d, d, d, d, 0, 4, shape(16, 4, 256), &(q35_flash_options){-2, 0}, NULL, &err);
+    refused(s, rc, &err, "has variants 0..", "prefill_flash_variant refuses variant -2");
     q35_case(s, n_variants >= 1 && q35_attention_flash_variant_name(n_variants - 1) != NULL &&
                     q35_attention_flash_variant_name(n_variants) == NULL && q35_attention_flash_variant_name(-1) == NULL,
              "flash: %d variants, named up to the last (default here %s)", n_variants,
-             q35_attention_flash_variant_name(q35_attention_flash_default_variant(dev, shape(16, 4, 256))));
+             q35_attention_flash_variant_name(q35_attention_flash_variant_default(dev, shape(16, 4, 256))));
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash(d, d + 1, d, d, 0, 4, shape(16, 4, 256), NULL, &err);
+    rc = q35_attention_prefill_flash(d, d + 1, d, d, 0, 4, shape(16, 4, 256), NULL, NULL, &err);
     refused(s, rc, &err, major >= 8 ? "16-byte aligned" : "compute capability 8.0",
             "prefill_flash refuses a misaligned q");
     if (major < 9) {
         memset(&err, 0, sizeof err);
-        rc = q35_attention_prefill_flash_split(2, d, d, d, d, 0, 4, shape(16, 4, 256), NULL, &err);
+        rc = q35_attention_prefill_flash(d, d, d, d, 0, 4, shape(16, 4, 256),
+                                         &(q35_flash_options){Q35_VARIANT_DEFAULT, 2}, NULL, &err);
         refused(s, rc, &err, major >= 8 ? "thread-block clusters" : "compute capability 8.0",
                 "prefill_flash refuses a KV split without clusters");
         memset(&err, 0, sizeof err);
-        rc = q35_attention_decode_rows_variant(2, d, d, d, d, 0, 1, shape(16, 4, 256), NULL, &err);
+        rc = q35_attention_decode_rows(d, d, d, d, 0, 1, shape(16, 4, 256),
+                                       q35_attention_decode_variant_find("cluster"), NULL, &err);
         refused(s, rc, &err, "compute capability 9.0", "decode refuses the cluster shape below sm_90");
     }
 
@@ -145,15 +152,15 @@ void att_check_refusals(q35_suite *s, q35_blas blas, int major)
     rc = q35_attention_decode(d, d, d, d, 0, shape(16, 4, 256), NULL, &err);
     refused(s, rc, &err, "n_ctx 0 (>= 1)", "decode refuses n_ctx 0");
     memset(&err, 0, sizeof err);
-    rc = q35_attention_decode_rows(d, d, d, d, 0, 2, shape(16, 3, 256), NULL, &err);
+    rc = q35_attention_decode_rows(d, d, d, d, 0, 2, shape(16, 3, 256), Q35_VARIANT_DEFAULT, NULL, &err);
     refused(s, rc, &err, "heads a multiple of kv_heads", "decode refuses heads not a multiple of kv_heads");
     memset(&err, 0, sizeof err);
     q35_attn_shape narrow = shape(16, 4, 256);
     narrow.kv_stride = 4 * 256 - 4;
-    rc = q35_attention_decode_rows(d, d, d, d, 0, 2, narrow, NULL, &err);
+    rc = q35_attention_decode_rows(d, d, d, d, 0, 2, narrow, Q35_VARIANT_DEFAULT, NULL, &err);
     refused(s, rc, &err, "kv stride 1020", "decode refuses a kv stride narrower than its heads");
     memset(&err, 0, sizeof err);
-    rc = q35_attention_decode_rows(d, d, d + 2, d, 0, 2, shape(16, 4, 256), NULL, &err);
+    rc = q35_attention_decode_rows(d, d, d + 2, d, 0, 2, shape(16, 4, 256), Q35_VARIANT_DEFAULT, NULL, &err);
     refused(s, rc, &err, "16-byte aligned", "decode refuses a misaligned cache");
 
     /* f32 */

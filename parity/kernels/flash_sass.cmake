@@ -1,7 +1,8 @@
 # cmake -DNVCC=... -DSRC=repo -DARCHS="80;90" [-DHINTS="dir;dir"] -P flash_sass.cmake
-# Without a GPU: compiles kernels/attention_flash.cu to a cubin for each
-# architecture and checks with `cuobjdump -sass`, kernel by kernel (every
-# variant, M and KV split), that each holds tensor-core MMA instructions (HMMA),
+# Without a GPU: compiles kernels/attention_flash.cu and
+# kernels/experiments/attention_flash.cu (the production and the experiment
+# variants) to cubins for each architecture and checks with `cuobjdump -sass`,
+# kernel by kernel (every variant, M and KV split), that each holds tensor-core MMA instructions (HMMA),
 # i.e. that mma.sync reached the SASS, and no local memory (LDL/STL). Below
 # sm_90 a kernel with no HMMA must be a stub (BPT.TRAP: a KV split, or more
 # shared memory than the architecture has); on sm_90 every kernel is real.
@@ -34,18 +35,23 @@ endif()
 get_filename_component(nvdisasm_dir "${NVDISASM}" DIRECTORY)
 set(bad 0)
 foreach(sm ${ARCHS})
-  set(cubin "${CMAKE_CURRENT_BINARY_DIR}/attention_flash_sm${sm}.cubin")
-  execute_process(COMMAND "${NVCC}" -std=c++17 -I${SRC} -arch=sm_${sm} -cubin "${SRC}/kernels/attention_flash.cu"
-                          -o "${cubin}"
-                  RESULT_VARIABLE rc ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "nvcc -cubin failed for sm_${sm}:\n${err}")
-  endif()
-  execute_process(COMMAND "${CMAKE_COMMAND}" -E env "NVDISASM_PATH=${nvdisasm_dir}" "${CUOBJDUMP}" -sass "${cubin}"
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE sass ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${CUOBJDUMP} -sass failed on the sm_${sm} cubin:\n${err}")
-  endif()
+  set(sass "")
+  foreach(unit attention_flash experiments/attention_flash)
+    string(REPLACE "/" "_" stem "${unit}")
+    set(cubin "${CMAKE_CURRENT_BINARY_DIR}/${stem}_sm${sm}.cubin")
+    execute_process(COMMAND "${NVCC}" -std=c++17 -I${SRC} -arch=sm_${sm} -cubin "${SRC}/kernels/${unit}.cu"
+                            -o "${cubin}"
+                    RESULT_VARIABLE rc ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "nvcc -cubin failed on kernels/${unit}.cu for sm_${sm}:\n${err}")
+    endif()
+    execute_process(COMMAND "${CMAKE_COMMAND}" -E env "NVDISASM_PATH=${nvdisasm_dir}" "${CUOBJDUMP}" -sass "${cubin}"
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE unit_sass ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${CUOBJDUMP} -sass failed on the sm_${sm} cubin of kernels/${unit}.cu:\n${err}")
+    endif()
+    string(APPEND sass "${unit_sass}")
+  endforeach()
   # one list element per kernel (brackets and semicolons taken out first: they
   # would split or join CMake list elements)
   string(REPLACE ";" "" sass "${sass}")
@@ -81,11 +87,11 @@ foreach(sm ${ARCHS})
   string(REGEX MATCHALL "LDSM\\.16\\.M[T]?88\\.4" ldsm "${sass}")
   list(LENGTH ldsm n_ldsm)
   if(n_real EQUAL 0)
-    message("FAIL  sm_${sm}: no kernel with HMMA.16816.F32 in the SASS of attention_flash.cu (${CUOBJDUMP})")
+    message("FAIL  sm_${sm}: no kernel with HMMA.16816.F32 in the SASS of the flash kernels (${CUOBJDUMP})")
     math(EXPR bad "${bad} + 1")
   elseif(bad EQUAL bad_before)
     message("ok    sm_${sm}: ${n_real} kernels with HMMA.16816.F32 (${n_hmma_all} in all, ${n_ldsm} LDSM), "
-            "${n_stub} trap stubs, no LDL/STL, in attention_flash.cu")
+            "${n_stub} trap stubs, no LDL/STL, in kernels/attention_flash.cu and kernels/experiments/attention_flash.cu")
   endif()
 endforeach()
 if(bad GREATER 0)

@@ -1,8 +1,8 @@
 # cmake -DNVCC=... -DSRC=repo -DARCHS="80-real;89-real;90" -P resource_usage.cmake
-# Compiles every kernels/*.cu for the newest architecture of ARCHS with ptxas's
+# Compiles every kernels/*.cu and kernels/experiments/*.cu for the newest architecture of ARCHS with ptxas's
 # resource report and fails when any kernel has a stack frame or spills (the
 # build's -warn-lmem-usage covers every architecture). Prints the table.
-file(GLOB units "${SRC}/kernels/*.cu")
+file(GLOB units "${SRC}/kernels/*.cu" "${SRC}/kernels/experiments/*.cu")
 set(bad 0)
 set(newest 0)
 foreach(arch ${ARCHS})
@@ -13,7 +13,7 @@ foreach(arch ${ARCHS})
 endforeach()
 foreach(sm ${newest})
   foreach(unit ${units})
-    get_filename_component(name "${unit}" NAME)
+    file(RELATIVE_PATH name "${SRC}/kernels" "${unit}")
     execute_process(COMMAND "${NVCC}" -std=c++17 -I${SRC} -arch=sm_${sm} --resource-usage -c "${unit}" -o /dev/null
                     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     if(NOT rc EQUAL 0)

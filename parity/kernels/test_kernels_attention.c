@@ -1,4 +1,4 @@
-/* GPU parity of the attention units (kernels/attention.h, kernels/kv_append.h),
+/* GPU parity of the attention units (kernels/attention_{decode,f32,flash}.h, kernels/kv_append.h),
  * at the head layouts of 0.8B (8 / 2), 9B (16 / 4) and 27B (24 / 4), over
  * contexts of 1, 17, 64, 600, 4097 and 20000 positions, whole prompts and
  * chunks continuing a cache (pos0 > 0; at the long contexts a few rows at the
@@ -17,7 +17,9 @@
 #include "attention_inputs.h"
 #include "parity/lib/gpu.h"
 
-#include "kernels/attention.h"
+#include "kernels/attention_decode.h"
+#include "kernels/attention_f32.h"
+#include "kernels/attention_flash.h"
 #include "kernels/blas.h"
 
 #include <cuda_runtime_api.h>
@@ -73,7 +75,9 @@ static float *check_decode(q35_suite *s, const att_inputs *in, const char *name)
     char what[200];
     float *rows = att_output(in), *tok = att_output(in);
     const bool per_token = q35_per_token_launches(in->T);
-    q35_gpu_ok(q35_attention_decode_rows(rows, in->dq, in->dk, in->dv, in->pos0, in->T, in->s, NULL, &err), &err);
+    q35_gpu_ok(q35_attention_decode_rows(rows, in->dq, in->dk, in->dv, in->pos0, in->T, in->s, Q35_VARIANT_DEFAULT,
+                                         NULL, &err),
+               &err);
     for (int64_t t = 0; t < (per_token ? in->T : 0); t++)
         q35_gpu_ok(q35_attention_decode(tok + t * in->s.o_stride, in->dq + t * in->s.q_stride, in->dk, in->dv,
                                         in->pos0 + t + 1, in->s, NULL, &err),
@@ -87,8 +91,8 @@ static float *check_decode(q35_suite *s, const att_inputs *in, const char *name)
     check_output(s, in, what, rows, LIMIT_F32, h_tok, h_tok ? "per-token launches" : NULL, &h_rows);
     if (g_major >= 9) { /* the default is the cluster shape: the one-block shape must give the same bits */
         float *blk = att_output(in);
-        q35_gpu_ok(q35_attention_decode_rows_variant(1, blk, in->dq, in->dk, in->dv, in->pos0, in->T, in->s, NULL,
-                                                     &err),
+        q35_gpu_ok(q35_attention_decode_rows(blk, in->dq, in->dk, in->dv, in->pos0, in->T, in->s,
+                                             q35_attention_decode_variant_find("block"), NULL, &err),
                    &err);
         snprintf(what, sizeof what, "decode one-block   %s", name);
         check_output(s, in, what, blk, LIMIT_F32, h_rows, "the cluster shape", NULL);
@@ -142,18 +146,18 @@ static void check_flash(q35_suite *s, const att_inputs *in, const char *name, co
 {
     q35_error err = {{0}}, why = {{0}};
     char what[200];
-    if (!q35_attention_flash_supported(g_device, in->s, &why)) {
+    if (!q35_attention_flash_supported(g_device, in->s, Q35_VARIANT_DEFAULT, &why)) {
         q35_case(s, g_major < 8, "flash              %s: refused (%s)%s", name, why.msg,
                  g_major < 8 ? "" : " on a device that should run it");
         return;
     }
     static const int splits[] = {0, 1, 2, 4};
     const int n_splits = g_major >= 9 ? 4 : 1;
-    const int def = q35_attention_flash_default_variant(g_device, in->s);
-    for (int v = 0; v < q35_attention_flash_variants(); v++) {
+    const int def = q35_attention_flash_variant_default(g_device, in->s);
+    for (int v = 0; v < q35_attention_flash_variant_count(); v++) {
         const char *vname = q35_attention_flash_variant_name(v);
         memset(&why, 0, sizeof why);
-        if (!q35_attention_flash_variant_supported(v, g_device, in->s, &why)) {
+        if (!q35_attention_flash_supported(g_device, in->s, v, &why)) {
             q35_case(s, g_major < 9, "flash %-14s %s: refused (%s)%s", vname, name, why.msg,
                      g_major < 9 ? "" : " on sm_90, which should run every variant");
             continue;
@@ -163,8 +167,8 @@ static void check_flash(q35_suite *s, const att_inputs *in, const char *name, co
             if (!all && i != 1 && i != n_splits - 1)
                 continue;
             float *o = att_output(in), *h = NULL;
-            q35_gpu_ok(q35_attention_prefill_flash_variant(v, splits[i], o, in->dq, in->dk, in->dv, in->pos0, in->T,
-                                                           in->s, NULL, &err),
+            const q35_flash_options opt = {.variant = v, .split = splits[i]};
+            q35_gpu_ok(q35_attention_prefill_flash(o, in->dq, in->dk, in->dv, in->pos0, in->T, in->s, &opt, NULL, &err),
                        &err);
             snprintf(what, sizeof what, "flash %-14s split %s  %s", vname,
                      i == 0 ? "auto" : i == 1 ? "1   " : i == 2 ? "2   " : "4   ", name);

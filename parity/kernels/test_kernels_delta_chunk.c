@@ -153,9 +153,8 @@ static void run_chunk(int variant, float *o, float *dS, const inputs *in, int64_
     const size_t wsb = q35_delta_chunk_workspace_bytes(n, in->d);
     void *ws = q35_gpu_bytes(wsb ? wsb : 1);
     const float *r = in->drows + t0 * in->stride;
-    q35_gpu_ok(q35_delta_chunk_variant(variant, o + t0 * in->vd, in->vd, dS, r, r + in->kd, r + 2 * in->kd, in->stride,
-                                       in->dg + t0 * in->d.hv, in->dbeta + t0 * in->d.hv, n, in->d, ws, wsb, NULL,
-                                       &err),
+    q35_gpu_ok(q35_delta_chunk(o + t0 * in->vd, in->vd, dS, r, r + in->kd, r + 2 * in->kd, in->stride,
+                               in->dg + t0 * in->d.hv, in->dbeta + t0 * in->d.hv, n, in->d, ws, wsb, variant, NULL, &err),
                &err);
     q35_gpu_sync();
     q35_gpu_free(ws);
@@ -186,7 +185,7 @@ static void check_case(q35_suite *s, const char *what, q35_delta_dims d, int64_t
         reference(&in, true, &co, &cS);
     float *dSs = q35_gpu_from_host(in.S0, in.ns), *dos = q35_gpu_floats(T * in.vd);
     q35_gpu_ok(q35_delta_rule_scan(dos, in.vd, dSs, in.drows, in.drows + in.kd, in.drows + 2 * in.kd, in.stride, in.dg,
-                                   in.dbeta, T, d, NULL, &err),
+                                   in.dbeta, T, d, Q35_VARIANT_DEFAULT, NULL, &err),
                &err);
     float *os = q35_gpu_to_host(dos, T * in.vd);
     const q35_cmp scan_o = q35_compare_f32_f64(os, ro, T * in.vd);
@@ -280,32 +279,38 @@ static void check_refusals(q35_suite *s)
     char *ws = q35_gpu_bytes(wsb + 256);
     const int64_t stride = 2 * 2 * 128 + 4 * 128;
     q35_error e[7] = {{{0}}};
-    refused(s, "dk = 64", q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, dk64, ws, wsb, NULL, &e[0]), &e[0],
-            "needs dk = 128");
-    refused(s, "dv = 48", q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, dv48, ws, wsb, NULL, &e[1]), &e[1],
-            "dv 48");
-    refused(s, "Hv 3 over Hk 2", q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, hv3, ws, wsb, NULL, &e[2]),
-            &e[2], "Hv 3");
-    refused(s, "a misaligned q", q35_delta_chunk(d, 512, d, d + 1, d, d, stride, d, d, 7, ok, ws, wsb, NULL, &e[3]),
+    refused(s, "dk = 64",
+            q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, dk64, ws, wsb, Q35_VARIANT_DEFAULT, NULL, &e[0]),
+            &e[0], "needs dk = 128");
+    refused(s, "dv = 48",
+            q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, dv48, ws, wsb, Q35_VARIANT_DEFAULT, NULL, &e[1]),
+            &e[1], "dv 48");
+    refused(s, "Hv 3 over Hk 2",
+            q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, hv3, ws, wsb, Q35_VARIANT_DEFAULT, NULL, &e[2]), &e[2],
+            "Hv 3");
+    refused(s, "a misaligned q",
+            q35_delta_chunk(d, 512, d, d + 1, d, d, stride, d, d, 7, ok, ws, wsb, Q35_VARIANT_DEFAULT, NULL, &e[3]),
             &e[3], "16-byte aligned");
-    refused(s, "o_stride 510", q35_delta_chunk(d, 510, d, d, d, d, stride, d, d, 7, ok, ws, wsb, NULL, &e[4]), &e[4],
+    refused(s, "o_stride 510",
+            q35_delta_chunk(d, 510, d, d, d, d, stride, d, d, 7, ok, ws, wsb, Q35_VARIANT_DEFAULT, NULL, &e[4]), &e[4],
             "o_stride 510");
     refused(s, "a workspace a byte short",
-            q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, ok, ws, wsb - 1, NULL, &e[5]), &e[5], "workspace");
+            q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, ok, ws, wsb - 1, Q35_VARIANT_DEFAULT, NULL, &e[5]),
+            &e[5], "workspace");
     refused(s, "a misaligned workspace",
-            q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, ok, ws + 16, wsb, NULL, &e[6]), &e[6],
-            "256-byte aligned");
+            q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, ok, ws + 16, wsb, Q35_VARIANT_DEFAULT, NULL, &e[6]),
+            &e[6], "256-byte aligned");
     q35_case(s, q35_delta_chunk_workspace_bytes(64, ok) == q35_delta_chunk_workspace_bytes(1, ok) &&
                     q35_delta_chunk_workspace_bytes(65, ok) > q35_delta_chunk_workspace_bytes(64, ok),
              "delta_chunk workspace grows by whole chunks (%zu bytes for 1..64 tokens, %zu for 65)",
              q35_delta_chunk_workspace_bytes(64, ok), q35_delta_chunk_workspace_bytes(65, ok));
     q35_error err = {{0}};
-    q35_case(s, q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 0, ok, NULL, 0, NULL, &err) == 0,
+    q35_case(s, q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 0, ok, NULL, 0, Q35_VARIANT_DEFAULT, NULL, &err) == 0,
              "delta_chunk of T = 0 does nothing (no workspace needed)");
     memset(&err, 0, sizeof err);
     const int nv = q35_delta_chunk_variant_count();
     refused(s, "a variant past the last",
-            q35_delta_chunk_variant(nv, d, 512, d, d, d, d, stride, d, d, 7, ok, ws, wsb, NULL, &err), &err,
+            q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, ok, ws, wsb, nv, NULL, &err), &err,
             "no variant");
     bool names = q35_delta_chunk_variant_name(nv) == NULL && q35_delta_chunk_variant_find("nope") == -1;
     for (int v = 0; v < nv; v++)

@@ -177,7 +177,7 @@ static void check_rows(q35_suite *s, const weight *w, int64_t T, int64_t ldy, in
         float *dyr = q35_gpu_floats(T * ldy), *dyt = q35_gpu_floats(T * n);
         q35_gpu_ok(q35_gemv_rows(dyr, ldy, wd, w->type, n, k, dx, T, NULL, &err), &err);
         for (int64_t t = 0; t < T; t++)
-            q35_gpu_ok(q35_gemv(dyt + t * n, wd, w->type, n, k, dx + t * k, NULL, &err), &err);
+            q35_gpu_ok(q35_gemv(dyt + t * n, wd, w->type, n, k, dx + t * k, Q35_VARIANT_DEFAULT, NULL, &err), &err);
         float *yr = fetch(dyr, T, n, ldy, cols, m, sub, &written), *yt = q35_gpu_to_host(dyt, T * n);
         const q35_cmp c = q35_compare_f32_f64(sub, ref, T * m);
         float *yrc = malloc((size_t)(T * n) * sizeof *yrc); /* the rows form's rows, at n */
@@ -191,10 +191,10 @@ static void check_rows(q35_suite *s, const weight *w, int64_t T, int64_t ldy, in
             q35_case_unit(s, name, &c, LIMIT_F32, &b);
         /* each per-token variant on the first rows: bitwise the rows form, and against the reference */
         const int64_t tv = T < VARIANT_ROWS ? T : VARIANT_ROWS;
-        for (int v = 0; v < Q35_GEMV_VARIANTS; v++) {
+        for (int v = 0; v < q35_gemv_variant_count(); v++) {
             float *dyv = q35_gpu_floats(tv * n);
             for (int64_t t = 0; t < tv; t++)
-                q35_gpu_ok(q35_gemv_variant(v, dyv + t * n, wd, w->type, n, k, dx + t * k, NULL, &err), &err);
+                q35_gpu_ok(q35_gemv(dyv + t * n, wd, w->type, n, k, dx + t * k, v, NULL, &err), &err);
             float *yv = q35_gpu_to_host(dyv, tv * n);
             float *subv = malloc((size_t)(tv * m) * sizeof *subv);
             for (int64_t t = 0; t < tv; t++)
@@ -280,7 +280,7 @@ static void check_refusals(q35_suite *s)
     q35_case(s, rc == -1 && strstr(err.msg, "gemm_f32: type q2_K is not one this project computes"),
              "gemm_f32 refuses q2_K: %s", err.msg);
     memset(&err, 0, sizeof err);
-    rc = q35_gemv(d, d, Q35_TYPE_Q2_K, 64, 256, d, NULL, &err);
+    rc = q35_gemv(d, d, Q35_TYPE_Q2_K, 64, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gemv: type q2_K is not one"), "gemv refuses q2_K: %s", err.msg);
     memset(&err, 0, sizeof err);
     rc = q35_gemv_rows(d, 64, d, Q35_TYPE_Q4_K, 64, 100, d, 3, NULL, &err);
@@ -302,7 +302,7 @@ static void check_refusals(q35_suite *s)
     rc = q35_gemm_f16(g_blas, d, 64, d, -1, (const uint16_t *)d, 64, 32, (uint16_t *)d, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gemm_f16: T = -1"), "gemm_f16 refuses T = -1: %s", err.msg);
     memset(&err, 0, sizeof err);
-    rc = q35_gemv(d, d, Q35_TYPE_Q4_K, 600000, 256, d, NULL, &err);
+    rc = q35_gemv(d, d, Q35_TYPE_Q4_K, 600000, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gemv: n = 600000 rows (want 1..524280)"), "gemv refuses n = 600000: %s",
              err.msg);
     memset(&err, 0, sizeof err);

@@ -97,6 +97,70 @@ static void check_delta(q35_suite *s, const char *what, const q35_cuda_options *
              q35_delta_path_name(on_f16), log[0] ? " | " : "", log);
 }
 
+/* The kernels' variants by name (q35_paths_variant), over a registry of the
+ * test's own: "a", "b" (the default here), "c" (never runs here). */
+static const char *fake_name(int v)
+{
+    static const char *const names[] = {"a", "b", "c"};
+    return v >= 0 && v < 3 ? names[v] : NULL;
+}
+
+static int fake_find(const char *name)
+{
+    for (int v = 0; name && fake_name(v); v++)
+        if (strcmp(fake_name(v), name) == 0)
+            return v;
+    return -1;
+}
+
+static int fake_runs(int v, const void *ctx, q35_error *why)
+{
+    (void)ctx;
+    if (v == 2) {
+        q35_fail(why, "needs 300 KiB of shared memory");
+        return 0;
+    }
+    return 1;
+}
+
+/* The ops whose variants the options name: the option's field, the
+ * environment's, the choice's. */
+typedef enum { FLASH, DELTA_RULE, DELTA_CHUNK } variant_op;
+
+static void set_variant(variant_op op, q35_cuda_options *o, q35_path_env *env, const char *option, const char *env_value)
+{
+    const char **of = op == FLASH ? &o->flash_variant : op == DELTA_RULE ? &o->delta_rule_variant
+                                                                         : &o->delta_chunk_variant;
+    const char **ef = op == FLASH ? &env->flash_variant : op == DELTA_RULE ? &env->delta_rule_variant
+                                                                           : &env->delta_chunk_variant;
+    *of = option, *ef = env_value;
+}
+
+static void check_variant(q35_suite *s, variant_op op, const char *what, const char *option, const char *env_value,
+                          const char *want_name, const char *warning)
+{
+    static const char *const ops[] = {"flash_variant", "delta_rule_variant", "delta_chunk_variant"};
+    q35_cuda_options o;
+    q35_cuda_options_init(&o);
+    o.quiet = true;
+    q35_path_env env = {0};
+    set_variant(op, &o, &env, option, env_value);
+    q35_path_choice c;
+    char log[512] = "";
+    q35_error err = {{0}};
+    const int rc = q35_paths_resolve(&c, &o, &env, true, "", false, log, sizeof log, &err);
+    const q35_path_name *pick = op == FLASH ? &c.flash_variant : op == DELTA_RULE ? &c.delta_rule_variant
+                                                                                  : &c.delta_chunk_variant;
+    const q35_path_variants v = {"fake", fake_find, fake_name, 1, fake_runs, NULL};
+    const int got = rc == 0 ? q35_paths_variant(pick, &v, log, sizeof log, true) : -1;
+    const bool log_ok = warning ? strstr(log, warning) != NULL : log[0] == '\0';
+    char *nl = strchr(log, '\n');
+    if (nl)
+        *nl = '\0';
+    q35_case(s, rc == 0 && got >= 0 && strcmp(fake_name(got), want_name) == 0 && log_ok, "%-19s %-34s variant %s%s%s",
+             ops[op], what, got >= 0 ? fake_name(got) : "(none)", log[0] ? " | " : "", log);
+}
+
 int main(void)
 {
     q35_suite s;
@@ -177,11 +241,26 @@ int main(void)
         q35_error err = {{0}};
         const q35_path_env named_env = {.flash_variant = "pair_async"}, empty = {.flash_variant = ""};
         const int rc = q35_paths_resolve(&c, &o, &named_env, true, "", false, log, sizeof log, &err);
-        const bool named = rc == 0 && c.flash_variant && strcmp(c.flash_variant, "pair_async") == 0;
+        const bool named = rc == 0 && c.flash_variant.name && strcmp(c.flash_variant.name, "pair_async") == 0;
         const int rc2 = q35_paths_resolve(&c, &o, &empty, true, "", false, log, sizeof log, &err);
-        q35_case(&s, named && rc2 == 0 && c.flash_variant == NULL && log[0] == '\0',
+        q35_case(&s, named && rc2 == 0 && c.flash_variant.name == NULL && log[0] == '\0',
                  "env flash variant: \"pair_async\" passed on, \"\" is the default (NULL)");
     }
+    /* the kernels' variants, each op alike: option over environment over the default */
+    static const char *const env_names[] = {"Q35_FLASH_VARIANT=", "Q35_DELTA_RULE_VARIANT=", "Q35_DELTA_CHUNK_VARIANT="};
+    for (variant_op op = FLASH; op <= DELTA_CHUNK; op++) {
+        char unknown[80], refused[80];
+        snprintf(unknown, sizeof unknown, "%s\"zz\" is not a fake variant; using b", env_names[op]);
+        snprintf(refused, sizeof refused, "%s\"c\" cannot run here (needs 300 KiB", env_names[op]);
+        check_variant(&s, op, "unset: the default", NULL, NULL, "b", NULL);
+        check_variant(&s, op, "env a", NULL, "a", "a", NULL);
+        check_variant(&s, op, "option a over env c", "a", "c", "a", NULL);
+        check_variant(&s, op, "env \"\": the default", NULL, "", "b", NULL);
+        check_variant(&s, op, "env unknown: the default, said", NULL, "zz", "b", unknown);
+        check_variant(&s, op, "option unknown: the default, said", "zz", NULL, "b", "\"zz\" is not a fake variant");
+        check_variant(&s, op, "env c, which cannot run here", NULL, "c", "b", refused);
+    }
+
     /* the delta rule: chunked on f16, the scan on f32 and when deterministic */
     check_delta(&s, "delta default", &o, &none, Q35_DELTA_SCAN, Q35_DELTA_CHUNKED, NULL);
     env = (q35_path_env){.delta = "chunked"};
