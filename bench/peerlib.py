@@ -62,6 +62,20 @@ def c_ints(path, name):
     return [int(v) for v in m.group(1).split(",") if v.strip()]
 
 
+def c_strings(path, name):
+    """The strings of an array initializer `name[] = {"a", "b", ...}` in a C file."""
+    m = re.search(r"\b" + re.escape(name) + r"\[\]\s*=\s*\{([^{}]*)\}", c_source(path))
+    if not m:
+        raise SystemExit(f"peers: no array {name}[] in {path}")
+    return re.findall(r'"([^"]*)"', m.group(1))
+
+
+def bench_models(shapes, path="bench/models.c"):
+    """The kernel benchmarks' model axis (bench/models.c, names of the shapes
+    table) as the shapes of those names, in axis order."""
+    return [shapes[n] for n in c_strings(path, "k_bench_models")]
+
+
 def c_define(path, name):
     """The integer of `#define NAME value` in a C file."""
     m = re.search(r"#define\s+" + re.escape(name) + r"\s+\(?(\d+)", c_source(path))

@@ -1,15 +1,28 @@
 #include "attention_inputs.h"
 
 #include "core/parallel.h"
+#include "model/shapes.h"
 #include "parity/lib/gpu.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const att_layout q35_att_layouts[3] = {{"0.8B", 8, 2}, {"9B", 16, 4}, {"27B", 24, 4}};
+att_layout att_model_layout(int i)
+{
+    static const char *const shapes[Q35_ATT_MODELS] = {"0.8b", "9b", "27b"};
+    const q35_shape *m = i >= 0 && i < Q35_ATT_MODELS ? q35_shape_find(shapes[i]) : NULL;
+    att_layout l = {"?", 0, 0};
+    if (!m)
+        return l;
+    for (int c = 0; m->name[c] && c + 1 < (int)sizeof l.name; c++)
+        l.name[c] = (char)toupper((unsigned char)m->name[c]), l.name[c + 1] = '\0';
+    l.heads = m->n_head, l.kv_heads = m->n_head_kv;
+    return l;
+}
 
 #define Q_SD 1.0 /* q ~ unit RMS per element, like RMSNorm + RoPE output: scores of sd ~1 */
 

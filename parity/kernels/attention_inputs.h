@@ -14,12 +14,13 @@
 
 /* A model's attention heads. */
 typedef struct att_layout {
-    const char *name;
+    char name[8];  /* as the case lines name it: "0.8B" */
     int heads, kv_heads;
 } att_layout;
 
-/* 0.8B (8 / 2), 9B (16 / 4), 27B (24 / 4). */
-extern const att_layout q35_att_layouts[3];
+/* The heads of the 0.8B, 9B and 27B shapes (model/shapes.c), i = 0, 1, 2. */
+#define Q35_ATT_MODELS 3
+att_layout att_model_layout(int i);
 
 typedef struct att_inputs {
     q35_attn_shape s;

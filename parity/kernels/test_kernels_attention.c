@@ -224,10 +224,13 @@ int main(void)
     const int n_full = sizeof full / sizeof full[0], n_quick = sizeof quick / sizeof quick[0];
     const int64_t(*cases)[2] = q35_quick() ? quick : full;
     const int n_cases = q35_quick() ? n_quick : n_full;
-    for (int l = 0; l < 3; l++)
+    for (int l = 0; l < Q35_ATT_MODELS; l++) {
+        const att_layout model = att_model_layout(l);
         for (int i = 0; i < n_cases; i++)
-            check_case(&s, &q35_att_layouts[l], 256, cases[i][0], cases[i][1]);
-    check_case(&s, &q35_att_layouts[1], 128, 200, 37); /* decode and f32 at head_dim 128 */
+            check_case(&s, &model, 256, cases[i][0], cases[i][1]);
+    }
+    const att_layout nine_b = att_model_layout(1);
+    check_case(&s, &nine_b, 128, 200, 37); /* decode and f32 at head_dim 128 */
     /* the flash kernel's other head groupings (rows a block R = 128, 64, 32, 16
      * for 1, 2, 3, 8 heads a KV head): two query tiles or more, the last partial,
      * a context no multiple of any KV tile */
