@@ -269,7 +269,8 @@ const q35_test_bad_case q35_test_bad_cases[] = {
     {"tensor_bytes_overflow", NULL, {U64(T0_DIMS, 0, 1ull << 31), U64(T0_DIMS, 8, 1ull << 31)}, AT(T0_DIMS, 0),
      "tensor 't.f32': byte size of f32"},
     /* the data section */
-    {"tensor_offset_misaligned", NULL, {ADD64(T1_OFFSET, 0, 8)}, AT(T1_INFO, 0), "is not a multiple of the alignment 32"},
+    {"tensor_offset_misaligned", NULL, {ADD64(T1_OFFSET, 0, 8)}, AT(T1_INFO, 0),
+     "is not a multiple of the alignment 32"},
     {"tensor_past_end", NULL, {U64(T3_OFFSET, 0, 4096)}, AT(T3_INFO, 0), "tensor 't.f16' (info at offset"},
     /* aligned, and offset + bytes wraps */
     {"tensor_offset_absurd", NULL, {U64(T3_OFFSET, 0, UINT64_MAX - 31)}, AT(T3_INFO, 0),
