@@ -31,9 +31,8 @@ const char *q35_gemm_path_name(q35_gemm_path g); /* "f32", "f16", "default" */
 const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "default" */
 
 /* The default rows per chunk on a discrete device and on a unified-memory one
- * (the plan halves them while memory is short). 2048: the 9B prefill at 4096
- * tokens ran 28.8k tokens/s at 2048 rows against 26.1k at 512 on an H200 (the f16
- * GEMMs at ~590 TFLOP/s against ~500; bench/results/README.md). */
+ * (the plan halves them while memory is short): the fastest measured at the
+ * model's shapes (bench/results/, the prefill sweep's chunk axis). */
 #define Q35_CHUNK_ROWS_DISCRETE 2048
 #define Q35_CHUNK_ROWS_UNIFIED 2048
 
