@@ -270,7 +270,14 @@ int q35_cmd_run(int argc, char **argv)
     q35_model *m = NULL;
     int32_t *tokens = NULL;
     const double t_load = q35_now();
-    if (a.path ? q35_model_open(&m, a.path, &err) : q35_generate_model(&a.gen, &m, &err)) {
+    /* a file's mapping guarded as soon as it is open, before the loader reads
+     * its tensors (as q35 info does) */
+    q35_gguf *g = NULL;
+    if (a.path && q35_gguf_open(&g, a.path, &err) == 0)
+        cli_guard_mapping(g);
+    if (a.path ? !g || q35_model_load(&m, g, &err) /* closes g on failure */
+               : q35_generate_model(&a.gen, &m, &err)) {
+        cli_guard_mapping(NULL);
         cli_error("%s", err.msg);
         goto out;
     }
