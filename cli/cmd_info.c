@@ -99,7 +99,9 @@ int q35_cmd_info(int argc, char **argv)
     }
     q35_error err = {{0}};
     q35_gguf *g;
+    cli_guard_opening(argv[1]);
     if (q35_gguf_open(&g, argv[1], &err)) {
+        cli_guard_mapping(NULL);
         cli_error("%s", err.msg);
         return CLI_FAILED;
     }

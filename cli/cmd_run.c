@@ -270,9 +270,11 @@ int q35_cmd_run(int argc, char **argv)
     q35_model *m = NULL;
     int32_t *tokens = NULL;
     const double t_load = q35_now();
-    /* a file's mapping guarded as soon as it is open, before the loader reads
-     * its tensors (as q35 info does) */
+    /* a SIGBUS names the file from its opening on (as in q35 info): the
+     * reader and the loader read the mapping before the run does */
     q35_gguf *g = NULL;
+    if (a.path)
+        cli_guard_opening(a.path);
     if (a.path && q35_gguf_open(&g, a.path, &err) == 0)
         cli_guard_mapping(g);
     if (a.path ? !g || q35_model_load(&m, g, &err) /* closes g on failure */
