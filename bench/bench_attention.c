@@ -1,8 +1,9 @@
 /* Benchmarks of the attention units at the heads of 0.8B (8 / 2), 9B (16 / 4)
- * and 27B (24 / 4), head_dim 256, causal, over contexts of 512 .. 128k:
+ * and 27B (24 / 4), head_dim 256 (bench/models.h: the shapes table's), causal,
+ * over contexts of 512 .. 128k:
  *   flash_chunk    a chunk of 512 query rows at the end of the context, per KV
  *                  split (0 = the launcher's choice) and kernel variant
- *                  (kernels/attention_flash.cu; named in the benchmark's name,
+ *                  (kernels/attention_flash.h; named in the benchmark's name,
  *                  variant:base, and the context's flash_variant); FLOP counts
  *                  only visible pairs:
  *                  4 * head_dim * heads * sum_t (pos0 + t + 1);
@@ -20,17 +21,20 @@
  * Points that do not fit the device (or the f32 scores budget's passes) are
  * skipped with the reason. */
 #include "bench/gpu_bench.h"
-#include "kernels/attention.h"
+#include "bench/models.h"
+#include "kernels/attention_decode.h"
+#include "kernels/attention_f32.h"
+#include "kernels/attention_flash.h"
 #include "kernels/blas.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define HD 256
 #define CHUNK 512
 #define PROMPT_MAX 32768
 #define ROWS_MAX 16384
@@ -39,26 +43,21 @@
 #define MAX_COPIES 128
 #define MAX_VARIANTS 16
 
-typedef struct att_model {
-    const char *name;
-    int heads, kv;
-} att_model;
-
-static const att_model k_models[] = {{"0.8B", 8, 2}, {"9B", 16, 4}, {"27B", 24, 4}};
 static q35_blas g_blas;
 static const int k_chunk = 0, k_prompt = 1, k_path = 0, k_sgemm = 1, k_token = 0, k_rows = 1; /* the ctx flags */
 
-static q35_attn_shape shape_of(const att_model *m)
+static q35_attn_shape shape_of(const q35_shape *m)
 {
-    const q35_attn_shape s = {m->heads, m->kv, HD, (int64_t)m->heads * HD, (int64_t)m->heads * HD,
-                              (int64_t)m->kv * HD, 1.0f / 16.0f};
+    const q35_attn_shape s = {m->n_head, m->n_head_kv, m->head_dim, (int64_t)m->n_head * m->head_dim,
+                              (int64_t)m->n_head * m->head_dim, (int64_t)m->n_head_kv * m->head_dim,
+                              (float)(1.0 / sqrt((double)m->head_dim))};
     return s;
 }
 
 /* Visible (row, position) pairs of T rows at pos0, and their FLOP. */
-static double attn_flop(const att_model *m, int64_t pos0, int64_t T)
+static double attn_flop(const q35_shape *m, int64_t pos0, int64_t T)
 {
-    return 4.0 * HD * m->heads * ((double)T * (double)pos0 + (double)T * (double)(T + 1) / 2.0);
+    return 4.0 * m->head_dim * m->n_head * ((double)T * (double)pos0 + (double)T * (double)(T + 1) / 2.0);
 }
 
 /* q and o of T rows, the caches of n_ctx rows (`copies` of each). */
@@ -76,7 +75,7 @@ static void bufs_free(att_bufs *b)
         q35_bench_free(b->k[i]), q35_bench_free(b->v[i]);
 }
 
-static int bufs_alloc(att_bufs *b, const att_model *m, int64_t n_ctx, int64_t T, int copies, q35_bench_state *st)
+static int bufs_alloc(att_bufs *b, const q35_shape *m, int64_t n_ctx, int64_t T, int copies, q35_bench_state *st)
 {
     b->s = shape_of(m);
     b->copies = 0;
@@ -114,13 +113,13 @@ struct flash_ctx {
 static int flash_launch(void *p, q35_error *err)
 {
     struct flash_ctx *c = p;
+    const q35_flash_options opt = {.variant = c->variant, .split = c->split};
     if (!c->prompt)
-        return q35_attention_prefill_flash_variant(c->variant, c->split, c->b.o, c->b.q, c->b.k[0], c->b.v[0],
-                                                   c->n_ctx - c->T, c->T, c->b.s, NULL, err);
+        return q35_attention_prefill_flash(c->b.o, c->b.q, c->b.k[0], c->b.v[0], c->n_ctx - c->T, c->T, c->b.s, &opt,
+                                           NULL, err);
     for (int64_t r0 = 0; r0 < c->n_ctx; r0 += c->T) {
         const int64_t rows = c->n_ctx - r0 < c->T ? c->n_ctx - r0 : c->T;
-        if (q35_attention_prefill_flash_split(c->split, c->b.o, c->b.q, c->b.k[0], c->b.v[0], r0, rows, c->b.s, NULL,
-                                              err))
+        if (q35_attention_prefill_flash(c->b.o, c->b.q, c->b.k[0], c->b.v[0], r0, rows, c->b.s, &opt, NULL, err))
             return -1;
     }
     return 0;
@@ -128,11 +127,11 @@ static int flash_launch(void *p, q35_error *err)
 
 static void bench_flash(q35_bench_state *st, void *which)
 {
-    const att_model *m = &k_models[q35_bench_arg(st, 0)];
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
     struct flash_ctx c = {.n_ctx = q35_bench_arg(st, 1), .prompt = *(const int *)which == k_prompt};
     c.T = c.n_ctx < CHUNK ? c.n_ctx : CHUNK;
     c.split = c.prompt ? 0 : (int)q35_bench_arg(st, 2);
-    c.variant = c.prompt ? -1 : (int)q35_bench_arg(st, 3); /* a prompt runs the default (prefill_flash_split) */
+    c.variant = c.prompt ? Q35_VARIANT_DEFAULT : (int)q35_bench_arg(st, 3); /* a prompt runs the default */
     if (c.prompt && c.n_ctx > PROMPT_MAX) {
         q35_bench_skip(st, "a whole prompt past 32k takes too long per iteration: see flash_chunk");
         while (q35_bench_keep_running(st))
@@ -142,7 +141,7 @@ static void bench_flash(q35_bench_state *st, void *which)
     q35_error why = {{0}};
     int dev = 0;
     if (!c.prompt && (cudaGetDevice(&dev) != cudaSuccess ||
-                      !q35_attention_flash_variant_supported(c.variant, dev, shape_of(m), &why))) {
+                      !q35_attention_flash_supported(dev, shape_of(m), c.variant, &why))) {
         q35_bench_skip(st, why.msg[0] ? why.msg : "cudaGetDevice failed");
         while (q35_bench_keep_running(st))
             ;
@@ -172,24 +171,24 @@ struct f32_ctx {
 static int sgemm_launch(struct f32_ctx *c, q35_error *err)
 {
     const q35_attn_shape s = c->b.s;
-    const int hpk = s.heads / s.kv_heads;
+    const int hpk = s.heads / s.kv_heads, hd = s.head_dim;
     const int64_t ld = (c->n_ctx + 31) / 32 * 32;
     const float one = 1.0f, zero = 0.0f;
     for (int g = 0; g < s.kv_heads; g++)
         for (int64_t r0 = 0; r0 < c->T; r0 += c->pass_rows) {
             const int rows = (int)(c->T - r0 < c->pass_rows ? c->T - r0 : c->pass_rows);
-            const float *kv = (c->sgemm == 1 ? c->b.k[0] : c->b.v[0]) + (int64_t)g * HD;
+            const float *kv = (c->sgemm == 1 ? c->b.k[0] : c->b.v[0]) + (int64_t)g * hd;
             cublasStatus_t e;
             if (c->sgemm == 1)
-                e = cublasGemmStridedBatchedEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)c->n_ctx, rows, HD, &one, kv,
-                                               CUDA_R_32F, (int)s.kv_stride, 0, c->b.q + r0 * s.q_stride + g * hpk * HD,
-                                               CUDA_R_32F, (int)s.q_stride, HD, &zero, c->scores, CUDA_R_32F, (int)ld,
+                e = cublasGemmStridedBatchedEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)c->n_ctx, rows, hd, &one, kv,
+                                               CUDA_R_32F, (int)s.kv_stride, 0, c->b.q + r0 * s.q_stride + g * hpk * hd,
+                                               CUDA_R_32F, (int)s.q_stride, hd, &zero, c->scores, CUDA_R_32F, (int)ld,
                                                rows * ld, hpk, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
             else
-                e = cublasGemmStridedBatchedEx(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, HD, rows, (int)c->n_ctx, &one, kv,
+                e = cublasGemmStridedBatchedEx(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, hd, rows, (int)c->n_ctx, &one, kv,
                                                CUDA_R_32F, (int)s.kv_stride, 0, c->scores, CUDA_R_32F, (int)ld,
-                                               rows * ld, &zero, c->b.o + r0 * s.o_stride + g * hpk * HD, CUDA_R_32F,
-                                               (int)s.o_stride, HD, hpk, CUBLAS_COMPUTE_32F_PEDANTIC,
+                                               rows * ld, &zero, c->b.o + r0 * s.o_stride + g * hpk * hd, CUDA_R_32F,
+                                               (int)s.o_stride, hd, hpk, CUBLAS_COMPUTE_32F_PEDANTIC,
                                                CUBLAS_GEMM_DEFAULT);
             if (Q35_CUBLAS_CHECK(e, err))
                 return -1;
@@ -209,7 +208,7 @@ static int f32_launch(void *p, q35_error *err)
 static void bench_f32(q35_bench_state *st, void *which)
 {
     static const unsigned parts[] = {Q35_ATTN_F32_ALL, Q35_ATTN_F32_QK, Q35_ATTN_F32_SOFTMAX, Q35_ATTN_F32_PV};
-    const att_model *m = &k_models[q35_bench_arg(st, 0)];
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
     const int part = (int)q35_bench_arg(st, 2);
     struct f32_ctx c = {.n_ctx = q35_bench_arg(st, 1), .parts = parts[part], .sgemm = *(const int *)which == k_sgemm ? part : 0};
     c.T = c.n_ctx < CHUNK ? c.n_ctx : CHUNK;
@@ -222,8 +221,8 @@ static void bench_f32(q35_bench_state *st, void *which)
         return;
     }
     q35_bench_time(st, f32_launch, &c);
-    const double rect = 2.0 * HD * m->heads * (double)c.T * (double)c.n_ctx; /* one product, masked pairs too */
-    const double elems = (double)m->heads * (double)c.T * (double)c.n_ctx;
+    const double rect = 2.0 * m->head_dim * m->n_head * (double)c.T * (double)c.n_ctx; /* masked pairs too */
+    const double elems = (double)m->n_head * (double)c.T * (double)c.n_ctx;
     if (part == 0)
         q35_bench_rate(st, "FLOP", attn_flop(m, c.n_ctx - c.T, c.T)); /* visible pairs, as flash counts */
     else if (part == 2)
@@ -248,12 +247,13 @@ static int decode_launch(void *p, q35_error *err)
     struct decode_ctx *c = p;
     const int i = c->next;
     c->next = (c->next + 1) % c->b.copies;
-    return q35_attention_decode_rows(c->b.o, c->b.q, c->b.k[i], c->b.v[i], c->n_ctx - c->T, c->T, c->b.s, NULL, err);
+    return q35_attention_decode_rows(c->b.o, c->b.q, c->b.k[i], c->b.v[i], c->n_ctx - c->T, c->T, c->b.s,
+                                     Q35_VARIANT_DEFAULT, NULL, err);
 }
 
 static void bench_decode(q35_bench_state *st, void *which)
 {
-    const att_model *m = &k_models[q35_bench_arg(st, 0)];
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
     const int rows = *(const int *)which == k_rows;
     struct decode_ctx c = {.n_ctx = q35_bench_arg(st, 1), .T = rows ? DECODE_ROWS : 1};
     if (rows && c.n_ctx > ROWS_MAX) {
@@ -264,7 +264,7 @@ static void bench_decode(q35_bench_state *st, void *which)
     }
     if (c.T > c.n_ctx)
         c.T = c.n_ctx;
-    const size_t cache = 2 * (size_t)c.n_ctx * (size_t)m->kv * HD * sizeof(float);
+    const size_t cache = 2 * (size_t)c.n_ctx * (size_t)m->n_head_kv * (size_t)m->head_dim * sizeof(float);
     int copies = (int)(ROTATE_BYTES / cache) + 1;
     copies = copies > MAX_COPIES ? MAX_COPIES : copies;
     if (bufs_alloc(&c.b, m, c.n_ctx, c.T, copies, st))
@@ -280,24 +280,24 @@ int main(int argc, char **argv)
 {
     if (q35_bench_gpu_init_blas(&argc, argv, &g_blas))
         return 1;
-    static const int64_t models[] = {0, 1, 2};
     static const int64_t contexts[] = {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
     static const int64_t splits[] = {0, 1}, parts[] = {0, 1, 2, 3}, gemms[] = {1, 3};
     static int64_t variants[MAX_VARIANTS];
     static const char *variant_labels[MAX_VARIANTS];
     char variant_names[400];
-    const int n_variants = q35_attention_flash_variants() < MAX_VARIANTS ? q35_attention_flash_variants()
-                                                                          : MAX_VARIANTS;
+    const int n_variants = q35_attention_flash_variant_count() < MAX_VARIANTS ? q35_attention_flash_variant_count()
+                                                                               : MAX_VARIANTS;
     int dev = 0;
     const int default_variant = cudaGetDevice(&dev) == cudaSuccess
-                                    ? q35_attention_flash_default_variant(dev, shape_of(&k_models[1]))
+                                    ? q35_attention_flash_variant_default(dev, shape_of(q35_bench_model(1)))
                                     : -1;
     for (int v = 0; v < n_variants; v++) {
         variants[v] = v;
         variant_labels[v] = q35_attention_flash_variant_name(v);
     }
-    q35_bench_flash_variant_names(variant_names, sizeof variant_names, default_variant);
-    const q35_bench_axis model = {"model", models, 3}, ctx = {"ctx", contexts, 9};
+    q35_variant_list(q35_attention_flash_variant_count, q35_attention_flash_variant_name, default_variant,
+                     variant_names, sizeof variant_names);
+    const q35_bench_axis model = q35_bench_model_axis(), ctx = {"ctx", contexts, 9};
     q35_bench_register("flash_chunk", bench_flash, (void *)&k_chunk,
                        (q35_bench_axis[]){model, ctx, {"split", splits, 2}, {"variant", variants, n_variants}}, 4);
     q35_bench_register("flash_prompt", bench_flash, (void *)&k_prompt, (q35_bench_axis[]){model, ctx}, 2);
@@ -306,7 +306,17 @@ int main(int argc, char **argv)
     q35_bench_register("decode", bench_decode, (void *)&k_token, (q35_bench_axis[]){model, ctx}, 2);
     q35_bench_register("decode_rows", bench_decode, (void *)&k_rows, (q35_bench_axis[]){model, ctx}, 2);
     q35_bench_axis_labels("variant", variant_labels, n_variants); /* flash_chunk/.../variant:pair_async */
-    q35_bench_context("models", "0 = 0.8B (8 heads / 2 kv), 1 = 9B (16 / 4), 2 = 27B (24 / 4); head_dim 256");
+    char models[256] = "";
+    for (int i = 0; i < q35_bench_model_count(); i++) { /* "0 = 0.8B (8 heads / 2 kv), 1 = 9B (16 / 4), ..." */
+        const q35_shape *m = q35_bench_model(i);
+        char label[16];
+        const size_t at = strlen(models);
+        snprintf(models + at, sizeof models - at, i ? ", %d = %s (%d / %d)" : "%d = %s (%d heads / %d kv)", i,
+                 q35_bench_model_label(i, label, sizeof label), m->n_head, m->n_head_kv);
+    }
+    const size_t at = strlen(models);
+    snprintf(models + at, sizeof models - at, "; head_dim %d", q35_bench_model(0)->head_dim);
+    q35_bench_context("models", models);
     q35_bench_context("flash_split", "0 = the launcher's choice, 1 = no KV split");
     q35_bench_context("flash_variant", variant_names);
     q35_bench_context("f32_part", "0 = all, 1 = Q K^T GEMMs, 2 = causal softmax, 3 = P V GEMMs");

@@ -1,9 +1,10 @@
 /* Benchmarks of the DeltaNet and pointwise units at the real shapes: the delta
  * rule, by the scan and by the chunked form beside it, conv1d,
  * the norms (the residual add + RMSNorm as two launches and fused); and the
- * device-to-device copy as the bandwidth ceiling. Each reports
+ * device-to-device copy as the bandwidth ceiling (gpu_ceilings.h's). Each reports
  * time, FLOP/s and bytes/s counted from the shape. */
 #include "bench/gpu_bench.h"
+#include "bench/models.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
@@ -11,17 +12,9 @@
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
 
-#include <cuda_runtime_api.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-typedef struct model_dims {
-    const char *name;
-    int hidden, hk, hv; /* DeltaNet heads; dk = dv = 128 */
-} model_dims;
-
-static const model_dims k_models[] = {{"0.8B", 1024, 16, 16}, {"9B", 4096, 16, 32}, {"27B", 5120, 16, 48}};
 
 struct delta_ctx {
     float *o, *S, *rows, *g, *beta;
@@ -37,17 +30,16 @@ static int scan_launch(void *p, q35_error *err)
 {
     struct delta_ctx *c = p;
     const int64_t kd = (int64_t)c->d.hk * c->d.dk;
-    return q35_delta_rule_scan_variant(c->variant, c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd,
-                                       c->rows + 2 * kd, c->stride, c->g, c->beta, c->T, c->d, NULL, err);
+    return q35_delta_rule_scan(c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd, c->rows + 2 * kd,
+                               c->stride, c->g, c->beta, c->T, c->d, c->variant, NULL, err);
 }
 
 static int chunk_launch(void *p, q35_error *err)
 {
     struct delta_ctx *c = p;
     const int64_t kd = (int64_t)c->d.hk * c->d.dk;
-    return q35_delta_chunk_variant(c->variant, c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd,
-                                   c->rows + 2 * kd, c->stride, c->g, c->beta, c->T, c->d, c->ws, c->ws_bytes, NULL,
-                                   err);
+    return q35_delta_chunk(c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd, c->rows + 2 * kd, c->stride,
+                           c->g, c->beta, c->T, c->d, c->ws, c->ws_bytes, c->variant, NULL, err);
 }
 
 /* The delta rule over T rows of a model's DeltaNet heads, by a variant of the
@@ -60,32 +52,33 @@ static int chunk_launch(void *p, q35_error *err)
  * form's workspace. */
 static void bench_delta(q35_bench_state *st, int chunked, int variant)
 {
-    const model_dims *m = &k_models[q35_bench_arg(st, 0)];
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
     q35_error err = {{0}};
-    struct delta_ctx c = {.T = q35_bench_arg(st, 1), .d = {m->hk, m->hv, 128, 128}, .variant = variant, .chunked = chunked};
-    const int64_t vd = (int64_t)m->hv * 128, ns = vd * 128;
-    c.stride = 2 * (int64_t)m->hk * 128 + vd;
+    struct delta_ctx c = {.T = q35_bench_arg(st, 1), .d = {m->ssm_hk, m->ssm_hv, m->ssm_dk, m->ssm_dv},
+                          .variant = variant, .chunked = chunked};
+    const int64_t vd = (int64_t)m->ssm_hv * m->ssm_dv, ns = vd * m->ssm_dk;
+    c.stride = 2 * (int64_t)m->ssm_hk * m->ssm_dk + vd;
     c.rows = q35_bench_alloc((size_t)(c.T * c.stride) * 4);
     c.o = q35_bench_alloc((size_t)(c.T * vd) * 4);
     c.S = q35_bench_alloc((size_t)ns * 4);
-    c.g = q35_bench_alloc((size_t)(c.T * m->hv) * 4);
-    c.beta = q35_bench_alloc((size_t)(c.T * m->hv) * 4);
-    q35_bench_fill(c.g, (size_t)(c.T * m->hv), -0.1f);
-    q35_bench_fill(c.beta, (size_t)(c.T * m->hv), 0.5f);
+    c.g = q35_bench_alloc((size_t)(c.T * m->ssm_hv) * 4);
+    c.beta = q35_bench_alloc((size_t)(c.T * m->ssm_hv) * 4);
+    q35_bench_fill(c.g, (size_t)(c.T * m->ssm_hv), -0.1f);
+    q35_bench_fill(c.beta, (size_t)(c.T * m->ssm_hv), 0.5f);
     if (chunked) {
         c.ws_bytes = q35_delta_chunk_workspace_bytes(c.T, c.d);
         c.ws = q35_bench_alloc(c.ws_bytes);
     }
-    if (q35_l2norm_rows(c.rows, 128, 2 * m->hk, c.T, c.stride, 1e-6f, NULL, &err))
+    if (q35_l2norm_rows(c.rows, m->ssm_dk, 2 * m->ssm_hk, c.T, c.stride, 1e-6f, NULL, &err))
         q35_bench_skip(st, err.msg);
     else
         q35_bench_time(st, chunked ? chunk_launch : scan_launch, &c);
-    const double C = Q35_DELTA_CHUNK, dk = 128, dv = 128, chunks = (double)((c.T + 63) / 64) * m->hv;
+    const double C = Q35_DELTA_CHUNK, dk = m->ssm_dk, dv = m->ssm_dv, chunks = (double)((c.T + 63) / 64) * m->ssm_hv;
     q35_bench_rate(st, "FLOP",
                    chunked ? 2.0 * chunks * (2 * C * C * dk + C * C * C / 3 + C * C * (dk + dv) + 3 * C * dk * dv +
                                                  C * C * dv)
                                : 7.0 * (double)ns * (double)c.T);
-    const double bytes = 4.0 * ((double)c.T * (2.0 * m->hk * 128 + 2.0 * vd + 2.0 * m->hv) + 2.0 * ns);
+    const double bytes = 4.0 * ((double)c.T * (2.0 * m->ssm_hk * dk + 2.0 * vd + 2.0 * m->ssm_hv) + 2.0 * ns);
     q35_bench_rate(st, "bytes", bytes);
     q35_bench_pct_of(st, Q35_CEILING_COPY, bytes);
     q35_bench_rate(st, "tokens", (double)c.T);
@@ -120,8 +113,9 @@ static int conv_launch(void *p, q35_error *err)
 static void bench_conv(q35_bench_state *st, void *unused)
 {
     (void)unused;
-    const model_dims *m = &k_models[q35_bench_arg(st, 0)];
-    struct conv_ctx c = {.C = 2 * (int64_t)m->hk * 128 + (int64_t)m->hv * 128, .T = q35_bench_arg(st, 1)};
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
+    struct conv_ctx c = {.C = 2 * (int64_t)m->ssm_hk * m->ssm_dk + (int64_t)m->ssm_hv * m->ssm_dv,
+                         .T = q35_bench_arg(st, 1)};
     c.u = q35_bench_alloc((size_t)(c.T * c.C) * 4);
     c.y = q35_bench_alloc((size_t)(c.T * c.C) * 4);
     c.win = q35_bench_alloc((size_t)(3 * c.C) * 4);
@@ -158,8 +152,8 @@ static int add_norm_launch(void *p, q35_error *err)
 static void bench_rmsnorm(q35_bench_state *st, void *unused)
 {
     (void)unused;
-    const model_dims *m = &k_models[q35_bench_arg(st, 0)];
-    struct norm_ctx c = {.n = m->hidden, .rows = q35_bench_arg(st, 1)};
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
+    struct norm_ctx c = {.n = m->n_embd, .rows = q35_bench_arg(st, 1)};
     c.x = q35_bench_alloc((size_t)(c.n * c.rows) * 4);
     c.y = q35_bench_alloc((size_t)(c.n * c.rows) * 4);
     c.w = q35_bench_alloc((size_t)c.n * 4);
@@ -174,8 +168,8 @@ static void bench_rmsnorm(q35_bench_state *st, void *unused)
 static void bench_add_rmsnorm(q35_bench_state *st, void *unused)
 {
     (void)unused;
-    const model_dims *m = &k_models[q35_bench_arg(st, 0)];
-    struct norm_ctx c = {.n = m->hidden, .rows = q35_bench_arg(st, 1), .fused = (int)q35_bench_arg(st, 2)};
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
+    struct norm_ctx c = {.n = m->n_embd, .rows = q35_bench_arg(st, 1), .fused = (int)q35_bench_arg(st, 2)};
     const size_t bytes = (size_t)(c.n * c.rows) * 4;
     c.x = q35_bench_alloc(bytes), c.r = q35_bench_alloc(bytes), c.y = q35_bench_alloc(bytes);
     c.w = q35_bench_alloc((size_t)c.n * 4);
@@ -186,57 +180,35 @@ static void bench_add_rmsnorm(q35_bench_state *st, void *unused)
     q35_bench_free(c.x), q35_bench_free(c.r), q35_bench_free(c.y), q35_bench_free(c.w);
 }
 
-struct copy_ctx {
-    void *a, *b;
-    size_t n;
-};
+#define MAX_VARIANTS 16
 
-static int copy_launch(void *p, q35_error *err)
+/* A variant axis of every variant an op has here (its indices, 0 ..), and the
+ * context's legend of their names; the count. */
+static int variant_axis(int64_t *axis, int (*count)(void), const char *(*name)(int), char *legend, size_t cap)
 {
-    struct copy_ctx *c = p;
-    const cudaError_t e = cudaMemcpyAsync(c->b, c->a, c->n, cudaMemcpyDeviceToDevice, 0);
-    if (e != cudaSuccess)
-        return q35_fail(err, "cudaMemcpyAsync: %s", cudaGetErrorString(e));
-    return 0;
-}
-
-static void bench_copy(q35_bench_state *st, void *unused)
-{
-    (void)unused;
-    struct copy_ctx c = {.n = (size_t)q35_bench_arg(st, 0) << 20};
-    c.a = q35_bench_alloc(c.n);
-    c.b = q35_bench_alloc(c.n);
-    q35_bench_time(st, copy_launch, &c);
-    q35_bench_rate(st, "bytes", 2.0 * (double)c.n); /* read + write */
-    q35_bench_free(c.a), q35_bench_free(c.b);
+    const int n = count() < MAX_VARIANTS ? count() : MAX_VARIANTS;
+    for (int v = 0; v < n; v++)
+        axis[v] = v;
+    q35_variant_list(count, name, -1, legend, cap);
+    return n;
 }
 
 int main(int argc, char **argv)
 {
     if (q35_bench_gpu_init(&argc, argv))
         return 1;
-    static const int64_t models[] = {0, 1, 2}, rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048};
-    static int64_t variants[Q35_DELTA_VARIANTS];
-    char names[64 * Q35_DELTA_VARIANTS] = "";
-    for (int v = 0; v < Q35_DELTA_VARIANTS; v++) {
-        variants[v] = v;
-        const size_t used = strlen(names);
-        snprintf(names + used, sizeof names - used, "%s%d = %s", v ? ", " : "", v, q35_delta_rule_variant_name(v));
-    }
-    const q35_bench_axis scan_axes[] = {{"model", models, 3}, {"rows", rows, 5}, {"variant", variants, Q35_DELTA_VARIANTS}};
-    q35_bench_register("ceiling/d2d_copy", bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
+    static const int64_t rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048};
+    static int64_t variants[MAX_VARIANTS], chunk_variants[MAX_VARIANTS];
+    char names[64 * MAX_VARIANTS], chunk_names[64 * MAX_VARIANTS];
+    const int n_scan = variant_axis(variants, q35_delta_rule_variant_count, q35_delta_rule_variant_name, names,
+                                    sizeof names);
+    const int n_chunk = variant_axis(chunk_variants, q35_delta_chunk_variant_count, q35_delta_chunk_variant_name,
+                                     chunk_names, sizeof chunk_names);
+    const q35_bench_axis scan_axes[] = {q35_bench_model_axis(), {"rows", rows, 5}, {"variant", variants, n_scan}};
+    q35_bench_register("ceiling/d2d_copy", q35_bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
     static const int64_t delta_rows[] = {64, 512, 1024, 2048, 4096, 8192, 16384};
-    const q35_bench_axis delta_axes[] = {{"model", models, 3}, {"rows", delta_rows, 7}, scan_axes[2]};
+    const q35_bench_axis delta_axes[] = {scan_axes[0], {"rows", delta_rows, 7}, scan_axes[2]};
     q35_bench_register("delta_rule_scan", bench_scan, NULL, delta_axes, 3);
-    static int64_t chunk_variants[8];
-    char chunk_names[256] = "";
-    const int n_chunk = q35_delta_chunk_variant_count();
-    for (int v = 0; v < n_chunk && v < 8; v++) {
-        chunk_variants[v] = v;
-        const size_t used = strlen(chunk_names);
-        snprintf(chunk_names + used, sizeof chunk_names - used, "%s%d = %s", v ? ", " : "", v,
-                 q35_delta_chunk_variant_name(v));
-    }
     q35_bench_register("delta_chunk", bench_chunk, NULL,
                        (q35_bench_axis[]){delta_axes[0], delta_axes[1], {"variant", chunk_variants, n_chunk}}, 3);
     q35_bench_context("delta_chunk_variants", chunk_names);
@@ -245,7 +217,8 @@ int main(int argc, char **argv)
     static const int64_t fused[] = {0, 1};
     q35_bench_register("add_rmsnorm_rows", bench_add_rmsnorm, NULL,
                        (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"fused", fused, 2}}, 3);
-    q35_bench_context("models", "0 = 0.8B, 1 = 9B, 2 = 27B");
+    char legend[128];
+    q35_bench_context("models", q35_bench_model_legend(legend, sizeof legend));
     q35_bench_context("add_rmsnorm_fused", "0 = residual_add_rows then rmsnorm_rows, 1 = add_rmsnorm_rows");
     q35_bench_context("delta_rule_variants", names);
     return q35_bench_main(argc, argv);

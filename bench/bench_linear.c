@@ -23,11 +23,11 @@
  * pattern of finite floats (quantized blocks then carry arbitrary scales: the
  * timing does not depend on the values). */
 #include "bench/gpu_bench.h"
+#include "core/quant.h"
 #include "kernels/blas.h"
 #include "kernels/dequant.h"
 #include "kernels/gemm.h"
 #include "kernels/gemv.h"
-#include "model/quant.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -173,7 +173,7 @@ struct bw_ctx {
     int64_t n, k, T;
     int half;   /* dequant: to f16 */
     int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows */
-    int variant; /* gemv: q35_gemv_variant's */
+    int variant; /* gemv: an index of q35_gemv's variants */
     float *x;
 };
 
@@ -187,7 +187,7 @@ static int bw_launch(void *p, q35_error *err)
         void *out = c->r.out + (size_t)at * c->r.out_stride;
         int rc;
         if (c->gemv == 1)
-            rc = q35_gemv_variant(c->variant, out, in, c->type, c->n, c->k, c->x, NULL, err);
+            rc = q35_gemv(out, in, c->type, c->n, c->k, c->x, c->variant, NULL, err);
         else if (c->gemv == 2)
             rc = q35_gemv_rows(out, c->n, in, c->type, c->n, c->k, c->x, c->T, NULL, err);
         else if (c->half)
@@ -248,8 +248,12 @@ int main(int argc, char **argv)
     static const int kinds[] = {0, 1, 2, 3};
     const q35_bench_axis proj_axis = {"proj", projs, N_PROJ}, rows_axis = {"rows", rows, 4};
     const q35_bench_axis type_axis = {"type", types, 4};
-    static const int64_t variants[] = {Q35_GEMV_REGISTERS, Q35_GEMV_STAGED};
-    const q35_bench_axis variant_axis = {"variant", variants, Q35_GEMV_VARIANTS};
+    static int64_t variants[2];
+    static const char *variant_names[2];
+    const int n_variants = q35_gemv_variant_count() < 2 ? q35_gemv_variant_count() : 2;
+    for (int v = 0; v < n_variants; v++)
+        variants[v] = v, variant_names[v] = q35_gemv_variant_name(v);
+    const q35_bench_axis variant_axis = {"variant", variants, n_variants};
     q35_bench_register("gemm_f32", bench_gemm, (void *)&k_which[GEMM_F32], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("gemm_f16", bench_gemm, (void *)&k_which[GEMM_F16], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("ceiling/sgemm", bench_gemm, (void *)&k_which[SGEMM], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
@@ -265,8 +269,7 @@ int main(int argc, char **argv)
                               "4096x4096, 4 attn_q 8192x4096, 5 attn_k/v 1024x4096, 6 attn_output 4096x4096, 7 "
                               "ffn_gate/up 12288x4096, 8 ffn_down 4096x12288, 9 lm_head 248320x4096 (n x k)");
     q35_bench_context("type", "ggml ids: 12 = q4_K, 14 = q6_K, 8 = q8_0, 1 = f16");
-    static const char *const variant_names[] = {"registers", "staged"};
-    q35_bench_axis_labels("variant", variant_names, Q35_GEMV_VARIANTS);
+    q35_bench_axis_labels("variant", variant_names, n_variants);
     q35_bench_context("variant", "gemv: 0 registers, 1 staged (cp.async through shared memory; other types and "
                                  "unaligned weights run 0); q35_gemv runs 1 for q4_K, q5_K, q6_K, 0 for the rest");
     q35_bench_context("ceilings", "gemm_f32: ceiling/sgemm; gemm_f16: ceiling/hgemm (and hgemm_f16out); dequant, "

@@ -24,18 +24,19 @@
  *           GEMM {f32, f16} x attention {f32, flash} x chunk 512 x len {512,
  *           4096}, and its decode at 512 (the main job's short sweep).
  * A point the capacity plan or the paths refuse is skipped with the refusal.
- * $Q35_FLASH_VARIANT picks the flash kernel's variant (cuda_model.h); a flash
+ * $Q35_FLASH_VARIANT picks the flash kernel's variant (cuda_options.h; and
+ * $Q35_DELTA_RULE_VARIANT, $Q35_DELTA_CHUNK_VARIANT the delta rules'); a flash
  * point's value flash_variant is the one the model ran (the context's
  * flash_variants names them).
  * The model of a (shape, quant) is generated and uploaded once and kept while
  * consecutive points use it (registered shape by shape, so they are). */
 #include "bench/gpu_bench.h"
-#include "data/generate.h"
-#include "data/shapes.h"
-#include "kernels/attention.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "kernels/attention_flash.h"
 #include "model/cuda_model.h"
-#include "model/parallel.h"
-#include "model/rng.h"
+#include "model/generate.h"
+#include "model/shapes.h"
 
 #include <cuda_runtime_api.h>
 
@@ -237,7 +238,7 @@ int main(int argc, char **argv)
     q35_bench_axis_labels("gemm", (const char *[]){"default", "f32", "f16"}, 3);
     q35_bench_axis_labels("delta", (const char *[]){"default", "scan", "chunked"}, 3);
     char names[400];
-    q35_bench_flash_variant_names(names, sizeof names, -1);
+    q35_variant_list(q35_attention_flash_variant_count, q35_attention_flash_variant_name, -1, names, sizeof names);
     q35_bench_context("flash_variants", names);
 
     /* per shape, its points in a row, so each (shape, quant) model is generated once */

@@ -22,23 +22,14 @@
 #ifndef Q35_BENCH_GPU_H
 #define Q35_BENCH_GPU_H
 
+#include "bench/gpu_ceilings.h"
+#include "bench/gpu_time.h"
 #include "bench/shim.h"
+#include "core/error.h"
 #include "kernels/blas.h"
-#include "model/error.h"
 #include "model/op_times.h"
 
 #include <stddef.h>
-
-/* The ceilings (names for q35_bench_pct_of), measured at start-up on the chosen
- * device, each the median of 5 warm runs outside Google Benchmark's loop:
- *   copy   device-to-device cudaMemcpy of 1 GiB, bytes read + written per second
- *   sgemm  cuBLAS FP32 GEMM 8192^3, CUBLAS_COMPUTE_32F_PEDANTIC (no TF32), FLOP/s
- *   hgemm  cuBLAS GEMM 8192^3, f16 A and B, f32 accumulate and C, FLOP/s
- * on random data; the context holds ceiling_copy_bytes_per_s,
- * ceiling_sgemm_flop_per_s, ceiling_hgemm_flop_per_s. */
-#define Q35_CEILING_COPY "copy"
-#define Q35_CEILING_SGEMM "sgemm"
-#define Q35_CEILING_HGEMM "hgemm"
 
 /* Takes the shim's flags out of argv (--device N first), picks the device, adds
  * its name, SMs, clocks, memory (size, bus, L2, peak), driver, runtime and
@@ -51,37 +42,6 @@ int q35_bench_gpu_init(int *argc, char **argv);
  * stream for the benchmarks that run GEMMs (q35_blas_destroy it at the end);
  * -1 (printed) on failure. */
 int q35_bench_gpu_init_blas(int *argc, char **argv, q35_blas *blas);
-
-/* The flash kernel's variants for a JSON context, "0 = base, 1 = kv64, ...",
- * into buf; variant `mark` (or none: -1) followed by " (default here)". */
-void q35_bench_flash_variant_names(char *buf, size_t cap, int mark);
-
-/* Registers the ceilings as ordinary benchmarks: ceiling/copy/MiB:1024,
- * ceiling/sgemm/n:{4096,8192}, ceiling/hgemm/n:{4096,8192}. */
-void q35_bench_register_ceilings(void);
-
-/* Measures the three ceilings now (q35_bench_gpu_init does, once). */
-void q35_bench_measure_ceilings(void);
-
-/* Exits with the call's name when status (a cudaError_t) is not cudaSuccess. */
-void q35_bench_check(int status, const char *what);
-
-/* Device memory of n bytes, filled with a fixed pattern of finite floats in
- * [-1, 1) (so no launch runs on zeros); exits on failure. */
-void *q35_bench_alloc(size_t n);
-void q35_bench_free(void *p);
-
-/* q35_bench_alloc, or NULL when n bytes do not fit the device: the point is then
- * skipped with the size as the reason (its loop drained). */
-void *q35_bench_try_alloc(size_t n, q35_bench_state *st);
-
-/* n floats of value v. */
-void q35_bench_fill(float *p, size_t n, float v);
-
-/* Runs launch(ctx) once untimed, then times it per iteration with CUDA events
- * under Google Benchmark's loop. A launch's failure skips the point with its
- * message. */
-void q35_bench_time(q35_bench_state *st, int (*launch)(void *ctx, q35_error *err), void *ctx);
 
 /* The phases of a prefill (bench/results/SCHEMA.md) as plain counters, seconds
  * per prefill: s_proj (every projection, Q35_OP_PROJ), s_scan (the delta-rule

@@ -3,9 +3,10 @@
  * accumulate and out), on random data. Measured once at start-up (median of 5
  * warm runs, outside Google Benchmark's loop, so a filter never drops them) and
  * registered as ordinary benchmarks too. */
-#include "bench/gpu_bench.h"
+#include "bench/gpu_ceilings.h"
+#include "bench/gpu_time.h"
+#include "core/half.h"
 #include "kernels/blas.h"
-#include "model/half.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -170,7 +171,7 @@ void q35_bench_measure_ceilings(void)
             q35_bench_ceiling(Q35_CEILING_HGEMM) / 1e12);
 }
 
-static void bench_copy(q35_bench_state *st, void *unused)
+void q35_bench_copy(q35_bench_state *st, void *unused)
 {
     (void)unused;
     struct copy_ctx c = {.bytes = (size_t)q35_bench_arg(st, 0) << 20};
@@ -199,7 +200,7 @@ void q35_bench_register_ceilings(void)
 {
     static const int64_t mib[] = {1024}, n[] = {4096, 8192};
     static int half = 1;
-    q35_bench_register("ceiling/copy", bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
+    q35_bench_register("ceiling/copy", q35_bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
     q35_bench_register("ceiling/sgemm", bench_gemm, NULL, (q35_bench_axis[]){{"n", n, 2}}, 1);
     q35_bench_register("ceiling/hgemm", bench_gemm, &half, (q35_bench_axis[]){{"n", n, 2}}, 1);
 }

@@ -9,7 +9,7 @@ with `tokens_per_s`; lengths that do not fit are reported skipped with the reaso
                              [--reps 3] [--max-seconds 300] [--device N] [-o results.json]
     python3 bench/hf_peer.py --show-config --shape 27b   # the config only (no torch)
 
-The shapes are read from data/shapes.c (the generator's own table), so the peer
+The shapes are read from model/shapes.c (the generator's own table), so the peer
 and the C benchmarks run the same widths. A prefill is one forward over the
 whole prompt with the cache on (as the model's prefill leaves its state), only
 the last position's logits computed (logits_to_keep=1); each length is run once
@@ -35,7 +35,7 @@ LENGTHS = [512, 4096, 16384, 65536, 131072]
 
 def hf_config_args(shape, layers=None):
     """The keyword arguments of transformers' Qwen3_5TextConfig for a shape of
-    data/shapes.c (layer i is full attention when (i + 1) % interval == 0)."""
+    model/shapes.c (layer i is full attention when (i + 1) % interval == 0)."""
     n_layer = layers or shape["n_layer"]
     interval = shape["full_attn_interval"]
     return dict(
@@ -172,7 +172,7 @@ def main(argv=None):
     shapes = read_shapes()
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--shape", default="9b", choices=sorted(shapes), help="a shape of data/shapes.c (default 9b)")
+    p.add_argument("--shape", default="9b", choices=sorted(shapes), help="a shape of model/shapes.c (default 9b)")
     p.add_argument("--layers", type=int, default=None, help="decoder layers (default: the shape's)")
     p.add_argument("--lengths", default=",".join(map(str, LENGTHS)),
                    help="prompt lengths, comma-separated (default %(default)s)")

@@ -1,5 +1,5 @@
 """What the peers (bench/peers.py, bench/hf_peer.py) share: the shapes and axes
-read from the C sources they pair with (data/shapes.c, bench/bench_*.c), the
+read from the C sources they pair with (model/shapes.c, bench/bench_*.c), the
 commit, CUDA-event timing, and Google Benchmark's JSON form (bench/results/
 SCHEMA.md). Imports nothing outside the standard library; torch is passed in
 by the caller that has it.
@@ -37,8 +37,8 @@ def c_source(path):
         return re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
 
 
-def read_shapes(path="data/shapes.c"):
-    """The shapes table of data/shapes.c: {name: {field: value}}, the
+def read_shapes(path="model/shapes.c"):
+    """The shapes table of model/shapes.c: {name: {field: value}}, the
     QWEN35_COMMON macro expanded."""
     src = c_source(path)
     macro = re.search(r"#define\s+QWEN35_COMMON\s+((?:.*\\\n)*.*)", src)
@@ -60,6 +60,20 @@ def c_ints(path, name):
     if not m:
         raise SystemExit(f"peers: no array {name}[] in {path}")
     return [int(v) for v in m.group(1).split(",") if v.strip()]
+
+
+def c_strings(path, name):
+    """The strings of an array initializer `name[] = {"a", "b", ...}` in a C file."""
+    m = re.search(r"\b" + re.escape(name) + r"\[\]\s*=\s*\{([^{}]*)\}", c_source(path))
+    if not m:
+        raise SystemExit(f"peers: no array {name}[] in {path}")
+    return re.findall(r'"([^"]*)"', m.group(1))
+
+
+def bench_models(shapes, path="bench/models.c"):
+    """The kernel benchmarks' model axis (bench/models.c, names of the shapes
+    table) as the shapes of those names, in axis order."""
+    return [shapes[n] for n in c_strings(path, "k_bench_models")]
 
 
 def c_define(path, name):

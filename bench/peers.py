@@ -5,7 +5,7 @@ project's benchmark JSON (bench/results/SCHEMA.md):
 
   peer_sdpa/backend:{cudnn,flash}/dtype:{bf16,f16}/model:M/ctx:C/query:{chunk,prompt}
       torch's scaled_dot_product_attention, causal, at bench_attention's heads
-      (model 0/1/2 = its k_models), contexts and chunk: `chunk` is a chunk of CHUNK
+      (model 0/1/2 = bench/models.c's), contexts and chunk: `chunk` is a chunk of CHUNK
       query rows at the end of the context (flash_chunk's point), `prompt` the whole
       context at once (flash_prompt's, up to its PROMPT_MAX); FLOP as bench_attention
       counts them (visible pairs only)
@@ -47,19 +47,21 @@ class Skip(Exception):
 
 def axes():
     """The axes of the benchmarks the peers pair with, read from their sources."""
-    shapes = peerlib.read_shapes()
+    models = peerlib.bench_models(peerlib.read_shapes())
     att, ker, lin = "bench/bench_attention.c", "bench/bench_kernels.c", "bench/bench_linear.c"
+    if len({m["head_dim"] for m in models}) != 1:
+        raise SystemExit("peers: the benchmarks' models differ in head_dim")
     return {
         "sdpa": {
-            "models": [{"name": n, "heads": h, "kv": kv} for n, h, kv in peerlib.c_rows(att, "k_models")],
-            "head_dim": peerlib.c_define(att, "HD"),
+            "models": [{"name": m["name"].upper(), "heads": m["n_head"], "kv": m["n_head_kv"]} for m in models],
+            "head_dim": models[0]["head_dim"],
             "contexts": peerlib.c_ints(att, "contexts"),
             "chunk": peerlib.c_define(att, "CHUNK"),
             "prompt_max": peerlib.c_define(att, "PROMPT_MAX"),
         },
         "fla": {
-            "models": [{"name": n, "hk": hk, "hv": hv, "dk": shapes[n.lower()]["ssm_dk"],
-                        "dv": shapes[n.lower()]["ssm_dv"]} for n, _, hk, hv in peerlib.c_rows(ker, "k_models")],
+            "models": [{"name": m["name"].upper(), "hk": m["ssm_hk"], "hv": m["ssm_hv"], "dk": m["ssm_dk"],
+                        "dv": m["ssm_dv"]} for m in models],
             "rows": peerlib.c_ints(ker, "delta_rows"),
         },
         "gemm": {

@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
-#include "model/escape.h"
+#include "core/escape.h"
 
 #include <ctype.h>
 #include <errno.h>

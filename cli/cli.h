@@ -8,7 +8,7 @@
 #ifndef Q35_CLI_H
 #define Q35_CLI_H
 
-#include "data/generate.h"
+#include "model/generate.h"
 #include "model/qwen35.h"
 
 #include <stdbool.h>
@@ -29,7 +29,7 @@ void cli_set_command(const char *name);
 const char *cli_command(void);
 
 /* Prints "<command>: <message>\n" on stderr with every byte a terminal would
- * act on escaped (model/escape.h): messages carry names from files and from
+ * act on escaped (core/escape.h): messages carry names from files and from
  * the command line. */
 void cli_error(const char *fmt, ...)
 #if defined(__GNUC__)
@@ -122,12 +122,18 @@ extern const char *const cli_model_options_help;
  * file-size limit is a write error naming the file ("File too large"); SIGINT,
  * SIGTERM, SIGHUP and SIGPIPE (where not ignored) remove the temporary file of an
  * output in flight, then end the process as the signal would; SIGBUS inside the mapping cli_guard_mapping
- * registered says which file shrank under it and exits 1. */
+ * registered, or while the file cli_guard_opening names is opened, says which file shrank under it and
+ * exits 1. */
 void cli_signals_init(void);
 
 /* A SIGBUS inside g's mapping (the file truncated while in use) names g's file.
  * One mapping at a time; NULL (or a memory image) stops it. */
 void cli_guard_mapping(const q35_gguf *g);
+
+/* Before q35_gguf_open(path): a SIGBUS while the file is opened (its mapping
+ * not known yet; its header and tables read) names path, until
+ * cli_guard_mapping. */
+void cli_guard_opening(const char *path);
 
 /* Says on stderr, as a warning, which tensors of m the loader does not know
  * (and that the output is tied, when it is: a renamed output.weight). */

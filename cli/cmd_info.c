@@ -1,8 +1,8 @@
 /* q35 info FILE: what a GGUF holds, and whether it loads as a qwen35 model. */
 #include "cli.h"
 
-#include "model/escape.h"
-#include "model/gguf.h"
+#include "core/escape.h"
+#include "core/gguf.h"
 #include "model/qwen35.h"
 
 #include <inttypes.h>
@@ -99,7 +99,9 @@ int q35_cmd_info(int argc, char **argv)
     }
     q35_error err = {{0}};
     q35_gguf *g;
+    cli_guard_opening(argv[1]);
     if (q35_gguf_open(&g, argv[1], &err)) {
+        cli_guard_mapping(NULL);
         cli_error("%s", err.msg);
         return CLI_FAILED;
     }

@@ -1,8 +1,8 @@
 /* q35 model make: write a synthetic qwen35 GGUF. */
 #include "cli.h"
 
-#include "model/escape.h"
-#include "model/parallel.h"
+#include "core/escape.h"
+#include "core/parallel.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,12 +2,13 @@
  * on the GPU when one is usable (cmd_run_cuda.c), else (or with --cpu) on the
  * float64 CPU reference; the output says which path ran. */
 #include "run.h"
+#include "run_report.h"
 
-#include "model/escape.h"
-#include "model/outfile.h"
-#include "model/parallel.h"
+#include "core/escape.h"
+#include "core/outfile.h"
+#include "core/parallel.h"
+#include "core/rng.h"
 #include "model/ref_model.h"
-#include "model/rng.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,12 +43,19 @@ static const char *const k_help =
     "  --delta D         scan | chunked (Q35_PREFILL_DELTA; default chunked on GEMM f16, scan on f32)\n"
     "  --deterministic   batch-invariant projections and attention (Q35_DETERMINISTIC=1)\n"
     "  --scores-budget B bytes of f32 attention scores per pass (Q35_ATTN_SCORES_BUDGET; 1 GiB)\n"
+    "  --flash-variant V the flash kernel's variant (Q35_FLASH_VARIANT; default kv64 where it fits, else base)\n"
+    "  --delta-rule-variant V\n"
+    "                    the scan's variant (Q35_DELTA_RULE_VARIANT; default r2pni, l16r2pn where dv needs it)\n"
+    "  --delta-chunk-variant V\n"
+    "                    the chunked delta rule's variant (Q35_DELTA_CHUNK_VARIANT; default w4)\n"
+    "                    (a variant this build lacks, or one the device cannot run: a warning, the default)\n"
     "  --free-cap MIB    plan as if the device had at most this much free memory\n"
     "model options (without --model):\n";
 
 enum {
     O_MODEL = CLI_MODEL_OPTS, O_PROMPT, O_RANDOM, O_PROMPT_SEED, O_CHUNK_ROWS, O_TOP_K, O_LOGITS_AT, O_LOGITS_OUT,
-    O_THREADS, O_CPU, O_DEVICE, O_ATTENTION, O_GEMM, O_DELTA, O_DETERMINISTIC, O_SCORES_BUDGET, O_FREE_CAP, O_COUNT
+    O_THREADS, O_CPU, O_DEVICE, O_ATTENTION, O_GEMM, O_DELTA, O_DETERMINISTIC, O_SCORES_BUDGET, O_FREE_CAP,
+    O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_COUNT
 };
 static const cli_option k_opts[O_COUNT] = {
     CLI_MODEL_OPTIONS,
@@ -58,6 +66,8 @@ static const cli_option k_opts[O_COUNT] = {
     [O_ATTENTION] = {"--attention", "A"}, [O_GEMM] = {"--gemm", "G"}, [O_DELTA] = {"--delta", "D"},
     [O_DETERMINISTIC] = {"--deterministic", NULL},
     [O_SCORES_BUDGET] = {"--scores-budget", "B"}, [O_FREE_CAP] = {"--free-cap", "MIB"},
+    [O_FLASH_VARIANT] = {"--flash-variant", "V"}, [O_DELTA_RULE_VARIANT] = {"--delta-rule-variant", "V"},
+    [O_DELTA_CHUNK_VARIANT] = {"--delta-chunk-variant", "V"},
 };
 #define BIT(o) (UINT64_C(1) << (o))
 static const cli_conflict k_conflicts[] = {
@@ -66,7 +76,7 @@ static const cli_conflict k_conflicts[] = {
      "--random and --prompt-seed make a random prompt, --prompt gives one"},
     {O_CPU,
      BIT(O_DEVICE) | BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA) | BIT(O_DETERMINISTIC) | BIT(O_SCORES_BUDGET) |
-         BIT(O_FREE_CAP),
+         BIT(O_FREE_CAP) | BIT(O_FLASH_VARIANT) | BIT(O_DELTA_RULE_VARIANT) | BIT(O_DELTA_CHUNK_VARIANT),
      "it is a GPU option and --cpu runs the CPU reference"},
 };
 
@@ -137,6 +147,9 @@ static int set_option(run_args *a, int k, const char *v)
             return -1;
         a->cuda.free_cap = (uint64_t)n << 20;
         return 0;
+    case O_FLASH_VARIANT: a->cuda.flash_variant = v; return 0;
+    case O_DELTA_RULE_VARIANT: a->cuda.delta_rule_variant = v; return 0;
+    case O_DELTA_CHUNK_VARIANT: a->cuda.delta_chunk_variant = v; return 0;
     default: return cli_model_set(&a->model, k, v);
     }
 }
@@ -201,74 +214,6 @@ static void run_args_free(run_args *a)
     a->prompt = a->at = NULL;
 }
 
-void run_print_top_k(const float *logits, int vocab, int64_t k)
-{
-    if (k > vocab)
-        k = vocab;
-    int *idx = malloc((size_t)(k > 0 ? k : 1) * sizeof *idx);
-    if (!idx)
-        return;
-    for (int64_t j = 0; j < k; j++) { /* selection: k is small */
-        int best = -1;
-        for (int v = 0; v < vocab; v++) {
-            bool taken = false;
-            for (int64_t p = 0; p < j && !taken; p++)
-                taken = idx[p] == v;
-            if (!taken && (best < 0 || logits[v] > logits[best]))
-                best = v;
-        }
-        idx[j] = best;
-    }
-    for (int64_t j = 0; j < k; j++)
-        printf("  %2" PRId64 ". token %7d  logit %+.6f\n", j + 1, idx[j], (double)logits[idx[j]]);
-    free(idx);
-}
-
-void run_print_times(const q35_op_times *t, double total, int64_t tokens)
-{
-    printf("\n%-14s %10s %7s %8s\n", "op", "ms", "%", "calls");
-    double sum = 0.0;
-    for (int op = 0; op < Q35_OP_COUNT; op++) {
-        sum += t->seconds[op];
-        if (t->calls[op])
-            printf("%-14s %10.3f %6.1f%% %8" PRId64 "\n", q35_op_name((q35_op)op), 1e3 * t->seconds[op],
-                   total > 0 ? 100.0 * t->seconds[op] / total : 0.0, t->calls[op]);
-    }
-    printf("%-14s %10.3f %6.1f%%\n", "(other)", 1e3 * (total - sum), total > 0 ? 100.0 * (total - sum) / total : 0.0);
-    printf("%-14s %10.3f          %.1f tokens/s\n", "total", 1e3 * total, total > 0 ? (double)tokens / total : 0.0);
-}
-
-int run_write_logits(const char *path, const float *logits, int64_t rows, int vocab, q35_error *err)
-{
-    q35_outfile f;
-    if (q35_outfile_open(&f, path, err))
-        return -1;
-    int rc = q35_outfile_write(&f, logits, (size_t)rows * (size_t)vocab * sizeof *logits, err);
-    if (rc == 0)
-        rc = q35_outfile_commit(&f, err);
-    q35_outfile_discard(&f);
-    return rc;
-}
-
-int run_report_logits(const run_args *a, const float *logits, int vocab, int64_t n)
-{
-    if (a->n_at) {
-        q35_error err = {{0}};
-        if (run_write_logits(a->logits_out, logits, a->n_at, vocab, &err)) {
-            cli_error("%s", err.msg);
-            return CLI_FAILED;
-        }
-        printf("\nwrote logits at %" PRId64 " positions to %s (float32 [%" PRId64 "][%d])\n", a->n_at, a->logits_out,
-               a->n_at, vocab);
-        printf("top-%" PRId64 " logits at position %" PRId64 ":\n", a->top_k, a->at[a->n_at - 1]);
-        run_print_top_k(logits + (a->n_at - 1) * (int64_t)vocab, vocab, a->top_k);
-    } else {
-        printf("\ntop-%" PRId64 " logits at the last position (%" PRId64 "):\n", a->top_k, n - 1);
-        run_print_top_k(logits, vocab, a->top_k);
-    }
-    return 0;
-}
-
 /* The float64 CPU reference: the prefill timed per op on the host. */
 static int run_cpu(const run_args *a, const q35_model *m, const int32_t *tokens, int64_t n, const char *why)
 {
@@ -325,7 +270,16 @@ int q35_cmd_run(int argc, char **argv)
     q35_model *m = NULL;
     int32_t *tokens = NULL;
     const double t_load = q35_now();
-    if (a.path ? q35_model_open(&m, a.path, &err) : q35_generate_model(&a.gen, &m, &err)) {
+    /* a SIGBUS names the file from its opening on (as in q35 info): the
+     * reader and the loader read the mapping before the run does */
+    q35_gguf *g = NULL;
+    if (a.path)
+        cli_guard_opening(a.path);
+    if (a.path && q35_gguf_open(&g, a.path, &err) == 0)
+        cli_guard_mapping(g);
+    if (a.path ? !g || q35_model_load(&m, g, &err) /* closes g on failure */
+               : q35_generate_model(&a.gen, &m, &err)) {
+        cli_guard_mapping(NULL);
         cli_error("%s", err.msg);
         goto out;
     }

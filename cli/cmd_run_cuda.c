@@ -2,8 +2,9 @@
  * prefill (per-op device times from CUDA events, which also warms up), then an
  * untimed one for tokens/s. */
 #include "run.h"
+#include "run_report.h"
 
-#include "model/parallel.h"
+#include "core/parallel.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* q35 run's pieces shared by its CPU path (cmd_run.c) and its GPU path
- * (cmd_run_cuda.c). */
+/* q35 run's arguments, and its GPU path (cmd_run_cuda.c) that the command
+ * (cmd_run.c) calls; what both print: run_report.h. */
 #ifndef Q35_CLI_RUN_H
 #define Q35_CLI_RUN_H
 
@@ -21,20 +21,6 @@ typedef struct run_args {
     bool cpu;                       /* --cpu: the float64 reference even where a GPU is */
     q35_cuda_options cuda;          /* --attention, --gemm, --deterministic, --device, --chunk-rows, ... */
 } run_args;
-
-/* The top-k of vocab logits, one line each. */
-void run_print_top_k(const float *logits, int vocab, int64_t k);
-
-/* The per-op table, the rest of `total` as "(other)", and tokens/s. */
-void run_print_times(const q35_op_times *t, double total, int64_t tokens);
-
-/* float32 [rows][vocab] to a file, through a temporary file renamed into
- * place (model/outfile.h); 0, or -1 with a message. */
-int run_write_logits(const char *path, const float *logits, int64_t rows, int vocab, q35_error *err);
-
-/* The logits the run asked for (--logits-at, else the last position) printed
- * and written; 0, or 1 when the file cannot be written (said on stderr). */
-int run_report_logits(const run_args *a, const float *logits, int vocab, int64_t n);
 
 /* Runs the prompt on the GPU. 0 done, 1 failed (said on stderr), 2 no usable
  * device (why filled): the caller falls back to the CPU reference. */

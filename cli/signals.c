@@ -4,17 +4,20 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
-#include "model/escape.h"
-#include "model/outfile.h"
+#include "core/escape.h"
+#include "core/outfile.h"
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
-/* The guarded mapping and its escaped path, set before any read of it. */
+/* The guarded mapping and its escaped path, set before any read of it; or a
+ * file being opened (g_opening), whose mapping is not known yet. */
 static const uint8_t *volatile g_map_base;
 static volatile uint64_t g_map_size;
+static volatile sig_atomic_t g_opening;
 static char g_map_path[4 * 512 + 4];
 
 static void say(const char *s)
@@ -51,15 +54,21 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
     (void)ctx;
     const uint8_t *base = g_map_base, *at = si->si_addr;
-    if (base && at >= base && (uint64_t)(at - base) < g_map_size) {
+    const bool inside = base && at >= base && (uint64_t)(at - base) < g_map_size;
+    if (inside || g_opening) {
         char num[24];
         q35_outfile_remove_pending();
         say(cli_command());
         say(": ");
         say(g_map_path);
-        say(": the file shrank while it was in use (truncated or rewritten by another program?): reading byte ");
-        say(decimal((uint64_t)(at - base), num));
-        say(" of it failed (SIGBUS); stopping\n");
+        say(": the file shrank while it was in use (truncated or rewritten by another program?): ");
+        if (inside) {
+            say("reading byte ");
+            say(decimal((uint64_t)(at - base), num));
+            say(" of it failed (SIGBUS); stopping\n");
+        } else {
+            say("reading it while opening it failed (SIGBUS); stopping\n");
+        }
         _exit(CLI_FAILED);
     }
     die_of(sig);
@@ -88,8 +97,16 @@ void cli_signals_init(void)
     sigaction(SIGBUS, &sa, NULL);
 }
 
+void cli_guard_opening(const char *path)
+{
+    g_map_base = NULL;
+    q35_escape_str(g_map_path, sizeof g_map_path, path);
+    g_opening = 1;
+}
+
 void cli_guard_mapping(const q35_gguf *g)
 {
+    g_opening = 0;
     g_map_base = NULL;
     if (!g || !g->map)
         return;

@@ -1,4 +1,4 @@
-/* Decode attention (kernels/attention.h): one query row per head over cache
+/* Decode attention (kernels/attention_decode.h): one query row per head over cache
  * rows 0..n_ctx-1, f32 throughout; the model's deterministic-mode attention.
  *
  * The per-row arithmetic is fixed by n_ctx alone, so the rows form (row t over
@@ -14,7 +14,8 @@
  *   combine  M = max_s m_s; L = sum_s l_s e^{m_s - M}; o[d] = (sum_s acc_s[d]
  *            e^{m_s - M}) / L, slots in order 0..31 (an empty one weighs 0).
  *
- * Two launch shapes run this same arithmetic:
+ * Two launch shapes run this same arithmetic (the variants, both in the
+ * model's library):
  *   block    one block of 16 warps per (row, head), warp w runs slots w and
  *            w + 16, the slot states meet in shared memory (every device);
  *   cluster  a cluster of 8 blocks of 4 warps per (row, head) (sm_90+): block
@@ -22,7 +23,7 @@
  *            reading the other blocks' slot states through distributed shared
  *            memory. Eight times the blocks for one decode token: the cache
  *            streams through many SMs, not heads-many. */
-#include "kernels/attention.h"
+#include "kernels/attention_decode.h"
 
 #include "kernels/cluster_launch.cuh"
 #include "kernels/reduce.cuh"
@@ -237,12 +238,48 @@ static int check_vectors(const char *who, const void *q, const void *k, const vo
     return 0;
 }
 
-/* One launch of T <= MAX_T_PER_LAUNCH rows: variant 1 the block shape, 2 the cluster shape. */
+/* The launch shapes (attention_decode.h): their ranks are what launch_decode takes. */
+static constexpr int k_block = 0, k_cluster = 1;
+static const q35_variant k_shapes[] = {{"block", k_block, NULL}, {"cluster", k_cluster, NULL}};
+static const q35_variant_set k_variants = {{k_shapes, 2}, NULL};
+
+int q35_attention_decode_variant_count(void)
+{
+    return q35_variant_count(&k_variants);
+}
+
+const char *q35_attention_decode_variant_name(int variant)
+{
+    return q35_variant_name(&k_variants, variant);
+}
+
+int q35_attention_decode_variant_find(const char *name)
+{
+    return q35_variant_find(&k_variants, name);
+}
+
+/* Whether the cluster shape runs on device `dev` (compute capability `major`). */
+static bool clusters_usable(int head_dim, int major)
+{
+    return q35_clusters_usable(head_dim == 256 ? (const void *)q35_decode_cluster_kernel<256>
+                                               : (const void *)q35_decode_cluster_kernel<128>,
+                               major);
+}
+
+int q35_attention_decode_variant_default(int device, q35_attn_shape s)
+{
+    int major = 0;
+    const bool clusters = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                          clusters_usable(s.head_dim, major);
+    return q35_attention_decode_variant_find(clusters ? "cluster" : "block");
+}
+
+/* One launch of T <= MAX_T_PER_LAUNCH rows in launch shape `shape` (k_block, k_cluster). */
 template <int HD>
-static int launch_decode(int variant, float *o, const float *q, const float *k_cache, const float *v_cache,
+static int launch_decode(int shape, float *o, const float *q, const float *k_cache, const float *v_cache,
                          int64_t pos0, int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err)
 {
-    if (variant == 1) {
+    if (shape == k_block) {
         q35_decode_block_kernel<HD><<<dim3(1, (unsigned)s.heads, (unsigned)T), 32 * BLOCK_WARPS, 0, stream>>>(
             o, q, k_cache, v_cache, pos0, s);
         return Q35_LAUNCH_CHECK("attention_decode (block)", err);
@@ -255,37 +292,34 @@ static int launch_decode(int variant, float *o, const float *q, const float *k_c
     return Q35_LAUNCH_CHECK("attention_decode (cluster)", err);
 }
 
-int q35_attention_decode_rows_variant(int variant, float *o, const float *q, const float *k_cache,
-                                      const float *v_cache, int64_t pos0, int64_t T, q35_attn_shape s,
-                                      q35_stream stream, q35_error *err)
+int q35_attention_decode_rows(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
+                              int64_t T, q35_attn_shape s, int variant, q35_stream stream, q35_error *err)
 {
     static const char *who = "attention_decode_rows";
     if (q35_attention_check_shape(who, s, err) || check_vectors(who, q, k_cache, v_cache, s, err))
         return -1;
     if (s.head_dim != 128 && s.head_dim != 256)
         return q35_fail(err, "%s: head_dim %d (the decode kernel takes 128 or 256)", who, s.head_dim);
-    if (s.heads > 65535 || pos0 < 0 || T < 0 || pos0 > INT64_MAX / 2 - T || variant < 0 || variant > 2)
-        return q35_fail(err, "%s: heads %d (<= 65535), pos0 %lld, T %lld (>= 0), variant %d (0 auto, 1 block, 2 "
-                             "cluster)",
-                        who, s.heads, (long long)pos0, (long long)T, variant);
+    const q35_variant *v = variant == Q35_VARIANT_DEFAULT ? NULL : q35_variant_at(&k_variants, variant);
+    if (s.heads > 65535 || pos0 < 0 || T < 0 || pos0 > INT64_MAX / 2 - T || (variant != Q35_VARIANT_DEFAULT && !v))
+        return q35_fail(err, "%s: heads %d (<= 65535), pos0 %lld, T %lld (>= 0), variant %d (%d default, 0 block, "
+                             "1 cluster)",
+                        who, s.heads, (long long)pos0, (long long)T, variant, Q35_VARIANT_DEFAULT);
     int dev = 0, major = 0;
     if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
         Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), err))
         return -1;
-    const bool clusters = q35_clusters_usable(
-        s.head_dim == 256 ? (const void *)q35_decode_cluster_kernel<256> : (const void *)q35_decode_cluster_kernel<128>,
-        major);
-    if (variant == 0)
-        variant = clusters ? 2 : 1;
-    if (variant == 2 && !clusters)
+    const bool clusters = clusters_usable(s.head_dim, major);
+    const int shape = v ? v->rank : clusters ? k_cluster : k_block;
+    if (shape == k_cluster && !clusters)
         return q35_fail(err, "%s: the cluster variant needs compute capability 9.0 or newer and a build with sm_90 "
                              "code (this device: %d.x)",
                         who, major);
     for (int64_t t0 = 0; t0 < T; t0 += MAX_T_PER_LAUNCH) {
         const int64_t n = T - t0 < MAX_T_PER_LAUNCH ? T - t0 : MAX_T_PER_LAUNCH;
-        const int rc = s.head_dim == 256 ? launch_decode<256>(variant, o + t0 * s.o_stride, q + t0 * s.q_stride,
+        const int rc = s.head_dim == 256 ? launch_decode<256>(shape, o + t0 * s.o_stride, q + t0 * s.q_stride,
                                                               k_cache, v_cache, pos0 + t0, n, s, stream, err)
-                                         : launch_decode<128>(variant, o + t0 * s.o_stride, q + t0 * s.q_stride,
+                                         : launch_decode<128>(shape, o + t0 * s.o_stride, q + t0 * s.q_stride,
                                                               k_cache, v_cache, pos0 + t0, n, s, stream, err);
         if (rc)
             return -1;
@@ -293,16 +327,10 @@ int q35_attention_decode_rows_variant(int variant, float *o, const float *q, con
     return 0;
 }
 
-int q35_attention_decode_rows(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
-                              int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err)
-{
-    return q35_attention_decode_rows_variant(0, o, q, k_cache, v_cache, pos0, T, s, stream, err);
-}
-
 int q35_attention_decode(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t n_ctx,
                          q35_attn_shape s, q35_stream stream, q35_error *err)
 {
     if (n_ctx < 1)
         return q35_fail(err, "attention_decode: n_ctx %lld (>= 1)", (long long)n_ctx);
-    return q35_attention_decode_rows_variant(0, o, q, k_cache, v_cache, n_ctx - 1, 1, s, stream, err);
+    return q35_attention_decode_rows(o, q, k_cache, v_cache, n_ctx - 1, 1, s, Q35_VARIANT_DEFAULT, stream, err);
 }

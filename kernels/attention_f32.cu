@@ -1,4 +1,4 @@
-/* The f32 prefill attention (kernels/attention.h): per KV group g, per pass of
+/* The f32 prefill attention (kernels/attention_f32.h): per KV group g, per pass of
  * query rows r0 .. r0+P-1 of the chunk,
  *
  *     S = scale * Q_h K_g^T      cuBLASLt, batched over the group's hpk heads,
@@ -31,7 +31,7 @@
  * What this does not cover: a "stream-K" kernel that splits k across CTAs by
  * the grid's size would break it; cuBLASLt's FP32 FMA kernels are data-parallel
  * tiles, and the GPU suite checks the claim (>= 10 passes, memcmp). */
-#include "kernels/attention.h"
+#include "kernels/attention_f32.h"
 
 #include "kernels/reduce.cuh"
 

@@ -1,619 +1,43 @@
-/* The flash prefill attention (kernels/attention.h): one fused causal kernel,
- * f16 inputs to mma.sync m16n8k16 tensor cores, f32 accumulation and an f32
- * online softmax, head_dim 256, no scores materialised. sm_80 or newer. The
- * PTX pieces and the two stagings are in kernels/flash_frag.cuh.
- *
- * Work split. A block takes R query rows of one KV group and ALL hpk query heads
- * of that group: its M = hpk * R "query rows" (M-row m = head h * R + row r)
- * share every K/V tile it loads:
- *
- *     hpk       1    2    3    4    6    8
- *     R       128   64   32   32   16   16     M = 128 (96 for hpk 3, 6)
- *
- * The M-rows form groups of 16 * SLABS rows (SLABS m16 slabs, each within one
- * head); DSPLIT warps share a group, warp `part` owning output dims
- * [part * 256 / DSPLIT, ...) of its rows, 16 * SLABS x 256 / DSPLIT f32 in
- * registers. Per KV tile of N positions (the tiles up to the block's last
- * visible position; the ones past it are never visited):
- *   S   = Q K^T     ldmatrix.x4 of Q (A) and K (B) from shared memory; warp
- *                   `part` takes positions [part * N / DSPLIT, ...) over all
- *                   256 dims (no partial scores to exchange), scores in log2
- *                   units; base and async load a K fragment per n8 tile and
- *                   2 k-steps (as the kernel always did), the others per 2 n8
- *                   tiles and 1 k-step (half the live Q fragments);
- *   mask            only on the diagonal tiles: position p > pos0 + row -> -inf;
- *                   a group whose rows see none of the tile skips it;
- *   softmax         running max m and sum l per row (the 4 lanes of a row agree
- *                   on the max by two shuffles, the DSPLIT warps of a group
- *                   through shared memory and a named barrier; l stays
- *                   lane- and warp-partial until the end), O rescaled by
- *                   2^(m_old - m_new), P = 2^(s - m) packed to f16 straight
- *                   into the A fragments of the next product (and, with
- *                   DSPLIT 2, into shared memory for the other warp);
- *   O  += P V       ldmatrix.x4.trans of V (B): the warp's own positions with
- *                   P from registers, then (DSPLIT 2) the other warp's with P
- *                   from shared memory (written before the tile's barrier).
- * Shared memory (f16): Q [M][256], K [N][256], V [N][256]; every row is 32
- * chunks of 16 bytes at chunk ^ (row % 8) (no bank conflicts). With DSPLIT 2,
- * P [M][N] (chunk ^ row % 8 again) and the max exchange [M][2] f32.
- * Staging. The caches and q are f32. K and V come as units of 16 rows, in the
- * order K(j) V(j) K(j + SPLIT) V(j + SPLIT) ...: V(j)'s units go to shared
- * memory during Q K(j)^T (the last one after the softmax), K(next)'s during
- * P V(j) (one per 16 positions), each put followed by the load of the unit
- * DEPTH places further on; one K and one V buffer, two barriers a tile.
- * Registers (DEPTH units in flight in registers) or a cp.async ring of DEPTH
- * raw f32 units (16 KiB each) converted by the threads that copied them.
- * Order. Blocks take query tiles from the last (the longest rows) to the first,
- * every KV group's in turn, so the heavy blocks start first.
- * KV split (sm_90+). A chunk of 512 rows has few blocks (9B: 16 tiles x 4
- * groups = 64) for 132 SMs, so on sm_90 a cluster of S = 2 or 4 blocks shares
- * one query tile, block s taking tiles s, s + S, ...; at the end each block
- * scales its O by 2^(m_s - M) / L (M, L from every block's m, l through
- * distributed shared memory) and the cluster sums the S partial outputs in rank
- * order, each block writing M/S rows, 64 dims a round.
- *
- * Variants (the design choices the benchmarks compare;
- * q35_attention_flash_default_variant picks what q35_attention_prefill_flash
- * runs): N, SLABS, DSPLIT, the staging (regs
- * or ring, units in flight). Shared memory at M = 128 (1 KiB more for the
- * cluster combine), registers from ptxas (CUDA 13.0) at M = 128 / 96, no
- * spills; one block an SM. A variant whose shared memory an architecture lacks
- * is a stub there (refused by the launcher): sm_80 takes up to 163 KiB, sm_86
- * and sm_89 99 KiB (base only).
- *
- *   name            N SLABS DSPLIT staging warps  smem     sm_90 regs  sm_80 regs
- *   base           32   1     1    regs 1    8    96 KiB   238-246     236-241
- *   kv64           64   1     1    regs 1    8   128 KiB   247-252     248-254
- *   async          32   1     1    ring 4    8   160 KiB   231-238     225
- *   kv64_async     64   1     1    ring 4    8   192 KiB   245-250     (stub)
- *   pair_async     64   2     2    ring 4    8   209 KiB   247-255     (stub)
- *   dsplit16_async 64   1     2    ring 4   16   209 KiB   128         (stub)
- *   (dsplit16_async at M = 96: 12 warps, 150-154 registers)
- *
- * bench/results/README.md ("flash optimisation log") says what each one tests
- * and what it is predicted to do. */
-#include "kernels/attention.h"
-#include "kernels/cluster_launch.cuh"
-#include "kernels/flash_frag.cuh"
+/* The flash prefill attention's launchers and registry (kernels/attention_flash.h):
+ * the production variants, base (the fallback: it runs wherever flash runs)
+ * and kv64 (the default where shared memory holds it); the kernel is
+ * kernels/attention_flash.cuh's, the other variants are experiments
+ * (kernels/experiments/attention_flash.cu). */
+#include "kernels/attention_flash.cuh"
 
-#include <cooperative_groups.h>
-#include <cuda_runtime.h>
-#include <math.h>
-#include <stdint.h>
-#include <type_traits>
 
-namespace cg = cooperative_groups;
+#pragma weak q35_attention_flash_experiments
 
-#define HD Q35_FLASH_HD
-#define ROW Q35_FLASH_ROW_BYTES
-#define MAX_M 128                /* M-rows per block */
-#define ROUND_DIMS 64            /* dims per round of the cluster combine */
-#define COMBINE_LD (ROUND_DIMS + 4)
-#define MAX_SPLIT 4
-#define LOG2E 1.4426950408889634f
+static constexpr q35_flash_impl k_base = flash_impl<q35_flash_base>(), k_kv64 = flash_impl<q35_flash_kv64>();
+static const q35_variant k_production[] = {{"base", 0, &k_base}, {"kv64", 1, &k_kv64}};
 
-/* One variant: KV tile N, m16 slabs per warp, warps per row group (each owning
- * 256 / DSPLIT dims), units in flight, ring (cp.async) or registers. */
-template <int KV_TILE, int SLABS, int DSPLIT, int DEPTH, bool RING>
-struct q35_flash_variant {
-    static constexpr int kv_tile = KV_TILE, slabs = SLABS, dsplit = DSPLIT, depth = DEPTH;
-    static constexpr bool ring = RING;
-};
-using q35_flash_base = q35_flash_variant<32, 1, 1, 1, false>;
-using q35_flash_kv64 = q35_flash_variant<64, 1, 1, 1, false>;
-using q35_flash_async = q35_flash_variant<32, 1, 1, 4, true>;
-using q35_flash_kv64_async = q35_flash_variant<64, 1, 1, 4, true>;
-using q35_flash_pair_async = q35_flash_variant<64, 2, 2, 4, true>;
-using q35_flash_dsplit16_async = q35_flash_variant<64, 1, 2, 4, true>;
+static const q35_variant_set k_set = {{k_production, (int)(sizeof k_production / sizeof k_production[0])},
+                                       &q35_attention_flash_experiments};
 
-/* A variant's block at M rows: warps, and its dynamic shared memory (byte
- * offsets of each array from the start). */
-template <class V, int M>
-struct q35_flash_layout {
-    static constexpr int warps = M / (16 * V::slabs) * V::dsplit, threads = 32 * warps;
-    static constexpr uint32_t k = M * ROW, v = k + V::kv_tile * ROW, p = v + V::kv_tile * ROW,
-                              x = p + (V::dsplit > 1 ? M * V::kv_tile * 2 : 0),
-                              ring = x + (V::dsplit > 1 ? M * V::dsplit * 4 : 0),
-                              bytes = ring + (V::ring ? V::depth * Q35_FLASH_UNIT_BYTES : 0);
-};
-
-/* The block's rows for hpk heads per group (M = hpk * R). */
-static int flash_rows(int hpk)
+int q35_attention_flash_variant_count(void)
 {
-    switch (hpk) {
-    case 1: return 128;
-    case 2: return 64;
-    case 3: return 32;
-    case 4: return 32;
-    case 6: return 16;
-    case 8: return 16;
-    default: return 0;
-    }
-}
-
-/* The flash kernel of variant V: grid query tiles * kv_heads * split,
- * q35_flash_layout<V, M>::threads threads, its bytes of dynamic shared memory;
- * hpk = heads / kv_heads, R = M / hpk, sc = the scale in log2 units.
- * With SPLIT > 1, clusters of SPLIT blocks along x (sm_90+). */
-template <class V, int M, int SPLIT>
-__global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
-    q35_flash_kernel(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0, int64_t T,
-                     q35_attn_shape sh, int hpk, int R, float sc)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    using L = q35_flash_layout<V, M>;
-#if __CUDA_ARCH__ < 900
-    /* clusters, or more shared memory than the architecture has: the launcher
-     * never asks for them here (A100, Orin 163 KiB a block; sm_86, sm_89 99) */
-    constexpr unsigned optin = __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870 ? 166912 : 101376;
-    if (SPLIT > 1 || L::bytes + 2 * MAX_M * sizeof(float) > optin)
-        __trap();
-#endif
-    constexpr int N = V::kv_tile, SLABS = V::slabs, DS = V::dsplit, THREADS = L::threads;
-    constexpr int WD = HD / DS, NP = N / DS, NU = N / Q35_FLASH_UNIT, GROUP = 16 * SLABS;
-    static_assert(NU == 2 || NU == 4, "a tile is 2 or 4 units");
-    static_assert(DS == 1 || (DS == 2 && N == 64), "the P exchange's rows are 8 chunks (N = 64)");
-    using Stage = typename std::conditional<V::ring, q35_flash_ring<THREADS, V::depth>,
-                                            q35_flash_regs<THREADS, V::depth>>::type;
-    extern __shared__ __align__(16) unsigned char smem[];
-    const uint32_t s0 = (uint32_t)__cvta_generic_to_shared(smem);
-    const uint32_t sQ = s0, sK = s0 + L::k, sV = s0 + L::v;
-    const uint32_t xch = s0 + L::x; /* DS > 1: [M][DS] f32, the row maxima, then the row sums */
-
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-    const int grp = warp / DS, part = warp % DS; /* the row group, the share of it */
-    /* block x: split = x % SPLIT (the rank in its cluster), then the KV groups,
-     * then the query tiles from the last (the longest rows) to the first, so the
-     * heavy blocks of every group start first */
-    const int n_qtiles = (int)((T + R - 1) / R);
-    const int split = SPLIT > 1 ? (int)(blockIdx.x % SPLIT) : 0;
-    const int unit = (int)(blockIdx.x / SPLIT), kvh = unit % sh.kv_heads;
-    const int qtile = n_qtiles - 1 - unit / sh.kv_heads;
-    const int r0 = qtile * R, n_ctx = (int)(pos0 + T); /* the launcher keeps pos0 + T <= INT32_MAX */
-    const int rows_here = T - r0 < R ? (int)T - r0 : R;
-    const int n_tiles = ((int)pos0 + r0 + rows_here - 1) / N + 1; /* to the block's last visible position */
-
-    /* slab sl: M-rows GROUP grp + 16 sl + 0..15, one head's tile rows from
-     * first(sl) - pos0 - r0 (R is 16 or a multiple of 32: the slabs of a group
-     * are consecutive rows of one head, or row 0.. of two); the lane's rows are
-     * M-rows mrow(sl, 0), mrow(sl, 1) (g, g + 8), which see positions up to
-     * first(sl) + g (+ 8) */
-    const auto mrow = [&](int sl, int ri) { return GROUP * grp + 16 * sl + g + 8 * ri; };
-    const int first0 = (int)pos0 + r0 + GROUP * grp % R, slab_step = R > 16 ? 16 : 0;
-    const auto first = [&](int sl) { return first0 + slab_step * sl; };
-    const int warp_last = first(SLABS - 1) + 15;
-    /* DS > 1: a value per row of the lane's rows made the same in the group's
-     * DS warps through xch, their max or their sum in warp order (the caller
-     * keeps every warp of the block away from xch between two calls) */
-    const auto group_combine = [&](float(&v)[SLABS][2], bool take_max) {
-#pragma unroll
-        for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-            for (int ri = 0; ri < 2; ri++)
-                if (c == 0)
-                    q35_st_shared_f32(xch + 4 * (mrow(sl, ri) * DS + part), v[sl][ri]);
-        q35_bar_sync(1 + grp, 32 * DS);
-#pragma unroll
-        for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-            for (int ri = 0; ri < 2; ri++) {
-                float r = q35_ld_shared_f32(xch + 4 * (mrow(sl, ri) * DS));
-#pragma unroll
-                for (int w = 1; w < DS; w++) {
-                    const float x = q35_ld_shared_f32(xch + 4 * (mrow(sl, ri) * DS + w));
-                    r = take_max ? fmaxf(r, x) : r + x;
-                }
-                v[sl][ri] = r;
-            }
-    };
-
-    /* The lanes' ldmatrix addresses. Every loop below steps by whole 8-chunk
-     * groups (128 bytes) or 8 rows, which the swizzle leaves alone, so each
-     * address is one of these plus an immediate offset. Rows: Q GROUP grp +
-     * lane % 16, K part NP + 8t + lane % 8, V part NP + 16kk + lane % 16 (8 + 8),
-     * all with row % 8 = lane % 8; V's dims from part WD. */
-    uint32_t qoff[4], koff[2], voff[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        qoff[i] = sQ + (GROUP * grp + lane % 16) * ROW + (((2 * i + lane / 16) ^ (lane % 8)) << 4);
-        voff[i] = sV + (part * NP + lane % 16) * ROW + (((2 * i + lane / 16) ^ (lane % 8)) << 4) + part * WD * 2;
-    }
-#pragma unroll
-    for (int i = 0; i < 2; i++)
-        koff[i] = sK + (part * NP + lane % 8) * ROW + (((4 * i + lane / 8) ^ (lane % 8)) << 4);
-    uint32_t kpair[4];
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-        kpair[i] = sK + (part * NP + 8 * (lane / 16) + lane % 8) * ROW + (((2 * i + lane / 8 % 2) ^ (lane % 8)) << 4);
-    /* DS > 1: the group's P [GROUP][N] f16 rows of 8 chunks at chunk ^ row % 8;
-     * this warp writes chunks part NP / 8.., reads the other's as A fragments
-     * (rows lane % 16, chunks (1 - part) NP / 8 + 2kk + lane / 16) and V rows
-     * (1 - part) NP.. (voff + vother) */
-    const uint32_t sPg = s0 + L::p + grp * GROUP * (2 * N);
-    const uint32_t vother = (uint32_t)((1 - 2 * part) * NP * ROW);
-    uint32_t poff[NP / 16];
-#pragma unroll
-    for (int kk = 0; kk < NP / 16; kk++)
-        poff[kk] = sPg + (lane % 16) * (2 * N) + ((((1 - part) * NP / 8 + 2 * kk + lane / 16) ^ (lane % 8)) << 4);
-
-    /* ---- stage Q: f32 -> f16, swizzled; rows past T are zeros ---- */
-    for (int idx = threadIdx.x; idx < M * (HD / 8); idx += THREADS) {
-        const int m = idx / (HD / 8), ch = idx % (HD / 8), h = m / R, r = m % R;
-        float4 a = make_float4(0.0f, 0.0f, 0.0f, 0.0f), b = a;
-        if (r0 + r < T) {
-            const float4 *src =
-                (const float4 *)(q + (r0 + r) * sh.q_stride + (int64_t)(kvh * hpk + h) * HD + ch * 8);
-            a = __ldg(src);
-            b = __ldg(src + 1);
-        }
-        q35_st_shared_f16x8(sQ + q35_swz(m, ch), a, b);
-    }
-
-    float acc[SLABS][WD / 8][4]; /* O: n8 tile t holds dims part WD + 8t + 2c, +1 of rows g (0, 1), g + 8 (2, 3) */
-#pragma unroll
-    for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-        for (int t = 0; t < WD / 8; t++)
-            acc[sl][t][0] = acc[sl][t][1] = acc[sl][t][2] = acc[sl][t][3] = 0.0f;
-    float row_max[SLABS][2], row_sum[SLABS][2];
-#pragma unroll
-    for (int sl = 0; sl < SLABS; sl++)
-        row_max[sl][0] = row_max[sl][1] = -INFINITY, row_sum[sl][0] = row_sum[sl][1] = 0.0f;
-    /* O += P V over 16 positions: P's A fragments p[slab] (this warp's, or the
-     * other's from shared memory), V's rows at voff + vrow, 16 dims (two n8
-     * tiles) per V fragment load */
-    const auto pv_step = [&](const uint32_t(&p)[SLABS][4], uint32_t vrow) {
-#pragma unroll
-        for (int tq = 0; tq < WD / 64; tq++)
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int t = 4 * tq + i;
-                uint32_t vb[4];
-                q35_ldsm_x4_trans(vb, voff[i] + vrow + 128 * tq);
-#pragma unroll
-                for (int sl = 0; sl < SLABS; sl++) {
-                    q35_mma16816(acc[sl][2 * t], p[sl], vb[0], vb[1]);
-                    q35_mma16816(acc[sl][2 * t + 1], p[sl], vb[2], vb[3]);
-                }
-            }
-    };
-
-    /* ---- prologue: K of the first tile into shared memory, V's first units in flight ---- */
-    q35_flash_feed<Stage, N, SPLIT, V::depth> feed;
-    if constexpr (V::ring)
-        feed.st.ring = s0 + L::ring;
-    feed.kc = k_cache + (int64_t)kvh * HD, feed.vc = v_cache + (int64_t)kvh * HD;
-    feed.ld = sh.kv_stride, feed.n_ctx = n_ctx, feed.n_tiles = n_tiles, feed.sK = sK, feed.sV = sV;
-    feed.start(split);
-#pragma unroll
-    for (int u = 0; u < NU; u++)
-        feed.advance(0, u, split);
-    __syncthreads();
-
-    for (int j = split; j < n_tiles; j += SPLIT) {
-        const int p0 = j * N, next = j + SPLIT;
-        const bool active = p0 <= warp_last; /* a group none of whose rows sees the tile skips it */
-        float s[SLABS][NP / 8][4];
-        uint32_t pa[NP / 16][SLABS][4]; /* P of the warp's positions as the A fragments of P V */
-        /* ---- S = Q K^T: 64 dims (kq) at a time, two k-steps per K fragment load;
-         *      V(j)'s units go to shared memory along the way (every warp is past
-         *      P V(j - SPLIT)) ---- */
-#pragma unroll
-        for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-            for (int t = 0; t < NP / 8; t++)
-                s[sl][t][0] = s[sl][t][1] = s[sl][t][2] = s[sl][t][3] = 0.0f;
-#pragma unroll
-        for (int kq = 0; kq < HD / 64; kq++) {
-            if (active) {
-                if constexpr (SLABS == 1 && N == 32)
-#pragma unroll
-                    for (int ip = 0; ip < 2; ip++) { /* 2 k-steps of Q; K: one n8 tile by 2 k-steps */
-                        uint32_t qa0[4], qa1[4];
-                        q35_ldsm_x4(qa0, qoff[2 * ip] + 128 * kq);
-                        q35_ldsm_x4(qa1, qoff[2 * ip + 1] + 128 * kq);
-#pragma unroll
-                        for (int t = 0; t < NP / 8; t++) {
-                            uint32_t kb[4];
-                            q35_ldsm_x4(kb, koff[ip] + 8 * t * ROW + 128 * kq);
-                            q35_mma16816(s[0][t], qa0, kb[0], kb[1]);
-                            q35_mma16816(s[0][t], qa1, kb[2], kb[3]);
-                        }
-                    }
-                else
-#pragma unroll
-                    for (int ks = 0; ks < 4; ks++) { /* 1 k-step of Q per slab; K: two n8 tiles by 1 k-step */
-                        uint32_t qa[SLABS][4];
-#pragma unroll
-                        for (int sl = 0; sl < SLABS; sl++)
-                            q35_ldsm_x4(qa[sl], qoff[ks] + sl * 16 * ROW + 128 * kq);
-#pragma unroll
-                        for (int tp = 0; tp < NP / 16; tp++) {
-                            uint32_t kb[4];
-                            q35_ldsm_x4(kb, kpair[ks] + 16 * tp * ROW + 128 * kq);
-#pragma unroll
-                            for (int sl = 0; sl < SLABS; sl++) {
-                                q35_mma16816(s[sl][2 * tp], qa[sl], kb[0], kb[1]);
-                                q35_mma16816(s[sl][2 * tp + 1], qa[sl], kb[2], kb[3]);
-                            }
-                        }
-                    }
-            }
-            /* V units 0 .. NU - 2 evenly through the product, the last after the softmax */
-            if ((kq + 1) % (4 / NU) == 0 && (kq + 1) / (4 / NU) < NU)
-                feed.advance(1, (kq + 1) / (4 / NU) - 1, j);
-        }
-        if (active) {
-            /* ---- causal mask (diagonal tiles only), scores to log2 units ---- */
-#pragma unroll
-            for (int sl = 0; sl < SLABS; sl++) {
-                const bool diagonal = p0 + N - 1 > first(sl);
-#pragma unroll
-                for (int t = 0; t < NP / 8; t++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int p = p0 + part * NP + 8 * t + 2 * c + (e & 1);
-                        s[sl][t][e] = diagonal && p > first(sl) + g + 8 * (e / 2) ? -INFINITY : s[sl][t][e] * sc;
-                    }
-            }
-            /* ---- the tile's row maxima: rows g (ri 0) and g + 8 (ri 1) ---- */
-            float mx[SLABS][2];
-#pragma unroll
-            for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-                for (int ri = 0; ri < 2; ri++) {
-                    float m = row_max[sl][ri];
-#pragma unroll
-                    for (int t = 0; t < NP / 8; t++)
-                        m = fmaxf(m, fmaxf(s[sl][t][2 * ri], s[sl][t][2 * ri + 1]));
-                    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
-                    mx[sl][ri] = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
-                }
-            if constexpr (DS > 1) /* the group's warps agree (the same value in each) */
-                group_combine(mx, true);
-            /* ---- online softmax ---- */
-#pragma unroll
-            for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-                for (int ri = 0; ri < 2; ri++) {
-                    const float base = mx[sl][ri] == -INFINITY ? 0.0f : mx[sl][ri]; /* a row that has seen nothing yet */
-                    const float corr = exp2f(row_max[sl][ri] - base);
-                    row_max[sl][ri] = mx[sl][ri];
-                    float sum = 0.0f;
-#pragma unroll
-                    for (int t = 0; t < NP / 8; t++) {
-                        s[sl][t][2 * ri] = exp2f(s[sl][t][2 * ri] - base);
-                        s[sl][t][2 * ri + 1] = exp2f(s[sl][t][2 * ri + 1] - base);
-                        sum += s[sl][t][2 * ri] + s[sl][t][2 * ri + 1];
-                    }
-                    row_sum[sl][ri] = row_sum[sl][ri] * corr + sum;
-                    if (!__all_sync(0xffffffffu, corr == 1.0f)) /* most tiles leave every max where it was */
-#pragma unroll
-                        for (int t = 0; t < WD / 8; t++) {
-                            acc[sl][t][2 * ri] *= corr;
-                            acc[sl][t][2 * ri + 1] *= corr;
-                        }
-                }
-#pragma unroll
-            for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-                for (int kk = 0; kk < NP / 16; kk++) {
-                    pa[kk][sl][0] = q35_pack_half2(s[sl][2 * kk][0], s[sl][2 * kk][1]);
-                    pa[kk][sl][1] = q35_pack_half2(s[sl][2 * kk][2], s[sl][2 * kk][3]);
-                    pa[kk][sl][2] = q35_pack_half2(s[sl][2 * kk + 1][0], s[sl][2 * kk + 1][1]);
-                    pa[kk][sl][3] = q35_pack_half2(s[sl][2 * kk + 1][2], s[sl][2 * kk + 1][3]);
-                }
-            if constexpr (DS > 1) /* P for the other warp: a[e] is row g + 8 (e % 2), chunk 2kk + e / 2 */
-#pragma unroll
-                for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-                    for (int kk = 0; kk < NP / 16; kk++)
-#pragma unroll
-                        for (int e = 0; e < 4; e++) {
-                            const int row = 16 * sl + g + 8 * (e % 2), ch = part * NP / 8 + 2 * kk + e / 2;
-                            q35_st_shared_b32(sPg + row * (2 * N) + ((ch ^ (row & 7)) << 4) + 4 * c, pa[kk][sl][e]);
-                        }
-        }
-        feed.advance(1, NU - 1, j);
-        __syncthreads();
-        /* ---- O += P V: 16 positions (kk) by 16 dims (two n8 tiles) per V fragment
-         *      load, the warp's own positions first; after each kk, a unit of
-         *      K(next) goes to shared memory (every warp is past Q K(j)^T) ---- */
-#pragma unroll
-        for (int kk = 0; kk < NP / 16; kk++) {
-            if (active)
-                pv_step(pa[kk], 16 * kk * ROW);
-            feed.advance(0, kk, next);
-        }
-        if constexpr (DS > 1) /* the other warp's P: in shared memory since the barrier */
-#pragma unroll
-            for (int kk = 0; kk < NP / 16; kk++) {
-                if (active) {
-                    uint32_t pf[SLABS][4];
-#pragma unroll
-                    for (int sl = 0; sl < SLABS; sl++)
-                        q35_ldsm_x4(pf[sl], poff[kk] + sl * 16 * (2 * N));
-                    pv_step(pf, vother + 16 * kk * ROW);
-                }
-                feed.advance(0, NP / 16 + kk, next);
-            }
-        __syncthreads();
-    }
-    if constexpr (V::ring)
-        q35_cp_async_wait<0>(); /* only empty groups are left; nothing lands after this */
-
-    /* ---- the row sums: the 4 lanes of a row hold parts, and so do the group's warps ---- */
-#pragma unroll
-    for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-        for (int ri = 0; ri < 2; ri++) {
-            row_sum[sl][ri] += __shfl_xor_sync(0xffffffffu, row_sum[sl][ri], 1);
-            row_sum[sl][ri] += __shfl_xor_sync(0xffffffffu, row_sum[sl][ri], 2);
-        }
-    if constexpr (DS > 1) /* every warp is past its last read of xch (the loop's barriers) */
-        group_combine(row_sum, false);
-
-    if (SPLIT == 1) {
-        /* ---- O / l into o ---- */
-#pragma unroll
-        for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-            for (int ri = 0; ri < 2; ri++) {
-                const int r = mrow(sl, ri) % R;
-                if (r0 + r >= T)
-                    continue;
-                const float inv = 1.0f / row_sum[sl][ri];
-                float *dst = o + (r0 + r) * sh.o_stride + (int64_t)(kvh * hpk + (mrow(sl, ri) - r) / R) * HD + part * WD + 2 * c;
-#pragma unroll
-                for (int t = 0; t < WD / 8; t++)
-                    *(float2 *)(dst + 8 * t) = make_float2(acc[sl][t][2 * ri] * inv, acc[sl][t][2 * ri + 1] * inv);
-            }
-        return;
-    }
-#if __CUDA_ARCH__ >= 900
-    /* ---- the cluster's combine ---- */
-    __shared__ float sm_max[MAX_M], sm_sum[MAX_M];
-    cg::cluster_group cluster = cg::this_cluster();
-    if (c == 0 && part == 0)
-#pragma unroll
-        for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-            for (int ri = 0; ri < 2; ri++)
-                sm_max[mrow(sl, ri)] = row_max[sl][ri], sm_sum[mrow(sl, ri)] = row_sum[sl][ri];
-    cluster.sync();
-#pragma unroll
-    for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-        for (int ri = 0; ri < 2; ri++) {
-            const int m = mrow(sl, ri);
-            float mx = -INFINITY, l = 0.0f;
-#pragma unroll
-            for (int b = 0; b < SPLIT; b++)
-                mx = fmaxf(mx, cluster.map_shared_rank(sm_max, b)[m]);
-#pragma unroll
-            for (int b = 0; b < SPLIT; b++) {
-                const float mb = cluster.map_shared_rank(sm_max, b)[m];
-                if (mb != -INFINITY)
-                    l += cluster.map_shared_rank(sm_sum, b)[m] * exp2f(mb - mx);
-            }
-            const float f = row_max[sl][ri] == -INFINITY ? 0.0f : exp2f(row_max[sl][ri] - mx) / l;
-#pragma unroll
-            for (int t = 0; t < WD / 8; t++) {
-                acc[sl][t][2 * ri] *= f;
-                acc[sl][t][2 * ri + 1] *= f;
-            }
-        }
-    float *cbuf = (float *)smem; /* [M][COMBINE_LD], over Q: every warp is past its last read */
-    constexpr int MINE = M / SPLIT, OWN_ROUNDS = WD / ROUND_DIMS;
-    const int rank = (int)cluster.block_rank();
-#pragma unroll
-    for (int round = 0; round < HD / ROUND_DIMS; round++) {
-        if (part == round / OWN_ROUNDS) /* the round's dims are this warp's */
-#pragma unroll
-            for (int t = 0; t < ROUND_DIMS / 8; t++)
-#pragma unroll
-                for (int sl = 0; sl < SLABS; sl++)
-#pragma unroll
-                    for (int ri = 0; ri < 2; ri++) {
-                        const float *a = acc[sl][round % OWN_ROUNDS * (ROUND_DIMS / 8) + t];
-                        *(float2 *)(cbuf + mrow(sl, ri) * COMBINE_LD + 8 * t + 2 * c) =
-                            make_float2(a[2 * ri], a[2 * ri + 1]);
-                    }
-        cluster.sync();
-        for (int idx = threadIdx.x; idx < MINE * ROUND_DIMS; idx += THREADS) {
-            const int m = rank * MINE + idx / ROUND_DIMS, d = idx % ROUND_DIMS, h = m / R, r = m % R;
-            float v = 0.0f;
-#pragma unroll
-            for (int b = 0; b < SPLIT; b++)
-                v += cluster.map_shared_rank(cbuf, b)[m * COMBINE_LD + d];
-            if (r0 + r < T)
-                o[(r0 + r) * sh.o_stride + (int64_t)(kvh * hpk + h) * HD + round * ROUND_DIMS + d] = v;
-        }
-        cluster.sync();
-    }
-#endif
-#else
-    __trap();
-#endif
-}
-
-/* The launch: dynamic shared memory opted in, clusters of SPLIT along x. */
-template <class V, int M, int SPLIT>
-static int launch_flash(float *o, const float *q, const float *k, const float *v, int64_t pos0, int64_t T,
-                        q35_attn_shape s, cudaStream_t stream, q35_error *err)
-{
-    using L = q35_flash_layout<V, M>;
-    const int hpk = s.heads / s.kv_heads, R = M / hpk;
-    const int64_t blocks = (T + R - 1) / R * s.kv_heads * SPLIT;
-    if (blocks > INT32_MAX)
-        return q35_fail(err, "attention_prefill_flash: T %lld needs too many blocks", (long long)T);
-    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_flash_kernel<V, M, SPLIT>,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L::bytes),
-                       err))
-        return -1;
-    q35_cluster_launch l(dim3((unsigned)blocks), dim3(L::threads), L::bytes, stream, SPLIT);
-    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, q35_flash_kernel<V, M, SPLIT>, o, q, k, v, pos0, T, s, hpk, R,
-                                          s.scale * LOG2E),
-                       err))
-        return -1;
-    return Q35_LAUNCH_CHECK("attention_prefill_flash", err);
-}
-
-typedef int (*flash_launch_fn)(int m, int split, float *o, const float *q, const float *k, const float *v,
-                               int64_t pos0, int64_t T, q35_attn_shape s, cudaStream_t stream, q35_error *err);
-
-/* Variant V at M rows (128 or 96) and split (1, 2 or 4). */
-template <class V>
-static int launch_variant(int m, int split, float *o, const float *q, const float *k, const float *v, int64_t pos0,
-                          int64_t T, q35_attn_shape s, cudaStream_t stream, q35_error *err)
-{
-    if (m == 128)
-        return split == 1   ? launch_flash<V, 128, 1>(o, q, k, v, pos0, T, s, stream, err)
-               : split == 2 ? launch_flash<V, 128, 2>(o, q, k, v, pos0, T, s, stream, err)
-                            : launch_flash<V, 128, MAX_SPLIT>(o, q, k, v, pos0, T, s, stream, err);
-    return split == 1   ? launch_flash<V, 96, 1>(o, q, k, v, pos0, T, s, stream, err)
-           : split == 2 ? launch_flash<V, 96, 2>(o, q, k, v, pos0, T, s, stream, err)
-                        : launch_flash<V, 96, MAX_SPLIT>(o, q, k, v, pos0, T, s, stream, err);
-}
-
-/* The variants' table: name, dynamic shared memory at M = 128 and 96, launcher. */
-struct flash_variant_entry {
-    const char *name;
-    size_t smem128, smem96;
-    flash_launch_fn launch;
-};
-
-template <class V>
-static constexpr flash_variant_entry flash_entry(const char *name)
-{
-    return {name, q35_flash_layout<V, 128>::bytes, q35_flash_layout<V, 96>::bytes, launch_variant<V>};
-}
-
-static constexpr flash_variant_entry k_variants[] = {
-    flash_entry<q35_flash_base>("base"),
-    flash_entry<q35_flash_kv64>("kv64"),
-    flash_entry<q35_flash_async>("async"),
-    flash_entry<q35_flash_kv64_async>("kv64_async"),
-    flash_entry<q35_flash_pair_async>("pair_async"),
-    flash_entry<q35_flash_dsplit16_async>("dsplit16_async"),
-};
-#define N_VARIANTS ((int)(sizeof k_variants / sizeof k_variants[0]))
-
-int q35_attention_flash_variants(void)
-{
-    return N_VARIANTS;
+    return q35_variant_count(&k_set);
 }
 
 const char *q35_attention_flash_variant_name(int variant)
 {
-    return variant >= 0 && variant < N_VARIANTS ? k_variants[variant].name : NULL;
+    return q35_variant_name(&k_set, variant);
 }
 
-int q35_attention_flash_variant_supported(int variant, int device, q35_attn_shape s, q35_error *why)
+int q35_attention_flash_variant_find(const char *name)
+{
+    return q35_variant_find(&k_set, name);
+}
+
+int q35_attention_flash_supported(int device, q35_attn_shape s, int variant, q35_error *why)
 {
     int major = 0, minor = 0, optin = 0;
-    if (variant < 0 || variant >= N_VARIANTS) {
-        q35_fail(why, "flash attention has variants 0..%d, not %d", N_VARIANTS - 1, variant);
+    const int n = q35_variant_count(&k_set);
+    if (variant == Q35_VARIANT_DEFAULT)
+        variant = q35_variant_find(&k_set, "base");
+    const q35_variant *v = q35_variant_at(&k_set, variant);
+    if (!v) {
+        q35_fail(why, "flash attention has variants 0..%d, not %d", n - 1, variant);
         return 0;
     }
     if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), why) ||
@@ -640,41 +64,26 @@ int q35_attention_flash_variant_supported(int variant, int device, q35_attn_shap
                  hpk);
         return 0;
     }
-    const flash_variant_entry *e = &k_variants[variant];
+    const q35_flash_impl *e = static_cast<const q35_flash_impl *>(v->impl);
     const size_t need = (hpk * R == 128 ? e->smem128 : e->smem96) + 2 * MAX_M * sizeof(float);
     if ((size_t)optin < need) {
         q35_fail(why, "flash attention (variant %s) needs %zu bytes of shared memory per block; device %d allows %d",
-                 e->name, need, device, optin);
+                 v->name, need, device, optin);
         return 0;
     }
     return 1;
 }
 
-int q35_attention_flash_supported(int device, q35_attn_shape s, q35_error *why)
+int q35_attention_flash_variant_default(int device, q35_attn_shape s)
 {
-    return q35_attention_flash_variant_supported(Q35_FLASH_BASE_VARIANT, device, s, why);
-}
-
-#define FLASH_KV64_VARIANT 1
-
-static constexpr bool same_name(const char *a, const char *b)
-{
-    return *a == *b && (*a == '\0' || same_name(a + 1, b + 1));
-}
-static_assert(same_name(k_variants[FLASH_KV64_VARIANT].name, "kv64") &&
-                  same_name(k_variants[Q35_FLASH_BASE_VARIANT].name, "base"),
-              "FLASH_KV64_VARIANT and Q35_FLASH_BASE_VARIANT index k_variants by name");
-
-int q35_attention_flash_default_variant(int device, q35_attn_shape s)
-{
+    const int kv64 = q35_variant_find(&k_set, "kv64");
     q35_error why = {{0}};
-    return q35_attention_flash_variant_supported(FLASH_KV64_VARIANT, device, s, &why) == 1 ? FLASH_KV64_VARIANT
-                                                                                         : Q35_FLASH_BASE_VARIANT;
+    return q35_attention_flash_supported(device, s, kv64, &why) == 1 ? kv64 : q35_variant_find(&k_set, "base");
 }
 
-int q35_attention_prefill_flash_variant(int variant, int split, float *o, const float *q, const float *k_cache,
-                                        const float *v_cache, int64_t pos0, int64_t T, q35_attn_shape s,
-                                        q35_stream stream, q35_error *err)
+int q35_attention_prefill_flash(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
+                                int64_t T, q35_attn_shape s, const q35_flash_options *opt, q35_stream stream,
+                                q35_error *err)
 {
     static const char *who = "attention_prefill_flash";
     if (q35_attention_check_shape(who, s, err))
@@ -682,8 +91,11 @@ int q35_attention_prefill_flash_variant(int variant, int split, float *o, const 
     int dev = 0;
     if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err))
         return -1;
+    int variant = opt ? opt->variant : Q35_VARIANT_DEFAULT, split = opt ? opt->split : 0;
+    if (variant == Q35_VARIANT_DEFAULT)
+        variant = q35_attention_flash_variant_default(dev, s);
     q35_error why = {{0}};
-    if (!q35_attention_flash_variant_supported(variant, dev, s, &why))
+    if (!q35_attention_flash_supported(dev, s, variant, &why))
         return q35_fail(err, "%s: %s", who, why.msg);
     if (pos0 < 0 || T < 0 || pos0 > (int64_t)INT32_MAX - T || (split != 0 && split != 1 && split != 2 && split != 4))
         return q35_fail(err, "%s: pos0 %lld, T %lld (>= 0, pos0 + T <= %d), split %d (0 auto, 1, 2 or 4)", who,
@@ -700,7 +112,8 @@ int q35_attention_prefill_flash_variant(int variant, int split, float *o, const 
         Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err))
         return -1;
     const int hpk = s.heads / s.kv_heads, R = flash_rows(hpk), m = hpk * R;
-    /* one module: every kernel of it has the same PTX version */
+    /* every module of the build has the same architectures: this one's answer
+     * holds for the experiments' too */
     const bool clusters = q35_clusters_usable((const void *)q35_flash_kernel<q35_flash_base, 128, MAX_SPLIT>, major);
     if (split == 0) {
         /* up to one wave of blocks, at least 4 tiles per block on the longest
@@ -714,22 +127,6 @@ int q35_attention_prefill_flash_variant(int variant, int split, float *o, const 
         return q35_fail(err, "%s: a KV split of %d needs thread-block clusters (compute capability 9.0+, a build "
                              "with sm_90 code)",
                         who, split);
-    return k_variants[variant].launch(m, split, o, q, k_cache, v_cache, pos0, T, s, (cudaStream_t)stream, err);
-}
-
-int q35_attention_prefill_flash_split(int split, float *o, const float *q, const float *k_cache,
-                                      const float *v_cache, int64_t pos0, int64_t T, q35_attn_shape s,
-                                      q35_stream stream, q35_error *err)
-{
-    int dev = 0;
-    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err))
-        return -1;
-    return q35_attention_prefill_flash_variant(q35_attention_flash_default_variant(dev, s), split, o, q, k_cache,
-                                               v_cache, pos0, T, s, stream, err);
-}
-
-int q35_attention_prefill_flash(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
-                                int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err)
-{
-    return q35_attention_prefill_flash_split(0, o, q, k_cache, v_cache, pos0, T, s, stream, err);
+    const q35_flash_impl *e = static_cast<const q35_flash_impl *>(q35_variant_at(&k_set, variant)->impl);
+    return e->launch(m, split, o, q, k_cache, v_cache, pos0, T, s, (cudaStream_t)stream, err);
 }

@@ -1,5 +1,5 @@
 /* The cuBLAS context the projection GEMM (kernels/gemm.h) and the f32 attention
- * (kernels/attention.h) share: one handle bound to one stream, and the status
+ * (kernels/attention_f32.h) share: one handle bound to one stream, and the status
  * check every cuBLAS call goes through. Plain C: the handle is opaque here. */
 #ifndef Q35_KERNELS_BLAS_H
 #define Q35_KERNELS_BLAS_H

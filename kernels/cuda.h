@@ -4,7 +4,7 @@
 #ifndef Q35_KERNELS_CUDA_H
 #define Q35_KERNELS_CUDA_H
 
-#include "model/error.h"
+#include "core/error.h"
 
 #ifdef __cplusplus
 extern "C" {

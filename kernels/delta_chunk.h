@@ -33,11 +33,12 @@
  * needs |v| and the state's entries below 65504 (the model's are O(1)).
  * The bound this gives against the float64 recurrence, measured over the
  * model's head layouts and lengths and with slow decay (gate -> 0, beta -> 1),
- * is stated and asserted in parity/test_kernels_delta_chunk.c. */
+ * is stated and asserted in parity/kernels/test_kernels_delta_chunk.c. */
 #ifndef Q35_KERNELS_DELTA_CHUNK_H
 #define Q35_KERNELS_DELTA_CHUNK_H
 
 #include "kernels/delta_rule.h"
+#include "kernels/variant.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -94,29 +95,26 @@ static inline size_t q35_delta_chunk_workspace_bytes(int64_t T, q35_delta_dims d
 /* CUDA: the gated delta rule over T rows, arguments as q35_delta_rule_scan's
  * (q, k, v of token t at q + t*stride, ...; g, beta [T][hv]; o [T][o_stride];
  * S [hv][dv][dk] updated), with workspace (device, 256-byte aligned) of at
- * least q35_delta_chunk_workspace_bytes(T, d). dk = 128, dv a multiple of 32
- * (64 for the variant s64w8),
- * hv a multiple of hk; stride and o_stride multiples of 4; q, k, v, o, S
- * 16-byte aligned. Refuses (-1, err naming the limit) anything else. */
+ * least q35_delta_chunk_workspace_bytes(T, d), by variant `variant`
+ * (Q35_VARIANT_DEFAULT: q35_delta_chunk_variant_default). dk = 128, dv a
+ * multiple of 32 (of 64 for the variant s64w8), hv a multiple of hk; stride
+ * and o_stride multiples of 4; q, k, v, o, S 16-byte aligned. Refuses (-1,
+ * err naming the limit) anything else. */
 int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
                     int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, void *workspace,
-                    size_t workspace_bytes, q35_stream stream, q35_error *err);
+                    size_t workspace_bytes, int variant, q35_stream stream, q35_error *err);
 
-/* The variants (the state pass's block: w4 = 4 warps over 32 value columns,
- * w8 = 8 warps over 32, s64w8 = 8 warps over 64, which needs dv a multiple of
- * 64), by index 0 .. count - 1: the name (NULL past the end), the index of a name (-1 when none),
- * the default (the fastest measured), and the call as q35_delta_chunk's. Every
- * variant computes the same products in the same order: bitwise equal. */
+/* The variants (kernels/variant.h; the state pass's block): w4 = 4 warps over
+ * 32 value columns, the production one and the default (the fastest measured:
+ * bench/results/); the experiments w8 = 8 warps over 32 and s64w8 = 8 warps
+ * over 64 (dv a multiple of 64). Every variant computes the same products in
+ * the same order: bitwise equal. */
 int q35_delta_chunk_variant_count(void);
 const char *q35_delta_chunk_variant_name(int variant);
 int q35_delta_chunk_variant_find(const char *name);
 int q35_delta_chunk_variant_default(void);
 /* 0 when variant runs these heads on the current device; else -1 and why. */
 int q35_delta_chunk_variant_supported(int variant, q35_delta_dims d, q35_error *err);
-int q35_delta_chunk_variant(int variant, float *o, int64_t o_stride, float *S, const float *q, const float *k,
-                            const float *v, int64_t stride, const float *g, const float *beta, int64_t T,
-                            q35_delta_dims d, void *workspace, size_t workspace_bytes, q35_stream stream,
-                            q35_error *err);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,7 @@
 #define Q35_KERNELS_DELTA_RULE_H
 
 #include "kernels/cuda.h"
+#include "kernels/variant.h"
 
 #include <stdint.h>
 
@@ -47,31 +48,33 @@ int q35_ref_delta_rule_chunked(double *o, double *S, const double *q, const doub
                                int64_t stride, const double *g, const double *beta, int64_t T, int chunk,
                                q35_delta_dims d);
 
-/* CUDA, the chunk-resident scan over T tokens: token t's q, k, v heads start at
- * q + t*stride, k + t*stride, v + t*stride (the sections of a conv output row);
- * g, beta [T][hv]; o [T][o_stride] (value head j at j*dv); S [hv][dv][dk],
- * updated. Device pointers, 16-byte aligned; stride and o_stride multiples of 4.
- * Each state row (one value column) lives in a group of lanes' registers for
- * the whole scan, q/k/v/g/beta are staged in shared memory a tile at a time, and every
- * token runs the same instructions as a launch of one token: the scan's outputs
- * and final state are bitwise those of T per-token steps. dk = 128, dv a multiple
- * of the variant's rows per block (r2pni, the default, and rows2: 32; l16r2pn and rows1: 16), hv a multiple of hk. */
+/* CUDA, the chunk-resident scan over T tokens, by variant `variant`
+ * (Q35_VARIANT_DEFAULT: q35_delta_rule_variant_default): token t's q, k, v
+ * heads start at q + t*stride, k + t*stride, v + t*stride (the sections of a
+ * conv output row); g, beta [T][hv]; o [T][o_stride] (value head j at j*dv); S
+ * [hv][dv][dk], updated. Device pointers, 16-byte aligned; stride and o_stride
+ * multiples of 4. Each state row (one value column) lives in a group of lanes'
+ * registers for the whole scan, q/k/v/g/beta are staged in shared memory a tile
+ * at a time, and every token runs the same instructions as a launch of one
+ * token: a variant's outputs and final state are bitwise those of T of its
+ * per-token launches. dk = 128, dv a multiple of the variant's rows per block
+ * (q35_delta_rule_variant_rows), hv a multiple of hk; refuses (-1, err naming
+ * the limit) anything else. */
 int q35_delta_rule_scan(float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
-                        int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d,
+                        int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, int variant,
                         q35_stream stream, q35_error *err);
 
-/* The scan's variants (kernels/delta_rule.cu: lanes per state row, state rows per
- * group of lanes, warps per block, prefetch, output form, lane order), each
- * bitwise equal to its own per-token launches; a variant takes dv in multiples
- * of its rows per block (q35_delta_rule_variant_rows, else it refuses). The
- * default is r2pni where dv allows it (the fastest at the 9B shape on an H200), else l16r2pn. */
-#define Q35_DELTA_VARIANTS 10
+/* The scan's variants (kernels/variant.h; kernels/delta_rule.cu: lanes per
+ * state row, state rows per group of lanes, warps per block, prefetch, output
+ * form, lane order). Production: r2pni (32 rows a block) and l16r2pn (16); the
+ * rest are experiments. The default: r2pni where dv allows it, else l16r2pn
+ * (the fastest measured at the model's shapes: bench/results/). A variant
+ * takes dv in multiples of its rows per block (0 outside the variants). */
+int q35_delta_rule_variant_count(void);
 const char *q35_delta_rule_variant_name(int variant);
+int q35_delta_rule_variant_find(const char *name);
+int q35_delta_rule_variant_default(q35_delta_dims d);
 int q35_delta_rule_variant_rows(int variant);
-int q35_delta_rule_default_variant(q35_delta_dims d);
-int q35_delta_rule_scan_variant(int variant, float *o, int64_t o_stride, float *S, const float *q, const float *k,
-                                const float *v, int64_t stride, const float *g, const float *beta, int64_t T,
-                                q35_delta_dims d, q35_stream stream, q35_error *err);
 
 /* CUDA, the per-token step: one token (the default variant's scan with T = 1). */
 int q35_delta_rule_step(float *o, float *S, const float *q, const float *k, const float *v, const float *g,

@@ -10,8 +10,8 @@
 #ifndef Q35_KERNELS_DEQUANT_CUH
 #define Q35_KERNELS_DEQUANT_CUH
 
-#include "model/quant.h"
-#include "model/quant_blocks.h"
+#include "core/quant.h"
+#include "core/quant_blocks.h"
 
 #include <cuda_fp16.h>
 #include <stdint.h>

@@ -2,16 +2,16 @@
  * computable type (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K), each row
  * q35_row_bytes(type, cols) bytes, to f32 or to f16:
  *
- *     y32[r][i] = dequant(W)[r][i]                 bit for bit q35_dequantize (model/quant.h)
+ *     y32[r][i] = dequant(W)[r][i]                 bit for bit q35_dequantize (core/quant.h)
  *     y16[r][i] = round_to_nearest_even_f16(y32[r][i])
  *
  * The float64 reference is the CPU dequantizer itself (ggml's arithmetic); the
- * f16 form's reference is that value narrowed by q35_f32_to_f16 (model/half.h). */
+ * f16 form's reference is that value narrowed by q35_f32_to_f16 (core/half.h). */
 #ifndef Q35_KERNELS_DEQUANT_H
 #define Q35_KERNELS_DEQUANT_H
 
+#include "core/quant.h"
 #include "kernels/cuda.h"
-#include "model/quant.h"
 
 #include <stdint.h>
 

@@ -7,8 +7,8 @@
 #ifndef Q35_KERNELS_EMBEDDING_H
 #define Q35_KERNELS_EMBEDDING_H
 
+#include "core/quant.h"
 #include "kernels/cuda.h"
-#include "model/quant.h"
 
 #include <stdint.h>
 

@@ -16,8 +16,8 @@
 #ifndef Q35_KERNELS_GEMM_H
 #define Q35_KERNELS_GEMM_H
 
+#include "core/quant.h"
 #include "kernels/blas.h"
-#include "model/quant.h"
 
 #include <stdint.h>
 

@@ -29,6 +29,12 @@
 
 namespace {
 
+/* The per-token form's variants (gemv.h), both in the model's library: their
+ * ranks are what gemv() below takes. */
+constexpr int kRegistersRank = 0, kStagedRank = 1;
+const q35_variant k_variant_table[] = {{"registers", kRegistersRank, NULL}, {"staged", kStagedRank, NULL}};
+const q35_variant_set k_variants = {{k_variant_table, 2}, NULL};
+
 constexpr int kWarps = 4; /* warps per block */
 /* Per token: output rows per warp; 2 for the types whose units take the most
  * registers (Q5_K, Q6_K: 4 would spill at 128 registers). */
@@ -378,15 +384,6 @@ int launch_staged(float *y, const void *w, int64_t n, int64_t k, const float *x,
     }
 }
 
-/* The variant q35_gemv runs for each type (gemv.h). */
-int default_variant(q35_type type)
-{
-    /* measured on the H200 (bench/results/README.md, e3efc77): staged beats registers on Q6_K (2.05 against
-     * 1.52 TB/s at lm_head) and ties on Q4_K (2.16 / 2.11), loses on Q8_0 (1.63 / 2.07) */
-    return type == Q35_TYPE_Q4_K || type == Q35_TYPE_Q5_K || type == Q35_TYPE_Q6_K ? Q35_GEMV_STAGED
-                                                                                      : Q35_GEMV_REGISTERS;
-}
-
 int gemv(const char *who, float *y, int64_t ldy, const void *w, q35_type type, int64_t n, int64_t k, const float *x,
          int64_t T, int variant, q35_stream stream, q35_error *err)
 {
@@ -399,7 +396,7 @@ int gemv(const char *who, float *y, int64_t ldy, const void *w, q35_type type, i
         return 0;
     return q35_type_dispatch(type, [&](auto tc) {
         constexpr int TYPE = decltype(tc)::value;
-        if (T == 1 && variant == Q35_GEMV_STAGED) {
+        if (T == 1 && variant == kStagedRank) {
             const int rc = launch_staged<TYPE>(y, w, n, k, x, stream, err);
             if (rc <= 0)
                 return rc;
@@ -411,27 +408,41 @@ int gemv(const char *who, float *y, int64_t ldy, const void *w, q35_type type, i
 
 } // namespace
 
-int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x, q35_stream stream,
-             q35_error *err)
+int q35_gemv_variant_count(void)
 {
-    return gemv("gemv", y, n, w, type, n, k, x, 1, default_variant(type), stream, err);
+    return q35_variant_count(&k_variants);
 }
 
 const char *q35_gemv_variant_name(int variant)
 {
-    return variant == Q35_GEMV_REGISTERS ? "registers" : variant == Q35_GEMV_STAGED ? "staged" : "unknown";
+    return q35_variant_name(&k_variants, variant);
 }
 
-int q35_gemv_variant(int variant, float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x,
-                     q35_stream stream, q35_error *err)
+int q35_gemv_variant_find(const char *name)
 {
-    if (variant < 0 || variant >= Q35_GEMV_VARIANTS)
-        return q35_fail(err, "gemv: variant %d (want 0 .. %d)", variant, Q35_GEMV_VARIANTS - 1);
-    return gemv("gemv", y, n, w, type, n, k, x, 1, variant, stream, err);
+    return q35_variant_find(&k_variants, name);
+}
+
+int q35_gemv_variant_default(q35_type type)
+{
+    /* the faster per type as measured (bench/results/): staged on Q4_K, Q5_K, Q6_K */
+    return q35_gemv_variant_find(type == Q35_TYPE_Q4_K || type == Q35_TYPE_Q5_K || type == Q35_TYPE_Q6_K ? "staged"
+                                                                                                      : "registers");
+}
+
+int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x, int variant,
+             q35_stream stream, q35_error *err)
+{
+    if (variant == Q35_VARIANT_DEFAULT)
+        variant = q35_gemv_variant_default(type);
+    const q35_variant *v = q35_variant_at(&k_variants, variant);
+    if (!v)
+        return q35_fail(err, "gemv: variant %d (want 0 .. %d)", variant, q35_gemv_variant_count() - 1);
+    return gemv("gemv", y, n, w, type, n, k, x, 1, v->rank, stream, err);
 }
 
 int q35_gemv_rows(float *y, int64_t ldy, const void *w, q35_type type, int64_t n, int64_t k, const float *x, int64_t T,
                   q35_stream stream, q35_error *err)
 {
-    return gemv("gemv_rows", y, ldy, w, type, n, k, x, T, Q35_GEMV_REGISTERS, stream, err);
+    return gemv("gemv_rows", y, ldy, w, type, n, k, x, T, kRegistersRank, stream, err);
 }

@@ -17,8 +17,9 @@
 #ifndef Q35_KERNELS_GEMV_H
 #define Q35_KERNELS_GEMV_H
 
+#include "core/quant.h"
 #include "kernels/cuda.h"
-#include "model/quant.h"
+#include "kernels/variant.h"
 
 #include <stdint.h>
 
@@ -26,36 +27,35 @@
 extern "C" {
 #endif
 
-/* CUDA, per token: y [n], x [k], w [n] rows of `type`; device pointers. w as the
- * GGUF stores it (2-byte aligned; 16-byte alignment with rows of whole 16 bytes
- * gives 16-byte loads to F32, F16, BF16, Q4_K, Q5_K), x 4-byte aligned (16-byte:
- * 16-byte loads). n at most 524280 (65535 blocks of 8 rows). Refuses a type it
- * cannot compute, k not a whole number of the type's blocks, each naming it.
- * Bytes: the weight as stored, once; x and y. */
-int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x, q35_stream stream,
-             q35_error *err);
+/* CUDA, per token: y [n], x [k], w [n] rows of `type`, by variant `variant`
+ * (Q35_VARIANT_DEFAULT: q35_gemv_variant_default(type)); device pointers. w as
+ * the GGUF stores it (2-byte aligned; 16-byte alignment with rows of whole 16
+ * bytes gives 16-byte loads to F32, F16, BF16, Q4_K, Q5_K), x 4-byte aligned
+ * (16-byte: 16-byte loads). n at most 524280 (65535 blocks of 8 rows). Refuses
+ * a type it cannot compute, k not a whole number of the type's blocks, a
+ * variant outside the registry, each naming it. Bytes: the weight as stored,
+ * once; x and y. */
+int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x, int variant,
+             q35_stream stream, q35_error *err);
 
-/* The per-token form's variants: the same arithmetic in the same order, so
- * bitwise the same results; they differ in how the weight reaches the lanes.
- *   Q35_GEMV_REGISTERS  each lane loads its units of 4 (Q5_K, Q6_K: 2) rows into
- *                       registers, then computes them.
- *   Q35_GEMV_STAGED     each warp streams 32 units of 4 rows (Q8_0, Q6_K: 2) at
- *                       a time through a ring of shared-memory stages with
- *                       coalesced 16-byte cp.async, 2 or 3 stages in flight
- *                       while it computes one; a grid of the resident blocks,
- *                       each warp taking groups of rows in turn. Q4_K, Q5_K,
- *                       Q6_K, Q8_0, Q4_0, Q5_0 on a 16-byte aligned weight with
- *                       rows of whole 16 bytes; otherwise it runs the registers
- *                       variant.
- * q35_gemv runs the staged variant for Q4_K, Q5_K, Q6_K, the registers variant
- * for the rest (as measured on the H200: bench/results/README.md, e3efc77). */
-enum { Q35_GEMV_REGISTERS = 0, Q35_GEMV_STAGED = 1, Q35_GEMV_VARIANTS = 2 };
-
-const char *q35_gemv_variant_name(int variant); /* "registers", "staged" */
-
-/* q35_gemv through one variant; refuses a variant outside 0 .. Q35_GEMV_VARIANTS - 1. */
-int q35_gemv_variant(int variant, float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x,
-                     q35_stream stream, q35_error *err);
+/* The per-token form's variants (kernels/variant.h), both in the model's
+ * library: the same arithmetic in the same order, so bitwise the same results;
+ * they differ in how the weight reaches the lanes.
+ *   registers  each lane loads its units of 4 (Q5_K, Q6_K: 2) rows into
+ *              registers, then computes them.
+ *   staged     each warp streams 32 units of 4 rows (Q8_0, Q6_K: 2) at a time
+ *              through a ring of shared-memory stages with coalesced 16-byte
+ *              cp.async, 2 or 3 stages in flight while it computes one; a grid
+ *              of the resident blocks, each warp taking groups of rows in turn.
+ *              Q4_K, Q5_K, Q6_K, Q8_0, Q4_0, Q5_0 on a 16-byte aligned weight
+ *              with rows of whole 16 bytes; otherwise it runs the registers
+ *              variant.
+ * The default: staged for Q4_K, Q5_K, Q6_K, registers for the rest (the faster
+ * per type as measured: bench/results/). */
+int q35_gemv_variant_count(void);
+const char *q35_gemv_variant_name(int variant);
+int q35_gemv_variant_find(const char *name);
+int q35_gemv_variant_default(q35_type type);
 
 /* CUDA, the batch-invariant rows form: y [T][ldy] (ldy >= n; columns n.. are
  * untouched), x [T][k]; T >= 0 (0 does nothing). The weight is read once per

@@ -7,7 +7,7 @@
 #ifndef Q35_KERNELS_LINEAR_H
 #define Q35_KERNELS_LINEAR_H
 
-#include "model/quant.h"
+#include "core/quant.h"
 
 #include <stdint.h>
 

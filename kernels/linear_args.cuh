@@ -3,8 +3,8 @@
 #ifndef Q35_KERNELS_LINEAR_ARGS_CUH
 #define Q35_KERNELS_LINEAR_ARGS_CUH
 
-#include "model/error.h"
-#include "model/quant.h"
+#include "core/error.h"
+#include "core/quant.h"
 
 #include <stdint.h>
 

@@ -7,21 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *q35_attn_path_name(q35_attn_path a)
-{
-    return a == Q35_ATTN_F32 ? "f32" : a == Q35_ATTN_FLASH ? "flash" : "default";
-}
-
-const char *q35_gemm_path_name(q35_gemm_path g)
-{
-    return g == Q35_GEMM_F32 ? "f32" : g == Q35_GEMM_F16 ? "f16" : "default";
-}
-
-const char *q35_delta_path_name(q35_delta_path d)
-{
-    return d == Q35_DELTA_SCAN ? "scan" : d == Q35_DELTA_CHUNKED ? "chunked" : "default";
-}
-
 uint64_t q35_align_bytes(uint64_t bytes)
 {
     return (bytes + Q35_CAPACITY_ALIGN - 1) / Q35_CAPACITY_ALIGN * Q35_CAPACITY_ALIGN;
@@ -167,7 +152,7 @@ q35_workspace q35_workspace_of(const q35_hparams *hp, const q35_weight_bytes *w,
     for (int b = 0; b < Q35_BUF_COUNT; b++)
         ws.chunk += q35_align_bytes((uint64_t)(ws.rows * q35_chunk_buf_floats(hp, (q35_chunk_buf)b)) * 4u);
     if (attention == Q35_ATTN_F32 && !deterministic) {
-        /* attention.h: a pass's scores are heads/kv * pass_rows * ld floats, ld =
+        /* attention_f32.h: a pass's scores are heads/kv * pass_rows * ld floats, ld =
          * seq rounded up to 32; pass_rows the budget's rows, clamped to [1, rows].
          * A call ending before seq may take up to max(one row, the budget) with
          * its own pass rows: the term is that bound. */

@@ -26,7 +26,8 @@
 #ifndef Q35_CAPACITY_H
 #define Q35_CAPACITY_H
 
-#include "model/error.h"
+#include "core/error.h"
+#include "model/cuda_options.h"
 #include "model/qwen35.h"
 
 #include <stdbool.h>
@@ -36,23 +37,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The prefill's attention: cuBLAS f32 over materialised scores, or the fused
- * flash kernel (f16 inputs, f32 accumulation). DEFAULT means "not chosen". */
-typedef enum q35_attn_path { Q35_ATTN_DEFAULT = 0, Q35_ATTN_F32 = 1, Q35_ATTN_FLASH = 2 } q35_attn_path;
-
-/* The prefill's projections: dequant + f32 SGEMM, or f16 weights (converted at
- * load) x f16-rounded activations with f32 accumulation. */
-typedef enum q35_gemm_path { Q35_GEMM_DEFAULT = 0, Q35_GEMM_F32 = 1, Q35_GEMM_F16 = 2 } q35_gemm_path;
-
-/* The prefill's gated delta rule: the token-sequential scan (f32, bitwise its
- * per-token steps) or the chunked form on tensor cores (kernels/delta_chunk.h:
- * f16 operands, f32 state; its own workspace). */
-typedef enum q35_delta_path { Q35_DELTA_DEFAULT = 0, Q35_DELTA_SCAN = 1, Q35_DELTA_CHUNKED = 2 } q35_delta_path;
-
-const char *q35_attn_path_name(q35_attn_path a); /* "f32", "flash", "default" */
-const char *q35_gemm_path_name(q35_gemm_path g); /* "f32", "f16", "default" */
-const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "default" */
 
 #define Q35_MIB ((uint64_t)1 << 20)
 #define Q35_GIB ((uint64_t)1 << 30)

@@ -4,6 +4,7 @@
  * back logits. */
 #include "cuda_internal.h"
 
+#include "kernels/attention_f32.h"
 #include "kernels/embedding.h"
 #include "model/request.h"
 

@@ -11,6 +11,9 @@
  * it, and CUDA events when the call is timed. */
 #include "cuda_internal.h"
 
+#include "kernels/attention_decode.h"
+#include "kernels/attention_f32.h"
+#include "kernels/attention_flash.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
@@ -30,7 +33,7 @@
 static int project_gemv(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
 {
     (void)ldy; /* one row */
-    return q35_gemv(y, w->w, w->type, w->n, w->k, x, r->cm->stream, r->err);
+    return q35_gemv(y, w->w, w->type, w->n, w->k, x, Q35_VARIANT_DEFAULT, r->cm->stream, r->err);
 }
 
 static int project_gemv_rows(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
@@ -69,7 +72,8 @@ static int attend_decode(q35_run *r, float *o, const float *q, const float *kc, 
 
 static int attend_decode_rows(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
 {
-    return q35_attention_decode_rows(o, q, kc, vc, r->pos, r->T, r->cm->attn, r->cm->stream, r->err);
+    return q35_attention_decode_rows(o, q, kc, vc, r->pos, r->T, r->cm->attn, Q35_VARIANT_DEFAULT, r->cm->stream,
+                                     r->err);
 }
 
 static int attend_f32(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
@@ -80,8 +84,8 @@ static int attend_f32(q35_run *r, float *o, const float *q, const float *kc, con
 
 static int attend_flash(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
 {
-    return q35_attention_prefill_flash_variant(r->cm->paths.flash_variant, 0, o, q, kc, vc, r->pos, r->T, r->cm->attn,
-                                               r->cm->stream, r->err);
+    const q35_flash_options opt = {.variant = r->cm->paths.flash_variant, .split = 0};
+    return q35_attention_prefill_flash(o, q, kc, vc, r->pos, r->T, r->cm->attn, &opt, r->cm->stream, r->err);
 }
 
 void q35_run_choose(q35_run *r)
@@ -186,19 +190,18 @@ static int delta_rule(q35_run *r, float *S)
     const int64_t kd = (int64_t)hp->ssm_hk * hp->ssm_dk;
     const float *q = BUF(r, CONV_OUT), *k = q + kd, *v = q + 2 * kd;
     const int64_t ldo = (int64_t)hp->ssm_hv * hp->ssm_dv;
-    if (r->per_token) {
-        q35_op_begin(r, Q35_OP_DELTA, "delta_rule");
-        return q35_op_end(r, q35_delta_rule_step(BUF(r, O), S, q, k, v, BUF(r, G), BUF(r, BETA), d, r->cm->stream,
-                                                 r->err));
-    }
-    if (r->cm->paths.delta == Q35_DELTA_CHUNKED) {
+    const q35_cuda_paths *p = &r->cm->paths;
+    if (!r->per_token && p->delta == Q35_DELTA_CHUNKED) {
         q35_op_begin(r, Q35_OP_DELTA, "delta_chunk");
         return q35_op_end(r, q35_delta_chunk(BUF(r, O), ldo, S, q, k, v, hp->conv_dim, BUF(r, G), BUF(r, BETA), r->T,
-                                             d, r->cm->delta_ws, (size_t)r->cm->ws.delta, r->cm->stream, r->err));
+                                             d, r->cm->delta_ws, (size_t)r->cm->ws.delta, p->delta_chunk_variant,
+                                             r->cm->stream, r->err));
     }
+    /* a decode step is the scan of one token, in the prefill's variant: the two
+     * stay bitwise one another whatever variant runs */
     q35_op_begin(r, Q35_OP_DELTA, "delta_rule");
     return q35_op_end(r, q35_delta_rule_scan(BUF(r, O), ldo, S, q, k, v, hp->conv_dim, BUF(r, G), BUF(r, BETA), r->T, d,
-                                             r->cm->stream, r->err));
+                                             p->delta_rule_variant, r->cm->stream, r->err));
 }
 
 /* o <- rmsnorm(o per head, ssm_norm) * silu(z), in place */
@@ -285,7 +288,7 @@ int q35_layer_tail(q35_run *r, int64_t row)
     q35_op_begin(r, Q35_OP_TAIL, "tail");
     const int rc = q35_rmsnorm(cm->tail_row, BUF(r, X) + row * hp->n_embd, cm->output_norm, hp->n_embd, hp->eps,
                                cm->stream, r->err) ||
-                   q35_gemv(cm->logits, cm->lm_head, cm->lm_type, hp->n_vocab, hp->n_embd, cm->tail_row, cm->stream,
-                            r->err);
+                   q35_gemv(cm->logits, cm->lm_head, cm->lm_type, hp->n_vocab, hp->n_embd, cm->tail_row,
+                            Q35_VARIANT_DEFAULT, cm->stream, r->err);
     return q35_op_end(r, rc ? -1 : 0);
 }

@@ -2,8 +2,11 @@
  * a loaded model, and the workspace every call reuses (cuda_model.h). */
 #include "cuda_internal.h"
 
+#include "core/parallel.h"
+#include "kernels/attention_flash.h"
+#include "kernels/delta_chunk.h"
+#include "kernels/delta_rule.h"
 #include "kernels/dequant.h"
-#include "model/parallel.h"
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
@@ -85,7 +88,7 @@ static int open_device(q35_cuda_model *cm, const q35_path_env *env, q35_error *e
     in->total_bytes = total_b;
     in->free_bytes = cm->opts.free_cap > 0 && cm->opts.free_cap < free_b ? cm->opts.free_cap : free_b;
     q35_error why = {{0}};
-    in->flash_supported = q35_attention_flash_supported(dev, cm->attn, &why) == 1;
+    in->flash_supported = q35_attention_flash_supported(dev, cm->attn, Q35_VARIANT_DEFAULT, &why) == 1;
     return 0;
 }
 
@@ -103,37 +106,48 @@ static int make_plan(q35_cuda_model *cm, const q35_path_choice *c, q35_gemm_path
     return q35_capacity_plan_make(plan, &r, err);
 }
 
-/* The flash variant named `name`, or -1. */
-static int flash_variant_named(const char *name)
+/* ---- the kernels' variants (q35_paths_variant looks the names up) ---- */
+
+static q35_delta_dims delta_dims(const q35_hparams *hp)
 {
-    for (int v = 0; q35_attention_flash_variant_name(v); v++)
-        if (strcmp(q35_attention_flash_variant_name(v), name) == 0)
-            return v;
-    return -1;
+    return (q35_delta_dims){.hk = hp->ssm_hk, .hv = hp->ssm_hv, .dk = hp->ssm_dk, .dv = hp->ssm_dv};
 }
 
-/* The model's flash variant: the kernel's default on this device
- * (q35_attention_flash_default_variant: kv64, or base where its shared memory
- * does not fit), or $Q35_FLASH_VARIANT's where it names one this device runs
- * (else a warning). */
-static int flash_variant(q35_cuda_model *cm, const char *name)
+/* A flash variant runs where flash runs and its shared memory fits (where flash
+ * does not run at all, the attention path says so, not the variant). */
+static int flash_runs(int variant, const void *ctx, q35_error *why)
+{
+    const q35_cuda_model *cm = ctx;
+    return !cm->info.flash_supported || q35_attention_flash_supported(cm->info.device, cm->attn, variant, why) == 1;
+}
+
+/* A scan variant runs where dv is a multiple of its rows a block. */
+static int delta_rule_runs(int variant, const void *ctx, q35_error *why)
+{
+    const q35_cuda_model *cm = ctx;
+    const int rows = q35_delta_rule_variant_rows(variant);
+    if (rows > 0 && cm->hp.ssm_dv % rows == 0)
+        return 1;
+    q35_fail(why, "dv %d is not a multiple of its %d rows a block", cm->hp.ssm_dv, rows);
+    return 0;
+}
+
+/* The variants of the three ops with variants: the options' or the
+ * environment's names where they run here, else each op's default. */
+static void pick_variants(q35_cuda_model *cm, const q35_path_choice *c)
 {
     q35_cuda_info *in = &cm->info;
-    q35_error why = {{0}};
-    const int def = q35_attention_flash_default_variant(in->device, cm->attn);
-    if (!name)
-        return def;
-    const int v = flash_variant_named(name);
-    if (v < 0)
-        q35_paths_note(in->log, sizeof in->log, cm->opts.quiet,
-                       "warning: Q35_FLASH_VARIANT=\"%s\" is not a flash variant; using %s", name,
-                       q35_attention_flash_variant_name(def));
-    else if (in->flash_supported && q35_attention_flash_variant_supported(v, in->device, cm->attn, &why) != 1)
-        q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "warning: Q35_FLASH_VARIANT=%s cannot run here (%s); using %s",
-                       name, why.msg, q35_attention_flash_variant_name(def));
-    else
-        return v;
-    return def;
+    const q35_path_variants flash = {"flash", q35_attention_flash_variant_find, q35_attention_flash_variant_name,
+                                     q35_attention_flash_variant_default(in->device, cm->attn), flash_runs, cm};
+    const q35_path_variants scan = {"delta rule", q35_delta_rule_variant_find, q35_delta_rule_variant_name,
+                                    q35_delta_rule_variant_default(delta_dims(&cm->hp)), delta_rule_runs, cm};
+    const q35_path_variants chunk = {"delta chunk", q35_delta_chunk_variant_find, q35_delta_chunk_variant_name,
+                                     q35_delta_chunk_variant_default(), NULL, NULL};
+    cm->paths.flash_variant = q35_paths_variant(&c->flash_variant, &flash, in->log, sizeof in->log, cm->opts.quiet);
+    cm->paths.delta_rule_variant =
+        q35_paths_variant(&c->delta_rule_variant, &scan, in->log, sizeof in->log, cm->opts.quiet);
+    cm->paths.delta_chunk_variant =
+        q35_paths_variant(&c->delta_chunk_variant, &chunk, in->log, sizeof in->log, cm->opts.quiet);
 }
 
 /* The plan for the chosen paths; an f16 set that does not fit falls back to f32, said. */
@@ -152,8 +166,8 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
         return q35_fail_context(err, "cuda model on %s (device %d)", in->device_name, in->device);
     cm->paths = (q35_cuda_paths){.attention = in->plan.attention, .gemm = gemm, .delta = q35_paths_delta_for(c, gemm),
                                  .chunk_rows = in->plan.chunk_rows,
-                                 .deterministic = c->deterministic, .scores_budget = c->scores_budget,
-                                 .flash_variant = flash_variant(cm, c->flash_variant)};
+                                 .deterministic = c->deterministic, .scores_budget = c->scores_budget};
+    pick_variants(cm, c);
     char line[512];
     q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "plan for %" PRId64 " positions: attention %s, chunk rows %"
                    PRId64 ": %s", in->plan.seq, q35_attn_path_name(in->plan.attention), in->plan.chunk_rows,
@@ -447,7 +461,7 @@ int q35_cuda_model_load(q35_cuda_model **out, const q35_model *m, const q35_cuda
     if (open_device(cm, &env, err))
         goto fail;
     if (!cm->info.flash_supported)
-        q35_attention_flash_supported(cm->info.device, cm->attn, &why);
+        q35_attention_flash_supported(cm->info.device, cm->attn, Q35_VARIANT_DEFAULT, &why);
     if (q35_paths_resolve(&choice, o, &env, cm->info.flash_supported, why.msg, cm->info.unified, cm->info.log,
                           sizeof cm->info.log, err) ||
         plan_paths(cm, &choice, err))
@@ -509,27 +523,34 @@ const q35_cuda_paths *q35_cuda_model_paths(const q35_cuda_model *cm)
 
 int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_error *err)
 {
+    const int n_flash = q35_attention_flash_variant_count(), n_scan = q35_delta_rule_variant_count(),
+              n_chunk = q35_delta_chunk_variant_count();
     if ((p->attention != Q35_ATTN_F32 && p->attention != Q35_ATTN_FLASH) ||
         (p->gemm != Q35_GEMM_F32 && p->gemm != Q35_GEMM_F16) ||
         (p->delta != Q35_DELTA_SCAN && p->delta != Q35_DELTA_CHUNKED) || p->chunk_rows < 1 ||
-        p->chunk_rows > (1 << 20) || p->scores_budget < 1 || p->flash_variant < 0 ||
-        p->flash_variant >= q35_attention_flash_variants())
+        p->chunk_rows > (1 << 20) || p->scores_budget < 1 || p->flash_variant < 0 || p->flash_variant >= n_flash ||
+        p->delta_rule_variant < 0 || p->delta_rule_variant >= n_scan || p->delta_chunk_variant < 0 ||
+        p->delta_chunk_variant >= n_chunk)
         return q35_fail(err, "cuda model paths: attention %d, gemm %d, delta %d, chunk rows %" PRId64 ", scores budget "
-                        "%zu, flash variant %d (want f32/flash, f32/f16, scan/chunked, 1..1048576 rows, a budget > 0, "
-                        "a variant 0..%d)", (int)p->attention, (int)p->gemm, (int)p->delta, p->chunk_rows,
-                        p->scores_budget, p->flash_variant, q35_attention_flash_variants() - 1);
+                        "%zu, flash variant %d, delta rule variant %d, delta chunk variant %d (want f32/flash, f32/f16, "
+                        "scan/chunked, 1..1048576 rows, a budget > 0, variants 0..%d, 0..%d, 0..%d)",
+                        (int)p->attention, (int)p->gemm, (int)p->delta, p->chunk_rows, p->scores_budget,
+                        p->flash_variant, p->delta_rule_variant, p->delta_chunk_variant, n_flash - 1, n_scan - 1,
+                        n_chunk - 1);
     if (p->delta == Q35_DELTA_CHUNKED && p->deterministic)
         return q35_fail(err, "cuda model paths: delta chunked is not batch-invariant (deterministic mode runs the scan)");
     if (p->attention == Q35_ATTN_FLASH && !cm->info.flash_supported) {
         q35_error why = {{0}};
-        q35_attention_flash_supported(cm->info.device, cm->attn, &why);
+        q35_attention_flash_supported(cm->info.device, cm->attn, Q35_VARIANT_DEFAULT, &why);
         return q35_fail(err, "cuda model paths: flash attention cannot run here (%s)", why.msg);
     }
     q35_error vwhy = {{0}};
-    if (p->attention == Q35_ATTN_FLASH &&
-        q35_attention_flash_variant_supported(p->flash_variant, cm->info.device, cm->attn, &vwhy) != 1)
+    if (p->attention == Q35_ATTN_FLASH && flash_runs(p->flash_variant, cm, &vwhy) != 1)
         return q35_fail(err, "cuda model paths: flash variant %s cannot run here (%s)",
                         q35_attention_flash_variant_name(p->flash_variant), vwhy.msg);
+    if (delta_rule_runs(p->delta_rule_variant, cm, &vwhy) != 1)
+        return q35_fail(err, "cuda model paths: delta rule variant %s cannot run here (%s)",
+                        q35_delta_rule_variant_name(p->delta_rule_variant), vwhy.msg);
     if (Q35_CUDA_CHECK(cudaSetDevice(cm->info.device), err))
         return -1;
     if (p->gemm == Q35_GEMM_F16 && !p->deterministic) {
@@ -553,11 +574,14 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
         snprintf(buf, cap, "deterministic (q35_gemv_rows, q35_attention_decode_rows), chunk rows %" PRId64,
                  p->chunk_rows);
     else
-        snprintf(buf, cap, "attention %s%s, GEMM %s, delta %s, chunk rows %" PRId64,
+        snprintf(buf, cap, "attention %s%s, GEMM %s, delta %s%s, chunk rows %" PRId64,
                  p->attention == Q35_ATTN_FLASH ? "flash (f16 inputs, f32 accumulation), variant " : "f32 (cuBLAS)",
                  p->attention == Q35_ATTN_FLASH ? q35_attention_flash_variant_name(p->flash_variant) : "",
                  p->gemm == Q35_GEMM_F16 ? "f16 (f32 accumulation)" : "f32 (dequant + SGEMM)",
-                 p->delta == Q35_DELTA_CHUNKED ? "chunked (tensor cores)" : "scan", p->chunk_rows);
+                 p->delta == Q35_DELTA_CHUNKED ? "chunked (tensor cores), variant " : "scan, variant ",
+                 p->delta == Q35_DELTA_CHUNKED ? q35_delta_chunk_variant_name(p->delta_chunk_variant)
+                                               : q35_delta_rule_variant_name(p->delta_rule_variant),
+                 p->chunk_rows);
     return buf;
 }
 

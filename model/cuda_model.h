@@ -39,14 +39,22 @@
  *   device          Q35_DEVICE=N                      default: 0
  *   scores budget   Q35_ATTN_SCORES_BUDGET=BYTES      default: 1 GiB per pass of
  *                   one KV group (f32 attention)
+ *   flash variant   Q35_FLASH_VARIANT=NAME            default: kv64 where the
+ *                   device's shared memory holds it, else base
+ *   scan variant    Q35_DELTA_RULE_VARIANT=NAME       default: r2pni where dv
+ *                   allows it, else l16r2pn (prefill and decode alike)
+ *   chunk variant   Q35_DELTA_CHUNK_VARIANT=NAME      default: w4
+ *
+ * The options and the paths: model/cuda_options.h; the rules: model/paths.h.
  *
  * Every function returns 0, or -1 with a message in err naming the thing and
  * the limit. */
 #ifndef Q35_CUDA_MODEL_H
 #define Q35_CUDA_MODEL_H
 
+#include "core/error.h"
 #include "model/capacity.h"
-#include "model/error.h"
+#include "model/cuda_options.h"
 #include "model/op_times.h"
 #include "model/qwen35.h"
 
@@ -57,41 +65,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The default rows per chunk on a discrete device and on a unified-memory one
- * (the plan halves them while memory is short). 2048: the 9B prefill at 4096
- * tokens ran 28.8k tokens/s at 2048 rows against 26.1k at 512 on an H200 (the f16
- * GEMMs at ~590 TFLOP/s against ~500; bench/results/README.md). */
-#define Q35_CHUNK_ROWS_DISCRETE 2048
-#define Q35_CHUNK_ROWS_UNIFIED 2048
-
-/* The options of a load. q35_cuda_options_init gives every field its "not set"
- * value, which defers to the environment variable, then to the default. */
-typedef struct q35_cuda_options {
-    int device;              /* CUDA ordinal; -1: $Q35_DEVICE, else 0 */
-    q35_attn_path attention; /* Q35_ATTN_DEFAULT: $Q35_PREFILL_ATTENTION, else f32 while it fits, flash past it */
-    q35_gemm_path gemm;      /* Q35_GEMM_DEFAULT: $Q35_PREFILL_GEMM, else f32 */
-    q35_delta_path delta;    /* Q35_DELTA_DEFAULT: $Q35_PREFILL_DELTA, else chunked on the f16 GEMM path, the scan on f32 */
-    int64_t chunk_rows;      /* 0: $Q35_PREFILL_CHUNK_ROWS, else Q35_CHUNK_ROWS_DISCRETE / _UNIFIED */
-    int deterministic;       /* -1: $Q35_DETERMINISTIC; 0 off; 1 on */
-    int64_t max_seq;         /* positions a request holds: the plan's length (0: 4096) */
-    size_t scores_budget;    /* 0: $Q35_ATTN_SCORES_BUDGET, else Q35_ATTN_SCORES_BUDGET (1 GiB) */
-    uint64_t free_cap;       /* > 0: plan as if the device had at most this many bytes free */
-    bool quiet;              /* no stderr lines (warnings and notes go to q35_cuda_model_info's log) */
-} q35_cuda_options;
-
-void q35_cuda_options_init(q35_cuda_options *o);
-
-/* The paths a loaded model runs, every field explicit. */
-typedef struct q35_cuda_paths {
-    q35_attn_path attention; /* Q35_ATTN_F32 or Q35_ATTN_FLASH (the prefill's; decode is always per token) */
-    q35_gemm_path gemm;      /* Q35_GEMM_F32 or Q35_GEMM_F16 */
-    q35_delta_path delta;    /* Q35_DELTA_SCAN or Q35_DELTA_CHUNKED (the prefill's; decode steps the scan) */
-    int64_t chunk_rows;      /* rows per prefill chunk, >= 1 */
-    bool deterministic;      /* batch-invariant projections and attention (GEMM and attention above unused) */
-    size_t scores_budget;    /* bytes of one pass of one KV group's f32 scores */
-    int flash_variant;       /* the flash kernel's variant (Q35_FLASH_VARIANT, a name; kernels/attention.h) */
-} q35_cuda_paths;
 
 /* What a load found and chose. */
 typedef struct q35_cuda_info {

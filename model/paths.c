@@ -1,7 +1,7 @@
 /* Options over environment over defaults (paths.h). */
 #include "paths.h"
 
-#include "kernels/attention.h"
+#include "kernels/attention_f32.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -9,6 +9,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+const char *q35_attn_path_name(q35_attn_path a)
+{
+    return a == Q35_ATTN_F32 ? "f32" : a == Q35_ATTN_FLASH ? "flash" : "default";
+}
+
+const char *q35_gemm_path_name(q35_gemm_path g)
+{
+    return g == Q35_GEMM_F32 ? "f32" : g == Q35_GEMM_F16 ? "f16" : "default";
+}
+
+const char *q35_delta_path_name(q35_delta_path d)
+{
+    return d == Q35_DELTA_SCAN ? "scan" : d == Q35_DELTA_CHUNKED ? "chunked" : "default";
+}
 
 void q35_cuda_options_init(q35_cuda_options *o)
 {
@@ -30,6 +45,8 @@ q35_path_env q35_path_env_get(void)
         .device = getenv("Q35_DEVICE"),
         .flash_variant = getenv("Q35_FLASH_VARIANT"),
         .delta = getenv("Q35_PREFILL_DELTA"),
+        .delta_rule_variant = getenv("Q35_DELTA_RULE_VARIANT"),
+        .delta_chunk_variant = getenv("Q35_DELTA_CHUNK_VARIANT"),
     };
     return e;
 }
@@ -104,6 +121,38 @@ static void resolve_attention(q35_path_choice *c, q35_attn_path a, const char *s
     c->attention[c->n_attention++] = Q35_ATTN_F32; /* the default: f32 while it fits, flash past it */
     if (a == Q35_ATTN_DEFAULT && flash_supported)
         c->attention[c->n_attention++] = Q35_ATTN_FLASH;
+}
+
+/* The option's name when set, else the environment's when set and not empty. */
+static q35_path_name pick_name(const char *option, const char *option_name, const char *env, const char *env_name)
+{
+    if (option)
+        return (q35_path_name){option, option_name, NULL};
+    if (env && env[0])
+        return (q35_path_name){env, NULL, env_name};
+    return (q35_path_name){NULL, NULL, NULL};
+}
+
+int q35_paths_variant(const q35_path_name *pick, const q35_path_variants *v, char *log, size_t cap, bool quiet)
+{
+    if (!pick->name)
+        return v->fallback;
+    char source[160];
+    if (pick->option)
+        snprintf(source, sizeof source, "option %s \"%s\"", pick->option, pick->name);
+    else
+        snprintf(source, sizeof source, "%s=\"%s\"", pick->env ? pick->env : "?", pick->name);
+    const int i = v->find(pick->name);
+    q35_error why = {{0}};
+    if (i < 0)
+        q35_paths_note(log, cap, quiet, "warning: %s is not a %s variant; using %s", source, v->op,
+                       v->name(v->fallback));
+    else if (v->runs && v->runs(i, v->ctx, &why) != 1)
+        q35_paths_note(log, cap, quiet, "warning: %s cannot run here (%s); using %s", source, why.msg,
+                       v->name(v->fallback));
+    else
+        return i;
+    return v->fallback;
 }
 
 int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_path_env *env, bool flash_supported,
@@ -208,8 +257,12 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
         c->delta = Q35_DELTA_SCAN;
     }
 
-    /* the flash kernel's variant: a name, looked up by the load (the names live with the kernel) */
-    c->flash_variant = env->flash_variant && env->flash_variant[0] ? env->flash_variant : NULL;
+    /* the kernels' variants: names, looked up by the load (the names live with the kernels) */
+    c->flash_variant = pick_name(o->flash_variant, "flash_variant", env->flash_variant, "Q35_FLASH_VARIANT");
+    c->delta_rule_variant =
+        pick_name(o->delta_rule_variant, "delta_rule_variant", env->delta_rule_variant, "Q35_DELTA_RULE_VARIANT");
+    c->delta_chunk_variant =
+        pick_name(o->delta_chunk_variant, "delta_chunk_variant", env->delta_chunk_variant, "Q35_DELTA_CHUNK_VARIANT");
 
     c->max_seq = o->max_seq > 0 ? o->max_seq : 4096;
     return 0;

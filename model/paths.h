@@ -1,14 +1,13 @@
-/* The path choices of the CUDA model (cuda_model.h): each option, when set,
- * wins over its environment variable, which wins over the default. An unknown
- * value, or a pick this device or these heads cannot run, is a warning (one
- * line appended to the log), never silently reread. Pure C, so the CPU tests
- * check every rule. */
+/* The path choices of the CUDA model (the options and paths of
+ * model/cuda_options.h): each option, when set, wins over its environment
+ * variable, which wins over the default. An unknown value, or a pick this
+ * device or these heads cannot run, is a warning (one line appended to the
+ * log), never silently reread. Pure C, so the CPU tests check every rule. */
 #ifndef Q35_PATHS_H
 #define Q35_PATHS_H
 
-#include "model/capacity.h"
-#include "model/cuda_model.h"
-#include "model/error.h"
+#include "core/error.h"
+#include "model/cuda_options.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,9 +27,19 @@ typedef struct q35_path_env {
     const char *device;        /* Q35_DEVICE */
     const char *flash_variant; /* Q35_FLASH_VARIANT */
     const char *delta;         /* Q35_PREFILL_DELTA */
+    const char *delta_rule_variant;  /* Q35_DELTA_RULE_VARIANT */
+    const char *delta_chunk_variant; /* Q35_DELTA_CHUNK_VARIANT */
 } q35_path_env;
 
 q35_path_env q35_path_env_get(void); /* getenv of each */
+
+/* A kernel variant asked for by name: by the option, or the environment, or
+ * neither (the op's default). The load looks the name up (q35_paths_variant). */
+typedef struct q35_path_name {
+    const char *name;    /* NULL: the op's default */
+    const char *option;  /* the option's name ("flash_variant"), when the option set it; else NULL */
+    const char *env;     /* the environment variable's ("Q35_FLASH_VARIANT"), when it set it; else NULL */
+} q35_path_name;
 
 /* What the options and the environment resolve to: the candidates the capacity
  * plan tries, most preferred first. */
@@ -43,7 +52,9 @@ typedef struct q35_path_choice {
     int n_chunk_rows;
     bool deterministic;
     size_t scores_budget;
-    const char *flash_variant;  /* $Q35_FLASH_VARIANT, a name the load looks up (NULL: the default) */
+    q35_path_name flash_variant;       /* the flash kernel's variant */
+    q35_path_name delta_rule_variant;  /* the scan's */
+    q35_path_name delta_chunk_variant; /* the chunked delta rule's */
     int64_t max_seq;
 } q35_path_choice;
 
@@ -61,6 +72,25 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
  * f16 GEMM path and the scan on the f32 one (the exact path stays exact);
  * always the scan when deterministic. */
 q35_delta_path q35_paths_delta_for(const q35_path_choice *c, q35_gemm_path gemm);
+
+/* An op's kernel variants as the path choices see them: its registry's find
+ * and name functions (kernels/variant.h), its default here, and whether a
+ * variant runs here (NULL: every one does). The load passes the kernels'; the
+ * CPU tests pass their own. */
+typedef struct q35_path_variants {
+    const char *op;                 /* "flash", "delta rule", "delta chunk": what a warning names */
+    int (*find)(const char *name);  /* an index, or -1 */
+    const char *(*name)(int variant);
+    int fallback;                   /* the op's default here */
+    int (*runs)(int variant, const void *ctx, q35_error *why); /* 1, or 0 with the reason; NULL: all run */
+    const void *ctx;                /* for runs */
+} q35_path_variants;
+
+/* The variant a load runs for a name picked by option or environment: its
+ * index, or the default (v->fallback) when none is picked; a name the registry
+ * does not have, or one that cannot run here, is a warning in the log and the
+ * default. */
+int q35_paths_variant(const q35_path_name *pick, const q35_path_variants *v, char *log, size_t cap, bool quiet);
 
 /* Appends one line to log (and, unless quiet, prints it on stderr). */
 void q35_paths_note(char *log, size_t cap, bool quiet, const char *fmt, ...)

@@ -9,9 +9,9 @@
 #ifndef Q35_QWEN35_H
 #define Q35_QWEN35_H
 
-#include "error.h"
-#include "gguf.h"
-#include "quant.h"
+#include "core/error.h"
+#include "core/gguf.h"
+#include "core/quant.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -3,6 +3,7 @@
  * kernels/ref, applied row by row. */
 #include "ref_model.h"
 
+#include "core/parallel.h"
 #include "kernels/attention.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_rule.h"
@@ -14,8 +15,7 @@
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
-#include "parallel.h"
-#include "request.h"
+#include "model/request.h"
 
 #include <inttypes.h>
 #include <math.h>

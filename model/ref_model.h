@@ -10,8 +10,8 @@
 #ifndef Q35_REF_MODEL_H
 #define Q35_REF_MODEL_H
 
-#include "error.h"
-#include "op_times.h"
+#include "core/error.h"
+#include "model/op_times.h"
 #include "qwen35.h"
 
 #include <stdint.h>

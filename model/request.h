@@ -3,7 +3,7 @@
 #ifndef Q35_REQUEST_H
 #define Q35_REQUEST_H
 
-#include "model/error.h"
+#include "core/error.h"
 
 #include <stdint.h>
 

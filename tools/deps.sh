@@ -39,7 +39,7 @@ have nvcc || { deps_fail "the CUDA toolkit (nvcc) is required and was not found 
 
 # cuobjdump and nvdisasm as a pair: the toolkit's where it has both, else the
 # pinned wheels (a copy installed under another pin is replaced). The SASS check
-# looks in the same places (parity/flash_sass.cmake).
+# looks in the same places (parity/kernels/flash_sass.cmake).
 q35_tools="${XDG_CACHE_HOME:-$HOME/.cache}/q35-tools/cuda-tools"
 pair_in() { [ -x "$1/cuobjdump" ] && [ -x "$1/nvdisasm" ]; }
 sass_needed=1

@@ -11,7 +11,7 @@
 # bench_linear), Q35_BENCH_FILTER the points, Q35_REPS the repetitions,
 # Q35_BENCH_MIN_TIME (e.g. 0.1) the time each point runs.
 # peers: installs the wheels carried in .whl/ (flash-linear-attention, fla-core;
-# README, "Peers") into a private folder, then runs, in this order, the parts of
+# bench/README.md, "Peers") into a private folder, then runs, in this order, the parts of
 # Q35_PEER_PARTS (default "ours peers hf"): ours = our benchmarks at the points
 # bench/peers.map pairs with a peer (its first column; Q35_REPS repetitions of
 # Q35_BENCH_MIN_TIME, default 0.1 s) into peers-ours-*.json; peers =
@@ -94,7 +94,7 @@ for stage in "$@"; do
                    tail -1 "$OUT/peers-compare.txt"
                fi
            else
-               echo "peers: no jq here: merge and compare the JSON in $OUT elsewhere (README, Peers)"
+               echo "peers: no jq here: merge and compare the JSON in $OUT elsewhere (bench/README.md, Peers)"
            fi ;;
     *) echo "unknown stage $stage"; exit 2 ;;
     esac

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The delta-rule scan's per-token loop in SASS, and a rough issue model of it.
 
-    tools/scan_sass.py [CUBIN]
+    tools/scan_sass.py [CUBIN...]
 
-Without CUBIN, compiles kernels/delta_rule.cu for sm_90 (nvcc, cuobjdump on PATH).
+Without CUBIN, compiles kernels/delta_rule.cu and kernels/experiments/delta_rule.cu
+(the production and the experiment layouts) for sm_90 (nvcc, cuobjdump on PATH).
 For each scan kernel (one per variant layout) prints its registers, the
 instructions of its token loop (the innermost loop with the FFMAs; PF variants
 run two tokens a pass) per token, and the model's cycles per token at the 9B
@@ -131,15 +132,20 @@ def model(prog, warps, tokens, mio, cshfl, shfl, lds, q, horizon=20000):
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if len(sys.argv) > 1:
-        cubin, report = sys.argv[1], ""
-    else:
-        cubin = os.path.join(tempfile.mkdtemp(), "delta_rule.cubin")
-        report = subprocess.run(["nvcc", "-std=c++17", "-arch=sm_90", "-cubin", "-lineinfo", "-Xptxas", "-v", "-I", root,
-                                 os.path.join(root, "kernels", "delta_rule.cu"), "-o", cubin],
-                                capture_output=True, text=True, check=True).stderr
+        cubins, report = sys.argv[1:], ""
+    else:  # the production layouts and the experiments'
+        cubins, report, tmp = [], "", tempfile.mkdtemp()
+        for i, src in enumerate((("kernels", "delta_rule.cu"), ("kernels", "experiments", "delta_rule.cu"))):
+            cubins.append(os.path.join(tmp, f"delta_rule{i}.cubin"))
+            report += subprocess.run(["nvcc", "-std=c++17", "-arch=sm_90", "-cubin", "-lineinfo", "-Xptxas", "-v", "-I",
+                                      root, os.path.join(root, *src), "-o", cubins[-1]],
+                                     capture_output=True, text=True, check=True).stderr
     regs = dict(re.findall(r"Function properties for (\S+)\n.*\n.*Used (\d+) registers", report))
     print("layout (lanes rows warps PF IL NS)  regs  SASS/token  model A, B cycles/token at 9B")
-    for name, ins in kernels(cubin).items():
+    found = {}
+    for cubin in cubins:
+        found.update(kernels(cubin))
+    for name, ins in found.items():
         m = re.search(r"cfgILi(\d+)ELi(\d+)ELi(\d+)ELb([01])ELb([01])ELb([01])E", name)
         loop = token_loop(ins)
         if not m or not loop:

@@ -1,6 +1,6 @@
 /* float64 reference of kernels/linear.h. */
+#include "core/parallel.h"
 #include "kernels/linear.h"
-#include "model/parallel.h"
 
 #include <stdlib.h>
 

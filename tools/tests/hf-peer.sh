@@ -1,6 +1,6 @@
 #!/bin/sh
 # bench/hf_peer.py where torch and transformers are absent: it compiles, imports
-# without them, reads data/shapes.c (the 0.8B/9B/27B widths the C side uses)
+# without them, reads model/shapes.c (the 0.8B/9B/27B widths the C side uses)
 # into transformers' Qwen3_5TextConfig arguments, honours --layers, and says
 # plainly what it needs when asked to run.
 #   tools/tests/hf-peer.sh SOURCE_DIR TMP_DIR
@@ -14,7 +14,7 @@ check "py_compile" python3 -c "import py_compile, sys; py_compile.compile(sys.ar
 check "imports without torch or transformers" python3 -c "import sys; sys.path.insert(0, '$src/bench'); import hf_peer; assert 'torch' not in sys.modules"
 python3 "$peer" --show-config --shape 9b >"$tmp/9b.json"
 jq_check "$tmp/9b.json" '.hidden_size == 4096 and .num_hidden_layers == 32 and .num_attention_heads == 16 and .num_key_value_heads == 4 and .head_dim == 256 and .intermediate_size == 12288 and .linear_num_key_heads == 16 and .linear_num_value_heads == 32 and .vocab_size == 248320 and .tie_word_embeddings == false' \
-    "9b: the widths of data/shapes.c"
+    "9b: the widths of model/shapes.c"
 jq_check "$tmp/9b.json" '[.layer_types | to_entries[] | select(.value == "full_attention") | .key] == [3,7,11,15,19,23,27,31]' \
     "9b: every 4th layer is full attention (layers 3, 7, ..., 31)"
 jq_check "$tmp/9b.json" '.rope_parameters == {"rope_type": "default", "rope_theta": 10000000.0, "partial_rotary_factor": 0.25}' \

@@ -16,19 +16,19 @@ check "py_compile of peers.py and peerlib.py" python3 -c "import py_compile, sys
 
 python3 "$peers" --show-axes >"$tmp/axes.json"
 jq_check "$tmp/axes.json" '.sdpa.models == [{"name":"0.8B","heads":8,"kv":2},{"name":"9B","heads":16,"kv":4},{"name":"27B","heads":24,"kv":4}] and .sdpa.head_dim == 256' \
-    "sdpa: bench_attention's heads (k_models, HD)"
+    "sdpa: the benchmarks' models' heads (bench/models.c, model/shapes.c)"
 jq_check "$tmp/axes.json" '.sdpa.contexts == [512,1024,2048,4096,8192,16384,32768,65536,131072] and .sdpa.chunk == 512 and .sdpa.prompt_max == 32768' \
     "sdpa: bench_attention's contexts, CHUNK, PROMPT_MAX"
 jq_check "$tmp/axes.json" '.fla.models[1] == {"name":"9B","hk":16,"hv":32,"dk":128,"dv":128} and .fla.models[2].hv == 48 and .fla.rows == [64,512,1024,2048,4096,8192,16384]' \
-    "fla: bench_kernels' DeltaNet heads (dk, dv from data/shapes.c) and delta_rule_scan's rows"
+    "fla: the benchmarks' models' DeltaNet heads (model/shapes.c) and delta_rule_scan's rows"
 jq_check "$tmp/axes.json" '(.gemm.projections | length) == 10 and .gemm.projections[0] == {"name":"attn_qkv","n":8192,"k":4096} and .gemm.projections[9] == {"name":"lm_head","n":248320,"k":4096} and .gemm.rows == [1,64,512,2048]' \
     "gemm: bench_linear's projections and rows"
-for m in 0 1 2; do # the benchmarks' own tables against data/shapes.c (through hf_peer's reading of it)
+for m in 0 1 2; do # the benchmarks' models against model/shapes.c (through hf_peer's reading of it)
     s=$(jq -r ".sdpa.models[$m].name | ascii_downcase" "$tmp/axes.json")
     python3 "$src/bench/hf_peer.py" --show-config --shape "$s" >"$tmp/$s.json"
     jq -s '{cfg: .[0], ax: .[1]}' "$tmp/$s.json" "$tmp/axes.json" >"$tmp/$s-both.json"
     jq_check "$tmp/$s-both.json" ".ax as \$a | .cfg | .num_attention_heads == \$a.sdpa.models[$m].heads and .num_key_value_heads == \$a.sdpa.models[$m].kv and .head_dim == \$a.sdpa.head_dim and .linear_num_key_heads == \$a.fla.models[$m].hk and .linear_num_value_heads == \$a.fla.models[$m].hv" \
-        "  model $m ($s): bench_attention's and bench_kernels' heads are data/shapes.c's"
+        "  model $m ($s): bench_attention's and bench_kernels' heads are model/shapes.c's"
 done
 
 python3 "$peers" --list >"$tmp/names"

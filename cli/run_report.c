@@ -1,0 +1,77 @@
+/* What q35 run prints and writes, for its CPU path (cmd_run.c) and its GPU
+ * path (cmd_run_cuda.c) alike (run_report.h). */
+#include "run_report.h"
+
+#include "core/outfile.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void run_print_top_k(const float *logits, int vocab, int64_t k)
+{
+    if (k > vocab)
+        k = vocab;
+    int *idx = malloc((size_t)(k > 0 ? k : 1) * sizeof *idx);
+    if (!idx)
+        return;
+    for (int64_t j = 0; j < k; j++) { /* selection: k is small */
+        int best = -1;
+        for (int v = 0; v < vocab; v++) {
+            bool taken = false;
+            for (int64_t p = 0; p < j && !taken; p++)
+                taken = idx[p] == v;
+            if (!taken && (best < 0 || logits[v] > logits[best]))
+                best = v;
+        }
+        idx[j] = best;
+    }
+    for (int64_t j = 0; j < k; j++)
+        printf("  %2" PRId64 ". token %7d  logit %+.6f\n", j + 1, idx[j], (double)logits[idx[j]]);
+    free(idx);
+}
+
+void run_print_times(const q35_op_times *t, double total, int64_t tokens)
+{
+    printf("\n%-14s %10s %7s %8s\n", "op", "ms", "%", "calls");
+    double sum = 0.0;
+    for (int op = 0; op < Q35_OP_COUNT; op++) {
+        sum += t->seconds[op];
+        if (t->calls[op])
+            printf("%-14s %10.3f %6.1f%% %8" PRId64 "\n", q35_op_name((q35_op)op), 1e3 * t->seconds[op],
+                   total > 0 ? 100.0 * t->seconds[op] / total : 0.0, t->calls[op]);
+    }
+    printf("%-14s %10.3f %6.1f%%\n", "(other)", 1e3 * (total - sum), total > 0 ? 100.0 * (total - sum) / total : 0.0);
+    printf("%-14s %10.3f          %.1f tokens/s\n", "total", 1e3 * total, total > 0 ? (double)tokens / total : 0.0);
+}
+
+int run_write_logits(const char *path, const float *logits, int64_t rows, int vocab, q35_error *err)
+{
+    q35_outfile f;
+    if (q35_outfile_open(&f, path, err))
+        return -1;
+    int rc = q35_outfile_write(&f, logits, (size_t)rows * (size_t)vocab * sizeof *logits, err);
+    if (rc == 0)
+        rc = q35_outfile_commit(&f, err);
+    q35_outfile_discard(&f);
+    return rc;
+}
+
+int run_report_logits(const run_args *a, const float *logits, int vocab, int64_t n)
+{
+    if (a->n_at) {
+        q35_error err = {{0}};
+        if (run_write_logits(a->logits_out, logits, a->n_at, vocab, &err)) {
+            cli_error("%s", err.msg);
+            return CLI_FAILED;
+        }
+        printf("\nwrote logits at %" PRId64 " positions to %s (float32 [%" PRId64 "][%d])\n", a->n_at, a->logits_out,
+               a->n_at, vocab);
+        printf("top-%" PRId64 " logits at position %" PRId64 ":\n", a->top_k, a->at[a->n_at - 1]);
+        run_print_top_k(logits + (a->n_at - 1) * (int64_t)vocab, vocab, a->top_k);
+    } else {
+        printf("\ntop-%" PRId64 " logits at the last position (%" PRId64 "):\n", a->top_k, n - 1);
+        run_print_top_k(logits, vocab, a->top_k);
+    }
+    return 0;
+}

@@ -1,0 +1,45 @@
+/* Decode attention (kernels/attention.h's formula and shapes): one query row
+ * per head over cache rows 0..n_ctx-1, f32 throughout. Its rows form runs row t
+ * over pos0 + t + 1 rows with the very same per-row arithmetic: bitwise the
+ * per-token launches, so the deterministic mode's attention.
+ * kernels/attention_decode.cu. */
+#ifndef Q35_KERNELS_ATTENTION_DECODE_H
+#define Q35_KERNELS_ATTENTION_DECODE_H
+
+#include "kernels/attention.h"
+#include "kernels/cuda.h"
+#include "kernels/variant.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CUDA, decode: o [heads*head_dim] from q [heads*head_dim] over cache rows
+ * 0..n_ctx-1 (n_ctx >= 1), the default variant. head_dim 128 or 256; q and the
+ * caches 16-byte aligned with strides of whole float4. */
+int q35_attention_decode(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t n_ctx,
+                         q35_attn_shape s, q35_stream stream, q35_error *err);
+
+/* CUDA, decode rows: row t of o, q over n_ctx = pos0 + t + 1, each bitwise the
+ * q35_attention_decode of that row, in launch shape `variant` (the same
+ * arithmetic, so the same bits; Q35_VARIANT_DEFAULT: the device's default). */
+int q35_attention_decode_rows(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
+                              int64_t T, q35_attn_shape s, int variant, q35_stream stream, q35_error *err);
+
+/* The launch shapes (kernels/variant.h), both in the model's library:
+ *   block    a block of 16 warps per (row, head), on every device;
+ *   cluster  a cluster of 8 blocks per (row, head), compute capability 9.0+
+ *            and a build with sm_90 code.
+ * The default: cluster where it runs, else block. */
+int q35_attention_decode_variant_count(void);
+const char *q35_attention_decode_variant_name(int variant);
+int q35_attention_decode_variant_find(const char *name);
+int q35_attention_decode_variant_default(int device, q35_attn_shape s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_KERNELS_ATTENTION_DECODE_H */

@@ -1,0 +1,80 @@
+/* The CUDA model's options and paths (model/cuda_model.h loads with them,
+ * model/paths.h resolves them): the path enums, the options of a load and the
+ * paths a loaded model runs. Pure C, no CUDA: the capacity plan and the path
+ * choices (and their CPU tests) use them without a device. */
+#ifndef Q35_CUDA_OPTIONS_H
+#define Q35_CUDA_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The prefill's attention: cuBLAS f32 over materialised scores, or the fused
+ * flash kernel (f16 inputs, f32 accumulation). DEFAULT means "not chosen". */
+typedef enum q35_attn_path { Q35_ATTN_DEFAULT = 0, Q35_ATTN_F32 = 1, Q35_ATTN_FLASH = 2 } q35_attn_path;
+
+/* The prefill's projections: dequant + f32 SGEMM, or f16 weights (converted at
+ * load) x f16-rounded activations with f32 accumulation. */
+typedef enum q35_gemm_path { Q35_GEMM_DEFAULT = 0, Q35_GEMM_F32 = 1, Q35_GEMM_F16 = 2 } q35_gemm_path;
+
+/* The prefill's gated delta rule: the token-sequential scan (f32, bitwise its
+ * per-token steps) or the chunked form on tensor cores (kernels/delta_chunk.h:
+ * f16 operands, f32 state; its own workspace). */
+typedef enum q35_delta_path { Q35_DELTA_DEFAULT = 0, Q35_DELTA_SCAN = 1, Q35_DELTA_CHUNKED = 2 } q35_delta_path;
+
+const char *q35_attn_path_name(q35_attn_path a); /* "f32", "flash", "default" */
+const char *q35_gemm_path_name(q35_gemm_path g); /* "f32", "f16", "default" */
+const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "default" */
+
+/* The default rows per chunk on a discrete device and on a unified-memory one
+ * (the plan halves them while memory is short): the fastest measured at the
+ * model's shapes (bench/results/, the prefill sweep's chunk axis). */
+#define Q35_CHUNK_ROWS_DISCRETE 2048
+#define Q35_CHUNK_ROWS_UNIFIED 2048
+
+/* The options of a load. q35_cuda_options_init gives every field its "not set"
+ * value, which defers to the environment variable, then to the default
+ * (model/paths.h resolves them; model/README.md has the table). A kernel
+ * variant is named as its op's registry names it (kernels/variant.h); a name
+ * the program does not have, or one this device or these heads cannot run, is
+ * a warning and the op's default. */
+typedef struct q35_cuda_options {
+    int device;              /* CUDA ordinal; -1: $Q35_DEVICE, else 0 */
+    q35_attn_path attention; /* Q35_ATTN_DEFAULT: $Q35_PREFILL_ATTENTION, else f32 while it fits, flash past it */
+    q35_gemm_path gemm;      /* Q35_GEMM_DEFAULT: $Q35_PREFILL_GEMM, else f32 */
+    q35_delta_path delta;    /* Q35_DELTA_DEFAULT: $Q35_PREFILL_DELTA, else chunked on the f16 GEMM path, the scan on f32 */
+    int64_t chunk_rows;      /* 0: $Q35_PREFILL_CHUNK_ROWS, else Q35_CHUNK_ROWS_DISCRETE / _UNIFIED */
+    int deterministic;       /* -1: $Q35_DETERMINISTIC; 0 off; 1 on */
+    int64_t max_seq;         /* positions a request holds: the plan's length (0: 4096) */
+    size_t scores_budget;    /* 0: $Q35_ATTN_SCORES_BUDGET, else Q35_ATTN_SCORES_BUDGET (1 GiB) */
+    uint64_t free_cap;       /* > 0: plan as if the device had at most this many bytes free */
+    const char *flash_variant;       /* NULL: $Q35_FLASH_VARIANT, else the flash kernel's default here */
+    const char *delta_rule_variant;  /* NULL: $Q35_DELTA_RULE_VARIANT, else the scan's default for these heads */
+    const char *delta_chunk_variant; /* NULL: $Q35_DELTA_CHUNK_VARIANT, else the chunked delta rule's default */
+    bool quiet;              /* no stderr lines (warnings and notes go to q35_cuda_model_info's log) */
+} q35_cuda_options;
+
+void q35_cuda_options_init(q35_cuda_options *o);
+
+/* The paths a loaded model runs, every field explicit. */
+typedef struct q35_cuda_paths {
+    q35_attn_path attention; /* Q35_ATTN_F32 or Q35_ATTN_FLASH (the prefill's; decode is always per token) */
+    q35_gemm_path gemm;      /* Q35_GEMM_F32 or Q35_GEMM_F16 */
+    q35_delta_path delta;    /* Q35_DELTA_SCAN or Q35_DELTA_CHUNKED (the prefill's; decode steps the scan) */
+    int64_t chunk_rows;      /* rows per prefill chunk, >= 1 */
+    bool deterministic;      /* batch-invariant projections and attention (GEMM and attention above unused) */
+    size_t scores_budget;    /* bytes of one pass of one KV group's f32 scores */
+    int flash_variant;       /* the flash kernel's variant: an index of kernels/attention_flash.h's registry */
+    int delta_rule_variant;  /* the scan's (prefill and decode alike): kernels/delta_rule.h's */
+    int delta_chunk_variant; /* the chunked delta rule's: kernels/delta_chunk.h's */
+} q35_cuda_paths;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_CUDA_OPTIONS_H */

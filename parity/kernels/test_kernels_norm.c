@@ -1,0 +1,228 @@
+/* GPU parity of the norm units: RMSNorm (rows, one row, per head), gated RMSNorm,
+ * per-head L2 norm with a row stride. Each against its float64 reference (rel
+ * L-inf <= 1e-5) on fresh random inputs, outputs poisoned first, and its rows
+ * form against per-token launches, bitwise; at the widths of 0.8B, 9B and 27B
+ * and at odd sizes; and the shapes each refuses. */
+#include "parity/lib/gpu.h"
+
+#include "kernels/gated_rmsnorm.h"
+#include "kernels/l2norm.h"
+#include "kernels/pointwise.h"
+#include "kernels/rmsnorm.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EPS 1e-6f
+#define LIMIT 1e-5
+
+static q35_rng g_rng;
+
+/* rows vectors of n sharing w: `per_token` vectors per launch in the per-token form */
+static void check_rmsnorm(q35_suite *s, const char *what, int64_t n, int64_t rows, int64_t per_token)
+{
+    q35_error err = {{0}};
+    const int64_t total = n * rows;
+    float *x = q35_host_normal(total, 0.0, 3.0, &g_rng), *w = q35_host_normal(n, 1.0, 0.1, &g_rng);
+    float *dx = q35_gpu_from_host(x, total), *dw = q35_gpu_from_host(w, n);
+    float *dy = q35_gpu_floats(total), *dt = q35_gpu_floats(total);
+    q35_gpu_ok(q35_rmsnorm_rows(dy, dx, dw, n, rows, EPS, NULL, &err), &err);
+    for (int64_t r = 0; r < rows; r += per_token)
+        q35_gpu_ok(per_token == 1 ? q35_rmsnorm(dt + r * n, dx + r * n, dw, n, EPS, NULL, &err)
+                                  : q35_rmsnorm_rows(dt + r * n, dx + r * n, dw, n, per_token, EPS, NULL, &err),
+                   &err);
+    float *y = malloc((size_t)total * sizeof *y), *yt = malloc((size_t)total * sizeof *yt);
+    q35_gpu_download(y, dy, (size_t)total * sizeof *y);
+    q35_gpu_download(yt, dt, (size_t)total * sizeof *yt);
+    double *xd = q35_host_f64(x, total), *wd = q35_host_f64(w, n), *ref = malloc((size_t)total * sizeof *ref);
+    for (int64_t r = 0; r < rows; r++)
+        q35_ref_rmsnorm(ref + r * n, xd + r * n, wd, n, EPS);
+    const q35_cmp c = q35_compare_f32_f64(y, ref, total);
+    const q35_bitcmp b = q35_bitwise_f32(y, yt, total);
+    char name[160];
+    snprintf(name, sizeof name, "rmsnorm_rows  %-18s n %5" PRId64 " rows %5" PRId64, what, n, rows);
+    q35_case_unit(s, name, &c, LIMIT, &b);
+    /* in place: y may be x */
+    q35_gpu_ok(q35_rmsnorm_rows(dx, dx, dw, n, rows, EPS, NULL, &err), &err);
+    q35_gpu_download(yt, dx, (size_t)total * sizeof *yt);
+    q35_case(s, memcmp(y, yt, (size_t)total * sizeof *y) == 0, "rmsnorm_rows  %-18s in place (y = x): bitwise equal",
+             what);
+    free(x), free(w), free(y), free(yt), free(xd), free(wd), free(ref);
+    q35_gpu_free(dx), q35_gpu_free(dw), q35_gpu_free(dy), q35_gpu_free(dt);
+}
+
+/* The fused residual add + RMSNorm on rows vectors of n: the sum and the norm
+ * against float64, and both bitwise against q35_residual_add_rows then
+ * q35_rmsnorm_rows, and against per-token launches of the fused form. */
+static void check_add_rmsnorm(q35_suite *s, const char *what, int64_t n, int64_t rows)
+{
+    q35_error err = {{0}};
+    const int64_t total = n * rows;
+    const size_t bytes = (size_t)total * sizeof(float);
+    float *x = q35_host_normal(total, 0.0, 3.0, &g_rng), *r = q35_host_normal(total, 0.0, 1.0, &g_rng);
+    float *w = q35_host_normal(n, 1.0, 0.1, &g_rng);
+    float *dx = q35_gpu_from_host(x, total), *dr = q35_gpu_from_host(r, total), *dw = q35_gpu_from_host(w, n);
+    float *dx2 = q35_gpu_from_host(x, total), *dx3 = q35_gpu_from_host(x, total);
+    float *dy = q35_gpu_floats(total), *dy2 = q35_gpu_floats(total), *dy3 = q35_gpu_floats(total);
+    q35_gpu_ok(q35_add_rmsnorm_rows(dy, dx, dr, dw, n, rows, EPS, NULL, &err), &err);
+    q35_gpu_ok(q35_residual_add_rows(dx2, dr, n, rows, NULL, &err), &err); /* the two ops it fuses */
+    q35_gpu_ok(q35_rmsnorm_rows(dy2, dx2, dw, n, rows, EPS, NULL, &err), &err);
+    for (int64_t t = 0; t < rows; t++) /* per token */
+        q35_gpu_ok(q35_add_rmsnorm_rows(dy3 + t * n, dx3 + t * n, dr + t * n, dw, n, 1, EPS, NULL, &err), &err);
+    float *h[6];
+    float *const dev[6] = {dx, dy, dx2, dy2, dx3, dy3};
+    for (int i = 0; i < 6; i++) {
+        h[i] = malloc(bytes);
+        q35_gpu_download(h[i], dev[i], bytes);
+    }
+    double *xd = q35_host_f64(x, total), *rd = q35_host_f64(r, total), *wd = q35_host_f64(w, n);
+    double *yd = malloc((size_t)total * sizeof *yd);
+    for (int64_t t = 0; t < rows; t++)
+        q35_ref_add_rmsnorm(yd + t * n, xd + t * n, rd + t * n, wd, n, EPS);
+    char name[160], dx_s[200], dy_s[200];
+    const q35_cmp cx = q35_compare_f32_f64(h[0], xd, total), cy = q35_compare_f32_f64(h[1], yd, total);
+    const q35_bitcmp bx = q35_bitwise_f32(h[0], h[2], total), by = q35_bitwise_f32(h[1], h[3], total);
+    snprintf(name, sizeof name, "add_rmsnorm   %-18s n %5" PRId64 " rows %5" PRId64 " sum ", what, n, rows);
+    q35_case_unit(s, name, &cx, LIMIT, NULL);
+    snprintf(name, sizeof name, "add_rmsnorm   %-18s n %5" PRId64 " rows %5" PRId64 " norm", what, n, rows);
+    q35_case_unit(s, name, &cy, LIMIT, NULL);
+    q35_case(s, bx.equal && by.equal, "add_rmsnorm   %-18s vs residual_add_rows + rmsnorm_rows: sum %s, norm %s", what,
+             q35_bitcmp_str(&bx, dx_s, sizeof dx_s), q35_bitcmp_str(&by, dy_s, sizeof dy_s));
+    q35_case(s, memcmp(h[0], h[4], bytes) == 0 && memcmp(h[1], h[5], bytes) == 0,
+             "add_rmsnorm   %-18s rows form vs per-token launches: bitwise equal", what);
+    for (int i = 0; i < 6; i++)
+        free(h[i]);
+    free(x), free(r), free(w), free(xd), free(rd), free(wd), free(yd);
+    q35_gpu_free(dx), q35_gpu_free(dr), q35_gpu_free(dw), q35_gpu_free(dx2), q35_gpu_free(dx3);
+    q35_gpu_free(dy), q35_gpu_free(dy2), q35_gpu_free(dy3);
+}
+
+/* T tokens of `heads` value heads of n */
+static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads, int64_t T)
+{
+    q35_error err = {{0}};
+    const int64_t total = n * heads * T;
+    float *o = q35_host_normal(total, 0.0, 0.5, &g_rng), *z = q35_host_normal(total, 0.0, 2.0, &g_rng);
+    float *w = q35_host_normal(n, 1.0, 0.1, &g_rng);
+    float *dO = q35_gpu_from_host(o, total), *dz = q35_gpu_from_host(z, total), *dw = q35_gpu_from_host(w, n);
+    float *dy = q35_gpu_floats(total), *dt = q35_gpu_floats(total);
+    q35_gpu_ok(q35_gated_rmsnorm_rows(dy, dO, dz, dw, n, heads * T, EPS, NULL, &err), &err);
+    for (int64_t t = 0; t < T; t++)
+        q35_gpu_ok(q35_gated_rmsnorm(dt + t * heads * n, dO + t * heads * n, dz + t * heads * n, dw, n, heads, EPS,
+                                     NULL, &err),
+                   &err);
+    float *y = malloc((size_t)total * sizeof *y), *yt = malloc((size_t)total * sizeof *yt);
+    q35_gpu_download(y, dy, (size_t)total * sizeof *y);
+    q35_gpu_download(yt, dt, (size_t)total * sizeof *yt);
+    double *od = q35_host_f64(o, total), *zd = q35_host_f64(z, total), *wd = q35_host_f64(w, n);
+    double *ref = malloc((size_t)total * sizeof *ref);
+    for (int64_t h = 0; h < heads * T; h++)
+        q35_ref_gated_rmsnorm(ref + h * n, od + h * n, zd + h * n, wd, n, EPS);
+    const q35_cmp c = q35_compare_f32_f64(y, ref, total);
+    const q35_bitcmp b = q35_bitwise_f32(y, yt, total);
+    char name[160];
+    snprintf(name, sizeof name, "gated_rmsnorm %-18s n %4" PRId64 " heads %2" PRId64 " T %4" PRId64, what, n, heads, T);
+    q35_case_unit(s, name, &c, LIMIT, &b);
+    free(o), free(z), free(w), free(y), free(yt), free(od), free(zd), free(wd), free(ref);
+    q35_gpu_free(dO), q35_gpu_free(dz), q35_gpu_free(dw), q35_gpu_free(dy), q35_gpu_free(dt);
+}
+
+/* the 2*Hk q and k heads of T conv rows of `stride` (the v section must stay untouched) */
+static void check_l2(q35_suite *s, const char *what, int64_t n, int64_t heads, int64_t stride, int64_t T)
+{
+    q35_error err = {{0}};
+    const int64_t total = stride * T;
+    float *x = q35_host_normal(total, 0.0, 1.0, &g_rng);
+    float *da = q35_gpu_from_host(x, total), *db = q35_gpu_from_host(x, total);
+    q35_gpu_ok(q35_l2norm_rows(da, n, heads, T, stride, EPS, NULL, &err), &err);
+    for (int64_t t = 0; t < T; t++)
+        q35_gpu_ok(q35_l2norm(db + t * stride, n, heads, EPS, NULL, &err), &err);
+    float *y = malloc((size_t)total * sizeof *y), *yt = malloc((size_t)total * sizeof *yt);
+    q35_gpu_download(y, da, (size_t)total * sizeof *y);
+    q35_gpu_download(yt, db, (size_t)total * sizeof *yt);
+    double *ref = q35_host_f64(x, total);
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t h = 0; h < heads; h++)
+            q35_ref_l2norm(ref + t * stride + h * n, ref + t * stride + h * n, n, EPS);
+    const q35_cmp c = q35_compare_f32_f64(y, ref, total); /* the untouched v section compares exactly */
+    const q35_bitcmp b = q35_bitwise_f32(y, yt, total);
+    char name[160];
+    snprintf(name, sizeof name, "l2norm_rows   %-18s n %4" PRId64 " heads %2" PRId64 " stride %5" PRId64 " T %4" PRId64,
+             what, n, heads, stride, T);
+    q35_case_unit(s, name, &c, LIMIT, &b);
+    free(x), free(y), free(yt), free(ref);
+    q35_gpu_free(da), q35_gpu_free(db);
+}
+
+static void check_refusals(q35_suite *s)
+{
+    q35_error err = {{0}};
+    float *d = q35_gpu_floats(64);
+    int rc = q35_rmsnorm_rows(d, d, d, 0, 1, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "n = 0 (want 1..") != NULL, "rmsnorm_rows refuses n = 0: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_add_rmsnorm_rows(d, d, d + 16, d + 32, 4, 1, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "must not alias x or r") != NULL, "add_rmsnorm_rows refuses y = x: %s",
+             err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_add_rmsnorm_rows(d, d + 8, d + 16, d + 32, 0, 1, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "n = 0 (want 1..") != NULL, "add_rmsnorm_rows refuses n = 0: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_l2norm_rows(d, 128, 2, 3, 200, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "row stride 200") != NULL,
+             "l2norm_rows refuses a row stride shorter than its heads: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_gated_rmsnorm_rows(d, d, d, d, 128, -1, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "rows = -1") != NULL, "gated_rmsnorm_rows refuses rows = -1: %s", err.msg);
+    q35_gpu_free(d);
+}
+
+int main(void)
+{
+    q35_suite s;
+    const int skip = q35_gpu_suite(&s, "GPU norms: RMSNorm, gated RMSNorm, L2 norm", &g_rng);
+    if (skip)
+        return skip;
+
+    const int64_t *odd_rows;
+    const int n_sizes = q35_test_rows(&odd_rows); /* the 600-row cases off under a sanitizer */
+    const int64_t big = q35_test_big_rows();
+    for (int i = 0; i < n_sizes; i++) {
+        check_rmsnorm(&s, "residual 0.8B", 1024, odd_rows[i], 1);
+        check_rmsnorm(&s, "residual 9B", 4096, odd_rows[i], 1);
+        check_rmsnorm(&s, "residual 27B", 5120, odd_rows[i], 1);
+    }
+    for (int i = 0; i < n_sizes; i++) {
+        check_add_rmsnorm(&s, "residual 0.8B", 1024, odd_rows[i]);
+        check_add_rmsnorm(&s, "residual 9B", 4096, odd_rows[i]);
+        check_add_rmsnorm(&s, "residual 27B", 5120, odd_rows[i]); /* 5 quads a thread: one read back */
+    }
+    check_add_rmsnorm(&s, "odd width", 37, 7);
+    check_add_rmsnorm(&s, "odd width", 1001, 3); /* misaligned rows: the scalar loads */
+    check_rmsnorm(&s, "odd width", 37, 7, 1);
+    check_rmsnorm(&s, "odd width", 1000, 3, 1);
+    check_rmsnorm(&s, "odd width", 1, 5, 1);
+    /* per head: T rows of `heads` heads of 256, a launch per token of `heads` rows */
+    check_rmsnorm(&s, "q heads 0.8B", 256, 8 * 37, 8);
+    check_rmsnorm(&s, "q heads 9B", 256, 16 * 7, 16);
+    check_rmsnorm(&s, "k heads 27B", 256, 4 * big, 4);
+    check_rmsnorm(&s, "q heads 27B", 256, 24 * 3, 24);
+
+    check_gated(&s, "0.8B", 128, 16, 37);
+    check_gated(&s, "9B", 128, 32, 7);
+    check_gated(&s, "27B", 128, 48, big);
+    check_gated(&s, "9B one token", 128, 32, 1);
+    check_gated(&s, "odd", 100, 3, 3);
+
+    /* conv rows: [q heads | k heads | v]; stride = 2*Hk*dk + Hv*dv */
+    check_l2(&s, "0.8B q+k", 128, 32, 6144, 37);
+    check_l2(&s, "9B q+k", 128, 32, 8192, big);
+    check_l2(&s, "27B q+k", 128, 32, 10240, 7);
+    check_l2(&s, "27B one token", 128, 32, 10240, 1);
+    check_l2(&s, "odd", 37, 3, 200, 3);
+
+    check_refusals(&s);
+    return q35_suite_end(&s);
+}

@@ -1,0 +1,253 @@
+/* GPU parity of the pointwise units: SwiGLU, the sigmoid output gate, the
+ * residual add, the q/gate split, partial NeoX RoPE and the embedding gather.
+ * Each against its float64 reference (rel L-inf <= 1e-5; the split and the
+ * gather exactly) on fresh random inputs, outputs poisoned first, and its rows
+ * form against per-token launches, bitwise. The gather of every quant type is
+ * bitwise equal to the CPU dequantizer, on random bytes. */
+#include "parity/lib/gpu.h"
+
+#include "core/quant.h"
+#include "kernels/embedding.h"
+#include "kernels/pointwise.h"
+#include "kernels/rope.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LIMIT 1e-5
+
+static q35_rng g_rng;
+
+enum { SWIGLU, GATE, RESIDUAL };
+
+static void check_elementwise(q35_suite *s, int op, const char *what, int64_t width, int64_t rows)
+{
+    static const char *const names[] = {"swiglu_rows", "sigmoid_gate_rows", "residual_add_rows"};
+    q35_error err = {{0}};
+    const int64_t n = width * rows;
+    float *a = q35_host_normal(n, 0.0, 3.0, &g_rng), *b = q35_host_normal(n, 0.0, 1.0, &g_rng);
+    float *da = q35_gpu_from_host(a, n), *db = q35_gpu_from_host(b, n);
+    float *y1 = op == SWIGLU ? q35_gpu_floats(n) : q35_gpu_from_host(b, n);
+    float *y2 = op == SWIGLU ? q35_gpu_floats(n) : q35_gpu_from_host(b, n);
+    for (int pass = 0; pass < 2; pass++) {
+        float *y = pass ? y2 : y1;
+        const int64_t launches = pass ? rows : 1, per = pass ? 1 : rows;
+        for (int64_t r = 0; r < launches; r++) {
+            const int64_t o = r * width;
+            const int rc = op == SWIGLU ? q35_swiglu_rows(y + o, da + o, db + o, width, per, NULL, &err)
+                           : op == GATE ? q35_sigmoid_gate_rows(y + o, da + o, width, per, NULL, &err)
+                                        : q35_residual_add_rows(y + o, da + o, width, per, NULL, &err);
+            q35_gpu_ok(rc, &err);
+        }
+    }
+    /* the same values one float off 16-byte alignment: the scalar kernel, which
+     * must give the bits of the 16-byte one */
+    float *ma = q35_gpu_floats(n + 1), *mb = q35_gpu_floats(n + 1), *my = q35_gpu_floats(n + 1);
+    q35_gpu_upload(ma + 1, a, (size_t)n * sizeof *a);
+    q35_gpu_upload(mb + 1, b, (size_t)n * sizeof *b);
+    if (op != SWIGLU)
+        q35_gpu_upload(my + 1, b, (size_t)n * sizeof *b);
+    q35_gpu_ok(op == SWIGLU ? q35_swiglu_rows(my + 1, ma + 1, mb + 1, width, rows, NULL, &err)
+               : op == GATE ? q35_sigmoid_gate_rows(my + 1, ma + 1, width, rows, NULL, &err)
+                            : q35_residual_add_rows(my + 1, ma + 1, width, rows, NULL, &err),
+               &err);
+    float *h1 = q35_gpu_to_host(y1, n), *h2 = q35_gpu_to_host(y2, n), *h3 = q35_gpu_to_host(my + 1, n);
+    const q35_bitcmp bm = q35_bitwise_f32(h1, h3, n);
+    double *ad = q35_host_f64(a, n), *ref = q35_host_f64(b, n);
+    if (op == SWIGLU)
+        q35_ref_swiglu(ref, ad, ref, n);
+    else if (op == GATE)
+        q35_ref_sigmoid_gate(ref, ad, n);
+    else
+        q35_ref_residual_add(ref, ad, n);
+    const q35_cmp c = q35_compare_f32_f64(h1, ref, n);
+    const q35_bitcmp bc = q35_bitwise_f32(h1, h2, n);
+    char name[160];
+    snprintf(name, sizeof name, "%-17s %-10s width %5" PRId64 " rows %4" PRId64, names[op], what, width, rows);
+    q35_case_unit(s, name, &c, LIMIT, &bc);
+    char diff[160];
+    q35_case(s, bm.equal, "%-17s %-10s width %5" PRId64 " rows %4" PRId64 " off 16-byte alignment: %s", names[op],
+             what, width, rows, q35_bitcmp_str(&bm, diff, sizeof diff));
+    free(a), free(b), free(h1), free(h2), free(h3), free(ad), free(ref);
+    q35_gpu_free(da), q35_gpu_free(db), q35_gpu_free(y1), q35_gpu_free(y2);
+    q35_gpu_free(ma), q35_gpu_free(mb), q35_gpu_free(my);
+}
+
+static void check_split(q35_suite *s, const char *what, int heads, int hd, int64_t rows)
+{
+    q35_error err = {{0}};
+    const int64_t n = (int64_t)heads * hd * rows;
+    float *full = q35_host_normal(2 * n, 0.0, 1.0, &g_rng);
+    float *df = q35_gpu_from_host(full, 2 * n), *q1 = q35_gpu_floats(n), *g1 = q35_gpu_floats(n);
+    float *q2 = q35_gpu_floats(n), *g2 = q35_gpu_floats(n);
+    q35_gpu_ok(q35_split_qgate_rows(q1, g1, df, heads, hd, rows, NULL, &err), &err);
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t o = r * heads * hd;
+        q35_gpu_ok(q35_split_qgate_rows(q2 + o, g2 + o, df + 2 * o, heads, hd, 1, NULL, &err), &err);
+    }
+    float *hq = q35_gpu_to_host(q1, n), *hg = q35_gpu_to_host(g1, n), *hq2 = q35_gpu_to_host(q2, n), *hg2 = q35_gpu_to_host(g2, n);
+    double *fd = q35_host_f64(full, 2 * n), *rq = malloc((size_t)n * sizeof *rq), *rg = malloc((size_t)n * sizeof *rg);
+    for (int64_t r = 0; r < rows; r++)
+        q35_ref_split_qgate(rq + r * heads * hd, rg + r * heads * hd, fd + 2 * r * heads * hd, heads, hd);
+    const q35_cmp cq = q35_compare_f32_f64(hq, rq, n), cg = q35_compare_f32_f64(hg, rg, n);
+    const q35_bitcmp bq = q35_bitwise_f32(hq, hq2, n), bg = q35_bitwise_f32(hg, hg2, n);
+    const q35_cmp worst = cq.rel_linf >= cg.rel_linf ? cq : cg;
+    const q35_bitcmp both = bq.equal ? bg : bq;
+    char name[160];
+    snprintf(name, sizeof name, "split_qgate_rows  %-10s heads %2d hd %d rows %4" PRId64, what, heads, hd, rows);
+    q35_case_unit(s, name, &worst, 0.0, &both);
+    free(full), free(hq), free(hg), free(hq2), free(hg2), free(fd), free(rq), free(rg);
+    q35_gpu_free(df), q35_gpu_free(q1), q35_gpu_free(g1), q35_gpu_free(q2), q35_gpu_free(g2);
+}
+
+static void check_rope(q35_suite *s, const char *what, int heads, int hd, int n_rot, int64_t pos0, int64_t T)
+{
+    q35_error err = {{0}};
+    const int64_t width = (int64_t)heads * hd, n = width * T;
+    const double base = 1e7;
+    float *x = q35_host_normal(n, 0.0, 1.0, &g_rng);
+    float *d1 = q35_gpu_from_host(x, n), *d2 = q35_gpu_from_host(x, n);
+    q35_gpu_ok(q35_rope_neox_rows(d1, width, heads, hd, n_rot, pos0, T, base, NULL, &err), &err);
+    for (int64_t t = 0; t < T; t++)
+        q35_gpu_ok(q35_rope_neox(d2 + t * width, heads, hd, n_rot, pos0 + t, base, NULL, &err), &err);
+    float *h1 = q35_gpu_to_host(d1, n), *h2 = q35_gpu_to_host(d2, n);
+    double *ref = q35_host_f64(x, n);
+    for (int64_t t = 0; t < T; t++)
+        q35_ref_rope_neox(ref + t * width, heads, hd, n_rot, pos0 + t, base);
+    const q35_cmp c = q35_compare_f32_f64(h1, ref, n);
+    const q35_bitcmp bc = q35_bitwise_f32(h1, h2, n);
+    char name[160];
+    snprintf(name, sizeof name, "rope_neox_rows    %-10s heads %2d hd %d n_rot %d pos0 %6" PRId64 " T %3" PRId64, what,
+             heads, hd, n_rot, pos0, T);
+    q35_case_unit(s, name, &c, LIMIT, &bc);
+    free(x), free(h1), free(h2), free(ref);
+    q35_gpu_free(d1), q35_gpu_free(d2);
+}
+
+/* Bitwise, except that two NaNs count as equal (CPU and GPU NaNs differ in payload). */
+static int64_t mismatches(const float *a, const float *b, int64_t n, int64_t *first)
+{
+    int64_t bad = 0;
+    *first = -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(a[i]) && isnan(b[i]))
+            continue;
+        if (memcmp(&a[i], &b[i], sizeof a[i]) != 0) {
+            if (*first < 0)
+                *first = i;
+            bad++;
+        }
+    }
+    return bad;
+}
+
+static void check_embedding(q35_suite *s, q35_type type, int64_t n_embd, int64_t vocab, int64_t T)
+{
+    q35_error err = {{0}};
+    const size_t row_bytes = q35_row_bytes(type, n_embd), bytes = row_bytes * (size_t)vocab;
+    uint8_t *table = malloc(bytes);
+    for (size_t i = 0; i < bytes; i++) /* random bytes: every scale, nibble and bit pattern */
+        table[i] = (uint8_t)q35_rng_next(&g_rng);
+    int32_t *tok = malloc((size_t)T * sizeof *tok);
+    for (int64_t t = 0; t < T; t++)
+        tok[t] = (int32_t)(q35_rng_next(&g_rng) % (uint64_t)vocab);
+    tok[T - 1] = (int32_t)(vocab - 1); /* the last row of the table */
+    void *dtab = q35_gpu_bytes(bytes);
+    q35_gpu_upload(dtab, table, bytes);
+    int32_t *dtok = q35_gpu_bytes((size_t)T * sizeof *tok);
+    q35_gpu_upload(dtok, tok, (size_t)T * sizeof *tok);
+    float *d1 = q35_gpu_floats(T * n_embd), *d2 = q35_gpu_floats(T * n_embd);
+    q35_gpu_ok(q35_embedding_rows(d1, dtab, type, n_embd, vocab, dtok, T, NULL, &err), &err);
+    for (int64_t t = 0; t < T; t++)
+        q35_gpu_ok(q35_embedding_rows(d2 + t * n_embd, dtab, type, n_embd, vocab, dtok + t, 1, NULL, &err), &err);
+    float *h1 = q35_gpu_to_host(d1, T * n_embd), *h2 = q35_gpu_to_host(d2, T * n_embd);
+    float *cpu = malloc((size_t)(T * n_embd) * sizeof *cpu);
+    for (int64_t t = 0; t < T; t++)
+        q35_dequantize(type, table + (size_t)tok[t] * row_bytes, cpu + t * n_embd, n_embd);
+    int64_t first, nan_cpu = 0;
+    const int64_t bad = mismatches(h1, cpu, T * n_embd, &first);
+    for (int64_t i = 0; i < T * n_embd; i++)
+        nan_cpu += isnan(cpu[i]);
+    const q35_bitcmp bc = q35_bitwise_f32(h1, h2, T * n_embd);
+    char b[200];
+    q35_case(s, bad == 0 && bc.equal,
+             "embedding_rows    %-6s n_embd %4" PRId64 " vocab %3" PRId64 " T %3" PRId64
+             " vs CPU dequant of random bytes: %" PRId64 " differ (first %" PRId64 ", %" PRId64
+             " NaN from NaN/inf scales); rows vs per-token: %s",
+             q35_type_name(type), n_embd, vocab, T, bad, first, nan_cpu, q35_bitcmp_str(&bc, b, sizeof b));
+    free(table), free(tok), free(h1), free(h2), free(cpu);
+    q35_gpu_free(dtab), q35_gpu_free(dtok), q35_gpu_free(d1), q35_gpu_free(d2);
+}
+
+static void check_refusals(q35_suite *s)
+{
+    q35_error err = {{0}};
+    float *d = q35_gpu_floats(1024);
+    int rc = q35_rope_neox_rows(d, 256, 1, 256, 63, 0, 1, 1e7, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "n_rot 63"), "rope refuses an odd n_rot: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_embedding_rows(d, d, Q35_TYPE_Q4_1, 256, 1, (const int32_t *)d, 1, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "type q4_1 (computable: no)"), "embedding refuses q4_1: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_embedding_rows(d, d, Q35_TYPE_Q4_K, 100, 1, (const int32_t *)d, 1, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "not whole blocks"), "embedding refuses a q4_K row of 100: %s", err.msg);
+    /* a token out of range: a NaN row, nothing read outside the table */
+    const int32_t bad[2] = {-1, 7};
+    int32_t *dt = q35_gpu_bytes(sizeof bad);
+    q35_gpu_upload(dt, bad, sizeof bad);
+    float *tab = q35_gpu_floats(256 * 7), *out = q35_gpu_floats(512);
+    memset(&err, 0, sizeof err);
+    q35_gpu_ok(q35_embedding_rows(out, tab, Q35_TYPE_F32, 256, 7, dt, 2, NULL, &err), &err);
+    float *h = q35_gpu_to_host(out, 512);
+    int nan = 0;
+    for (int i = 0; i < 512; i++)
+        nan += isnan(h[i]) != 0;
+    q35_case(s, nan == 512, "embedding of tokens -1 and 7 (vocab 7): rows of NaN, no read outside the table");
+    free(h);
+    q35_gpu_free(dt), q35_gpu_free(tab), q35_gpu_free(out), q35_gpu_free(d);
+}
+
+int main(void)
+{
+    q35_suite s;
+    const int skip = q35_gpu_suite(&s, "GPU pointwise units: swiglu, gate, residual, split, rope, embedding", &g_rng);
+    if (skip)
+        return skip;
+
+    const int64_t *Ts;
+    const int n_sizes = q35_test_rows(&Ts); /* the 600-row cases off under a sanitizer */
+    const int64_t big = q35_test_big_rows();
+    for (int i = 0; i < n_sizes; i++) {
+        check_elementwise(&s, SWIGLU, "9B ffn", 12288, Ts[i]);
+        check_elementwise(&s, GATE, "9B heads", 16 * 256, Ts[i]);
+        check_elementwise(&s, RESIDUAL, "9B H", 4096, Ts[i]);
+    }
+    check_elementwise(&s, SWIGLU, "0.8B ffn", 3584, 37);
+    check_elementwise(&s, SWIGLU, "27B ffn", 17408, 7);
+    check_elementwise(&s, GATE, "27B heads", 24 * 256, 37);
+    check_elementwise(&s, RESIDUAL, "27B H", 5120, big);
+    check_elementwise(&s, RESIDUAL, "odd", 37, 3);
+
+    check_split(&s, "0.8B", 8, 256, 37);
+    check_split(&s, "9B", 16, 256, big);
+    check_split(&s, "27B", 24, 256, 1);
+
+    check_rope(&s, "9B q", 16, 256, 64, 0, 37);
+    check_rope(&s, "9B k", 4, 256, 64, 4096, 7);
+    check_rope(&s, "27B q", 24, 256, 64, 17, big);
+    check_rope(&s, "0.8B k", 2, 256, 64, 262000, 37); /* past 2^18: the float64 angles keep 1e-5 */
+    check_rope(&s, "odd", 3, 64, 16, 5, 3);
+    check_rope(&s, "full rot", 2, 128, 128, 123456, 3);
+
+    static const q35_type types[] = {Q35_TYPE_F32, Q35_TYPE_F16, Q35_TYPE_BF16, Q35_TYPE_Q8_0, Q35_TYPE_Q4_0,
+                                     Q35_TYPE_Q5_0, Q35_TYPE_Q4_K, Q35_TYPE_Q5_K, Q35_TYPE_Q6_K};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        check_embedding(&s, types[i], 1024, 37, 37);
+        check_embedding(&s, types[i], 5120, 3, 7);
+    }
+    check_refusals(&s);
+    return q35_suite_end(&s);
+}

@@ -1,0 +1,322 @@
+/* The float64 references' own tests: each op against a second formulation or
+ * an identity it must satisfy — the chunked WY / UT-transform delta rule against
+ * the recurrence, the full-matrix softmax against the online softmax (both to
+ * 1e-10), the windowed conv against a direct convolution, RoPE's algebra, the
+ * projection's row independence. Fresh random inputs from the printed seed, in
+ * realistic ranges (q/k of unit norm, beta in (0, 1), g in [-20, 0)). */
+#include "parity/lib/harness.h"
+
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "kernels/attention.h"
+#include "kernels/conv1d.h"
+#include "kernels/delta_rule.h"
+#include "kernels/gates.h"
+#include "kernels/l2norm.h"
+#include "kernels/linear.h"
+#include "kernels/pointwise.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static q35_rng g_rng;
+
+static double normal(void)
+{
+    return q35_test_normal(&g_rng);
+}
+
+static double *randn(int64_t n, double scale)
+{
+    double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+    for (int64_t i = 0; x && i < n; i++)
+        x[i] = scale * normal();
+    return x;
+}
+
+/* max|a - b| / max|b| (b the reference). */
+static double rel_err(const double *a, const double *b, int64_t n)
+{
+    const q35_cmp c = q35_compare_f64(a, b, n);
+    return c.rel_linf;
+}
+
+/* ---- the delta rule: recurrence vs the chunked WY form ----------------------- */
+
+typedef struct delta_case {
+    const char *what;
+    q35_delta_dims d;
+    int64_t T;
+    int chunk;
+} delta_case;
+
+static void check_delta(q35_suite *s, const delta_case *c)
+{
+    const q35_delta_dims d = c->d;
+    const int64_t kd = (int64_t)d.hk * d.dk, vd = (int64_t)d.hv * d.dv, stride = 2 * kd + vd;
+    const int64_t ns = (int64_t)d.hv * d.dv * d.dk;
+    double *rows = randn(c->T * stride, 1.0), *S0 = randn(ns, 0.1);
+    double *g = malloc((size_t)(c->T * d.hv) * sizeof *g), *beta = malloc((size_t)(c->T * d.hv) * sizeof *beta);
+    double *o_rec = malloc((size_t)(c->T * vd) * sizeof(double)), *o_wy = malloc((size_t)(c->T * vd) * sizeof(double));
+    double *S_rec = malloc((size_t)ns * sizeof(double)), *S_wy = malloc((size_t)ns * sizeof(double));
+    for (int64_t t = 0; t < c->T; t++) {
+        for (int64_t h = 0; h < 2 * d.hk; h++) /* unit-norm q and k heads */
+            q35_ref_l2norm(rows + t * stride + h * d.dk, rows + t * stride + h * d.dk, d.dk, 0.0);
+        for (int j = 0; j < d.hv; j++) {
+            g[t * d.hv + j] = -20.0 * q35_rng_uniform(&g_rng) - 1e-4; /* [-20, 0) */
+            beta[t * d.hv + j] = q35_rng_range(&g_rng, 0.01, 0.99);
+        }
+    }
+    /* a few heads barely decay, so the state carries across the whole sequence */
+    for (int64_t t = 0; t < c->T; t++)
+        g[t * d.hv] = -1e-3;
+    memcpy(S_rec, S0, (size_t)ns * sizeof(double));
+    memcpy(S_wy, S0, (size_t)ns * sizeof(double));
+    q35_poison_f64(o_rec, c->T * vd);
+    q35_poison_f64(o_wy, c->T * vd);
+    for (int64_t t = 0; t < c->T; t++) {
+        const double *r = rows + t * stride;
+        q35_ref_delta_rule_step(o_rec + t * vd, S_rec, r, r + kd, r + 2 * kd, g + t * d.hv, beta + t * d.hv, d);
+    }
+    const int rc = q35_ref_delta_rule_chunked(o_wy, S_wy, rows, rows + kd, rows + 2 * kd, stride, g, beta, c->T,
+                                              c->chunk, d);
+    const double eo = rel_err(o_wy, o_rec, c->T * vd), es = rel_err(S_wy, S_rec, ns);
+    q35_case(s, rc == 0 && eo <= 1e-10 && es <= 1e-10,
+             "delta rule WY vs recurrence  %-10s Hk %2d Hv %2d dk %3d dv %3d T %3" PRId64 " chunk %2d: o %.2e, S %.2e",
+             c->what, d.hk, d.hv, d.dk, d.dv, c->T, c->chunk, eo, es);
+    free(rows), free(S0), free(g), free(beta), free(o_rec), free(o_wy), free(S_rec), free(S_wy);
+}
+
+/* ---- attention: full-matrix vs online softmax ------------------------------- */
+
+static void check_attention(q35_suite *s, const char *what, int heads, int kv, int hd, int64_t n_ctx, int block,
+                            double q_scale)
+{
+    const q35_attn_dims d = {.heads = heads, .kv_heads = kv, .head_dim = hd, .kv_stride = (int64_t)kv * hd,
+                             .scale = 1.0 / sqrt((double)hd)};
+    double *q = randn((int64_t)heads * hd, q_scale), *k = randn(n_ctx * kv * hd, 1.0), *v = randn(n_ctx * kv * hd, 1.0);
+    double *o_full = malloc((size_t)heads * (size_t)hd * sizeof(double)), *o_on = malloc((size_t)heads * (size_t)hd * sizeof(double));
+    q35_poison_f64(o_full, (int64_t)heads * hd);
+    q35_poison_f64(o_on, (int64_t)heads * hd);
+    const int rc = q35_ref_attention(o_full, q, k, v, n_ctx, d);
+    q35_ref_attention_online(o_on, q, k, v, n_ctx, block, d);
+    const double e = rel_err(o_on, o_full, (int64_t)heads * hd);
+    q35_case(s, rc == 0 && e <= 1e-10, "attention online vs full  %-5s heads %2d/%d hd %3d ctx %5" PRId64
+             " block %3d q x%-4g: %.2e", what, heads, kv, hd, n_ctx, block, q_scale, e);
+    /* n_ctx = 1: the output is v_0 of the group's KV head, exactly */
+    if (n_ctx == 1) {
+        bool exact = true;
+        for (int h = 0; h < heads; h++)
+            exact = exact && memcmp(o_full + (int64_t)h * hd, v + (int64_t)(h / (heads / kv)) * hd,
+                                    (size_t)hd * sizeof(double)) == 0;
+        q35_case(s, exact, "attention over one position returns that position's V (GQA group h / %d)", heads / kv);
+    }
+    free(q), free(k), free(v), free(o_full), free(o_on);
+}
+
+/* ---- conv1d: the advancing window against a direct convolution --------------- */
+
+static void check_conv(q35_suite *s, int64_t C, int K, int64_t T)
+{
+    double *w = randn(C * K, 0.3), *x = randn((T + K - 1) * C, 1.0); /* x rows -(K-1)..T-1 */
+    double *win = malloc((size_t)(C * (K - 1)) * sizeof(double)), *y = malloc((size_t)(T * C) * sizeof(double));
+    for (int64_t c = 0; c < C; c++)
+        for (int j = 0; j < K - 1; j++)
+            win[c * (K - 1) + j] = x[j * C + c];
+    q35_poison_f64(y, T * C);
+    for (int64_t t = 0; t < T; t++)
+        q35_ref_conv1d_silu(y + t * C, win, x + (t + K - 1) * C, w, C, K);
+    double worst = 0.0;
+    bool window_ok = true;
+    for (int64_t t = 0; t < T; t++) {
+        for (int64_t c = 0; c < C; c++) {
+            double acc = 0.0; /* y_t = silu(sum_j w[j] x[t - K + 1 + j]) */
+            for (int j = 0; j < K; j++)
+                acc += w[c * K + j] * x[(t + j) * C + c];
+            const double want = q35_ref_silu(acc), got = y[t * C + c];
+            worst = fmax(worst, fabs(got - want) / fmax(1.0, fabs(want)));
+        }
+    }
+    for (int64_t c = 0; c < C; c++) /* the window holds the last K-1 inputs, oldest first */
+        for (int j = 0; j < K - 1; j++)
+            window_ok = window_ok && win[c * (K - 1) + j] == x[(T + j) * C + c];
+    q35_case(s, worst <= 1e-13 && window_ok,
+             "conv1d window vs direct convolution  C %5" PRId64 " K %d T %3" PRId64 ": %.2e, window %s", C, K, T, worst,
+             window_ok ? "holds the last K-1 inputs" : "WRONG");
+    free(w), free(x), free(win), free(y);
+}
+
+/* ---- RoPE: identity at 0, norms kept, angles add, pass-through dims ---------- */
+
+static void check_rope(q35_suite *s, int heads, int hd, int n_rot, double base)
+{
+    const int64_t n = (int64_t)heads * hd;
+    double *x = randn(n, 1.0), *y = malloc((size_t)n * sizeof(double)), *z = malloc((size_t)n * sizeof(double));
+    memcpy(y, x, (size_t)n * sizeof(double));
+    q35_ref_rope_neox(y, heads, hd, n_rot, 0, base);
+    q35_case(s, memcmp(x, y, (size_t)n * sizeof(double)) == 0, "rope at position 0 is the identity (bitwise)");
+    const int64_t a = 1234, b = 98765;
+    memcpy(y, x, (size_t)n * sizeof(double));
+    q35_ref_rope_neox(y, heads, hd, n_rot, a, base);
+    q35_ref_rope_neox(y, heads, hd, n_rot, b, base);
+    memcpy(z, x, (size_t)n * sizeof(double));
+    q35_ref_rope_neox(z, heads, hd, n_rot, a + b, base);
+    double pair_err = 0.0;
+    bool pass_ok = true;
+    for (int h = 0; h < heads; h++) {
+        const double *xh = x + (int64_t)h * hd, *zh = z + (int64_t)h * hd;
+        for (int i = 0; i < n_rot / 2; i++) {
+            const double n0 = hypot(xh[i], xh[i + n_rot / 2]), n1 = hypot(zh[i], zh[i + n_rot / 2]);
+            pair_err = fmax(pair_err, fabs(n0 - n1));
+        }
+        pass_ok = pass_ok && memcmp(xh + n_rot, zh + n_rot, (size_t)(hd - n_rot) * sizeof(double)) == 0;
+    }
+    const double add_err = rel_err(y, z, n);
+    q35_case(s, add_err <= 1e-9 && pair_err <= 1e-12 && pass_ok,
+             "rope heads %d hd %d n_rot %d: rot(a) rot(b) = rot(a+b) %.2e, pair norms %.2e, dims %d.. untouched %s",
+             heads, hd, n_rot, add_err, pair_err, n_rot, pass_ok ? "yes" : "NO");
+    /* one known angle: position 1, pair 1 turns by base^(-2/n_rot) */
+    double u[4] = {0};
+    double *one = calloc((size_t)hd, sizeof(double));
+    one[1] = 1.0;
+    q35_ref_rope_neox(one, 1, hd, n_rot, 1, base);
+    const double th = pow(base, -2.0 / n_rot);
+    u[0] = one[1], u[1] = one[1 + n_rot / 2];
+    q35_case(s, fabs(u[0] - cos(th)) <= 1e-15 && fabs(u[1] - sin(th)) <= 1e-15,
+             "rope pair 1 at position 1 turns by base^(-2/n_rot) = %.6g rad", th);
+    free(one), free(x), free(y), free(z);
+}
+
+/* ---- gates, norms -------------------------------------------------------------- */
+
+static void check_gates_norms(q35_suite *s)
+{
+    const double alpha[4] = {20.5, 0.0, -3.0, 19.0}, b[4] = {0.0, 2.0, -2.0, 40.0};
+    const double dt[4] = {0.0, 0.0, 1.0, 0.5}, a[4] = {-2.0, -1.0, -16.0, -0.01};
+    double g[4], beta[4];
+    q35_ref_gates(g, beta, alpha, b, dt, a, 4);
+    q35_case(s, g[0] == 20.5 * -2.0 && fabs(g[1] + log(2.0)) <= 1e-16 && fabs(g[2] - log1p(exp(-2.0)) * -16.0) <= 1e-15 &&
+                    fabs(g[3] - log1p(exp(19.5)) * -0.01) <= 1e-16 && g[3] != 19.5 * -0.01 && beta[0] == 0.5 &&
+                    fabs(beta[1] - 1.0 / (1.0 + exp(-2.0))) <= 1e-16,
+             "gates: softplus(x) = x past 20 (not at 19.5), log 2 at 0; g = softplus(alpha + dt) * a; beta = sigmoid(b)");
+    const int64_t n = 256;
+    double *x = randn(n, 3.0), *y = malloc((size_t)n * sizeof(double)), *w = malloc((size_t)n * sizeof(double));
+    for (int64_t i = 0; i < n; i++)
+        w[i] = 1.0;
+    double ss = 0.0, yy = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        ss += x[i] * x[i];
+    q35_ref_rmsnorm(y, x, w, n, 1e-6);
+    for (int64_t i = 0; i < n; i++)
+        yy += y[i] * y[i];
+    const double want = (ss / n) / (ss / n + 1e-6);
+    q35_case(s, fabs(yy / n - want) <= 1e-14, "rmsnorm with w = 1: mean(y^2) = ms / (ms + eps) (%.15f)", yy / n);
+    q35_ref_l2norm(y, x, n, 1e-6);
+    yy = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        yy += y[i] * y[i];
+    q35_case(s, fabs(yy - ss / (ss + 1e-6)) <= 1e-14, "l2norm: |y|^2 = ss / (ss + eps) (%.15f)", yy);
+    /* the fused form: x + r into x, then the norm of that sum (r = x: the sum is 2x, the norm unchanged but for eps) */
+    double *x2 = malloc((size_t)n * sizeof(double)), *y2 = malloc((size_t)n * sizeof(double));
+    memcpy(x2, x, (size_t)n * sizeof(double));
+    q35_ref_add_rmsnorm(y2, x2, x, w, n, 0.0);
+    q35_ref_rmsnorm(y, x, w, n, 0.0);
+    bool same = true;
+    for (int64_t i = 0; i < n; i++)
+        same = same && x2[i] == 2.0 * x[i] && fabs(y2[i] - y[i]) <= 1e-15 * fabs(y[i]) + 1e-300;
+    q35_case(s, same, "add_rmsnorm: x + x into x (2x exactly), its norm that of x (eps 0)");
+    free(x), free(y), free(w), free(x2), free(y2);
+}
+
+/* ---- the projection: rows independent of the batch, threads irrelevant ------- */
+
+static void check_linear(q35_suite *s, q35_type type, int64_t n_out, int64_t n_in, int64_t rows)
+{
+    float *wf = malloc((size_t)(n_out * n_in) * sizeof(float));
+    for (int64_t i = 0; i < n_out * n_in; i++)
+        wf[i] = (float)(0.02 * normal());
+    const size_t rb = q35_row_bytes(type, n_in);
+    unsigned char *wq = malloc(rb * (size_t)n_out);
+    q35_quantize(type, wf, wq, n_out * n_in);
+    q35_dequantize(type, wq, wf, n_out * n_in); /* wf: the weight as the reference sees it */
+    double *x = randn(rows * n_in, 1.0), *y = malloc((size_t)(rows * n_out) * sizeof(double));
+    double *y1 = malloc((size_t)n_out * sizeof(double)), *y_t1 = malloc((size_t)(rows * n_out) * sizeof(double));
+    q35_poison_f64(y, rows * n_out);
+    int rc = q35_ref_linear(y, x, type, wq, n_out, n_in, rows);
+    double worst = 0.0;
+    for (int64_t t = 0; t < rows; t++)
+        for (int64_t o = 0; o < n_out; o++) {
+            double acc = 0.0; /* the plainest loop, ascending i */
+            for (int64_t i = 0; i < n_in; i++)
+                acc += x[t * n_in + i] * (double)wf[o * n_in + i];
+            worst = fmax(worst, fabs(y[t * n_out + o] - acc));
+        }
+    bool rows_bitwise = true;
+    for (int64_t t = 0; t < rows && rc == 0; t++) {
+        rc |= q35_ref_linear(y1, x + t * n_in, type, wq, n_out, n_in, 1);
+        rows_bitwise = rows_bitwise && memcmp(y1, y + t * n_out, (size_t)n_out * sizeof(double)) == 0;
+    }
+    const int threads = q35_threads();
+    q35_set_threads(1);
+    rc |= q35_ref_linear(y_t1, x, type, wq, n_out, n_in, rows);
+    q35_set_threads(threads);
+    const bool threads_bitwise = memcmp(y_t1, y, (size_t)(rows * n_out) * sizeof(double)) == 0;
+    q35_case(s, rc == 0 && worst <= 1e-12 && rows_bitwise && threads_bitwise,
+             "linear %-5s %5" PRId64 " x %5" PRId64 " rows %3" PRId64 ": vs plain loop %.1e; row t of the batch = "
+             "1-row call %s; 1 thread = %d threads %s",
+             q35_type_name(type), n_out, n_in, rows, worst, rows_bitwise ? "bitwise" : "DIFFERS", threads,
+             threads_bitwise ? "bitwise" : "DIFFERS");
+    free(wf), free(wq), free(x), free(y), free(y1), free(y_t1);
+}
+
+int main(void)
+{
+    const uint64_t seed = q35_test_seed();
+    q35_rng_seed(&g_rng, seed);
+    q35_suite s;
+    q35_suite_begin(&s, "float64 op references: second formulations and identities", seed);
+
+    static const delta_case deltas[] = {
+        /* small heads: many chunk sizes, including chunks longer than the sequence */
+        {"small", {2, 4, 16, 16}, 1, 4},
+        {"small", {2, 4, 16, 16}, 7, 1},
+        {"small", {2, 4, 16, 16}, 37, 8},
+        {"small", {2, 4, 16, 16}, 37, 64},
+        {"odd", {1, 3, 5, 7}, 19, 4},
+        /* the real head widths and tilings: 0.8B (16/16), 9B (16/32, r = 2), 27B (16/48, r = 3) */
+        {"0.8B", {16, 16, 128, 128}, 9, 4},
+        {"9B", {16, 32, 128, 128}, 9, 4},
+        {"27B", {16, 48, 128, 128}, 5, 2},
+    };
+    for (size_t i = 0; i < sizeof deltas / sizeof deltas[0]; i++)
+        check_delta(&s, &deltas[i]);
+
+    /* head layouts of 0.8B (8/2, 4 per group), 9B (16/4), 27B (24/4, 6 per group) */
+    const int64_t ctxs[] = {1, 17, 64, 600};
+    for (size_t i = 0; i < sizeof ctxs / sizeof ctxs[0]; i++) {
+        check_attention(&s, "0.8B", 8, 2, 256, ctxs[i], 64, 1.0);
+        check_attention(&s, "27B", 24, 4, 256, ctxs[i], 7, 1.0);
+    }
+    check_attention(&s, "9B", 16, 4, 256, 600, 1, 1.0);
+    check_attention(&s, "9B", 16, 4, 256, 600, 128, 8.0); /* peaked scores: the running max must rescale */
+
+    check_conv(&s, 1, 4, 1);
+    check_conv(&s, 37, 4, 7);
+    check_conv(&s, 8192, 4, 65); /* the 9B conv channels */
+    check_conv(&s, 3, 2, 5);
+
+    check_rope(&s, 16, 256, 64, 1e7);
+    check_rope(&s, 3, 64, 64, 1e4);
+    check_gates_norms(&s);
+
+    check_linear(&s, Q35_TYPE_F32, 37, 96, 7);
+    check_linear(&s, Q35_TYPE_F16, 256, 256, 3);
+    check_linear(&s, Q35_TYPE_Q4_K, 129, 512, 5);
+    check_linear(&s, Q35_TYPE_Q8_0, 64, 1024, 1);
+    return q35_suite_end(&s);
+}

@@ -1,0 +1,84 @@
+/* The kernel variant registries (kernels/variant.h), without a GPU: each op
+ * with variants lists, in rank order, every variant where the experiments are
+ * linked (test_variants) and only its production variants where they are not
+ * (test_variants_production, linked as the model and the q35 command are);
+ * names and indices agree both ways, nothing is listed past the count. */
+#include "parity/lib/harness.h"
+
+#include "kernels/attention_decode.h"
+#include "kernels/attention_flash.h"
+#include "kernels/delta_chunk.h"
+#include "kernels/delta_rule.h"
+#include "kernels/gemv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* An op's registry and the variants it must list, in rank order, with the
+ * experiments and without them. */
+typedef struct op_case {
+    const char *op;
+    int (*count)(void);
+    const char *(*name)(int);
+    int (*find)(const char *);
+    const char *all;        /* "base kv64 async ..." */
+    const char *production; /* "base kv64" */
+} op_case;
+
+static void check_op(q35_suite *s, const op_case *c)
+{
+    char listed[512] = "";
+    bool agree = c->name(c->count()) == NULL && c->name(-1) == NULL && c->find("no such variant") == -1 &&
+                 c->find(NULL) == -1;
+    for (int v = 0; v < c->count(); v++) {
+        const char *n = c->name(v);
+        agree = agree && n && c->find(n) == v;
+        const size_t at = strlen(listed);
+        snprintf(listed + at, sizeof listed - at, "%s%s", v ? " " : "", n ? n : "(null)");
+    }
+    const char *want = Q35_KERNEL_EXPERIMENTS ? c->all : c->production;
+    q35_case(s, agree && strcmp(listed, want) == 0, "%-12s %d variants %s: %s%s%s", c->op, c->count(),
+             Q35_KERNEL_EXPERIMENTS ? "(experiments linked)" : "(production only)", listed,
+             strcmp(listed, want) == 0 ? "" : " | want ", strcmp(listed, want) == 0 ? "" : want);
+}
+
+int main(void)
+{
+    q35_suite s;
+    q35_suite_begin(&s, Q35_KERNEL_EXPERIMENTS ? "kernel variant registries, experiments linked"
+                                               : "kernel variant registries, production only",
+                    0);
+    const op_case ops[] = {
+        {"flash", q35_attention_flash_variant_count, q35_attention_flash_variant_name,
+         q35_attention_flash_variant_find, "base kv64 async kv64_async pair_async dsplit16_async", "base kv64"},
+        {"decode", q35_attention_decode_variant_count, q35_attention_decode_variant_name,
+         q35_attention_decode_variant_find, "block cluster", "block cluster"},
+        {"delta_rule", q35_delta_rule_variant_count, q35_delta_rule_variant_name, q35_delta_rule_variant_find,
+         "rows1 rows2 lanes4 r2p r2pn r2pni r2w2pn l16r2pn l16r2w8pn l16w16pn", "r2pni l16r2pn"},
+        {"delta_chunk", q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, q35_delta_chunk_variant_find,
+         "w4 w8", "w4"},
+        {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, "registers staged",
+         "registers staged"},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        check_op(&s, &ops[i]);
+
+    /* the defaults that need no device: the scan's by dv, the chunked form's */
+    const q35_delta_dims dv128 = {16, 32, 128, 128}, dv16 = {2, 4, 128, 16};
+    q35_case(&s,
+             strcmp(q35_delta_rule_variant_name(q35_delta_rule_variant_default(dv128)), "r2pni") == 0 &&
+                 strcmp(q35_delta_rule_variant_name(q35_delta_rule_variant_default(dv16)), "l16r2pn") == 0 &&
+                 strcmp(q35_delta_chunk_variant_name(q35_delta_chunk_variant_default()), "w4") == 0,
+             "defaults: delta_rule r2pni at dv 128, l16r2pn at dv 16 (32 rows a block do not fit); delta_chunk w4");
+    q35_case(&s,
+             strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q4_K)), "staged") == 0 &&
+                 strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q8_0)), "registers") == 0,
+             "defaults: gemv staged for q4_K, registers for q8_0");
+
+    /* the legend benchmarks and logs print */
+    char legend[256];
+    q35_variant_list(q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, 0, legend, sizeof legend);
+    const char *want = Q35_KERNEL_EXPERIMENTS ? "0 = w4 (default here), 1 = w8" : "0 = w4 (default here)";
+    q35_case(&s, strcmp(legend, want) == 0, "q35_variant_list: \"%s\"", legend);
+    return q35_suite_end(&s);
+}

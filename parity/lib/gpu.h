@@ -1,0 +1,38 @@
+/* The GPU side of the parity harness: skip when no device, device buffers
+ * poisoned with NaN on allocation, checked copies. A CUDA failure in a suite is
+ * fatal: it prints what failed and exits 1. */
+#ifndef Q35_PARITY_GPU_H
+#define Q35_PARITY_GPU_H
+
+#include "harness.h"
+#include "core/error.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Picks the device (parity/lib/device_env.h: ctest's resource allocation, else
+ * $Q35_DEVICE, else 0) and prints it; returns 0, or Q35_TEST_SKIP (after
+ * printing why) when no device is usable. */
+int q35_gpu_begin(void);
+
+/* Starts a GPU suite: the device (q35_gpu_begin), the seed into *rng, the
+ * suite's header. Returns 0, or Q35_TEST_SKIP when there is no device. */
+int q35_gpu_suite(q35_suite *s, const char *name, q35_rng *rng);
+
+/* n floats copied back into a malloc'd host array (after a device sync). */
+float *q35_gpu_to_host(const float *d, int64_t n);
+
+/* n floats of device memory, every bit set (NaN) so unwritten outputs show. */
+float *q35_gpu_floats(int64_t n);
+void *q35_gpu_bytes(size_t n);
+void q35_gpu_free(void *p);
+
+void q35_gpu_upload(void *dst, const void *src, size_t bytes);
+void q35_gpu_download(void *dst, const void *src, size_t bytes);
+float *q35_gpu_from_host(const float *src, int64_t n); /* alloc + upload */
+void q35_gpu_sync(void);
+
+/* Exits 1 with the message when rc != 0 (a launcher's status). */
+void q35_gpu_ok(int rc, const q35_error *err);
+
+#endif /* Q35_PARITY_GPU_H */

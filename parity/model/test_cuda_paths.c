@@ -1,0 +1,297 @@
+/* The CUDA model's path choices (model/paths.h) on the CPU: each option, when
+ * set, wins over its environment variable, which wins over the default; every
+ * unknown value and impossible pick is a warning in the log, never a silent
+ * reread; options out of range are errors. */
+#include "parity/lib/harness.h"
+
+#include "model/paths.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct want {
+    const char *attention;  /* the candidates, "f32,flash" */
+    q35_gemm_path gemm;
+    int64_t first_rows;     /* first chunk-rows candidate */
+    int n_rows;             /* how many */
+    bool deterministic;
+    size_t budget;
+    const char *warning;    /* a substring of the log, or NULL: the log must be empty */
+} want;
+
+static void candidates(const q35_path_choice *c, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < c->n_attention; i++) {
+        const size_t used = strlen(buf);
+        snprintf(buf + used, cap - used, "%s%s", i ? "," : "", q35_attn_path_name(c->attention[i]));
+    }
+}
+
+static void check(q35_suite *s, const char *what, const q35_cuda_options *o, const q35_path_env *env, bool flash,
+                  bool unified, want w)
+{
+    q35_path_choice c;
+    char log[1024] = "", attn[64];
+    q35_error err = {{0}};
+    const int rc = q35_paths_resolve(&c, o, env, flash, "compute capability 7.5 (want 8.0+)", unified, log,
+                                     sizeof log, &err);
+    candidates(&c, attn, sizeof attn);
+    const bool log_ok = w.warning ? strstr(log, w.warning) != NULL : log[0] == '\0';
+    const bool ok = rc == 0 && strcmp(attn, w.attention) == 0 && c.gemm == w.gemm && c.chunk_rows[0] == w.first_rows &&
+                    c.n_chunk_rows == w.n_rows && c.deterministic == w.deterministic && c.scores_budget == w.budget &&
+                    log_ok;
+    char *nl = strchr(log, '\n');
+    if (nl)
+        *nl = '\0';
+    q35_case(s, ok, "%-44s attention %-9s gemm %s, rows %" PRId64 " (of %d), deterministic %d, budget %zu%s%s", what,
+             attn, q35_gemm_path_name(c.gemm), c.chunk_rows[0], c.n_chunk_rows, c.deterministic, c.scores_budget,
+             log[0] ? " | " : "", log);
+}
+
+static void check_error(q35_suite *s, const char *what, const q35_cuda_options *o, const char *expect)
+{
+    q35_path_choice c;
+    char log[256] = "";
+    q35_error err = {{0}};
+    const q35_path_env none = {0};
+    const int rc = q35_paths_resolve(&c, o, &none, true, "", false, log, sizeof log, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, expect) != NULL, "%-44s refused: %s", what, err.msg);
+}
+
+static void check_device(q35_suite *s, const char *what, int option, const char *env_value, int want_dev,
+                         const char *warning)
+{
+    q35_cuda_options o;
+    q35_cuda_options_init(&o);
+    o.quiet = true;
+    o.device = option;
+    const q35_path_env env = {.device = env_value};
+    char log[256] = "";
+    q35_error err = {{0}};
+    const int d = q35_paths_device(&o, &env, log, sizeof log, &err);
+    const bool ok = d == want_dev && (warning ? strstr(log, warning) != NULL : log[0] == '\0') &&
+                    (want_dev >= 0 || strstr(err.msg, "device -5") != NULL);
+    char *nl = strchr(log, '\n');
+    if (nl)
+        *nl = '\0';
+    q35_case(s, ok, "%-44s device %d %s%s", what, d, log, err.msg);
+}
+
+/* The delta rule a choice resolves to, on the f32 and the f16 GEMM paths. */
+static void check_delta(q35_suite *s, const char *what, const q35_cuda_options *o, const q35_path_env *env,
+                        q35_delta_path want_f32, q35_delta_path want_f16, const char *warning)
+{
+    q35_path_choice c;
+    char log[512] = "";
+    q35_error err = {{0}};
+    const int rc = q35_paths_resolve(&c, o, env, true, "", false, log, sizeof log, &err);
+    const q35_delta_path on_f32 = q35_paths_delta_for(&c, Q35_GEMM_F32), on_f16 = q35_paths_delta_for(&c, Q35_GEMM_F16);
+    const bool log_ok = warning ? strstr(log, warning) != NULL : log[0] == '\0';
+    char *nl = strchr(log, '\n');
+    if (nl)
+        *nl = '\0';
+    q35_case(s, rc == 0 && on_f32 == want_f32 && on_f16 == want_f16 && log_ok,
+             "%-44s delta on GEMM f32: %s, on f16: %s%s%s", what, q35_delta_path_name(on_f32),
+             q35_delta_path_name(on_f16), log[0] ? " | " : "", log);
+}
+
+/* The kernels' variants by name (q35_paths_variant), over a registry of the
+ * test's own: "a", "b" (the default here), "c" (never runs here). */
+static const char *fake_name(int v)
+{
+    static const char *const names[] = {"a", "b", "c"};
+    return v >= 0 && v < 3 ? names[v] : NULL;
+}
+
+static int fake_find(const char *name)
+{
+    for (int v = 0; name && fake_name(v); v++)
+        if (strcmp(fake_name(v), name) == 0)
+            return v;
+    return -1;
+}
+
+static int fake_runs(int v, const void *ctx, q35_error *why)
+{
+    (void)ctx;
+    if (v == 2) {
+        q35_fail(why, "needs 300 KiB of shared memory");
+        return 0;
+    }
+    return 1;
+}
+
+/* The ops whose variants the options name: the option's field, the
+ * environment's, the choice's. */
+typedef enum { FLASH, DELTA_RULE, DELTA_CHUNK } variant_op;
+
+static void set_variant(variant_op op, q35_cuda_options *o, q35_path_env *env, const char *option, const char *env_value)
+{
+    const char **of = op == FLASH ? &o->flash_variant : op == DELTA_RULE ? &o->delta_rule_variant
+                                                                         : &o->delta_chunk_variant;
+    const char **ef = op == FLASH ? &env->flash_variant : op == DELTA_RULE ? &env->delta_rule_variant
+                                                                           : &env->delta_chunk_variant;
+    *of = option, *ef = env_value;
+}
+
+static void check_variant(q35_suite *s, variant_op op, const char *what, const char *option, const char *env_value,
+                          const char *want_name, const char *warning)
+{
+    static const char *const ops[] = {"flash_variant", "delta_rule_variant", "delta_chunk_variant"};
+    q35_cuda_options o;
+    q35_cuda_options_init(&o);
+    o.quiet = true;
+    q35_path_env env = {0};
+    set_variant(op, &o, &env, option, env_value);
+    q35_path_choice c;
+    char log[512] = "";
+    q35_error err = {{0}};
+    const int rc = q35_paths_resolve(&c, &o, &env, true, "", false, log, sizeof log, &err);
+    const q35_path_name *pick = op == FLASH ? &c.flash_variant : op == DELTA_RULE ? &c.delta_rule_variant
+                                                                                  : &c.delta_chunk_variant;
+    const q35_path_variants v = {"fake", fake_find, fake_name, 1, fake_runs, NULL};
+    const int got = rc == 0 ? q35_paths_variant(pick, &v, log, sizeof log, true) : -1;
+    const bool log_ok = warning ? strstr(log, warning) != NULL : log[0] == '\0';
+    char *nl = strchr(log, '\n');
+    if (nl)
+        *nl = '\0';
+    q35_case(s, rc == 0 && got >= 0 && strcmp(fake_name(got), want_name) == 0 && log_ok, "%-19s %-34s variant %s%s%s",
+             ops[op], what, got >= 0 ? fake_name(got) : "(none)", log[0] ? " | " : "", log);
+}
+
+int main(void)
+{
+    q35_suite s;
+    q35_suite_begin(&s, "CUDA model paths: options over environment over defaults", 0);
+    const size_t GiB = (size_t)1 << 30;
+    q35_cuda_options o;
+    q35_cuda_options_init(&o);
+    o.quiet = true;
+    const q35_path_env none = {0};
+
+    /* the defaults (2048 rows) halved down to 64: 6 candidates */
+    check(&s, "defaults, discrete", &o, &none, true, false, (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+    check(&s, "defaults, unified memory", &o, &none, true, true,
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_UNIFIED, 6, false, GiB, NULL});
+    check(&s, "defaults, no flash kernel here", &o, &none, false, false,
+          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+
+    q35_path_env env = {.attention = "flash"};
+    check(&s, "env attention flash", &o, &env, true, false, (want){"flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+    check(&s, "env attention flash, no flash kernel", &o, &env, false, false,
+          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "cannot run here (compute capability 7.5"});
+    env.attention = "f16";
+    check(&s, "env attention unknown", &o, &env, true, false,
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_ATTENTION=\"f16\" is not one of"});
+    env.attention = "flash";
+    o.attention = Q35_ATTN_F32;
+    check(&s, "option attention f32 over env flash", &o, &env, true, false,
+          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+    o.attention = Q35_ATTN_FLASH;
+    check(&s, "option attention flash, no flash kernel", &o, &none, false, false,
+          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "option attention flash, but"});
+    o.attention = Q35_ATTN_DEFAULT;
+
+    env = (q35_path_env){.gemm = "f16"};
+    check(&s, "env gemm f16", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+    o.gemm = Q35_GEMM_F32;
+    check(&s, "option gemm f32 over env f16", &o, &env, true, false,
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+    o.gemm = Q35_GEMM_DEFAULT;
+    env.gemm = "tf32";
+    check(&s, "env gemm unknown", &o, &env, true, false,
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_GEMM=\"tf32\""});
+
+    env = (q35_path_env){.chunk_rows = "64"};
+    check(&s, "env chunk rows 64 (pinned)", &o, &env, true, true,
+          (want){"f32,flash", Q35_GEMM_F32, 64, 1, false, GiB, NULL});
+    o.chunk_rows = 7;
+    check(&s, "option chunk rows 7 over env 64", &o, &env, true, false,
+          (want){"f32,flash", Q35_GEMM_F32, 7, 1, false, GiB, NULL});
+    o.chunk_rows = 0;
+    env.chunk_rows = "0x40";
+    check(&s, "env chunk rows malformed", &o, &env, true, false,
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_CHUNK_ROWS=\"0x40\""});
+
+    env = (q35_path_env){.deterministic = "1"};
+    check(&s, "env deterministic 1", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, true, GiB, NULL});
+    o.deterministic = 0;
+    check(&s, "option deterministic 0 over env 1", &o, &env, true, false,
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+    o.deterministic = -1;
+    env.deterministic = "yes";
+    check(&s, "env deterministic malformed", &o, &env, true, false,
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_DETERMINISTIC=\"yes\""});
+
+    env = (q35_path_env){.scores_budget = "65536"};
+    check(&s, "env scores budget", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, 65536, NULL});
+    o.scores_budget = 4096;
+    check(&s, "option scores budget over env", &o, &env, true, false,
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, 4096, NULL});
+    o.scores_budget = 0;
+    env.scores_budget = "-1";
+    check(&s, "env scores budget malformed", &o, &env, true, false,
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_ATTN_SCORES_BUDGET=\"-1\""});
+
+    { /* the flash variant's name passes through to the load, which looks it up */
+        q35_path_choice c;
+        char log[256] = "";
+        q35_error err = {{0}};
+        const q35_path_env named_env = {.flash_variant = "pair_async"}, empty = {.flash_variant = ""};
+        const int rc = q35_paths_resolve(&c, &o, &named_env, true, "", false, log, sizeof log, &err);
+        const bool named = rc == 0 && c.flash_variant.name && strcmp(c.flash_variant.name, "pair_async") == 0;
+        const int rc2 = q35_paths_resolve(&c, &o, &empty, true, "", false, log, sizeof log, &err);
+        q35_case(&s, named && rc2 == 0 && c.flash_variant.name == NULL && log[0] == '\0',
+                 "env flash variant: \"pair_async\" passed on, \"\" is the default (NULL)");
+    }
+    /* the kernels' variants, each op alike: option over environment over the default */
+    static const char *const env_names[] = {"Q35_FLASH_VARIANT=", "Q35_DELTA_RULE_VARIANT=", "Q35_DELTA_CHUNK_VARIANT="};
+    for (variant_op op = FLASH; op <= DELTA_CHUNK; op++) {
+        char unknown[80], refused[80];
+        snprintf(unknown, sizeof unknown, "%s\"zz\" is not a fake variant; using b", env_names[op]);
+        snprintf(refused, sizeof refused, "%s\"c\" cannot run here (needs 300 KiB", env_names[op]);
+        check_variant(&s, op, "unset: the default", NULL, NULL, "b", NULL);
+        check_variant(&s, op, "env a", NULL, "a", "a", NULL);
+        check_variant(&s, op, "option a over env c", "a", "c", "a", NULL);
+        check_variant(&s, op, "env \"\": the default", NULL, "", "b", NULL);
+        check_variant(&s, op, "env unknown: the default, said", NULL, "zz", "b", unknown);
+        check_variant(&s, op, "option unknown: the default, said", "zz", NULL, "b", "\"zz\" is not a fake variant");
+        check_variant(&s, op, "env c, which cannot run here", NULL, "c", "b", refused);
+    }
+
+    /* the delta rule: chunked on f16, the scan on f32 and when deterministic */
+    check_delta(&s, "delta default", &o, &none, Q35_DELTA_SCAN, Q35_DELTA_CHUNKED, NULL);
+    env = (q35_path_env){.delta = "chunked"};
+    check_delta(&s, "env delta chunked", &o, &env, Q35_DELTA_CHUNKED, Q35_DELTA_CHUNKED, NULL);
+    env.delta = "scan";
+    check_delta(&s, "env delta scan", &o, &env, Q35_DELTA_SCAN, Q35_DELTA_SCAN, NULL);
+    o.delta = Q35_DELTA_CHUNKED;
+    check_delta(&s, "option delta chunked over env scan", &o, &env, Q35_DELTA_CHUNKED, Q35_DELTA_CHUNKED, NULL);
+    o.deterministic = 1;
+    check_delta(&s, "option delta chunked, deterministic", &o, &none, Q35_DELTA_SCAN, Q35_DELTA_SCAN,
+                "not batch-invariant");
+    o.deterministic = -1;
+    o.delta = Q35_DELTA_DEFAULT;
+    env.delta = "wy";
+    check_delta(&s, "env delta unknown", &o, &env, Q35_DELTA_SCAN, Q35_DELTA_CHUNKED, "Q35_PREFILL_DELTA=\"wy\"");
+    check_device(&s, "device option 2", 2, "1", 2, NULL);
+    check_device(&s, "device from env", -1, "1", 1, NULL);
+    check_device(&s, "device env malformed", -1, "gpu1", 0, "Q35_DEVICE=\"gpu1\"");
+    check_device(&s, "device option -5", -5, NULL, -1, NULL);
+
+    q35_cuda_options_init(&o);
+    o.chunk_rows = -1;
+    check_error(&s, "option chunk rows -1", &o, "chunk_rows -1");
+    q35_cuda_options_init(&o);
+    o.deterministic = 2;
+    check_error(&s, "option deterministic 2", &o, "deterministic 2");
+    q35_cuda_options_init(&o);
+    o.attention = (q35_attn_path)7;
+    check_error(&s, "option attention 7", &o, "attention 7");
+    q35_cuda_options_init(&o);
+    o.delta = (q35_delta_path)3;
+    check_error(&s, "option delta 3", &o, "delta 3");
+    return q35_suite_end(&s);
+}

@@ -1,0 +1,175 @@
+/* The synthetic model generator: every shape loads with the hyperparameters it
+ * was made with; weights have the scales promised (generate.h); the image is a
+ * function of the seed alone (not of the thread count, not of file vs memory);
+ * the q4_k_m mix assigns types as llama.cpp's Q4_K_M does. */
+#define _POSIX_C_SOURCE 200809L
+#include "parity/lib/harness.h"
+
+#include "core/parallel.h"
+#include "model/generate.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static q35_gen_options opts(const char *shape, const char *mix, int layers, int vocab, uint64_t seed)
+{
+    q35_gen_options o = q35_gen_defaults(q35_shape_find(shape));
+    snprintf(o.mix, sizeof o.mix, "%s", mix);
+    if (layers)
+        o.shape.n_layer = layers;
+    if (vocab)
+        o.shape.n_vocab = vocab;
+    o.seed = seed;
+    return o;
+}
+
+/* mean and standard deviation of a weight's dequantized values */
+static void stats(const q35_weight *w, double *mean, double *sd, double *lo, double *hi)
+{
+    const int64_t n = w->rows * w->cols;
+    float *x = malloc((size_t)n * sizeof *x);
+    q35_dequantize(w->type, w->data, x, n);
+    double s = 0.0, ss = 0.0;
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        s += x[i];
+        ss += (double)x[i] * x[i];
+        *lo = fmin(*lo, x[i]);
+        *hi = fmax(*hi, x[i]);
+    }
+    *mean = s / (double)n;
+    *sd = sqrt(fmax(0.0, ss / (double)n - *mean * *mean));
+    free(x);
+}
+
+static void check_shapes(q35_suite *s, uint64_t seed)
+{
+    for (int i = 0; q35_shape_at(i); i++) {
+        const q35_shape *sh = q35_shape_at(i);
+        q35_gen_options o = opts(sh->name, "q4_0", 4, 512, seed); /* 4 layers: 3 DeltaNet + 1 attention */
+        q35_error err = {{0}};
+        q35_model *m;
+        const int rc = q35_generate_model(&o, &m, &err);
+        const q35_hparams *hp = rc == 0 ? &m->hp : NULL;
+        q35_case(s, rc == 0 && hp->n_embd == sh->n_embd && hp->n_ff == sh->n_ff && hp->n_head == sh->n_head &&
+                        hp->n_head_kv == sh->n_head_kv && hp->ssm_hk == sh->ssm_hk && hp->ssm_hv == sh->ssm_hv &&
+                        hp->ssm_dk == sh->ssm_dk && hp->ssm_dv == sh->ssm_dv && hp->head_dim == sh->head_dim &&
+                        hp->n_layer == 4 && hp->n_attn == 1 && hp->n_vocab == 512 && m->tied == sh->tied,
+                 "shape %-5s loads: H %5d ffn %5d heads %2d/%d Hk %d Hv %2d %s %s", sh->name, sh->n_embd, sh->n_ff,
+                 sh->n_head, sh->n_head_kv, sh->ssm_hk, sh->ssm_hv, sh->tied ? "tied" : "untied", err.msg);
+        if (rc == 0)
+            q35_model_free(m);
+    }
+}
+
+static void check_scales(q35_suite *s, uint64_t seed)
+{
+    q35_gen_options o = opts("0.8b", "f32", 4, 2048, seed);
+    q35_error err = {{0}};
+    q35_model *m;
+    if (!q35_case(s, q35_generate_model(&o, &m, &err) == 0, "0.8b-shape f32 model, 4 layers %s", err.msg))
+        return;
+    struct {
+        const char *what;
+        const q35_weight *w;
+        double mean_lo, mean_hi, sd_lo, sd_hi, min_lo, max_hi;
+    } checks[] = {
+        {"ffn_up (linear)", &m->layers[0].ffn_up, -1e-3, 1e-3, 0.0195, 0.0205, -0.08, 0.08},
+        {"attn_q (linear)", &m->layers[3].attn_q, -1e-3, 1e-3, 0.0195, 0.0205, -0.08, 0.08},
+        {"token_embd", &m->token_embd, -0.01, 0.01, 0.98, 1.02, -3.5, 3.5},
+        {"attn_norm", &m->layers[0].attn_norm, 0.98, 1.02, 0.08, 0.12, 0.6, 1.4},
+        {"ssm_norm", &m->layers[1].ssm_norm, 0.97, 1.03, 0.07, 0.13, 0.6, 1.4},
+        {"ssm_dt.bias", &m->layers[2].ssm_dt, 0.9, 1.1, 0.05, 0.15, 0.6, 1.4},
+        {"ssm_a", &m->layers[0].ssm_a, -16.0, -0.01, 0.0, 16.0, -16.0, -0.01},
+        {"ssm_conv1d", &m->layers[0].ssm_conv1d, -0.01, 0.01, 0.29, 0.31, -1.1, 1.1},
+    };
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+        double mean, sd, lo, hi;
+        stats(checks[i].w, &mean, &sd, &lo, &hi);
+        q35_case(s, mean >= checks[i].mean_lo && mean <= checks[i].mean_hi && sd >= checks[i].sd_lo &&
+                        sd <= checks[i].sd_hi && lo >= checks[i].min_lo && hi <= checks[i].max_hi,
+                 "%-16s mean %+.4f sd %.4f range [%+.3f, %+.3f]", checks[i].what, mean, sd, lo, hi);
+    }
+    q35_model_free(m);
+}
+
+static void check_determinism(q35_suite *s, uint64_t seed)
+{
+    q35_gen_options o = opts("tiny", "q4_k_m", 0, 0, seed);
+    void *a = NULL, *b = NULL, *c = NULL;
+    uint64_t na = 0, nb = 0, nc = 0;
+    q35_error err = {{0}};
+    const int threads = q35_threads();
+    int rc = q35_generate_image(&o, &a, &na, &err);
+    q35_set_threads(1);
+    rc |= q35_generate_image(&o, &b, &nb, &err);
+    q35_set_threads(threads > 1 ? threads : 3);
+    o.seed = seed + 1;
+    rc |= q35_generate_image(&o, &c, &nc, &err);
+    q35_set_threads(threads);
+    q35_case(s, rc == 0 && na == nb && memcmp(a, b, na) == 0, "same seed, 1 thread vs %d: images bitwise equal (%" PRIu64
+             " bytes)", threads, na);
+    q35_case(s, rc == 0 && na == nc && memcmp(a, c, na) != 0, "another seed: another image");
+
+    char path[] = "/tmp/q35-gen-XXXXXX";
+    const int fd = mkstemp(path);
+    if (fd >= 0)
+        close(fd);
+    o.seed = seed;
+    size_t nf = 0;
+    void *f = NULL;
+    if (fd >= 0 && q35_generate_file(&o, path, &err) == 0)
+        f = q35_read_file(path, &nf);
+    q35_case(s, f && nf == na && memcmp(f, a, na) == 0, "the file's bytes are the memory image's %s", err.msg);
+    if (fd >= 0)
+        unlink(path);
+    free(a), free(b), free(c), free(f);
+}
+
+static void check_mix(q35_suite *s)
+{
+    /* tiny: 8 layers (3, 7 attention), ffn 384 (not a whole number of 256-blocks).
+     * use_more_bits(i, 8) holds for layers 0, 3, 6, 7. */
+    q35_gen_options o = opts("tiny", "q4_k_m", 0, 0, 5);
+    q35_error err = {{0}};
+    q35_model *m;
+    if (!q35_case(s, q35_generate_model(&o, &m, &err) == 0, "tiny q4_k_m model %s", err.msg))
+        return;
+    bool down_ok = true;
+    for (int il = 0; il < 8; il++) {
+        const bool more = il == 0 || il == 3 || il == 6 || il == 7;
+        down_ok = down_ok && m->layers[il].ffn_down.type == (more ? Q35_TYPE_Q8_0 : Q35_TYPE_Q5_0);
+    }
+    q35_case(s, down_ok, "ffn_down (rows of 384): q8_0 (Q6_K's fallback) in layers 0, 3, 6, 7, q5_0 (Q4_K's) elsewhere");
+    q35_case(s, m->layers[3].attn_v.type == Q35_TYPE_Q6_K && m->layers[7].attn_v.type == Q35_TYPE_Q6_K &&
+                    m->output.type == Q35_TYPE_Q6_K && m->token_embd.type == Q35_TYPE_Q4_K &&
+                    m->layers[3].attn_q.type == Q35_TYPE_Q4_K && m->layers[0].attn_qkv.type == Q35_TYPE_Q4_K &&
+                    m->layers[0].ssm_conv1d.type == Q35_TYPE_F32 && m->layers[0].ssm_a.type == Q35_TYPE_F32,
+             "attn_v (layers 3, 7) and output q6_K; token_embd, attn_q, attn_qkv q4_K; conv1d and vectors f32");
+    q35_model_free(m);
+    q35_case(s, q35_gen_mix_type("q4_k", "ffn_up.weight", 0, 8, 100 * 32) == Q35_TYPE_Q5_0 &&
+                    q35_gen_mix_type("q6_k", "ffn_up.weight", 0, 8, 100 * 32) == Q35_TYPE_Q8_0 &&
+                    q35_gen_mix_type("q8_0", "ffn_up.weight", 0, 8, 100) == Q35_TYPE_F16 &&
+                    q35_gen_mix_type("bf16", "ffn_up.weight", 0, 8, 100) == Q35_TYPE_BF16,
+             "row-length fallbacks: q4_K -> q5_0, q6_K -> q8_0, q8_0 -> f16 on rows of 100; bf16 stays");
+    q35_gen_options bad = opts("tiny", "q3_k", 0, 0, 1);
+    q35_case(s, q35_gen_check(&bad, &err) == -1 && strstr(err.msg, "unknown quant mix 'q3_k'"), "refuses mix q3_k: %s",
+             err.msg);
+}
+
+int main(void)
+{
+    const uint64_t seed = q35_test_seed();
+    q35_suite s;
+    q35_suite_begin(&s, "synthetic model generator", seed);
+    check_shapes(&s, seed);
+    check_scales(&s, seed);
+    check_determinism(&s, seed);
+    check_mix(&s);
+    return q35_suite_end(&s);
+}
