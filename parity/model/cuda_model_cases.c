@@ -3,6 +3,7 @@
 
 #include "core/parallel.h"
 #include "kernels/attention_f32.h"
+#include "model/accuracy.h"
 #include "model/generate.h"
 
 #include <inttypes.h>
@@ -196,6 +197,9 @@ cm_logits_cmp cm_compare_logits(const float *a, const float *full, const int64_t
         const q35_cmp m = cm_compare(x, y, vocab);
         c.nonfinite += m.nonfinite;
         c.argmax_same += m.argmax_a == m.argmax_b;
+        const q35_logit_tier t = q35_logit_tier_of(x, NULL, y, 1, vocab);
+        if (!(t.kl_worst <= c.kl))
+            c.kl = t.kl_worst;
         if (!(m.rel_linf <= c.worst)) {
             c.worst = m.rel_linf;
             c.worst_at = at[i];
@@ -333,10 +337,10 @@ static bool verdict(q35_suite *s, const char *what, const q35_cuda_paths *p, con
         cm_tol_str(tol, lim, sizeof lim);
     return q35_case(s, ok,
                     "%s: logits at %" PRId64 " positions %s%s%s%s, max rel Linf %.2e at %" PRId64
-                    ", rel L2 %.2e, argmax %" PRId64 "/%" PRId64 "; state %s, max rel Linf %.2e, rel L2 %.2e%s%s "
-                    "(limit %s)",
+                    ", rel L2 %.2e, argmax %" PRId64 "/%" PRId64 ", KL %.1e nats; state %s, max rel Linf %.2e, "
+                    "rel L2 %.2e%s%s (limit %s)",
                     what, lc->n, lc->bitwise ? "bitwise" : "differ", diff, bits, lc->bitwise ? "" : ")", lc->worst,
-                    lc->worst_at, lc->worst_l2, lc->argmax_same, lc->n, sc->bitwise ? "bitwise" : "differs",
+                    lc->worst_at, lc->worst_l2, lc->argmax_same, lc->n, lc->kl, sc->bitwise ? "bitwise" : "differs",
                     sc->worst, sc->worst_l2, sc->msg[0] ? ": " : "", sc->msg, lim);
 }
 

@@ -90,6 +90,8 @@ typedef struct cm_logits_cmp {
     int64_t worst_at;      /* its position */
     double worst_l2;       /* max over positions of rel L2 */
     int64_t argmax_same;   /* positions whose argmax agrees */
+    double kl;             /* max over positions of KL(per-token || this) of the softmaxed logits, nats
+                              (model/accuracy.h) */
     int64_t n;             /* positions */
     int64_t nonfinite;
     bool bitwise;          /* every row bitwise equal */

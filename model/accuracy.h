@@ -1,0 +1,45 @@
+/* What a path's logits cost against a reference's at the same positions: the
+ * accuracy tier the model suites report (and assert) for every path that is
+ * not bitwise the per-token one (the f16 GEMM, the chunked delta rule, FP8):
+ *
+ *   rel L2       ||z - z_ref|| / ||z_ref|| per position (worst and mean)
+ *   top-1        positions whose argmax agrees
+ *   KL           KL(p_ref || p) of the softmaxed logits per position, in nats
+ *                (worst and mean): sum_i p_ref,i (log p_ref,i - log p_i), with
+ *                log p = z - max z - log sum e^(z - max z) in float64, so a
+ *                constant shift of the logits costs nothing and a softmax that
+ *                underflows in f32 is still counted.
+ *
+ * A non-finite logit in either makes the position count as non-finite and
+ * leaves it out of the sums (a tier with nonfinite > 0 never passes). */
+#ifndef Q35_MODEL_ACCURACY_H
+#define Q35_MODEL_ACCURACY_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct q35_logit_tier {
+    int64_t n;             /* positions compared */
+    int64_t nonfinite;     /* positions with a NaN or Inf in either */
+    int64_t top1_same;     /* positions whose argmax agrees (the first index of the maximum) */
+    double rel_l2_worst, rel_l2_mean;
+    double kl_worst, kl_mean; /* nats */
+    int64_t kl_worst_at;   /* the position (row index) of the worst KL; -1 when none */
+} q35_logit_tier;
+
+/* ours [n][vocab] (f32) against ref [n][vocab]: f64 (ref_f64) or f32
+ * (ref_f32), exactly one of them non-NULL; vocab >= 1. */
+q35_logit_tier q35_logit_tier_of(const float *ours, const double *ref_f64, const float *ref_f32, int64_t n,
+                                 int64_t vocab);
+
+/* The tier as one line: "rel L2 <= 1.2e-03 (mean 4.0e-04), top-1 63/64, KL <= 2.1e-05 (mean 3.0e-06) nats". */
+const char *q35_logit_tier_line(const q35_logit_tier *t, char *buf, int cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_MODEL_ACCURACY_H */
