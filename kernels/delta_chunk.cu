@@ -288,7 +288,10 @@ int q35_delta_chunk_variant_default(void)
     return q35_delta_chunk_variant_find("w4"); /* the fastest measured at the model's shapes (bench/results/) */
 }
 
-int q35_delta_chunk_variant_supported(int variant, q35_delta_dims d, q35_error *err)
+/* The checks the variant and the heads take on this device (the variant
+ * resolved, its entry in *impl, the device's shared memory a block in *optin):
+ * 0, or -1 and why. */
+static int check_variant(int variant, q35_delta_dims d, const variant_impl **impl, int *optin, q35_error *err)
 {
     if (variant == Q35_VARIANT_DEFAULT)
         variant = q35_delta_chunk_variant_default();
@@ -301,26 +304,33 @@ int q35_delta_chunk_variant_supported(int variant, q35_delta_dims d, q35_error *
                         "delta_chunk %s: unsupported heads Hk %d Hv %d dk %d dv %d (this kernel needs dk = %d, dv a "
                         "multiple of %d, Hv a multiple of Hk)",
                         x->name, d.hk, d.hv, d.dk, d.dv, DK, v->cols);
-    int dev = 0, optin = 0;
+    int dev = 0;
     if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
-        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err))
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err))
         return -1;
     const int prep_bytes = prep_smem(d.dv);
-    if (prep_bytes > optin || v->smem > optin)
+    if (prep_bytes > *optin || v->smem > *optin)
         return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block (dv %d), the device allows %d",
-                        x->name, prep_bytes > v->smem ? prep_bytes : v->smem, d.dv, optin);
+                        x->name, prep_bytes > v->smem ? prep_bytes : v->smem, d.dv, *optin);
+    *impl = v;
     return 0;
+}
+
+int q35_delta_chunk_variant_supported(int variant, q35_delta_dims d, q35_error *err)
+{
+    const variant_impl *impl;
+    int optin;
+    return check_variant(variant, d, &impl, &optin, err);
 }
 
 int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
                     int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, void *workspace,
                     size_t workspace_bytes, int variant, q35_stream stream, q35_error *err)
 {
-    if (variant == Q35_VARIANT_DEFAULT)
-        variant = q35_delta_chunk_variant_default();
-    if (q35_delta_chunk_variant_supported(variant, d, err))
+    const variant_impl *impl = nullptr;
+    int optin = 0;
+    if (check_variant(variant, d, &impl, &optin, err))
         return -1;
-    const q35_variant *x = q35_variant_at(&k_set, variant);
     if (T < 0 || stride % 4 || o_stride % 4 || o_stride < (int64_t)d.hv * d.dv || !aligned16(q) || !aligned16(k) ||
         !aligned16(v) || !aligned16(o) || !aligned16(S))
         return q35_fail(err,
@@ -338,10 +348,6 @@ int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const 
     if (nc * d.hv > 0x7fffffff)
         return q35_fail(err, "delta_chunk: T %lld is %lld chunks of %d value heads (at most 2^31 - 1 blocks)",
                         (long long)T, (long long)nc, d.hv);
-    int dev = 0, optin = 0;
-    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
-        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err))
-        return -1;
     const int prep_bytes = prep_smem(d.dv);
     char *ws = static_cast<char *>(workspace);
     __half *W = reinterpret_cast<__half *>(ws + L.w), *U = reinterpret_cast<__half *>(ws + L.u);
@@ -356,6 +362,5 @@ int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const 
         q, k, v, stride, g, beta, T, d.hk, d.hv, d.dv, W, U, P, G, Q, K);
     if (Q35_LAUNCH_CHECK("q35_delta_chunk_prep", err))
         return -1;
-    return static_cast<const variant_impl *>(x->impl)->state(optin, o, o_stride, S, T, d, W, U, P, G, Q, K, stream,
-                                                             err);
+    return impl->state(optin, o, o_stride, S, T, d, W, U, P, G, Q, K, stream, err);
 }

@@ -4,18 +4,18 @@
 #include <math.h>
 #include <stdio.h>
 
-/* Element i of the reference row. */
+/* Element i of a row held as float64 (r64) or else as float (r32). */
 static double ref_at(const double *r64, const float *r32, int64_t i)
 {
     return r64 ? r64[i] : (double)r32[i];
 }
 
-/* log sum_i e^(z_i - zmax) of a row (float64). */
-static double log_sum_exp(const float *z, const double *r64, const float *r32, int64_t vocab, double zmax)
+/* log sum_i e^(x_i - xmax) of such a row (float64). */
+static double log_sum_exp(const double *r64, const float *r32, int64_t vocab, double xmax)
 {
     double s = 0.0;
     for (int64_t i = 0; i < vocab; i++)
-        s += exp((z ? (double)z[i] : ref_at(r64, r32, i)) - zmax);
+        s += exp(ref_at(r64, r32, i) - xmax);
     return log(s);
 }
 
@@ -53,7 +53,7 @@ q35_logit_tier q35_logit_tier_of(const float *ours, const double *ref_f64, const
         t.rel_l2_mean += l2;
         if (l2 > t.rel_l2_worst)
             t.rel_l2_worst = l2;
-        const double lz = log_sum_exp(z, NULL, NULL, vocab, zmax), lr = log_sum_exp(NULL, r64, r32, vocab, rmax);
+        const double lz = log_sum_exp(NULL, z, vocab, zmax), lr = log_sum_exp(r64, r32, vocab, rmax);
         double kl = 0.0;
         for (int64_t i = 0; i < vocab; i++) {
             const double log_r = ref_at(r64, r32, i) - rmax - lr, log_z = (double)z[i] - zmax - lz;
