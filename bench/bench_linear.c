@@ -8,6 +8,10 @@
  *                   (cublasGemmEx, CUBLAS_COMPUTE_32F_PEDANTIC)
  *   ceiling/hgemm   the pure cuBLAS call of gemm_f16 on already-f16 weight and rows
  *   ceiling/hgemm_f16out  classic HGEMM: f16 output, CUBLAS_COMPUTE_16F
+ *   gemm_fp8        the rows quantized to e4m3 with a scale a row (q35_fp8_quantize_rows)
+ *                   + q35_gemm_fp8 (cuBLASLt, e4m3 weight with a scale an output
+ *                   row, f32 accumulation and output); sm_89+, else skipped
+ *   ceiling/fp8     q35_gemm_fp8 alone, on already-quantized rows
  *   dequant_f32, dequant_f16   a weight of `type` to f32 / f16
  *   gemv            one token, straight from the blocks of `type`, through
  *                   `variant` (gemv.h: 0 registers, 1 staged)
@@ -26,6 +30,7 @@
 #include "core/quant.h"
 #include "kernels/blas.h"
 #include "kernels/dequant.h"
+#include "kernels/fp8.h"
 #include "kernels/gemm.h"
 #include "kernels/gemv.h"
 
@@ -53,8 +58,11 @@ static const proj k_proj[] = {
 
 static q35_blas g_blas;
 
-enum { GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT };
-static const int k_which[] = {GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT};
+static q35_fp8_gemm *g_fp8; /* NULL where the device has no FP8: those points skip */
+static char g_fp8_why[sizeof(q35_error)];
+
+enum { GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8 };
+static const int k_which[] = {GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8};
 
 /* ---- the GEMMs and their ceilings ------------------------------------------------- */
 
@@ -65,6 +73,8 @@ struct gemm_ctx {
     void *wq;           /* the Q4_K weight (gemm_f32) */
     float *w32;         /* gemm_f32's scratch; sgemm's f32 weight */
     uint16_t *w16, *x16; /* the f16 weight; gemm_f16's scratch, hgemm's f16 rows */
+    uint8_t *w8, *x8;    /* the e4m3 weight and rows (gemm_fp8, fp8) */
+    float *sw, *sx;      /* their scales */
 };
 
 static int gemm_launch(void *p, q35_error *err)
@@ -83,6 +93,12 @@ static int gemm_launch(void *p, q35_error *err)
                                              c->x, CUDA_R_32F, k, &zero, c->y, CUDA_R_32F, n,
                                              CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT),
                                 err);
+    case GEMM_FP8:
+        if (q35_fp8_quantize_rows(c->x8, c->sx, c->x, c->T, c->k, c->k, NULL, err))
+            return -1;
+        return q35_gemm_fp8(g_fp8, c->y, c->n, c->x8, c->sx, c->T, c->w8, c->sw, c->n, c->k, err);
+    case FP8:
+        return q35_gemm_fp8(g_fp8, c->y, c->n, c->x8, c->sx, c->T, c->w8, c->sw, c->n, c->k, err);
     case HGEMM:
         return Q35_CUBLAS_CHECK(cublasGemmEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, n, T, k, &one, c->w16, CUDA_R_16F, k,
                                              c->x16, CUDA_R_16F, k, &zero, c->y, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
@@ -100,9 +116,13 @@ static void bench_gemm(q35_bench_state *st, void *which)
 {
     const proj *p = &k_proj[q35_bench_arg(st, 0)];
     struct gemm_ctx c = {.which = *(const int *)which, .n = p->n, .k = p->k, .T = q35_bench_arg(st, 1)};
-    const bool f32 = c.which == GEMM_F32 || c.which == SGEMM;
+    const bool f32 = c.which == GEMM_F32 || c.which == SGEMM, fp8 = c.which == GEMM_FP8 || c.which == FP8;
     const size_t wq_bytes = q35_row_bytes(Q35_TYPE_Q4_K, c.k) * (size_t)c.n;
     float *pattern = NULL;
+    if (fp8 && !g_fp8) {
+        q35_bench_skip(st, g_fp8_why);
+        return;
+    }
     if (!(c.y = q35_bench_try_alloc((size_t)(c.T * c.n) * 4, st)) ||
         !(c.x = q35_bench_try_alloc((size_t)(c.T * c.k) * 4, st)))
         goto out;
@@ -110,7 +130,19 @@ static void bench_gemm(q35_bench_state *st, void *which)
         goto out;
     if (c.which == GEMM_F32 && !(c.wq = q35_bench_try_alloc(wq_bytes, st)))
         goto out;
-    if (!f32) { /* valid halves: the pattern's floats narrowed */
+    if (fp8) { /* valid codes and scales: the pattern's rows quantized */
+        q35_error err = {{0}};
+        const int64_t chunk = c.n < 1024 ? c.n : 1024;
+        if (!(c.w8 = q35_bench_try_alloc((size_t)(c.n * c.k), st)) ||
+            !(c.x8 = q35_bench_try_alloc((size_t)(c.T * c.k), st)) ||
+            !(c.sw = q35_bench_try_alloc((size_t)c.n * 4, st)) || !(c.sx = q35_bench_try_alloc((size_t)c.T * 4, st)) ||
+            !(pattern = q35_bench_try_alloc((size_t)(chunk * c.k) * 4, st)))
+            goto out;
+        for (int64_t r = 0; r < c.n; r += chunk)
+            q35_fp8_quantize_rows(c.w8 + r * c.k, c.sw + r, pattern, c.n - r < chunk ? c.n - r : chunk, c.k, c.k,
+                                  NULL, &err);
+        q35_fp8_quantize_rows(c.x8, c.sx, c.x, c.T, c.k, c.k, NULL, &err);
+    } else if (!f32) { /* valid halves: the pattern's floats narrowed */
         q35_error err = {{0}};
         const int64_t chunk = c.n < 1024 ? c.n : 1024;
         if (!(c.w16 = q35_bench_try_alloc((size_t)(c.n * c.k) * 2, st)) ||
@@ -123,10 +155,11 @@ static void bench_gemm(q35_bench_state *st, void *which)
     }
     q35_bench_time(st, gemm_launch, &c);
     q35_bench_rate(st, "FLOP", 2.0 * (double)c.T * (double)c.n * (double)c.k);
-    const double weight = c.which == GEMM_F32 ? (double)wq_bytes : (double)(c.n * c.k) * (f32 ? 4.0 : 2.0);
+    const double weight = c.which == GEMM_F32 ? (double)wq_bytes : (double)(c.n * c.k) * (f32 ? 4.0 : fp8 ? 1.0 : 2.0);
     const double y_bytes = (double)(c.T * c.n) * (c.which == HGEMM_F16OUT ? 2.0 : 4.0);
-    q35_bench_rate(st, "bytes", weight + (double)(c.T * c.k) * 4.0 + y_bytes);
+    q35_bench_rate(st, "bytes", weight + (double)(c.T * c.k) * (c.which == FP8 ? 1.0 : 4.0) + y_bytes);
 out: /* cudaFree(NULL) does nothing */
+    q35_bench_free(c.w8), q35_bench_free(c.x8), q35_bench_free(c.sw), q35_bench_free(c.sx);
     q35_bench_free(pattern), q35_bench_free(c.x16), q35_bench_free(c.w16), q35_bench_free(c.wq);
     q35_bench_free(c.w32), q35_bench_free(c.x), q35_bench_free(c.y);
 }
@@ -258,6 +291,8 @@ int main(int argc, char **argv)
     q35_bench_register("gemm_f16", bench_gemm, (void *)&k_which[GEMM_F16], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("ceiling/sgemm", bench_gemm, (void *)&k_which[SGEMM], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("ceiling/hgemm", bench_gemm, (void *)&k_which[HGEMM], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
+    q35_bench_register("gemm_fp8", bench_gemm, (void *)&k_which[GEMM_FP8], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
+    q35_bench_register("ceiling/fp8", bench_gemm, (void *)&k_which[FP8], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("ceiling/hgemm_f16out", bench_gemm, (void *)&k_which[HGEMM_F16OUT],
                        (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("dequant_f32", bench_bw, (void *)&kinds[0], (q35_bench_axis[]){proj_axis, type_axis}, 2);
@@ -272,9 +307,16 @@ int main(int argc, char **argv)
     q35_bench_axis_labels("variant", variant_names, n_variants);
     q35_bench_context("variant", "gemv: 0 registers, 1 staged (cp.async through shared memory; other types and "
                                  "unaligned weights run 0); q35_gemv runs 1 for q4_K, q5_K, q6_K, 0 for the rest");
-    q35_bench_context("ceilings", "gemm_f32: ceiling/sgemm; gemm_f16: ceiling/hgemm (and hgemm_f16out); dequant, "
+    q35_bench_context("ceilings", "gemm_f32: ceiling/sgemm; gemm_f16: ceiling/hgemm (and hgemm_f16out); gemm_fp8: ceiling/fp8; "
+                                  "dequant, "
                                   "gemv: bench_kernels ceiling/d2d_copy (bytes/s)");
+    q35_error why = {{0}};
+    int device = 0;
+    cudaGetDevice(&device);
+    if (!q35_fp8_supported(device, &why) || q35_fp8_gemm_create(&g_fp8, NULL, &why))
+        snprintf(g_fp8_why, sizeof g_fp8_why, "%s", why.msg);
     const int rc = q35_bench_main(argc, argv);
+    q35_fp8_gemm_destroy(g_fp8);
     q35_blas_destroy(g_blas);
     return rc;
 }

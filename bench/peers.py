@@ -13,8 +13,11 @@ project's benchmark JSON (bench/results/SCHEMA.md):
       flash-linear-attention's chunk_gated_delta_rule at bench_kernels' DeltaNet
       heads and the delta rule's rows (delta_rows), eager (graph:0) and replayed from a CUDA
       graph (graph:1); flash_qla is fla's FlashQLA backend where it is importable
-  peer_gemm/dtype:{bf16,f16}/proj:P/rows:T
-      torch's F.linear (y = x W^T) at bench_linear's projections and rows
+  peer_gemm/dtype:{bf16,f16,fp8}/proj:P/rows:T
+      torch's F.linear (y = x W^T) at bench_linear's projections and rows; fp8:
+      torch._scaled_mm on e4m3 operands with row-wise scales (a scale a token and
+      one an output), f32 accumulation, bf16 out (what torch's row-wise form allows),
+      beside our gemm_fp8 (f32 out)
 
     python3 bench/peers.py [--families sdpa,fla,gemm] [--filter REGEX] [--reps 10]
                            [--seconds 1] [--device N] [--out results.json]
@@ -201,7 +204,7 @@ def captured(torch, run):
 
 def gemm_points(ax):
     """torch matmul at bench_linear's gemm points."""
-    for dtype in DTYPES:
+    for dtype in DTYPES + ("fp8",):
         for pi, p in enumerate(ax["projections"]):
             for rows in ax["rows"]:
                 yield f"peer_gemm/dtype:{dtype}/proj:{pi}/rows:{rows}", "gemm", (
@@ -211,6 +214,8 @@ def gemm_points(ax):
 def gemm_setup(torch, dev, dtype, n, k, T):
     """y [T, n] = x [T, k] W^T, W [n, k] (the model's layout), all in dtype (torch's
     defaults: cuBLAS, f32 accumulation)."""
+    if dtype == "fp8":
+        return scaled_mm_setup(torch, dev, n, k, T)
     dt = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
     x = torch.randn(T, k, device=dev, dtype=dt)
     w = torch.randn(n, k, device=dev, dtype=dt) * k**-0.5
@@ -219,6 +224,25 @@ def gemm_setup(torch, dev, dtype, n, k, T):
         return torch.nn.functional.linear(x, w)
 
     return run, {"FLOP": 2.0 * T * n * k, "bytes": 2.0 * (n * k + T * k + T * n)}, {}, contextlib.nullcontext
+
+
+def scaled_mm_setup(torch, dev, n, k, T):
+    """y [T, n] (bf16) = (x8 [T, k] * sx) (w8 [n, k] * sw)^T, e4m3 operands with a
+    scale a row of each: torch._scaled_mm's row-wise form (sm_89+)."""
+    if not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
+        raise Skip("this torch has no _scaled_mm / float8_e4m3fn")
+    major, minor = torch.cuda.get_device_capability(dev)
+    if major * 10 + minor < 89:
+        raise Skip(f"FP8 needs compute capability 8.9 (this device: {major}.{minor})")
+    x8 = torch.randn(T, k, device=dev).to(torch.float8_e4m3fn)
+    w8 = (torch.randn(n, k, device=dev) * 16).to(torch.float8_e4m3fn)
+    sx = torch.rand(T, 1, device=dev, dtype=torch.float32) + 0.5
+    sw = torch.rand(1, n, device=dev, dtype=torch.float32) * k**-0.5
+
+    def run():
+        return torch._scaled_mm(x8, w8.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16)
+
+    return run, {"FLOP": 2.0 * T * n * k, "bytes": 1.0 * (n * k + T * k) + 2.0 * T * n}, {}, contextlib.nullcontext
 
 
 POINTS = {"sdpa": sdpa_points, "fla": fla_points, "gemm": gemm_points}

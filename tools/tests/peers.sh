@@ -32,13 +32,13 @@ for m in 0 1 2; do # the benchmarks' models against model/shapes.c (through hf_p
 done
 
 python3 "$peers" --list >"$tmp/names"
-check "--list: 380 names (sdpa 216, fla 84, gemm 80)" sh -c "[ \$(wc -l <'$tmp/names') -eq 380 ] && [ \$(grep -c '^peer_sdpa/' '$tmp/names') -eq 216 ] && [ \$(grep -c '^peer_fla/' '$tmp/names') -eq 84 ] && [ \$(grep -c '^peer_gemm/' '$tmp/names') -eq 80 ]"
+check "--list: 420 names (sdpa 216, fla 84, gemm 120)" sh -c "[ \$(wc -l <'$tmp/names') -eq 420 ] && [ \$(grep -c '^peer_sdpa/' '$tmp/names') -eq 216 ] && [ \$(grep -c '^peer_fla/' '$tmp/names') -eq 84 ] && [ \$(grep -c '^peer_gemm/' '$tmp/names') -eq 120 ]"
 check "  the grammar: family, then axis:value segments" sh -c "! grep -Ev '^peer_[a-z]+(/[a-z_]+:[A-Za-z0-9_.-]+)+\$' '$tmp/names'"
 for n in peer_sdpa/backend:cudnn/dtype:f16/model:1/ctx:4096/query:chunk peer_sdpa/backend:flash/dtype:bf16/model:2/ctx:131072/query:prompt \
     peer_fla/backend:triton/model:1/rows:4096/graph:1 peer_fla/backend:flash_qla/model:0/rows:64/graph:0 peer_gemm/dtype:f16/proj:9/rows:2048; do
     check "  names $n" grep -qx "$n" "$tmp/names"
 done
-check "--filter and --families select, families in the order given" sh -c "[ \"\$(python3 '$peers' --list --families gemm,fla --filter 'proj:7/rows:2048|model:1/rows:4096/graph:1')\" = \"\$(printf 'peer_gemm/dtype:bf16/proj:7/rows:2048\npeer_gemm/dtype:f16/proj:7/rows:2048\npeer_fla/backend:triton/model:1/rows:4096/graph:1\npeer_fla/backend:flash_qla/model:1/rows:4096/graph:1')\" ]"
+check "--filter and --families select, families in the order given" sh -c "[ \"\$(python3 '$peers' --list --families gemm,fla --filter 'proj:7/rows:2048|model:1/rows:4096/graph:1')\" = \"\$(printf 'peer_gemm/dtype:bf16/proj:7/rows:2048\npeer_gemm/dtype:f16/proj:7/rows:2048\npeer_gemm/dtype:fp8/proj:7/rows:2048\npeer_fla/backend:triton/model:1/rows:4096/graph:1\npeer_fla/backend:flash_qla/model:1/rows:4096/graph:1')\" ]"
 check "an unknown family is refused" sh -c "! python3 '$peers' --families sdpa,conv --list >/dev/null 2>&1"
 check "a malformed filter is refused" sh -c "! python3 '$peers' --filter '(' --list >/dev/null 2>&1"
 check "--reps 0 is refused" sh -c "! python3 '$peers' --reps 0 --list >/dev/null 2>&1"
@@ -52,7 +52,7 @@ jq_check "$tmp/run.json" '.context | .q35_schema == "1" and .executable == "benc
 check "  stderr says what is skipped and why" grep -q "peer_sdpa/backend:cudnn/dtype:bf16/model:0/ctx:65536/query:prompt: skipped: " "$tmp/run.err"
 if ! python3 -c "import torch" >/dev/null 2>&1; then
     python3 "$peers" --families fla,gemm --filter 'model:1/rows:64/graph:0|proj:2/rows:1$' -o "$tmp/notorch.json" 2>/dev/null
-    jq_check "$tmp/notorch.json" '[.benchmarks[].error_message] | length == 4 and all(. == "skipped: torch not importable: No module named '"'torch'"'")' \
+    jq_check "$tmp/notorch.json" '[.benchmarks[].error_message] | length == 5 and all(. == "skipped: torch not importable: No module named '"'torch'"'")' \
         "  without torch: every point says torch is not importable"
 fi
 check "  merges with our results (tools/bench-merge.sh)" "$src/tools/bench-merge.sh" -o "$tmp/merged.json" "$tmp/run.json" "$src/data/fixtures/bench/h200-small.json"

@@ -1,0 +1,262 @@
+/* FP8 projections (kernels/fp8.h): the e4m3 conversion, the per-row
+ * quantization, and the GEMM through cuBLASLt. Row-major Y [T][ldy] = X W^T is,
+ * column-major, D (n x T, ldd = ldy) = op_T(A: W as k x n, lda = k) * B (X as
+ * k x T, ldb = k): the "TN" form cuBLASLt's FP8 matmul wants, A's scale vector
+ * of n (sw) and B's of T (sx). */
+#include "kernels/blas.h"
+#include "kernels/fp8.h"
+#include "kernels/reduce.cuh"
+
+#include <cublasLt.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+#include <new>
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr size_t kWorkspace = (size_t)32 << 20; /* cuBLASLt's recommendation for Hopper */
+constexpr int kCache = 32;                      /* shapes whose algorithm is kept */
+
+__device__ __forceinline__ uint8_t to_e4m3(float v)
+{
+    return (uint8_t)__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
+}
+
+__global__ void __launch_bounds__(kThreads) round_kernel(uint8_t *y, const float *x, int64_t n)
+{
+    const int64_t i = (int64_t)blockIdx.x * kThreads + threadIdx.x;
+    if (i < n)
+        y[i] = to_e4m3(x[i]);
+}
+
+/* One block a row: the row's amax (a max: exact in any order), then the codes. */
+__global__ void __launch_bounds__(kThreads) quantize_rows_kernel(uint8_t *q, float *scale, const float *x,
+                                                                 int64_t cols, int64_t x_stride)
+{
+    const float *xr = x + (int64_t)blockIdx.x * x_stride;
+    uint8_t *qr = q + (int64_t)blockIdx.x * cols;
+    float amax = 0.0f;
+    for (int64_t i = threadIdx.x; i < cols; i += kThreads)
+        amax = fmaxf(amax, fabsf(xr[i]));
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2)
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+    __shared__ float part[kThreads / 32];
+    if (threadIdx.x % 32 == 0)
+        part[threadIdx.x / 32] = amax;
+    __syncthreads();
+    amax = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kThreads / 32; w++)
+        amax = fmaxf(amax, part[w]);
+    const float inv = amax > 0.0f ? __fdiv_rn(448.0f, amax) : 1.0f;
+    if (threadIdx.x == 0)
+        scale[blockIdx.x] = amax > 0.0f ? __fdiv_rn(amax, 448.0f) : 1.0f;
+    for (int64_t i = threadIdx.x; i < cols; i += kThreads)
+        qr[i] = to_e4m3(__fmul_rn(xr[i], inv));
+}
+
+struct algo_entry {
+    int n, k, T, ldy; /* T == 0: empty */
+    cublasLtMatmulAlgo_t algo;
+};
+
+} // namespace
+
+struct q35_fp8_gemm {
+    cublasLtHandle_t lt;
+    cudaStream_t stream;
+    void *workspace;
+    algo_entry cache[kCache];
+    int next; /* the entry the next new shape replaces */
+};
+
+int q35_fp8_supported(int device, q35_error *why)
+{
+    int major = 0, minor = 0;
+    if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), why) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), why))
+        return 0;
+    if (major * 10 + minor < 89) {
+        q35_fail(why, "fp8: device %d has compute capability %d.%d; FP8 tensor cores need 8.9 or newer", device, major,
+                 minor);
+        return 0;
+    }
+    return 1;
+}
+
+int q35_fp8_round(uint8_t *y, const float *x, int64_t n, q35_stream stream, q35_error *err)
+{
+    if (n < 0)
+        return q35_fail(err, "fp8_round: n = %lld (want >= 0)", (long long)n);
+    if (n == 0)
+        return 0;
+    round_kernel<<<(unsigned)((n + kThreads - 1) / kThreads), kThreads, 0, (cudaStream_t)stream>>>(y, x, n);
+    return Q35_LAUNCH_CHECK("fp8 round_kernel", err);
+}
+
+int q35_fp8_quantize_rows(uint8_t *q, float *scale, const float *x, int64_t rows, int64_t cols, int64_t x_stride,
+                          q35_stream stream, q35_error *err)
+{
+    if (rows < 0 || rows > INT32_MAX)
+        return q35_fail(err, "fp8_quantize_rows: rows = %lld (want 0..%d)", (long long)rows, INT32_MAX);
+    if (cols < 1 || x_stride < cols)
+        return q35_fail(err, "fp8_quantize_rows: cols = %lld, x_stride = %lld (want cols >= 1, x_stride >= cols)",
+                        (long long)cols, (long long)x_stride);
+    if (rows == 0)
+        return 0;
+    quantize_rows_kernel<<<(unsigned)rows, kThreads, 0, (cudaStream_t)stream>>>(q, scale, x, cols, x_stride);
+    return Q35_LAUNCH_CHECK("fp8 quantize_rows_kernel", err);
+}
+
+int q35_fp8_gemm_create(q35_fp8_gemm **out, q35_stream stream, q35_error *err)
+{
+    *out = nullptr;
+    q35_fp8_gemm *g = new (std::nothrow) q35_fp8_gemm();
+    if (!g)
+        return q35_fail(err, "fp8_gemm_create: out of host memory");
+    g->stream = (cudaStream_t)stream;
+    if (Q35_CUBLAS_CHECK(cublasLtCreate(&g->lt), err)) {
+        delete g;
+        return -1;
+    }
+    if (Q35_CUDA_CHECK(cudaMalloc(&g->workspace, kWorkspace), err)) {
+        cublasLtDestroy(g->lt);
+        delete g;
+        return q35_fail_context(err, "fp8_gemm_create: the %zu MiB cuBLASLt workspace", kWorkspace >> 20);
+    }
+    *out = g;
+    return 0;
+}
+
+void q35_fp8_gemm_destroy(q35_fp8_gemm *g)
+{
+    if (!g)
+        return;
+    cudaFree(g->workspace);
+    cublasLtDestroy(g->lt);
+    delete g;
+}
+
+namespace {
+
+/* The descriptors of one call; destroyed together. */
+struct lt_call {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+    ~lt_call()
+    {
+        if (d)
+            cublasLtMatrixLayoutDestroy(d);
+        if (b)
+            cublasLtMatrixLayoutDestroy(b);
+        if (a)
+            cublasLtMatrixLayoutDestroy(a);
+        if (desc)
+            cublasLtMatmulDescDestroy(desc);
+    }
+};
+
+int make_call(lt_call *c, const float *sx, const float *sw, int n, int k, int T, int ldy, q35_error *err)
+{
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    const int32_t outer = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    const int8_t fast = 0;
+    return Q35_CUBLAS_CHECK(cublasLtMatmulDescCreate(&c->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), err) ||
+                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
+                                    err) ||
+                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
+                                    err) ||
+                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
+                                                                   sizeof fast),
+                                    err) ||
+                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &outer,
+                                                                   sizeof outer),
+                                    err) ||
+                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &outer,
+                                                                   sizeof outer),
+                                    err) ||
+                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sw,
+                                                                   sizeof sw),
+                                    err) ||
+                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sx,
+                                                                   sizeof sx),
+                                    err) ||
+                   Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->a, CUDA_R_8F_E4M3, k, n, k), err) ||
+                   Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->b, CUDA_R_8F_E4M3, k, T, k), err) ||
+                   Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->d, CUDA_R_32F, n, T, ldy), err)
+               ? -1
+               : 0;
+}
+
+int check_gemm(const uint8_t *xq, const uint8_t *wq, const float *y, int64_t T, int64_t n, int64_t k, int64_t ldy,
+               q35_error *err)
+{
+    if (T < 0 || T > INT32_MAX || n < 1 || n > INT32_MAX)
+        return q35_fail(err, "gemm_fp8: T = %lld, n = %lld (want 0..%d and 1..%d)", (long long)T, (long long)n,
+                        INT32_MAX, INT32_MAX);
+    if (k < 16 || k > INT32_MAX || k % 16)
+        return q35_fail(err, "gemm_fp8: k = %lld (want a multiple of 16, 16..%d: FP8 rows of whole 16 bytes)",
+                        (long long)k, INT32_MAX);
+    if (ldy < n || ldy > INT32_MAX || ldy % 4)
+        return q35_fail(err, "gemm_fp8: ldy = %lld (want n = %lld..%d, a multiple of 4)", (long long)ldy, (long long)n,
+                        INT32_MAX);
+    if (((uintptr_t)xq | (uintptr_t)wq | (uintptr_t)y) % 16)
+        return q35_fail(err, "gemm_fp8: xq %p, wq %p, y %p (want each 16-byte aligned)", (const void *)xq,
+                        (const void *)wq, (const void *)y);
+    return 0;
+}
+
+} // namespace
+
+int q35_gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
+                 const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err)
+{
+    if (check_gemm(xq, wq, y, T, n, k, ldy, err))
+        return -1;
+    if (T == 0)
+        return 0;
+    int device = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&device), err) || !q35_fp8_supported(device, err))
+        return -1;
+    lt_call c;
+    if (make_call(&c, sx, sw, (int)n, (int)k, (int)T, (int)ldy, err))
+        return q35_fail_context(err, "gemm_fp8: the cuBLASLt descriptors");
+    algo_entry *e = nullptr;
+    for (int i = 0; i < kCache; i++)
+        if (g->cache[i].T == T && g->cache[i].n == n && g->cache[i].k == k && g->cache[i].ldy == ldy)
+            e = &g->cache[i];
+    if (!e) {
+        cublasLtMatmulPreference_t pref = nullptr;
+        cublasLtMatmulHeuristicResult_t res = {};
+        int found = 0;
+        const size_t ws = kWorkspace;
+        const int rc = Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref), err) ||
+                       Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+                                            pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+                                        err) ||
+                       Q35_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(g->lt, c.desc, c.a, c.b, c.d, c.d, pref, 1,
+                                                                       &res, &found),
+                                        err);
+        if (pref)
+            cublasLtMatmulPreferenceDestroy(pref);
+        if (rc)
+            return q35_fail_context(err, "gemm_fp8: choosing an algorithm (n %lld, k %lld, T %lld)", (long long)n,
+                                    (long long)k, (long long)T);
+        if (found < 1)
+            return q35_fail(err, "gemm_fp8: cuBLASLt has no FP8 algorithm for n %lld, k %lld, T %lld, ldy %lld "
+                            "(e4m3 x e4m3, outer-vector scales, f32 out)", (long long)n, (long long)k, (long long)T,
+                            (long long)ldy);
+        e = &g->cache[g->next];
+        g->next = (g->next + 1) % kCache;
+        *e = algo_entry{(int)n, (int)k, (int)T, (int)ldy, res.algo};
+    }
+    const float one = 1.0f, zero = 0.0f;
+    if (Q35_CUBLAS_CHECK(cublasLtMatmul(g->lt, c.desc, &one, wq, c.a, xq, c.b, &zero, y, c.d, y, c.d, &e->algo,
+                                        g->workspace, kWorkspace, g->stream),
+                         err))
+        return q35_fail_context(err, "gemm_fp8 (n %lld, k %lld, T %lld, ldy %lld)", (long long)n, (long long)k,
+                                (long long)T, (long long)ldy);
+    return 0;
+}

@@ -1,0 +1,85 @@
+/* FP8 projections (issue 22's unit): e4m3 operands with f32 scales, f32
+ * accumulation, f32 output,
+ *
+ *     Y[t][o] = sx[t] * sw[o] * sum_i Xq[t][i] * Wq[o][i]          (W [n][k] row-major)
+ *
+ * where Xq, Wq are e4m3 (core/fp8.h) and sx, sw f32 scales, one a row of X (a
+ * token) and one a row of W (an output).
+ *
+ * Quantizing a row (the same for a token of X and an output row of W): with
+ * amax = max_i |x[i]| (0 for an all-zero row, where the scale is 1),
+ *     inv   = 448 / amax         (f32, rounded once)
+ *     q[i]  = e4m3(x[i] * inv)   (f32 product rounded once, then round to nearest
+ *                                 even, saturating at 448)
+ *     scale = amax / 448         (f32, rounded once)
+ * all in IEEE f32 with no fused operations, so the GPU's bits equal the CPU
+ * reference's (q35_ref_fp8_quantize_rows), tested with memcmp. Inputs must be
+ * finite (a non-finite input gives unspecified codes and scale).
+ *
+ * The GEMM runs through cuBLASLt's FP8 matmul (compute 32F, the A and B scales
+ * as outer vectors: CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F), the accumulation
+ * promoted to f32 (CUBLASLT_MATMUL_DESC_FAST_ACCUM off); sm_89 and sm_90 and
+ * newer, refused elsewhere.
+ *
+ * Error, derived (checked by parity/kernels/test_kernels_fp8.c):
+ * - Given the quantized operands, the only error is the accumulation: Hopper's
+ *   FP8 tensor cores add products at reduced precision inside a k-block before
+ *   cuBLAS promotes the partial sums to f32, so against the float64 sum of the
+ *   dequantized products expect rel L2 ~1e-4 (bounded at 1e-3), not f32's 1e-7.
+ * - Against the float64 product of the unquantized f32 operands: e4m3 keeps 3
+ *   mantissa bits, its rounding error is at most 2^-4 of a value and, for values
+ *   spread over binades, its rms about 2^-4 / sqrt(3) / 1.44 ~ 2.5e-2 relative (a
+ *   uniform error over half a step, divided by the mantissa's mean). The error of
+ *   a dot product of independent terms adds in quadrature, relative to the dot
+ *   product's own size: sqrt(2) * 2.5e-2 ~ 3.5e-2 rel L2 for both operands, when
+ *   amax / 448 does not push values into the subnormals (it does not for the rows
+ *   of a model: their amax is within ~2^6 of their rms). Bounded at 6e-2. */
+#ifndef Q35_KERNELS_FP8_H
+#define Q35_KERNELS_FP8_H
+
+#include "kernels/cuda.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Float64 reference (kernels/ref/fp8.c): the rows' codes q [rows][cols] and
+ * scales [rows] of x [rows][x_stride], exactly as above (f32 arithmetic: it is a
+ * definition of bits, not an approximation). */
+void q35_ref_fp8_quantize_rows(uint8_t *q, float *scale, const float *x, int64_t rows, int64_t cols,
+                               int64_t x_stride);
+
+/* Whether this device runs FP8 GEMMs (compute capability 8.9 or newer): 1, or 0
+ * with the reason in why. */
+int q35_fp8_supported(int device, q35_error *why);
+
+/* CUDA: y[i] = e4m3(x[i]) for i < n (no scale: the plain conversion). */
+int q35_fp8_round(uint8_t *y, const float *x, int64_t n, q35_stream stream, q35_error *err);
+
+/* CUDA: q [rows][cols] and scale [rows] from x [rows][x_stride], as above; one
+ * block a row. cols >= 1, x_stride >= cols. */
+int q35_fp8_quantize_rows(uint8_t *q, float *scale, const float *x, int64_t rows, int64_t cols, int64_t x_stride,
+                          q35_stream stream, q35_error *err);
+
+/* A cuBLASLt handle with its workspace and a cache of the algorithms chosen per
+ * shape, bound to a stream. */
+typedef struct q35_fp8_gemm q35_fp8_gemm;
+
+int q35_fp8_gemm_create(q35_fp8_gemm **g, q35_stream stream, q35_error *err);
+void q35_fp8_gemm_destroy(q35_fp8_gemm *g);
+
+/* CUDA: y [T][ldy] (columns 0..n-1) = the formula above, xq [T][k] and sx [T],
+ * wq [n][k] and sw [n] on the device. T >= 0 (0 does nothing); k a multiple of
+ * 16, n, T, ldy at most INT32_MAX, ldy >= n and a multiple of 4; xq, wq, y
+ * 16-byte aligned. Refuses, naming the value and the limit, what breaks these,
+ * a device below 8.9, and a shape cuBLASLt has no algorithm for. */
+int q35_gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
+                 const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_KERNELS_FP8_H */
