@@ -5,7 +5,8 @@
  * against bit for bit:
  *   f32 -> e4m3  round to nearest, ties to even, saturating: a magnitude that
  *                rounds past 448 (infinity included) becomes 448 with its sign;
- *                NaN becomes S.1111.111.
+ *                NaN becomes 0.1111.111 whatever its sign (the canonical NaN the
+ *                GPU's conversion writes: measured on an H200, sm_90).
  *   e4m3 -> f32  exact. */
 #ifndef Q35_CORE_FP8_H
 #define Q35_CORE_FP8_H
@@ -43,7 +44,7 @@ static inline uint8_t q35_f32_to_e4m3(float f)
     const uint8_t sign = (uint8_t)((x >> 24) & 0x80u);
     const uint32_t ax = x & 0x7fffffffu;
     if (ax > 0x7f800000u)
-        return (uint8_t)(sign | Q35_E4M3_NAN);
+        return Q35_E4M3_NAN;
     const int e32 = (int)(ax >> 23) - 127;
     uint32_t code;
     if (e32 >= -6) {
