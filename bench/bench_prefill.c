@@ -127,7 +127,7 @@ static void prefill_point(q35_bench_state *st, q35_delta_path delta)
     p.attention = (q35_attn_path)q35_bench_arg(st, 3);
     p.chunk_rows = q35_bench_arg(st, 4);
     p.deterministic = false;
-    p.delta = delta != Q35_DELTA_DEFAULT ? delta : p.gemm == Q35_GEMM_F16 ? Q35_DELTA_CHUNKED : Q35_DELTA_SCAN;
+    p.delta = delta != Q35_DELTA_DEFAULT ? delta : q35_gemm_is_fast(p.gemm) ? Q35_DELTA_CHUNKED : Q35_DELTA_SCAN;
     q35_error err = {{0}};
     q35_cuda_state *state = NULL;
     int32_t *tokens = random_tokens(len, q35_cuda_model_hparams(cm)->n_vocab);
@@ -235,7 +235,7 @@ int main(int argc, char **argv)
     q35_bench_axis_labels("shape", shapes, SHAPE_27B + 1);
     q35_bench_axis_labels("quant", k_quants, (int)(sizeof k_quants / sizeof k_quants[0]));
     q35_bench_axis_labels("attn", (const char *[]){"default", "f32", "flash"}, 3);
-    q35_bench_axis_labels("gemm", (const char *[]){"default", "f32", "f16"}, 3);
+    q35_bench_axis_labels("gemm", (const char *[]){"default", "f32", "f16", "fp8"}, 4);
     q35_bench_axis_labels("delta", (const char *[]){"default", "scan", "chunked"}, 3);
     char names[400];
     q35_variant_list(q35_attention_flash_variant_count, q35_attention_flash_variant_name, -1, names, sizeof names);
@@ -268,6 +268,12 @@ int main(int argc, char **argv)
         q35_bench_register("decode", bench_decode, NULL, (q35_bench_axis[]){shape, quant, {"ctx", ctxs, 3}}, 3);
         if (shapes_run[i] != SHAPE_9B)
             continue;
+        /* the opt-in FP8 projections on the fast path (skipped below sm_89, saying so) */
+        static const int64_t fp8[] = {Q35_GEMM_FP8}, fp8_attn[] = {Q35_ATTN_FLASH};
+        q35_bench_register("prefill", bench_prefill, NULL,
+                           (q35_bench_axis[]){shape, quant, {"gemm", fp8, 1}, {"attn", fp8_attn, 1}, {"chunk", cdef, 1},
+                                              {"len", lens, 5}},
+                           6);
         /* the delta rule both ways on the fast path */
         static const int64_t deltas[] = {Q35_DELTA_SCAN, Q35_DELTA_CHUNKED}, flash[] = {Q35_ATTN_FLASH};
         static const int64_t delta_lens[] = {512, 4096, 16384};

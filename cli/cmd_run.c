@@ -39,7 +39,7 @@ static const char *const k_help =
     "GPU options (each over its environment variable; see README \"The CUDA model\"):\n"
     "  --device N        CUDA device (Q35_DEVICE, default 0)\n"
     "  --attention A     f32 | flash (Q35_PREFILL_ATTENTION; default f32 while it fits, flash past it)\n"
-    "  --gemm G          f32 | f16 (Q35_PREFILL_GEMM; default f32)\n"
+    "  --gemm G          f32 | f16 | fp8 (Q35_PREFILL_GEMM; default f32; fp8: opt-in, sm_89+, e4m3)\n"
     "  --delta D         scan | chunked (Q35_PREFILL_DELTA; default chunked on GEMM f16, scan on f32)\n"
     "  --deterministic   batch-invariant projections and attention (Q35_DETERMINISTIC=1)\n"
     "  --scores-budget B bytes of f32 attention scores per pass (Q35_ATTN_SCORES_BUDGET; 1 GiB)\n"
@@ -127,9 +127,15 @@ static int set_option(run_args *a, int k, const char *v)
         a->cuda.attention = second ? Q35_ATTN_FLASH : Q35_ATTN_F32;
         return 0;
     case O_GEMM:
-        if (set_path(o, v, "f32", "f16", &second))
+        if (strcmp(v, "fp8") == 0) {
+            a->cuda.gemm = Q35_GEMM_FP8;
+            return 0;
+        }
+        if (strcmp(v, "f32") != 0 && strcmp(v, "f16") != 0) {
+            cli_error("%s wants f32, f16 or fp8, got '%s'", o, v);
             return -1;
-        a->cuda.gemm = second ? Q35_GEMM_F16 : Q35_GEMM_F32;
+        }
+        a->cuda.gemm = strcmp(v, "f16") == 0 ? Q35_GEMM_F16 : Q35_GEMM_F32;
         return 0;
     case O_DELTA:
         if (set_path(o, v, "scan", "chunked", &second))

@@ -50,6 +50,9 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
     if (in->f16_bytes)
         printf(", %.1f MiB of f16 weights prewarmed in %.0f ms", (double)in->f16_bytes / (double)Q35_MIB,
                in->f16_prewarm_ms);
+    if (in->fp8_bytes)
+        printf(", %.1f MiB of fp8 weights built in %.0f ms", (double)in->fp8_bytes / (double)Q35_MIB,
+               in->fp8_prewarm_ms);
     printf("\nprompt  %" PRId64 " tokens, chunk rows %" PRId64 "\n", n, p->chunk_rows);
     if (q35_cuda_state_create(&st, cm, n, &err)) {
         cli_error("%s", err.msg);

@@ -64,6 +64,7 @@ static void add_layer(q35_weight_bytes *b, const q35_layer *l)
         }
         b->uploaded += q35_align_bytes(w[i]->nbytes);
         b->f16 += q35_align_bytes((uint64_t)(w[i]->rows * w[i]->cols) * 2u);
+        b->fp8 += q35_align_bytes((uint64_t)(w[i]->rows * w[i]->cols)) + q35_align_bytes((uint64_t)w[i]->rows * 4u);
         if (w[i]->rows * w[i]->cols > b->largest_proj)
             b->largest_proj = w[i]->rows * w[i]->cols;
         if (w[i]->cols > b->widest_input)
@@ -167,6 +168,8 @@ q35_workspace q35_workspace_of(const q35_hparams *hp, const q35_weight_bytes *w,
         ws.dequant = q35_align_bytes((uint64_t)w->largest_proj * 4u);
     if (!deterministic && gemm == Q35_GEMM_F16)
         ws.f16_act = q35_align_bytes((uint64_t)(ws.rows * w->widest_input) * 2u);
+    if (!deterministic && gemm == Q35_GEMM_FP8) /* the rows' codes, then their scales */
+        ws.f16_act = q35_align_bytes((uint64_t)(ws.rows * w->widest_input)) + q35_align_bytes((uint64_t)ws.rows * 4u);
     if (!deterministic && delta == Q35_DELTA_CHUNKED && hp->n_delta > 0) {
         const q35_delta_dims d = {.hk = hp->ssm_hk, .hv = hp->ssm_hv, .dk = hp->ssm_dk, .dv = hp->ssm_dv};
         ws.delta = q35_align_bytes((uint64_t)q35_delta_chunk_workspace_bytes(ws.rows, d));
@@ -188,7 +191,10 @@ q35_capacity_terms q35_capacity_terms_of(const q35_capacity_request *r, q35_attn
                            r->scores_budget);
     q35_capacity_terms t = {
         .weights = r->weights.uploaded,
-        .f16_weights = r->gemm == Q35_GEMM_F16 && !r->deterministic ? r->weights.f16 : 0,
+        .f16_weights = r->deterministic          ? 0
+                       : r->gemm == Q35_GEMM_F16 ? r->weights.f16
+                       : r->gemm == Q35_GEMM_FP8 ? r->weights.fp8
+                                                 : 0,
         .kv = 2u * q35_align_bytes((uint64_t)hp->n_attn * (uint64_t)r->seq * kv_dim * 4u),
         .recurrent = q35_align_bytes((uint64_t)hp->n_delta * per_delta * 4u),
         .workspace = ws->total,
@@ -207,9 +213,9 @@ const char *q35_capacity_str(const q35_capacity_plan *p, char *buf, size_t cap)
 {
     const q35_capacity_terms *t = &p->terms;
     snprintf(buf, cap,
-             "weights %.1f + f16 weights %.1f + KV %.1f + recurrent %.1f + workspace %.1f + overhead %.1f = %.1f MiB"
+             "weights %.1f + %s weights %.1f + KV %.1f + recurrent %.1f + workspace %.1f + overhead %.1f = %.1f MiB"
              " %s %.1f MiB free",
-             mib(t->weights), mib(t->f16_weights), mib(t->kv), mib(t->recurrent), mib(t->workspace), mib(t->overhead),
+             mib(t->weights), p->gemm == Q35_GEMM_FP8 ? "fp8" : "f16", mib(t->f16_weights), mib(t->kv), mib(t->recurrent), mib(t->workspace), mib(t->overhead),
              mib(t->total), t->total <= p->free_bytes ? "<=" : ">", mib(p->free_bytes));
     return buf;
 }
@@ -219,6 +225,7 @@ int q35_capacity_plan_make(q35_capacity_plan *plan, const q35_capacity_request *
     memset(plan, 0, sizeof *plan);
     plan->free_bytes = r->free_bytes;
     plan->seq = r->seq;
+    plan->gemm = r->gemm;
     if (r->seq < 1 || r->n_attention < 1 || r->n_chunk_rows < 1)
         return q35_fail(err, "capacity plan: %" PRId64 " positions, %d attention and %d chunk-rows candidates "
                         "(want at least 1 of each)", r->seq, r->n_attention, r->n_chunk_rows);

@@ -6,7 +6,8 @@
  *
  *   weights      quantized projections as stored, small vectors as f32,
  *                token_embd (the lm_head too when tied) and output
- *   f16 weights  2 * n * k over every projection (the f16 GEMM path only)
+ *   f16 weights  2 * n * k over every projection (the f16 GEMM path only);
+ *                on the fp8 path n * k + 4 * n (codes and a scale a row) instead
  *   KV           n_attn * 2 (K and V) * seq * kv_heads * head_dim * 4
  *   recurrent    n_delta * 4 * (conv_dim * (K-1) + Hv * dv * dk)
  *   workspace    the chunk buffers (rows * the widths of q35_chunk_buf, each
@@ -47,6 +48,7 @@ extern "C" {
 typedef struct q35_weight_bytes {
     uint64_t uploaded;     /* everything uploaded: quantized as stored, vectors as f32 */
     uint64_t f16;          /* 2 * n * k over every projection */
+    uint64_t fp8;          /* n * k + 4 * n over every projection: e4m3 codes and row scales */
     int64_t largest_proj;  /* max n * k over the projections: the f32 dequant scratch */
     int64_t widest_input;  /* max k over the projections: the f16 activation scratch per row */
 } q35_weight_bytes;
@@ -112,7 +114,7 @@ typedef struct q35_capacity_request {
     const q35_hparams *hp;
     q35_weight_bytes weights;
     int64_t seq;                       /* positions a request holds */
-    q35_gemm_path gemm;                /* F32 or F16 (then the f16 set is counted) */
+    q35_gemm_path gemm;                /* F32, F16 or FP8 (then the f16 or fp8 set is counted) */
     q35_delta_path delta;              /* SCAN or CHUNKED (then its workspace is counted) */
     bool deterministic;
     size_t scores_budget;              /* bytes of one pass of one KV group's scores */
@@ -124,7 +126,7 @@ typedef struct q35_capacity_request {
 } q35_capacity_request;
 
 typedef struct q35_capacity_terms {
-    uint64_t weights, f16_weights, kv, recurrent, workspace, overhead;
+    uint64_t weights, f16_weights, kv, recurrent, workspace, overhead; /* f16_weights: the fp8 set on GEMM FP8 */
     uint64_t total; /* the sum */
 } q35_capacity_terms;
 
@@ -136,6 +138,7 @@ typedef struct q35_capacity_plan {
     q35_capacity_terms terms;
     uint64_t free_bytes;
     int64_t seq;
+    q35_gemm_path gemm;       /* as asked: names the prefill weight set ("f16 weights" / "fp8 weights") */
 } q35_capacity_plan;
 
 /* The terms of one candidate. */

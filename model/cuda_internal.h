@@ -24,6 +24,8 @@ typedef struct q35_dweight {
     q35_type type;
     int64_t n, k;         /* outputs, inputs */
     uint16_t *w16;        /* [n][k] f16, NULL until the f16 set is built */
+    uint8_t *w8;          /* [n][k] e4m3, NULL until the fp8 set is built */
+    float *s8;            /* [n] its scales (kernels/fp8.h) */
     char label[40];       /* "proj attn_qkv": its NVTX range */
 } q35_dweight;
 
@@ -66,6 +68,8 @@ struct q35_cuda_model {
     q35_blas blas;                   /* bound to stream */
     void *weights;                   /* one allocation: every weight */
     void *f16;                       /* one allocation: the f16 set (or NULL) */
+    void *fp8;                       /* one allocation: the fp8 set (or NULL) */
+    struct q35_fp8_gemm *fp8_gemm;   /* cuBLASLt for the fp8 set (made with it) */
     q35_dlayer *layers;              /* [hp.n_layer] */
     const void *embd;                /* token_embd as stored */
     q35_type embd_type;

@@ -19,6 +19,7 @@
 #include "kernels/delta_rule.h"
 #include "kernels/gated_rmsnorm.h"
 #include "kernels/gates.h"
+#include "kernels/fp8.h"
 #include "kernels/gemm.h"
 #include "kernels/gemv.h"
 #include "kernels/l2norm.h"
@@ -63,6 +64,27 @@ static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, c
     return rc;
 }
 
+/* The fp8 path: x's rows quantized once (codes, then their scales, in the
+ * activation scratch) for the projections in a row that read it, as the f16
+ * path rounds it once. */
+static int project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+{
+    if (!w->w8)
+        return q35_fail(r->err, "%s: the fp8 GEMM path without its fp8 weight", w->label);
+    uint8_t *xq = (uint8_t *)r->cm->f16_act;
+    float *sx = (float *)(xq + q35_align_bytes((uint64_t)(r->T * w->k)));
+    if (r->x16_of != x) {
+        r->x16_of = NULL;
+        if (q35_fp8_quantize_rows(xq, sx, x, r->T, w->k, w->k, r->cm->stream, r->err))
+            return -1;
+        r->x16_of = x;
+    }
+    const int rc = q35_gemm_fp8(r->cm->fp8_gemm, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err);
+    if (y == r->x16_of)
+        r->x16_of = NULL;
+    return rc;
+}
+
 /* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */
 
 static int attend_decode(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
@@ -98,7 +120,9 @@ void q35_run_choose(q35_run *r)
         r->project = project_gemv_rows;
         r->attend = attend_decode_rows;
     } else {
-        r->project = p->gemm == Q35_GEMM_F16 ? project_gemm_f16 : project_gemm_f32;
+        r->project = p->gemm == Q35_GEMM_F16   ? project_gemm_f16
+                     : p->gemm == Q35_GEMM_FP8 ? project_gemm_fp8
+                                               : project_gemm_f32;
         r->attend = p->attention == Q35_ATTN_FLASH ? attend_flash : attend_f32;
     }
 }

@@ -7,6 +7,7 @@
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
 #include "kernels/dequant.h"
+#include "kernels/fp8.h"
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
@@ -155,7 +156,19 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
 {
     q35_cuda_info *in = &cm->info;
     q35_gemm_path gemm = c->gemm;
-    q35_error f16_err = {{0}};
+    q35_error f16_err = {{0}}, fp8_err = {{0}};
+    if (gemm == Q35_GEMM_FP8 && !c->deterministic) {
+        if (!q35_fp8_supported(in->device, &fp8_err)) {
+            q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "warning: GEMM fp8 cannot run here (%s); using f16",
+                           fp8_err.msg);
+            gemm = Q35_GEMM_F16;
+        } else if (make_plan(cm, c, gemm, &in->plan, &fp8_err)) {
+            q35_paths_note(in->log, sizeof in->log, cm->opts.quiet,
+                           "warning: GEMM fp8: the fp8 weight set (%.1f MiB) does not fit the plan; using f16 (%s)",
+                           (double)cm->wbytes.fp8 / (double)Q35_MIB, fp8_err.msg);
+            gemm = Q35_GEMM_F16;
+        }
+    }
     if (gemm == Q35_GEMM_F16 && !c->deterministic && make_plan(cm, c, gemm, &in->plan, &f16_err)) {
         q35_paths_note(in->log, sizeof in->log, cm->opts.quiet,
                        "warning: GEMM f16: the f16 weight set (%.1f MiB) does not fit the plan; using f32 (%s)",
@@ -375,6 +388,77 @@ static int build_f16(q35_cuda_model *cm, q35_error *err)
     return 1;
 }
 
+/* Builds the fp8 copy of every projection (kernels/fp8.h: each weight
+ * dequantized to f32, then its rows quantized to e4m3 with a scale a row) when
+ * the device has FP8 and it all fits, with a dequant scratch for the largest
+ * weight and 1 GiB to spare: 1 when built, 0 when not (said), -1 on a device
+ * error. */
+static int build_fp8(q35_cuda_model *cm, q35_error *err)
+{
+    if (cm->fp8)
+        return 1;
+    q35_error why = {{0}};
+    if (!q35_fp8_supported(cm->info.device, &why)) {
+        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "fp8 prefill weights NOT built: %s",
+                       why.msg);
+        return 0;
+    }
+    uint64_t free_b = 0;
+    if (free_now(cm, &free_b, err))
+        return -1;
+    const uint64_t bytes = cm->wbytes.fp8, scratch = q35_align_bytes((uint64_t)cm->wbytes.largest_proj * 4u);
+    if (bytes + scratch + Q35_GIB > free_b) {
+        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet,
+                       "fp8 prefill weights NOT built: %.0f MiB + %.0f MiB of scratch + 1024 MiB to spare needed, "
+                       "%.0f MiB free", (double)bytes / (double)Q35_MIB, (double)scratch / (double)Q35_MIB,
+                       (double)free_b / (double)Q35_MIB);
+        return 0;
+    }
+    q35_dweight **list = malloc((size_t)cm->hp.n_layer * 8 * sizeof *list);
+    if (!list)
+        return q35_fail(err, "cuda model: out of host memory");
+    const int n = projections(cm, list);
+    const double t0 = q35_now();
+    arena a = {.size = bytes};
+    float *tmp = NULL;
+    int rc = Q35_CUDA_CHECK(cudaMalloc((void **)&a.base, (size_t)bytes), err) ||
+             Q35_CUDA_CHECK(cudaMalloc((void **)&tmp, (size_t)scratch), err);
+    if (rc == 0 && !cm->fp8_gemm)
+        rc = q35_fp8_gemm_create(&cm->fp8_gemm, cm->stream, err);
+    for (int i = 0; i < n && rc == 0; i++) {
+        q35_dweight *w = list[i];
+        w->w8 = arena_take(&a, (uint64_t)(w->n * w->k));
+        w->s8 = arena_take(&a, (uint64_t)w->n * 4u);
+        rc = w->w8 && w->s8 ? q35_dequant_f32(tmp, w->w, w->type, w->n, w->k, cm->stream, err) ||
+                                  q35_fp8_quantize_rows(w->w8, w->s8, tmp, w->n, w->k, w->k, cm->stream, err)
+                            : q35_fail(err, "cuda model: the fp8 arena is too small at %s", w->label);
+    }
+    if (rc == 0)
+        rc = Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)cm->stream), err);
+    cudaFree(tmp);
+    if (rc) {
+        for (int i = 0; i < n; i++)
+            list[i]->w8 = NULL, list[i]->s8 = NULL;
+        cudaFree(a.base);
+        free(list);
+        return q35_fail_context(err, "fp8 prefill weights");
+    }
+    free(list);
+    cm->fp8 = a.base;
+    cm->info.fp8_bytes = bytes;
+    cm->info.fp8_prewarm_ms = 1e3 * (q35_now() - t0);
+    q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "fp8 prefill weights: %.0f MiB built in %.0f ms",
+                   (double)bytes / (double)Q35_MIB, cm->info.fp8_prewarm_ms);
+    return 1;
+}
+
+/* The prefill weight set of a fast GEMM path (f16, fp8), built when it fits:
+ * 1, 0 (said) or -1. */
+static int build_set(q35_cuda_model *cm, q35_gemm_path gemm, q35_error *err)
+{
+    return gemm == Q35_GEMM_FP8 ? build_fp8(cm, err) : gemm == Q35_GEMM_F16 ? build_f16(cm, err) : 1;
+}
+
 /* ---- the workspace ---- */
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -469,14 +553,15 @@ int q35_cuda_model_load(q35_cuda_model **out, const q35_model *m, const q35_cuda
     if (Q35_CUDA_CHECK(cudaStreamCreateWithFlags((cudaStream_t *)&cm->stream, cudaStreamNonBlocking), err) ||
         q35_blas_create(&cm->blas, cm->stream, err) || upload(cm, m, err))
         goto fail;
-    if (cm->paths.gemm == Q35_GEMM_F16 && !cm->paths.deterministic) {
-        const int built = build_f16(cm, err);
+    /* the fast path's weight set; fp8 falls back to f16, f16 to f32, each said */
+    while (q35_gemm_is_fast(cm->paths.gemm) && !cm->paths.deterministic) {
+        const int built = build_set(cm, cm->paths.gemm, err);
         if (built < 0)
             goto fail;
-        if (built == 0) {
-            cm->paths.gemm = Q35_GEMM_F32;
-            cm->paths.delta = q35_paths_delta_for(&choice, Q35_GEMM_F32);
-        }
+        if (built == 1)
+            break;
+        cm->paths.gemm = cm->paths.gemm == Q35_GEMM_FP8 ? Q35_GEMM_F16 : Q35_GEMM_F32;
+        cm->paths.delta = q35_paths_delta_for(&choice, cm->paths.gemm);
     }
     if (q35_workspace_ensure(cm, cm->paths.chunk_rows, cm->info.plan.seq, err))
         goto fail;
@@ -498,6 +583,8 @@ void q35_cuda_model_free(q35_cuda_model *cm)
     q35_timer_free(&cm->timer);
     cudaFree(cm->ws_mem);
     cudaFree(cm->f16);
+    cudaFree(cm->fp8);
+    q35_fp8_gemm_destroy(cm->fp8_gemm);
     cudaFree(cm->weights);
     q35_blas_destroy(cm->blas);
     if (cm->stream)
@@ -526,13 +613,13 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
     const int n_flash = q35_attention_flash_variant_count(), n_scan = q35_delta_rule_variant_count(),
               n_chunk = q35_delta_chunk_variant_count();
     if ((p->attention != Q35_ATTN_F32 && p->attention != Q35_ATTN_FLASH) ||
-        (p->gemm != Q35_GEMM_F32 && p->gemm != Q35_GEMM_F16) ||
+        (p->gemm != Q35_GEMM_F32 && p->gemm != Q35_GEMM_F16 && p->gemm != Q35_GEMM_FP8) ||
         (p->delta != Q35_DELTA_SCAN && p->delta != Q35_DELTA_CHUNKED) || p->chunk_rows < 1 ||
         p->chunk_rows > (1 << 20) || p->scores_budget < 1 || p->flash_variant < 0 || p->flash_variant >= n_flash ||
         p->delta_rule_variant < 0 || p->delta_rule_variant >= n_scan || p->delta_chunk_variant < 0 ||
         p->delta_chunk_variant >= n_chunk)
         return q35_fail(err, "cuda model paths: attention %d, gemm %d, delta %d, chunk rows %" PRId64 ", scores budget "
-                        "%zu, flash variant %d, delta rule variant %d, delta chunk variant %d (want f32/flash, f32/f16, "
+                        "%zu, flash variant %d, delta rule variant %d, delta chunk variant %d (want f32/flash, f32/f16/fp8, "
                         "scan/chunked, 1..1048576 rows, a budget > 0, variants 0..%d, 0..%d, 0..%d)",
                         (int)p->attention, (int)p->gemm, (int)p->delta, p->chunk_rows, p->scores_budget,
                         p->flash_variant, p->delta_rule_variant, p->delta_chunk_variant, n_flash - 1, n_scan - 1,
@@ -553,11 +640,13 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
                         q35_delta_rule_variant_name(p->delta_rule_variant), vwhy.msg);
     if (Q35_CUDA_CHECK(cudaSetDevice(cm->info.device), err))
         return -1;
-    if (p->gemm == Q35_GEMM_F16 && !p->deterministic) {
-        const int built = build_f16(cm, err);
+    if (q35_gemm_is_fast(p->gemm) && !p->deterministic) {
+        const int built = build_set(cm, p->gemm, err);
         if (built <= 0)
-            return built < 0 ? -1 : q35_fail(err, "cuda model paths: GEMM f16, but the f16 weight set (%.0f MiB) does "
-                                             "not fit with 1 GiB to spare", (double)cm->wbytes.f16 / (double)Q35_MIB);
+            return built < 0 ? -1 : q35_fail(err, "cuda model paths: GEMM %s, but its weight set (%.0f MiB) cannot be "
+                                             "built here (the load's log says why)", q35_gemm_path_name(p->gemm),
+                                             (double)(p->gemm == Q35_GEMM_FP8 ? cm->wbytes.fp8 : cm->wbytes.f16) /
+                                                 (double)Q35_MIB);
     }
     const q35_cuda_paths old = cm->paths;
     cm->paths = *p;
@@ -577,7 +666,9 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
         snprintf(buf, cap, "attention %s%s, GEMM %s, delta %s%s, chunk rows %" PRId64,
                  p->attention == Q35_ATTN_FLASH ? "flash (f16 inputs, f32 accumulation), variant " : "f32 (cuBLAS)",
                  p->attention == Q35_ATTN_FLASH ? q35_attention_flash_variant_name(p->flash_variant) : "",
-                 p->gemm == Q35_GEMM_F16 ? "f16 (f32 accumulation)" : "f32 (dequant + SGEMM)",
+                 p->gemm == Q35_GEMM_F16   ? "f16 (f32 accumulation)"
+                 : p->gemm == Q35_GEMM_FP8 ? "fp8 (e4m3, row scales, f32 accumulation)"
+                                           : "f32 (dequant + SGEMM)",
                  p->delta == Q35_DELTA_CHUNKED ? "chunked (tensor cores), variant " : "scan, variant ",
                  p->delta == Q35_DELTA_CHUNKED ? q35_delta_chunk_variant_name(p->delta_chunk_variant)
                                                : q35_delta_rule_variant_name(p->delta_rule_variant),

@@ -25,8 +25,9 @@
  *
  *   attention       Q35_PREFILL_ATTENTION=f32|flash   default: f32 (cuBLAS, exact)
  *                   while the capacity plan fits it, flash past it
- *   GEMM            Q35_PREFILL_GEMM=f32|f16          default: f32 (dequant + SGEMM,
- *                   no TF32); f16 needs the f16 weight set to fit
+ *   GEMM            Q35_PREFILL_GEMM=f32|f16|fp8      default: f32 (dequant + SGEMM,
+ *                   no TF32); f16 needs the f16 weight set to fit; fp8 (opt-in,
+ *                   sm_89+, kernels/fp8.h) its e4m3 set, else f16, else f32, said
  *   delta rule      Q35_PREFILL_DELTA=scan|chunked    default: chunked (tensor cores,
  *                   kernels/delta_chunk.h) on the f16 GEMM path, the scan (exact
  *                   f32) on the f32 one and always when deterministic
@@ -79,6 +80,8 @@ typedef struct q35_cuda_info {
     uint64_t weight_bytes;      /* uploaded: quantized weights, small vectors as f32 */
     uint64_t f16_bytes;         /* the f16 projection set (0 when not built) */
     double f16_prewarm_ms;      /* time to build it */
+    uint64_t fp8_bytes;         /* the fp8 projection set (0 when not built) */
+    double fp8_prewarm_ms;      /* time to build it */
     char log[2048];             /* every warning and note of the load, one per line */
 } q35_cuda_info;
 

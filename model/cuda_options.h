@@ -18,8 +18,18 @@ extern "C" {
 typedef enum q35_attn_path { Q35_ATTN_DEFAULT = 0, Q35_ATTN_F32 = 1, Q35_ATTN_FLASH = 2 } q35_attn_path;
 
 /* The prefill's projections: dequant + f32 SGEMM, or f16 weights (converted at
- * load) x f16-rounded activations with f32 accumulation. */
-typedef enum q35_gemm_path { Q35_GEMM_DEFAULT = 0, Q35_GEMM_F32 = 1, Q35_GEMM_F16 = 2 } q35_gemm_path;
+ * load) x f16-rounded activations with f32 accumulation, or (opt-in, sm_89+)
+ * e4m3 weights (converted at load, a scale an output row) x e4m3 activations (a
+ * scale a token) with f32 accumulation (kernels/fp8.h: its error is that of
+ * e4m3, ~4e-2 rel L2 a projection; the model suites report what it costs). */
+typedef enum q35_gemm_path { Q35_GEMM_DEFAULT = 0, Q35_GEMM_F32 = 1, Q35_GEMM_F16 = 2, Q35_GEMM_FP8 = 3 } q35_gemm_path;
+
+/* Whether GEMM path g is a reduced-precision fast path (f16 or fp8): the chunked
+ * delta rule's default, a weight set made at load. */
+static inline bool q35_gemm_is_fast(q35_gemm_path g)
+{
+    return g == Q35_GEMM_F16 || g == Q35_GEMM_FP8;
+}
 
 /* The prefill's gated delta rule: the token-sequential scan (f32, bitwise its
  * per-token steps) or the chunked form on tensor cores (kernels/delta_chunk.h:
@@ -27,7 +37,7 @@ typedef enum q35_gemm_path { Q35_GEMM_DEFAULT = 0, Q35_GEMM_F32 = 1, Q35_GEMM_F1
 typedef enum q35_delta_path { Q35_DELTA_DEFAULT = 0, Q35_DELTA_SCAN = 1, Q35_DELTA_CHUNKED = 2 } q35_delta_path;
 
 const char *q35_attn_path_name(q35_attn_path a); /* "f32", "flash", "default" */
-const char *q35_gemm_path_name(q35_gemm_path g); /* "f32", "f16", "default" */
+const char *q35_gemm_path_name(q35_gemm_path g); /* "f32", "f16", "fp8", "default" */
 const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "default" */
 
 /* The default rows per chunk on a discrete device and on a unified-memory one
@@ -63,7 +73,7 @@ void q35_cuda_options_init(q35_cuda_options *o);
 /* The paths a loaded model runs, every field explicit. */
 typedef struct q35_cuda_paths {
     q35_attn_path attention; /* Q35_ATTN_F32 or Q35_ATTN_FLASH (the prefill's; decode is always per token) */
-    q35_gemm_path gemm;      /* Q35_GEMM_F32 or Q35_GEMM_F16 */
+    q35_gemm_path gemm;      /* Q35_GEMM_F32, Q35_GEMM_F16 or Q35_GEMM_FP8 */
     q35_delta_path delta;    /* Q35_DELTA_SCAN or Q35_DELTA_CHUNKED (the prefill's; decode steps the scan) */
     int64_t chunk_rows;      /* rows per prefill chunk, >= 1 */
     bool deterministic;      /* batch-invariant projections and attention (GEMM and attention above unused) */

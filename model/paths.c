@@ -17,7 +17,7 @@ const char *q35_attn_path_name(q35_attn_path a)
 
 const char *q35_gemm_path_name(q35_gemm_path g)
 {
-    return g == Q35_GEMM_F32 ? "f32" : g == Q35_GEMM_F16 ? "f16" : "default";
+    return g == Q35_GEMM_F32 ? "f32" : g == Q35_GEMM_F16 ? "f16" : g == Q35_GEMM_FP8 ? "fp8" : "default";
 }
 
 const char *q35_delta_path_name(q35_delta_path d)
@@ -57,7 +57,7 @@ q35_delta_path q35_paths_delta_for(const q35_path_choice *c, q35_gemm_path gemm)
         return Q35_DELTA_SCAN;
     if (c->delta != Q35_DELTA_DEFAULT)
         return c->delta;
-    return gemm == Q35_GEMM_F16 ? Q35_DELTA_CHUNKED : Q35_DELTA_SCAN;
+    return q35_gemm_is_fast(gemm) ? Q35_DELTA_CHUNKED : Q35_DELTA_SCAN;
 }
 
 void q35_paths_note(char *log, size_t cap, bool quiet, const char *fmt, ...)
@@ -161,7 +161,7 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
     memset(c, 0, sizeof *c);
     const bool quiet = o->quiet;
     if (o->attention < Q35_ATTN_DEFAULT || o->attention > Q35_ATTN_FLASH || o->gemm < Q35_GEMM_DEFAULT ||
-        o->gemm > Q35_GEMM_F16 || o->delta < Q35_DELTA_DEFAULT || o->delta > Q35_DELTA_CHUNKED)
+        o->gemm > Q35_GEMM_FP8 || o->delta < Q35_DELTA_DEFAULT || o->delta > Q35_DELTA_CHUNKED)
         return q35_fail(err, "cuda options: attention %d, gemm %d, delta %d (want one of the q35_attn_path / "
                         "q35_gemm_path / q35_delta_path values)", (int)o->attention, (int)o->gemm, (int)o->delta);
     if (o->chunk_rows < 0 || o->max_seq < 0 || o->deterministic < -1 || o->deterministic > 1)
@@ -191,9 +191,11 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
             c->gemm = Q35_GEMM_F32;
         else if (strcmp(env->gemm, "f16") == 0)
             c->gemm = Q35_GEMM_F16;
+        else if (strcmp(env->gemm, "fp8") == 0)
+            c->gemm = Q35_GEMM_FP8;
         else
             q35_paths_note(log, cap, quiet,
-                           "warning: Q35_PREFILL_GEMM=\"%s\" is not one of \"f32\" / \"f16\"; using the default (f32)",
+                           "warning: Q35_PREFILL_GEMM=\"%s\" is not one of \"f32\" / \"f16\" / \"fp8\"; using the default (f32)",
                            env->gemm);
     }
     if (c->gemm == Q35_GEMM_DEFAULT)

@@ -57,7 +57,7 @@ q35_cuda_model *cm_load(const q35_model *m, int64_t max_seq)
 /* The delta rule the model picks by default on GEMM gemm (model/paths.h). */
 static q35_delta_path default_delta(q35_gemm_path gemm, bool deterministic)
 {
-    return gemm == Q35_GEMM_F16 && !deterministic ? Q35_DELTA_CHUNKED : Q35_DELTA_SCAN;
+    return q35_gemm_is_fast(gemm) && !deterministic ? Q35_DELTA_CHUNKED : Q35_DELTA_SCAN;
 }
 
 void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gemm, q35_delta_path delta,
@@ -95,7 +95,7 @@ const char *cm_paths_name(const q35_cuda_paths *p, char *buf, size_t cap)
 bool cm_f16_path(const q35_cuda_paths *p)
 {
     return !p->deterministic &&
-           (p->attention == Q35_ATTN_FLASH || p->gemm == Q35_GEMM_F16 || p->delta == Q35_DELTA_CHUNKED);
+           (p->attention == Q35_ATTN_FLASH || q35_gemm_is_fast(p->gemm) || p->delta == Q35_DELTA_CHUNKED);
 }
 
 cm_tol cm_tolerance(const q35_cuda_paths *p)

@@ -3,13 +3,22 @@
  * prompt, on each path (attention f32/flash x GEMM f32/f16 at chunk rows 37,
  * the deterministic mode, the per-token forward). SPEC §4: rel L-inf <= 1e-4
  * on the f32 paths, <= 2e-3 where f16 enters (f16 GEMM, flash); NaN never
- * passes. The tiny shape (q4_k_m) and a 0.8B-shaped model of 4 layers. */
+ * passes. The opt-in FP8 GEMM (sm_89+) with its accuracy tier (rel L2, top-1,
+ * KL of the softmaxed logits; model/accuracy.h). The tiny shape (q4_k_m) and a 0.8B-shaped model of 4 layers. */
 #include "cuda_model_cases.h"
 
+#include "kernels/fp8.h"
+#include "model/accuracy.h"
+
+#include <cuda_runtime_api.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#define FP8_L2 0.25  /* rel L2 of a position's logits, worst */
+#define FP8_KL 0.25  /* KL(p_ref || p) of a position, worst, nats */
+#define FP8_TOP1 0.5 /* share of positions whose argmax agrees, at least */
 
 typedef struct ref_run {
     int64_t n;
@@ -98,6 +107,31 @@ static void against_reference(q35_suite *s, const char *label, const q35_model *
         snprintf(what, sizeof what, "prefill %s rows 37", cm_paths_name(q35_cuda_model_paths(cm), name, sizeof name));
         verdict(s, label, what, cm_tolerance(q35_cuda_model_paths(cm)), logits, st, &r);
     }
+    /* the opt-in FP8 projections (sm_89+), with the accuracy tier of their logits:
+     * e4m3 costs ~4e-2 rel L2 a projection (kernels/fp8.h); the bounds below are
+     * provisional, loose enough for that and tight enough that garbage, NaN or a
+     * wrong scale fails, until a measured run sets them */
+    q35_error why = {{0}};
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || !q35_fp8_supported(device, &why)) {
+        printf("SKIP  %-7s prefill flash/fp8: %s\n", label, why.msg);
+    } else {
+        cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_FP8, 37, false, 0);
+        q35_poison_f32(logits, n * r.vocab);
+        if (q35_cuda_state_reset(st, &err) ||
+            q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, at, n, logits, NULL, &err)) {
+            printf("FAIL  prefill fp8: %s\n", err.msg);
+            exit(1);
+        }
+        const q35_logit_tier t = q35_logit_tier_of(logits, r.logits, NULL, n, r.vocab);
+        char line[200];
+        q35_case(s, t.nonfinite == 0 && t.rel_l2_worst <= FP8_L2 && t.kl_worst <= FP8_KL &&
+                        (double)t.top1_same >= FP8_TOP1 * (double)t.n,
+                 "%-7s prefill flash/fp8 rows 37 against float64: %s (provisional bounds: rel L2 %.2f, KL %.2f nats, "
+                 "top-1 %.0f %%)", label, q35_logit_tier_line(&t, line, (int)sizeof line), FP8_L2, FP8_KL,
+                 100.0 * FP8_TOP1);
+    }
+
     /* the per-token forward */
     q35_poison_f32(logits, n * r.vocab);
     if (q35_cuda_state_reset(st, &err))

@@ -196,13 +196,16 @@ int main(void)
 
     env = (q35_path_env){.gemm = "f16"};
     check(&s, "env gemm f16", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+    env.gemm = "fp8";
+    check(&s, "env gemm fp8", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_FP8, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+    env.gemm = "f16";
     o.gemm = Q35_GEMM_F32;
     check(&s, "option gemm f32 over env f16", &o, &env, true, false,
           (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
     o.gemm = Q35_GEMM_DEFAULT;
     env.gemm = "tf32";
     check(&s, "env gemm unknown", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_GEMM=\"tf32\""});
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_GEMM=\"tf32\" is not one of \"f32\" / \"f16\" / \"fp8\""});
 
     env = (q35_path_env){.chunk_rows = "64"};
     check(&s, "env chunk rows 64 (pinned)", &o, &env, true, true,
@@ -293,5 +296,8 @@ int main(void)
     q35_cuda_options_init(&o);
     o.delta = (q35_delta_path)3;
     check_error(&s, "option delta 3", &o, "delta 3");
+    q35_cuda_options_init(&o);
+    o.gemm = (q35_gemm_path)4;
+    check_error(&s, "option gemm 4", &o, "gemm 4");
     return q35_suite_end(&s);
 }
