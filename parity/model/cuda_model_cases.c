@@ -3,9 +3,11 @@
 
 #include "core/parallel.h"
 #include "kernels/attention_f32.h"
+#include "kernels/fp8.h"
 #include "model/accuracy.h"
 #include "model/generate.h"
 
+#include <cuda_runtime_api.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -425,4 +427,25 @@ bool cm_case_same(q35_suite *s, const char *what, const float *a, const q35_cuda
     return q35_case(s, lb.equal && sc.bitwise, "%s: logits %s, state %s%s", what,
                     q35_bitcmp_str(&lb, bits, sizeof bits), sc.bitwise ? "bitwise" : "differs: ",
                     sc.bitwise ? "" : sc.msg);
+}
+
+bool cm_fp8_here(const char *what)
+{
+    q35_error why = {{0}};
+    int device = 0;
+    if (cudaGetDevice(&device) == cudaSuccess && q35_fp8_supported(device, &why))
+        return true;
+    printf("SKIP  %s: %s\n", what, why.msg[0] ? why.msg : "no current CUDA device");
+    return false;
+}
+
+bool cm_fp8_case(q35_suite *s, const char *what, const float *ours, const double *ref_f64, const float *ref_f32,
+                 int64_t n, int64_t vocab)
+{
+    const q35_logit_tier t = q35_logit_tier_of(ours, ref_f64, ref_f32, n, vocab);
+    char line[200];
+    return q35_case(s, t.nonfinite == 0 && t.rel_l2_worst <= CM_FP8_L2 && t.kl_worst <= CM_FP8_KL &&
+                           (double)t.top1_same >= CM_FP8_TOP1 * (double)t.n,
+                    "%s: %s (bounds: rel L2 %.2f, KL %.0e nats, top-1 %.0f %%)", what,
+                    q35_logit_tier_line(&t, line, (int)sizeof line), CM_FP8_L2, CM_FP8_KL, 100.0 * CM_FP8_TOP1);
 }

@@ -3,8 +3,10 @@
  * per position: <= 1e-5 on the f32 path, the deterministic mode and the
  * per-token forward; <= 2e-3 where f16 enters (f16 GEMM, flash). Then each
  * quantized variant on the f32 path against the float64 logits of its weights
- * (quant/logits-*.f32), <= 1e-5 (SPEC §4). Under Q35_QUICK: the f32 and the
- * deterministic paths, the per-token forward, Q4_K_M. */
+ * (quant/logits-*.f32), <= 1e-5 (SPEC §4). The opt-in FP8 GEMM (sm_89+) on
+ * the F16 model and on each quantized one, within its accuracy tier
+ * (cuda_model_cases.h). Under Q35_QUICK: the f32 and the deterministic paths,
+ * the per-token forward, Q4_K_M. */
 #include "cuda_model_cases.h"
 
 #include <inttypes.h>
@@ -101,6 +103,11 @@ int main(void)
         check_positions(&s, what, ours, theirs, g.n, vocab,
                         cm_f16_path(q35_cuda_model_paths(cm)) ? 2e-3 : 1e-5);
     }
+    if (!quick && cm_fp8_here("F16 prefill flash/fp8 vs transformers")) {
+        cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_FP8, 37, false, 0);
+        run(cm, &g, false, ours);
+        cm_fp8_case(&s, "F16 prefill flash/fp8 rows 37 vs transformers", ours, NULL, theirs, g.n, vocab);
+    }
     run(cm, &g, true, ours);
     check_positions(&s, "F16 per-token forward vs transformers", ours, theirs, g.n, vocab, 1e-5);
     q35_cuda_model_free(cm);
@@ -120,8 +127,16 @@ int main(void)
         cm_set(qcm, Q35_ATTN_F32, Q35_GEMM_F32, 37, false, 0);
         run(qcm, &g, false, ours);
         snprintf(what, sizeof what, "%s prefill f32/f32 vs float64 logits", types[i]);
-        if (q35_case(&s, ref && bytes == (size_t)g.n * (size_t)vocab * 4, "%s: logits loaded", types[i]))
+        if (q35_case(&s, ref && bytes == (size_t)g.n * (size_t)vocab * 4, "%s: logits loaded", types[i])) {
             check_positions(&s, what, ours, ref, g.n, vocab, 1e-5);
+            /* the FP8 path on the quantized weights it is made from */
+            snprintf(what, sizeof what, "%s prefill flash/fp8 vs float64 logits", types[i]);
+            if (!quick && cm_fp8_here(what)) {
+                cm_set(qcm, Q35_ATTN_FLASH, Q35_GEMM_FP8, 37, false, 0);
+                run(qcm, &g, false, ours);
+                cm_fp8_case(&s, what, ours, NULL, ref, g.n, vocab);
+            }
+        }
         q35_cuda_model_free(qcm);
         q35_model_free(qm);
         free(ref);

@@ -7,23 +7,11 @@
  * KL of the softmaxed logits; model/accuracy.h). The tiny shape (q4_k_m) and a 0.8B-shaped model of 4 layers. */
 #include "cuda_model_cases.h"
 
-#include "kernels/fp8.h"
-#include "model/accuracy.h"
-
-#include <cuda_runtime_api.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The FP8 tier's bounds, set from the first run (H200, ca81fc6): worst rel L2
- * 1.2e-2 (tiny) and 4.4e-2 (0.8b-4), the size of one projection's e4m3 error
- * (kernels/fp8.h: ~3.7e-2 measured); worst KL 7.3e-6 nats; top-1 99/100 and
- * 48/48. About 2x the worst measured, so a seed does not flip it and a wrong
- * scale (errors of order 1) or a lost row fails. */
-#define FP8_L2 0.1    /* rel L2 of a position's logits, worst */
-#define FP8_KL 1e-3   /* KL(p_ref || p) of a position, worst, nats */
-#define FP8_TOP1 0.9  /* share of positions whose argmax agrees, at least */
 
 typedef struct ref_run {
     int64_t n;
@@ -113,12 +101,10 @@ static void against_reference(q35_suite *s, const char *label, const q35_model *
         verdict(s, label, what, cm_tolerance(q35_cuda_model_paths(cm)), logits, st, &r);
     }
     /* the opt-in FP8 projections (sm_89+), with the accuracy tier of their logits
-     * against float64 (bounds above) */
-    q35_error why = {{0}};
-    int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || !q35_fp8_supported(device, &why)) {
-        printf("SKIP  %-7s prefill flash/fp8: %s\n", label, why.msg);
-    } else {
+     * against float64 (the bounds: cuda_model_cases.h) */
+    char what[96];
+    snprintf(what, sizeof what, "%-7s prefill flash/fp8 rows 37 against float64", label);
+    if (cm_fp8_here(what)) {
         cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_FP8, 37, false, 0);
         q35_poison_f32(logits, n * r.vocab);
         if (q35_cuda_state_reset(st, &err) ||
@@ -126,13 +112,7 @@ static void against_reference(q35_suite *s, const char *label, const q35_model *
             printf("FAIL  prefill fp8: %s\n", err.msg);
             exit(1);
         }
-        const q35_logit_tier t = q35_logit_tier_of(logits, r.logits, NULL, n, r.vocab);
-        char line[200];
-        q35_case(s, t.nonfinite == 0 && t.rel_l2_worst <= FP8_L2 && t.kl_worst <= FP8_KL &&
-                        (double)t.top1_same >= FP8_TOP1 * (double)t.n,
-                 "%-7s prefill flash/fp8 rows 37 against float64: %s (bounds: rel L2 %.2f, KL %.0e nats, "
-                 "top-1 %.0f %%)",
-                 label, q35_logit_tier_line(&t, line, (int)sizeof line), FP8_L2, FP8_KL, 100.0 * FP8_TOP1);
+        cm_fp8_case(s, what, logits, r.logits, NULL, n, r.vocab);
     }
 
     /* the per-token forward */
