@@ -1,0 +1,56 @@
+# cmake -DNVCC=... -DSRC=repo [-DHINTS="dir;dir"] -P sm90_sass.cmake
+# Without a GPU: compiles kernels/attention_flash_sm90.cu for sm_90a (as the
+# build does, Q35_SM90=1) to a cubin with ptxas's resource report, and checks
+# that the flash_sm90 kernel has no stack frame and no spills (the report), and
+# that its SASS (cuobjdump -sass) holds the warp-group MMAs of both products
+# (HGMMA.64x64x16.F32: S = Q K^T; HGMMA.64x256x16.F32: O += P V), the TMA
+# loads (UTMALDG), the register reallocation (USETMAXREG) and no local memory
+# (LDL/STL). cuobjdump and nvdisasm: sass_tools.cmake finds them; SKIPPED
+# (ctest's skip) naming what is missing.
+set(SASS_TEST kernels_flash_sm90_sass)
+include("${CMAKE_CURRENT_LIST_DIR}/sass_tools.cmake")
+if(SASS_TOOLS_MISSING)
+  return()
+endif()
+set(cubin "${CMAKE_CURRENT_BINARY_DIR}/attention_flash_sm90_sm90a.cubin")
+execute_process(COMMAND "${NVCC}" -std=c++17 -I${SRC} -arch=sm_90a -DQ35_SM90=1 --resource-usage -cubin
+                        "${SRC}/kernels/attention_flash_sm90.cu" -o "${cubin}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nvcc -cubin failed on kernels/attention_flash_sm90.cu for sm_90a:\n${err}")
+endif()
+set(bad 0)
+string(REGEX MATCH "Used [0-9]+ registers[^\n]*" regs "${err}${out}")
+string(REGEX MATCH "([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads" lmem
+       "${err}${out}")
+if(NOT lmem OR NOT CMAKE_MATCH_1 EQUAL 0 OR NOT CMAKE_MATCH_2 EQUAL 0 OR NOT CMAKE_MATCH_3 EQUAL 0)
+  message("FAIL  flash_sm90: local memory in ptxas's report: '${lmem}'")
+  math(EXPR bad "${bad} + 1")
+endif()
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env "NVDISASM_PATH=${nvdisasm_dir}" "${CUOBJDUMP}" -sass "${cubin}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE sass ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${CUOBJDUMP} -sass failed on ${cubin}:\n${err}")
+endif()
+set(found "")
+foreach(pattern "HGMMA\\.64x64x16\\.F32" "HGMMA\\.64x256x16\\.F32" "UTMALDG" "USETMAXREG")
+  string(REGEX MATCHALL "${pattern}" hits "${sass}")
+  list(LENGTH hits n)
+  string(REPLACE "\\" "" name "${pattern}")
+  list(APPEND found "${n} ${name}")
+  if(n EQUAL 0)
+    message("FAIL  flash_sm90: no ${name} in the SASS")
+    math(EXPR bad "${bad} + 1")
+  endif()
+endforeach()
+string(REGEX MATCHALL "[ \t](LDL|STL)[ .]" ldl "${sass}")
+list(LENGTH ldl n_ldl)
+if(n_ldl GREATER 0)
+  message("FAIL  flash_sm90: ${n_ldl} local-memory instructions (LDL/STL) in the SASS")
+  math(EXPR bad "${bad} + 1")
+endif()
+if(bad GREATER 0)
+  message(FATAL_ERROR "flash_sm90's SASS: ${bad} check(s) failed")
+endif()
+list(JOIN found ", " found)
+message("ok    sm_90a flash_sm90: ${regs}; ${lmem}; ${found}; no LDL/STL")
