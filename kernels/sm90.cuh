@@ -17,8 +17,8 @@
  *                   f32 += f16 * f16; q35_reg_fence (keeps the compiler from
  *                   moving accumulator reads and writes across an async wgmma);
  *   mbarrier        init, arrive, arrive.expect_tx, try_wait.parity (a bounded
- *                   spin: past ~2^31 polls it traps, so a lost arrival fails
- *                   the launch instead of hanging it), fence.mbarrier_init;
+ *                   spin: after 20 s it traps, so a lost arrival fails the
+ *                   launch instead of hanging it), fence.mbarrier_init;
  *   TMA             2-D and 3-D tile loads (cp.async.bulk.tensor, completion
  *                   counted on an mbarrier), fence.proxy.async (generic shared
  *                   memory writes made visible to the async proxy: wgmma, TMA);
@@ -225,11 +225,13 @@ __device__ __forceinline__ void q35_mbar_arrive_expect_tx(uint32_t bar, uint32_t
                  : "memory");
 }
 
-/* Waits for the phase of that parity to complete; traps after ~2^31 polls
- * (seconds: a lost arrival or a TMA that never lands). */
+/* Waits for the phase of that parity to complete; traps when it has not after
+ * 20 s (%globaltimer, read every 1024 polls): a lost arrival or a TMA that
+ * never lands fails the launch instead of hanging it. */
 __device__ __forceinline__ void q35_mbar_wait(uint32_t bar, uint32_t parity)
 {
-    for (uint32_t polls = 0;; polls++) {
+    uint64_t start = 0;
+    for (uint32_t polls = 1;; polls++) {
         uint32_t done;
         asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, "
                      "p;\n}\n"
@@ -238,8 +240,14 @@ __device__ __forceinline__ void q35_mbar_wait(uint32_t bar, uint32_t parity)
                      : "memory");
         if (done)
             return;
-        if (polls == 0x80000000u)
-            __trap();
+        if (polls % 1024 == 0) {
+            uint64_t now;
+            asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
+            if (start == 0)
+                start = now;
+            else if (now - start > 20000000000ull)
+                __trap();
+        }
     }
 }
 
