@@ -4,6 +4,7 @@
  * bench_attention's flash_chunk / flash_prompt (f32 caches) at the same points:
  *   flash_sm90_chunk    a chunk of 512 query rows at the end of the context;
  *   flash_sm90_prompt   a whole prompt as chunks of 512 (contexts up to 32k);
+ * each per kernel variant (axis variant, by name: variant:serial);
  * FLOP as bench_attention counts them (q35_bench_attn_flop: visible pairs
  * only), and rows. Built only with the sm_90a code (Q35_SM90); a device where
  * the kernel does not run skips every point with the launcher's reason. */
@@ -27,7 +28,7 @@ struct sm90_ctx {
     float *q, *o;          /* [T][q_stride], [T][o_stride] */
     uint16_t *k, *v;       /* f16 caches [n_ctx][kv_stride] */
     int64_t n_ctx, T;      /* chunk: rows n_ctx - T .. n_ctx - 1; prompt: chunks of T up to n_ctx */
-    int prompt;
+    int prompt, variant;
 };
 
 static int sm90_launch(void *p, q35_error *err)
@@ -35,7 +36,7 @@ static int sm90_launch(void *p, q35_error *err)
     struct sm90_ctx *c = p;
     for (int64_t r0 = c->prompt ? 0 : c->n_ctx - c->T; r0 < c->n_ctx; r0 += c->T) {
         const int64_t rows = c->n_ctx - r0 < c->T ? c->n_ctx - r0 : c->T;
-        if (q35_attention_prefill_flash_sm90(c->o, c->q, c->k, c->v, r0, rows, c->s, NULL, err))
+        if (q35_attention_prefill_flash_sm90(c->o, c->q, c->k, c->v, r0, rows, c->s, c->variant, NULL, err))
             return -1;
     }
     return 0;
@@ -52,7 +53,8 @@ static void skip(q35_bench_state *st, const char *why)
 static void bench_sm90(q35_bench_state *st, void *which)
 {
     const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
-    struct sm90_ctx c = {.n_ctx = q35_bench_arg(st, 1), .prompt = *(const int *)which == k_prompt};
+    struct sm90_ctx c = {.n_ctx = q35_bench_arg(st, 1), .prompt = *(const int *)which == k_prompt,
+                         .variant = (int)q35_bench_arg(st, 2)};
     c.T = c.n_ctx < CHUNK ? c.n_ctx : CHUNK;
     c.s = (q35_attn_shape){m->n_head, m->n_head_kv, m->head_dim, (int64_t)m->n_head * m->head_dim,
                            (int64_t)m->n_head * m->head_dim, (int64_t)m->n_head_kv * m->head_dim,
@@ -89,9 +91,21 @@ int main(int argc, char **argv)
     if (q35_bench_gpu_init(&argc, argv))
         return 1;
     static const int64_t contexts[] = {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072};
-    const q35_bench_axis model = q35_bench_model_axis(), ctx = {"ctx", contexts, 9};
-    q35_bench_register("flash_sm90_chunk", bench_sm90, (void *)&k_chunk, (q35_bench_axis[]){model, ctx}, 2);
-    q35_bench_register("flash_sm90_prompt", bench_sm90, (void *)&k_prompt, (q35_bench_axis[]){model, ctx}, 2);
+    static int64_t variants[8];
+    static const char *labels[8];
+    const int n_variants = q35_attention_flash_sm90_variant_count() < 8 ? q35_attention_flash_sm90_variant_count() : 8;
+    for (int v = 0; v < n_variants; v++)
+        variants[v] = v, labels[v] = q35_attention_flash_sm90_variant_name(v);
+    const q35_bench_axis model = q35_bench_model_axis(), ctx = {"ctx", contexts, 9},
+                         variant = {"variant", variants, n_variants};
+    q35_bench_register("flash_sm90_chunk", bench_sm90, (void *)&k_chunk, (q35_bench_axis[]){model, ctx, variant}, 3);
+    q35_bench_register("flash_sm90_prompt", bench_sm90, (void *)&k_prompt, (q35_bench_axis[]){model, ctx, variant},
+                       3);
+    q35_bench_axis_labels("variant", labels, n_variants); /* flash_sm90_chunk/.../variant:overlap */
+    char names[200];
+    q35_variant_list(q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,
+                     q35_attention_flash_sm90_variant_default(), names, sizeof names);
+    q35_bench_context("flash_sm90_variant", names);
     char legend[200];
     q35_bench_context("models", q35_bench_model_legend(legend, sizeof legend));
     q35_bench_context("flash_sm90", "f16 caches; wgmma + TMA, 128 query rows x 64 positions a tile; head_dim 256");

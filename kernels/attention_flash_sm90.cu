@@ -42,6 +42,7 @@
 #include "kernels/attention_flash_sm90.h"
 #include "kernels/sm90.cuh"
 #include "kernels/tma.h"
+#include "kernels/variant.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -171,8 +172,10 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[32], uint32_t (&p)[4][4]
 }
 
 /* O [64][256] += P V over the tile's 64 positions: 4 k16 steps of 16
- * positions (two 8-position atoms, 2 KiB). */
-__device__ __forceinline__ void sm90_pv(float (&o)[128], const uint32_t (&p)[4][4], uint32_t sV)
+ * positions (two 8-position atoms, 2 KiB); WAIT: until it is done, else it
+ * stays in flight (o and p untouchable until the next wait). */
+template <bool WAIT>
+__device__ __forceinline__ void sm90_pv(float (&o)[128], uint32_t (&p)[4][4], uint32_t sV)
 {
     q35_wgmma_fence();
     q35_reg_fence(o);
@@ -180,8 +183,11 @@ __device__ __forceinline__ void sm90_pv(float (&o)[128], const uint32_t (&p)[4][
     for (int kk = 0; kk < BLOCK_N / 16; kk++)
         q35_wgmma_rs_m64n256k16<1>(o, p[kk], q35_gmma_desc(sV + kk * 2048, Q35_SM90_V_LBO, Q35_SM90_V_SBO), 1);
     q35_wgmma_commit();
-    q35_wgmma_wait<0>();
-    q35_reg_fence(o);
+    if (WAIT) {
+        q35_wgmma_wait<0>();
+        q35_reg_fence(o);
+        q35_reg_fence(p);
+    }
 }
 
 /* The producer's thread: every tile of the block through the ring. */
@@ -204,7 +210,13 @@ __device__ __forceinline__ void sm90_produce(const q35_tma_map *kmap, const q35_
     }
 }
 
-/* A consumer warp group (c = 0, 1): its 64 M-rows over the tiles they see. */
+/* A consumer warp group (c = 0, 1): its 64 M-rows over the tiles they see
+ * (warp group 2's last row is the block's: it sees every tile, so each stage
+ * is released only after its TMA landed). OVERLAP: O += P V of a tile stays
+ * in flight while the group waits for the next K tile and issues its S (the
+ * S wait covers both; the stage is released after it), else each product is
+ * waited for where it is issued. */
+template <bool OVERLAP>
 __device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, int c, int tiles, int r0, int rows,
                                              int kvh)
 {
@@ -215,16 +227,19 @@ __device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, 
     q35_fence_proxy_async();
     q35_named_sync(1 + c, 128);
 
-    const int first = a.pos0 + r0 + min(64 * c / a.hpk, rows - 1), last = a.pos0 + r0 + min((64 * c + 63) / a.hpk, rows - 1);
+    const int first = a.pos0 + r0 + min(64 * c / a.hpk, rows - 1);
+    const int last = a.pos0 + r0 + min((64 * c + 63) / a.hpk, rows - 1);
     int pos[2];
 #pragma unroll
     for (int ri = 0; ri < 2; ri++)
         pos[ri] = a.pos0 + r0 + min((64 * c + 16 * warp + g + 8 * ri) / a.hpk, rows - 1);
     const int mine = last / BLOCK_N + 1;
     float o[128], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    uint32_t p[4][4];
 #pragma unroll
     for (int i = 0; i < 128; i++)
         o[i] = 0.0f;
+    int pending = -1; /* OVERLAP: the stage whose O += P V is in flight */
     for (int j = 0; j < tiles; j++) {
         const int st = j % STAGES;
         const uint32_t phase = (j / STAGES) & 1;
@@ -232,6 +247,12 @@ __device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, 
             float s[32];
             q35_mbar_wait(full_k + 8 * st, phase);
             sm90_scores(s, sQ, base + OFF_K + st * TILE_BYTES);
+            if (OVERLAP) { /* the previous P V is done too */
+                q35_reg_fence(o);
+                q35_reg_fence(p);
+                if (pending >= 0)
+                    q35_mbar_arrive(empty + 8 * pending);
+            }
             if (j * BLOCK_N + BLOCK_N - 1 > first) { /* a diagonal tile */
 #pragma unroll
                 for (int i = 0; i < 8; i++)
@@ -242,12 +263,29 @@ __device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, 
                             if (j * BLOCK_N + 8 * i + 2 * q4 + e > pos[ri])
                                 s[4 * i + 2 * ri + e] = -INFINITY;
             }
-            uint32_t p[4][4];
             sm90_softmax(s, p, o, m, l, a.scale_log2);
             q35_mbar_wait(full_v + 8 * st, phase);
-            sm90_pv(o, p, base + OFF_V + st * TILE_BYTES);
+            sm90_pv<!OVERLAP>(o, p, base + OFF_V + st * TILE_BYTES);
+            if (OVERLAP)
+                pending = st;
+            else
+                q35_mbar_arrive(empty + 8 * st);
+            continue;
         }
-        q35_mbar_arrive(empty + 8 * st);
+        if (OVERLAP && pending >= 0) {
+            q35_wgmma_wait<0>();
+            q35_reg_fence(o);
+            q35_reg_fence(p);
+            q35_mbar_arrive(empty + 8 * pending);
+            pending = -1;
+        }
+        q35_mbar_arrive(empty + 8 * st); /* a tile past the group's rows */
+    }
+    if (OVERLAP && pending >= 0) {
+        q35_wgmma_wait<0>();
+        q35_reg_fence(o);
+        q35_reg_fence(p);
+        q35_mbar_arrive(empty + 8 * pending);
     }
 #pragma unroll
     for (int ri = 0; ri < 2; ri++) {
@@ -267,6 +305,7 @@ __device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, 
 
 #endif /* Q35_SM90A_CODE */
 
+template <bool OVERLAP>
 __global__ void __launch_bounds__(THREADS, 1)
     q35_flash_sm90_kernel(const __grid_constant__ q35_tma_map kmap, const __grid_constant__ q35_tma_map vmap,
                           const sm90_args a)
@@ -291,12 +330,40 @@ __global__ void __launch_bounds__(THREADS, 1)
             sm90_produce(&kmap, &vmap, base, tiles, kvh);
     } else {
         q35_setmaxnreg_inc<240>();
-        sm90_consume(a, base, threadIdx.x / 128 - 1, tiles, r0, rows, kvh);
+        sm90_consume<OVERLAP>(a, base, threadIdx.x / 128 - 1, tiles, r0, rows, kvh);
     }
 #else
     (void)kmap, (void)vmap, (void)a;
     __trap(); /* built without sm_90a code: the launcher refuses first */
 #endif
+}
+
+/* A variant: which kernel. */
+struct sm90_impl {
+    bool overlap;
+};
+static const sm90_impl k_serial = {false}, k_overlap = {true};
+static const q35_variant k_table[] = {{"serial", 0, &k_serial}, {"overlap", 1, &k_overlap}};
+static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
+
+int q35_attention_flash_sm90_variant_count(void)
+{
+    return q35_variant_count(&k_set);
+}
+
+const char *q35_attention_flash_sm90_variant_name(int variant)
+{
+    return q35_variant_name(&k_set, variant);
+}
+
+int q35_attention_flash_sm90_variant_find(const char *name)
+{
+    return q35_variant_find(&k_set, name);
+}
+
+int q35_attention_flash_sm90_variant_default(void)
+{
+    return q35_variant_find(&k_set, "serial");
 }
 
 int q35_attention_flash_sm90_built(void)
@@ -336,11 +403,18 @@ int q35_attention_flash_sm90_supported(int device, q35_attn_shape s, q35_error *
 }
 
 int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
-                                     int64_t pos0, int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err)
+                                     int64_t pos0, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
+                                     q35_error *err)
 {
     static const char *who = "attention_prefill_flash_sm90";
     if (q35_attention_check_shape(who, s, err))
         return -1;
+    const q35_variant *v = q35_variant_at(&k_set, variant == Q35_VARIANT_DEFAULT
+                                                      ? q35_attention_flash_sm90_variant_default()
+                                                      : variant);
+    if (!v)
+        return q35_fail(err, "%s: flash_sm90 has variants 0..%d, not %d", who, q35_variant_count(&k_set) - 1,
+                        variant);
     int dev = 0;
     if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err))
         return -1;
@@ -370,11 +444,11 @@ int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k
         return -1;
     const sm90_args a = {o,        q,  s.q_stride, s.o_stride, (int)pos0, (int)T, hpk, R, s.kv_heads, (int)qtiles,
                          s.scale * LOG2E};
-    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_flash_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            SMEM_BYTES),
-                       err))
+    const bool overlap = static_cast<const sm90_impl *>(v->impl)->overlap;
+    void (*kernel)(const q35_tma_map, const q35_tma_map, const sm90_args) =
+        overlap ? q35_flash_sm90_kernel<true> : q35_flash_sm90_kernel<false>;
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES), err))
         return -1;
-    q35_flash_sm90_kernel<<<(unsigned)(qtiles * s.kv_heads), THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(kmap, vmap,
-                                                                                                          a);
-    return Q35_LAUNCH_CHECK("q35_flash_sm90_kernel", err);
+    kernel<<<(unsigned)(qtiles * s.kv_heads), THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(kmap, vmap, a);
+    return Q35_LAUNCH_CHECK(overlap ? "q35_flash_sm90_kernel<overlap>" : "q35_flash_sm90_kernel<serial>", err);
 }

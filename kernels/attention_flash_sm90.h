@@ -21,6 +21,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/cuda.h"
+#include "kernels/variant.h"
 
 #include <stdint.h>
 
@@ -36,13 +37,25 @@ int q35_attention_flash_sm90_built(void);
 int q35_attention_flash_sm90_supported(int device, q35_attn_shape s, q35_error *why);
 
 /* o [T][o_stride] for query rows q [T][q_stride] at positions pos0..pos0+T-1,
- * over f16 cache rows 0..pos0+T-1 (this chunk's rows already appended); no
- * workspace; T = 0 does nothing. Refuses what _supported refuses, and: q not
+ * over f16 cache rows 0..pos0+T-1 (this chunk's rows already appended), with
+ * kernel variant `variant` (below; Q35_VARIANT_DEFAULT: the default); no
+ * workspace; T = 0 does nothing. Refuses what _supported refuses, an unknown
+ * variant, and: q not
  * 16-byte aligned or q_stride not a multiple of 4; o not 8-byte aligned or
  * o_stride odd; a cache not 16-byte aligned or kv_stride not a multiple of 8
  * (TMA: 16-byte strides); pos0 < 0, T < 0, pos0 + T > INT32_MAX. */
 int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
-                                     int64_t pos0, int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err);
+                                     int64_t pos0, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
+                                     q35_error *err);
+
+/* The variants (kernels/variant.h; all in this unit): serial (each wgmma
+ * product waited for where it is issued; the default until measured) and
+ * overlap (a tile's O += P V left in flight while the next K tile is awaited
+ * and its S issued). */
+int q35_attention_flash_sm90_variant_count(void);
+const char *q35_attention_flash_sm90_variant_name(int variant);
+int q35_attention_flash_sm90_variant_find(const char *name);
+int q35_attention_flash_sm90_variant_default(void);
 
 #ifdef __cplusplus
 }

@@ -89,7 +89,9 @@ __device__ __forceinline__ void q35_wgmma_wait(void)
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
-/* An accumulator's registers pinned at this point of the program. */
+/* An accumulator's registers pinned at this point of the program (after a
+ * wgmma.wait_group: the compiler neither moves their reads and writes above
+ * it nor reuses them earlier). */
 template <int N>
 __device__ __forceinline__ void q35_reg_fence(float (&d)[N])
 {
@@ -98,11 +100,24 @@ __device__ __forceinline__ void q35_reg_fence(float (&d)[N])
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
+/* The same for A fragments in registers ([K16 steps][4]): an in-flight RS
+ * wgmma still reads them. */
+template <int K>
+__device__ __forceinline__ void q35_reg_fence(uint32_t (&a)[K][4])
+{
+#pragma unroll
+    for (int k = 0; k < K; k++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            asm volatile("" : "+r"(a[k][i])::"memory");
+}
+
 /* ---- wgmma instructions (one wrapper a shape) ---- */
 
 /* D[64][64] (+)= A B^T, A [64][16] and B [64][16] from shared memory (descriptors),
  * K-major both (tnsp 0); scale_d 0: D = A B^T, else D += A B^T. */
-__device__ __forceinline__ void q35_wgmma_ss_m64n64k16(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int scale_d)
+__device__ __forceinline__ void q35_wgmma_ss_m64n64k16(float (&d)[32],
+                                                       uint64_t desc_a, uint64_t desc_b, int scale_d)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
@@ -121,7 +136,8 @@ __device__ __forceinline__ void q35_wgmma_ss_m64n64k16(float (&d)[32], uint64_t 
  * B [16][64] from shared memory, MN-major (TNSP_B 1: N contiguous) or K-major (0);
  * scale_d 0: D = A B. */
 template <int TNSP_B>
-__device__ __forceinline__ void q35_wgmma_rs_m64n64k16(float (&d)[32], const uint32_t (&a)[4], uint64_t desc_b, int scale_d)
+__device__ __forceinline__ void q35_wgmma_rs_m64n64k16(float (&d)[32],
+                                                       const uint32_t (&a)[4], uint64_t desc_b, int scale_d)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
@@ -140,7 +156,8 @@ __device__ __forceinline__ void q35_wgmma_rs_m64n64k16(float (&d)[32], const uin
  * B [16][128] from shared memory, MN-major (TNSP_B 1: N contiguous) or K-major (0);
  * scale_d 0: D = A B. */
 template <int TNSP_B>
-__device__ __forceinline__ void q35_wgmma_rs_m64n128k16(float (&d)[64], const uint32_t (&a)[4], uint64_t desc_b, int scale_d)
+__device__ __forceinline__ void q35_wgmma_rs_m64n128k16(float (&d)[64],
+                                                        const uint32_t (&a)[4], uint64_t desc_b, int scale_d)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
@@ -165,7 +182,8 @@ __device__ __forceinline__ void q35_wgmma_rs_m64n128k16(float (&d)[64], const ui
  * B [16][256] from shared memory, MN-major (TNSP_B 1: N contiguous) or K-major (0);
  * scale_d 0: D = A B. */
 template <int TNSP_B>
-__device__ __forceinline__ void q35_wgmma_rs_m64n256k16(float (&d)[128], const uint32_t (&a)[4], uint64_t desc_b, int scale_d)
+__device__ __forceinline__ void q35_wgmma_rs_m64n256k16(float (&d)[128],
+                                                        const uint32_t (&a)[4], uint64_t desc_b, int scale_d)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
@@ -192,8 +210,10 @@ __device__ __forceinline__ void q35_wgmma_rs_m64n256k16(float (&d)[128], const u
           "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
           "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
           "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),
+          "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TNSP_B));
 }

@@ -86,6 +86,7 @@ __global__ void q35_probe_rs_kernel(float *o, const uint16_t *p, const uint16_t 
     q35_wgmma_commit();
     q35_wgmma_wait<0>();
     q35_reg_fence(acc);
+    q35_reg_fence(frag);
     probe_store<256>(o, acc);
 #else
     (void)o, (void)p, (void)v, (void)swap;

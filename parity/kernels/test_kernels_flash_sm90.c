@@ -9,6 +9,7 @@
  *     a whole prompt of 2048 rows, and a few rows at the end of 20000;
  *   - groups of 1, 2, 3, 4, 6 and 8 query heads a KV head (each GQA packing:
  *     128, 64, 42, 32, 21, 16 query rows a block, the last partial);
+ *   - every kernel variant at every case;
  *   - every refusal, with its message; T = 0 writes nothing.
  * Outputs start as NaN and the padding of each output row must stay so; cache
  * rows past n_ctx and each q row's padding are NaN (a read out of bounds
@@ -79,21 +80,24 @@ static void check_case(q35_suite *s, const att_layout *l, int64_t pos0, int64_t 
     att_make(&in, l, 256, pos0, T, &g_rng);
     const int64_t nkv = in.max_seq * in.s.kv_stride;
     uint16_t *k16 = f16_cache(in.k, nkv), *v16 = f16_cache(in.v, nkv);
-    float *o = att_output(&in);
-    q35_error err = {{0}};
-    q35_gpu_ok(q35_attention_prefill_flash_sm90(o, in.dq, k16, v16, pos0, T, in.s, NULL, &err), &err);
-    int64_t stray = 0;
-    float *h = att_download(&in, o, &stray);
-    const q35_cmp c = q35_compare_f32_f64(h, in.ref, T * att_width(&in));
-    char what[160];
-    snprintf(what, sizeof what, "flash_sm90 %-4s %2d/%d pos0 %5" PRId64 " T %4" PRId64 " (n_ctx %5" PRId64 ")",
-             l->name, l->heads, l->kv_heads, pos0, T, in.n_ctx);
-    if (!q35_case_unit(s, what, &c, LIMIT_FLASH, NULL))
-        diagnose(&in, h, what);
-    if (stray)
-        q35_case(s, false, "%s: %" PRId64 " floats written into the output rows' padding", what, stray);
-    free(h);
-    q35_gpu_free(o), q35_gpu_free(k16), q35_gpu_free(v16);
+    for (int v = 0; v < q35_attention_flash_sm90_variant_count(); v++) {
+        float *o = att_output(&in);
+        q35_error err = {{0}};
+        q35_gpu_ok(q35_attention_prefill_flash_sm90(o, in.dq, k16, v16, pos0, T, in.s, v, NULL, &err), &err);
+        int64_t stray = 0;
+        float *h = att_download(&in, o, &stray);
+        const q35_cmp c = q35_compare_f32_f64(h, in.ref, T * att_width(&in));
+        char what[160];
+        snprintf(what, sizeof what, "flash_sm90 %-7s %-4s %2d/%d pos0 %5" PRId64 " T %4" PRId64 " (n_ctx %5" PRId64 ")",
+                 q35_attention_flash_sm90_variant_name(v), l->name, l->heads, l->kv_heads, pos0, T, in.n_ctx);
+        if (!q35_case_unit(s, what, &c, LIMIT_FLASH, NULL))
+            diagnose(&in, h, what);
+        if (stray)
+            q35_case(s, false, "%s: %" PRId64 " floats written into the output rows' padding", what, stray);
+        free(h);
+        q35_gpu_free(o);
+    }
+    q35_gpu_free(k16), q35_gpu_free(v16);
     att_free(&in);
 }
 
@@ -113,43 +117,51 @@ static void check_refusals(q35_suite *s, int dev)
     sh.head_dim = 128, sh.q_stride = sh.o_stride = 16 * 128, sh.kv_stride = 4 * 128;
     int ok = q35_attention_flash_sm90_supported(dev, sh, &why);
     refused(s, ok ? 0 : -1, &why, "head_dim 256 only, not 128", "flash_sm90_supported refuses head_dim 128");
-    int rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, sh, NULL, &err);
+    int rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, sh, Q35_VARIANT_DEFAULT, NULL, &err);
     refused(s, rc, &err, "head_dim 256 only, not 128", "prefill_flash_sm90 refuses head_dim 128");
     sh = ok_shape, sh.heads = 20, sh.q_stride = sh.o_stride = 20 * 256; /* 5 a KV head */
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, sh, NULL, &err);
+    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, sh, Q35_VARIANT_DEFAULT, NULL, &err);
     refused(s, rc, &err, "5 query heads per KV head", "prefill_flash_sm90 refuses a group of 5");
     sh = ok_shape, sh.heads = 6; /* not a multiple of 4 */
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, sh, NULL, &err);
+    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, sh, Q35_VARIANT_DEFAULT, NULL, &err);
     refused(s, rc, &err, "multiple of kv_heads", "prefill_flash_sm90 refuses heads not a multiple of kv_heads");
     sh = ok_shape, sh.kv_stride = 4 * 256 + 4; /* 8 bytes: not a TMA stride */
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, sh, NULL, &err);
+    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, sh, Q35_VARIANT_DEFAULT, NULL, &err);
     refused(s, rc, &err, "kv_stride 1028 f16 is not a multiple of 8", "prefill_flash_sm90 refuses a 1028-f16 stride");
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_sm90(d, d, c16 + 1, c16, 0, 4, ok_shape, NULL, &err);
+    rc = q35_attention_prefill_flash_sm90(d, d, c16 + 1, c16, 0, 4, ok_shape, Q35_VARIANT_DEFAULT, NULL,
+                                          &err);
     refused(s, rc, &err, "16-byte aligned caches", "prefill_flash_sm90 refuses a misaligned K cache");
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16 + 4, 0, 4, ok_shape, NULL, &err);
+    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16 + 4, 0, 4, ok_shape, Q35_VARIANT_DEFAULT, NULL,
+                                          &err);
     refused(s, rc, &err, "16-byte aligned caches", "prefill_flash_sm90 refuses a misaligned V cache");
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_sm90(d, d + 1, c16, c16, 0, 4, ok_shape, NULL, &err);
+    rc = q35_attention_prefill_flash_sm90(d, d + 1, c16, c16, 0, 4, ok_shape, Q35_VARIANT_DEFAULT, NULL,
+                                          &err);
     refused(s, rc, &err, "q must be 16-byte aligned", "prefill_flash_sm90 refuses a misaligned q");
     sh = ok_shape, sh.o_stride = 16 * 256 + 1;
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, sh, NULL, &err);
+    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, sh, Q35_VARIANT_DEFAULT, NULL, &err);
     refused(s, rc, &err, "even stride (4097)", "prefill_flash_sm90 refuses an odd o stride");
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, -1, 4, ok_shape, NULL, &err);
+    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, -1, 4, ok_shape, Q35_VARIANT_DEFAULT, NULL, &err);
     refused(s, rc, &err, "pos0 -1", "prefill_flash_sm90 refuses pos0 -1");
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, INT32_MAX, 4, ok_shape, NULL, &err);
+    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, INT32_MAX, 4, ok_shape, Q35_VARIANT_DEFAULT, NULL,
+                                          &err);
     refused(s, rc, &err, "pos0 + T <= 2147483647", "prefill_flash_sm90 refuses pos0 + T past INT32_MAX");
+    memset(&err, 0, sizeof err);
+    rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, ok_shape, q35_attention_flash_sm90_variant_count(),
+                                          NULL, &err);
+    refused(s, rc, &err, "flash_sm90 has variants 0..", "prefill_flash_sm90 refuses an unknown variant");
     /* T = 0: nothing written */
     float *o = q35_gpu_floats(16 * 256);
     memset(&err, 0, sizeof err);
-    rc = q35_attention_prefill_flash_sm90(o, d, c16, c16, 5, 0, ok_shape, NULL, &err);
+    rc = q35_attention_prefill_flash_sm90(o, d, c16, c16, 5, 0, ok_shape, Q35_VARIANT_DEFAULT, NULL, &err);
     float *h = q35_gpu_to_host(o, 16 * 256);
     int64_t touched = 0;
     for (int i = 0; i < 16 * 256; i++)
@@ -175,6 +187,10 @@ int main(void)
     }
     if (!q35_attention_flash_sm90_supported(dev, nine_b, &why)) {
         printf("SKIP  flash_sm90 does not run here: %s\n", why.msg);
+        return Q35_TEST_SKIP;
+    }
+    if (q35_racecheck()) { /* as for cuBLAS's sm_90 kernels (parity/CMakeLists.txt): memcheck covers them */
+        printf("SKIP  racecheck does not follow the TMA / mbarrier / wgmma (async proxy) handoffs\n");
         return Q35_TEST_SKIP;
     }
     const bool quick = q35_quick();
