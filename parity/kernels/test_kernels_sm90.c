@@ -70,6 +70,8 @@ static bool check(q35_suite *s, const char *what, const float *got, const double
     const int64_t n = (int64_t)rows * cols;
     const q35_cmp c = q35_compare_f32_f64(got, ref, n);
     const bool ok = print ? q35_case_unit(s, what, &c, LIMIT, NULL) : c.nonfinite == 0 && c.rel_linf <= LIMIT;
+    if (!print)
+        printf("      %s: rel L-inf %.3g, %lld non-finite\n", what, c.rel_linf, (long long)c.nonfinite);
     if (ok)
         return true;
     double peak = 0.0;
