@@ -23,6 +23,23 @@ __device__ static void probe_stage(uint32_t s, const uint16_t *src, int cols, in
     __syncthreads();
 }
 
+/* The same [64][64 * boxes] operand brought by TMA (box b at column 64b), as
+ * the kernel brings its K and V tiles; bar: an mbarrier's shared address. */
+__device__ static void probe_stage_tma(uint32_t s, const q35_tma_map *map, int boxes, uint32_t bar)
+{
+    if (threadIdx.x == 0) {
+        q35_mbar_init(bar, 1);
+        q35_mbar_init_fence();
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        q35_mbar_arrive_expect_tx(bar, boxes * BOX);
+        for (int b = 0; b < boxes; b++)
+            q35_tma_load_2d(s + b * BOX, map, bar, 64 * b, 0);
+    }
+    q35_mbar_wait(bar, 0);
+}
+
 /* An m64nN accumulator out to d [64][N]. */
 template <int N>
 __device__ static void probe_store(float *d, const float (&acc)[N / 2])
@@ -38,13 +55,17 @@ __device__ static void probe_store(float *d, const float (&acc)[N / 2])
 }
 #endif
 
-__global__ void q35_probe_ss_kernel(float *d, const uint16_t *a, const uint16_t *b, int K)
+__global__ void q35_probe_ss_kernel(float *d, const uint16_t *a, const uint16_t *b, int K,
+                                    const __grid_constant__ q35_tma_map bmap, int tma)
 {
 #ifdef Q35_SM90A_CODE
     extern __shared__ __align__(1024) uint8_t smem[];
     const uint32_t sa = (q35_sm90_smem(smem) + 1023) & ~1023u, sb = sa + 4 * BOX;
     probe_stage(sa, a, K, K);
-    probe_stage(sb, b, K, K);
+    if (tma)
+        probe_stage_tma(sb, &bmap, K / 64, sb + 4 * BOX);
+    else
+        probe_stage(sb, b, K, K);
     float acc[32];
     for (int i = 0; i < 32; i++)
         acc[i] = __int_as_float(0x7fffffff); /* poison: scale_d 0 must overwrite it */
@@ -58,17 +79,21 @@ __global__ void q35_probe_ss_kernel(float *d, const uint16_t *a, const uint16_t 
     q35_reg_fence(acc);
     probe_store<64>(d, acc);
 #else
-    (void)d, (void)a, (void)b, (void)K;
+    (void)d, (void)a, (void)b, (void)K, (void)bmap, (void)tma;
     __trap();
 #endif
 }
 
-__global__ void q35_probe_rs_kernel(float *o, const uint16_t *p, const uint16_t *v, int swap)
+__global__ void q35_probe_rs_kernel(float *o, const uint16_t *p, const uint16_t *v, int swap,
+                                    const __grid_constant__ q35_tma_map vmap, int tma)
 {
 #ifdef Q35_SM90A_CODE
     extern __shared__ __align__(1024) uint8_t smem[];
     const uint32_t sv = (q35_sm90_smem(smem) + 1023) & ~1023u;
-    probe_stage(sv, v, 256, 256);
+    if (tma)
+        probe_stage_tma(sv, &vmap, 4, sv + 4 * BOX);
+    else
+        probe_stage(sv, v, 256, 256);
     const int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, q4 = threadIdx.x % 4;
     uint32_t frag[4][4];
     for (int kk = 0; kk < 4; kk++)
@@ -89,7 +114,7 @@ __global__ void q35_probe_rs_kernel(float *o, const uint16_t *p, const uint16_t 
     q35_reg_fence(frag);
     probe_store<256>(o, acc);
 #else
-    (void)o, (void)p, (void)v, (void)swap;
+    (void)o, (void)p, (void)v, (void)swap, (void)vmap, (void)tma;
     __trap();
 #endif
 }
@@ -132,16 +157,31 @@ static int probe_launch(K kernel, const char *name, int smem, q35_error *err, A.
     return Q35_CUDA_CHECK(cudaDeviceSynchronize(), err);
 }
 
-int q35_probe_wgmma_ss(float *d, const uint16_t *a, const uint16_t *b, int K, q35_error *err)
+/* A tensor map of a [64][cols] f16 operand, boxes of 64 x 64, 128-byte swizzle. */
+static int probe_map(q35_tma_map *map, const uint16_t *src, int cols, q35_error *err)
 {
-    if (K < 16 || K > 256 || K % 16)
-        return q35_fail(err, "probe_wgmma_ss: K %d (16 .. 256, a multiple of 16)", K);
-    return probe_launch(q35_probe_ss_kernel, "q35_probe_ss_kernel", 8 * BOX + 1024, err, d, a, b, K);
+    const uint64_t dims[2] = {(uint64_t)cols, 64}, strides[1] = {(uint64_t)cols * 2};
+    const uint32_t box[2] = {64, 64};
+    return q35_tma_map_f16(map, src, 2, dims, strides, box, 1, "probe", err);
 }
 
-int q35_probe_wgmma_rs(float *o, const uint16_t *p, const uint16_t *v, int swap, q35_error *err)
+int q35_probe_wgmma_ss(float *d, const uint16_t *a, const uint16_t *b, int K, int tma, q35_error *err)
 {
-    return probe_launch(q35_probe_rs_kernel, "q35_probe_rs_kernel", 4 * BOX + 1024, err, o, p, v, swap);
+    if (K < 16 || K > 256 || K % (tma ? 64 : 16))
+        return q35_fail(err, "probe_wgmma_ss: K %d (16 .. 256, a multiple of %d)", K, tma ? 64 : 16);
+    q35_tma_map map = {{0}};
+    if (tma && probe_map(&map, b, K, err))
+        return -1;
+    return probe_launch(q35_probe_ss_kernel, "q35_probe_ss_kernel", 8 * BOX + 64 + 1024, err, d, a, b, K, map, tma);
+}
+
+int q35_probe_wgmma_rs(float *o, const uint16_t *p, const uint16_t *v, int swap, int tma, q35_error *err)
+{
+    q35_tma_map map = {{0}};
+    if (tma && probe_map(&map, v, 256, err))
+        return -1;
+    return probe_launch(q35_probe_rs_kernel, "q35_probe_rs_kernel", 4 * BOX + 64 + 1024, err, o, p, v, swap, map,
+                        tma);
 }
 
 int q35_probe_tma(uint16_t *image, const uint16_t *src, int64_t rows, int64_t ld, int x, int y, q35_error *err)

@@ -13,6 +13,9 @@
  *              128-byte swizzle), 4 wgmma m64n256k16 steps; `swap` 0 takes
  *              LBO = 8 KiB (between dim boxes), SBO = 1 KiB (between
  *              8-position atoms), 1 the other order;
+ *   tma 1      B (SS, K = 64 .. 256) or V (RS) brought by TMA instead, as the
+ *              kernel brings K and V tiles (mbarrier, async proxy), A by the
+ *              threads as the kernel stages Q;
  *   TMA        one 64 x 64 box of a 2-D f16 tensor [rows][ld] at (x, y), 128-byte
  *              swizzle, through an mbarrier into shared memory, copied out raw
  *              (the swizzled image, 4096 f16).
@@ -28,8 +31,8 @@
 extern "C" {
 #endif
 
-int q35_probe_wgmma_ss(float *d, const uint16_t *a, const uint16_t *b, int K, q35_error *err);
-int q35_probe_wgmma_rs(float *o, const uint16_t *p, const uint16_t *v, int swap, q35_error *err);
+int q35_probe_wgmma_ss(float *d, const uint16_t *a, const uint16_t *b, int K, int tma, q35_error *err);
+int q35_probe_wgmma_rs(float *o, const uint16_t *p, const uint16_t *v, int swap, int tma, q35_error *err);
 int q35_probe_tma(uint16_t *image, const uint16_t *src, int64_t rows, int64_t ld, int x, int y, q35_error *err);
 
 /* The byte offset at which q35_sw128 puts element (row, col) of a [64][64] box

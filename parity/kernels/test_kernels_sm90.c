@@ -11,7 +11,8 @@
  *      and the line says which of the two does;
  *   4. a TMA box round trip (tensor map -> mbarrier -> shared memory -> global),
  *      bitwise against the source at the swizzled offsets (q35_sw128), inside
- *      the tensor and across its last row (the rows past it read as zeros).
+ *      the tensor and across its last row (the rows past it read as zeros);
+ *   5. 2 and 3 again with B / V brought by TMA, as the kernel's K and V.
  * Inputs are f16 values (random normals rounded to f16), so every product is
  * exact in f32 and the only error is the f32 accumulation of K <= 256 terms:
  * about sqrt(K) * 2^-24 relative, 1e-6; the bound 1e-4 (rel L-inf against
@@ -101,7 +102,7 @@ static bool check(q35_suite *s, const char *what, const float *got, const double
 }
 
 /* 1, 2: D [64][64] = A B^T over K. */
-static void check_ss(q35_suite *s, int K)
+static void check_ss(q35_suite *s, int K, int tma)
 {
     double *a64, *b64;
     uint16_t *a = random_f16(64 * K, &a64), *b = random_f16(64 * K, &b64);
@@ -116,17 +117,18 @@ static void check_ss(q35_suite *s, int K)
     uint16_t *da = to_device(a, 64 * K), *db = to_device(b, 64 * K);
     float *dd = q35_gpu_floats(64 * 64);
     q35_error err = {{0}};
-    q35_gpu_ok(q35_probe_wgmma_ss(dd, da, db, K, &err), &err);
+    q35_gpu_ok(q35_probe_wgmma_ss(dd, da, db, K, tma, &err), &err);
     float *d = q35_gpu_to_host(dd, 64 * 64);
     char what[120];
-    snprintf(what, sizeof what, "wgmma SS m64n64k16 K-major, K %3d (%2d steps)", K, K / 16);
+    snprintf(what, sizeof what, "wgmma SS m64n64k16 K-major, K %3d (%2d steps), B by %s", K, K / 16,
+             tma ? "TMA" : "the threads");
     check(s, what, d, ref, 64, 64, true);
     free(d), free(a), free(b), free(a64), free(b64), free(ref);
     q35_gpu_free(da), q35_gpu_free(db), q35_gpu_free(dd);
 }
 
 /* 3: O [64][256] = P [64][64] V [64][256], both descriptor orders. */
-static void check_rs(q35_suite *s)
+static void check_rs(q35_suite *s, int tma)
 {
     double *p64, *v64;
     uint16_t *p = random_f16(64 * 64, &p64), *v = random_f16(64 * 256, &v64);
@@ -143,18 +145,19 @@ static void check_rs(q35_suite *s)
     for (int swap = 0; swap < 2; swap++) {
         float *dout = q35_gpu_floats(64 * 256);
         q35_error err = {{0}};
-        q35_gpu_ok(q35_probe_wgmma_rs(dout, dp, dv, swap, &err), &err);
+        q35_gpu_ok(q35_probe_wgmma_rs(dout, dp, dv, swap, tma, &err), &err);
         float *o = q35_gpu_to_host(dout, 64 * 256);
         char what[120];
-        snprintf(what, sizeof what, "wgmma RS m64n256k16 V MN-major, LBO %s, SBO %s%s", swap ? "1 KiB" : "8 KiB",
-                 swap ? "8 KiB" : "1 KiB", swap ? " (the other order)" : " (the kernel's)");
+        snprintf(what, sizeof what, "wgmma RS m64n256k16 V MN-major by %s, LBO %s, SBO %s%s",
+                 tma ? "TMA" : "the threads", swap ? "1 KiB" : "8 KiB", swap ? "8 KiB" : "1 KiB",
+                 swap ? " (the other order)" : " (the kernel's)");
         ok[swap] = check(s, what, o, ref, 64, 256, false);
         printf("      %s: %s\n", what, ok[swap] ? "matches" : "does not match");
         free(o);
         q35_gpu_free(dout);
     }
-    q35_case(s, ok[0], "wgmma RS V MN-major: the kernel's order (LBO 8 KiB, SBO 1 KiB) %s; the other %s%s",
-             ok[0] ? "matches" : "does NOT match", ok[1] ? "matches" : "does not",
+    q35_case(s, ok[0], "wgmma RS V MN-major by %s: the kernel's order (LBO 8 KiB, SBO 1 KiB) %s; the other %s%s",
+             tma ? "TMA" : "the threads", ok[0] ? "matches" : "does NOT match", ok[1] ? "matches" : "does not",
              !ok[0] && ok[1] ? " -> build with -DQ35_SM90_V_LBO=1024u -DQ35_SM90_V_SBO=8192u" : "");
     free(p), free(v), free(p64), free(v64), free(ref);
     q35_gpu_free(dp), q35_gpu_free(dv);
@@ -212,11 +215,13 @@ int main(void)
         printf("SKIP  racecheck does not follow the TMA / mbarrier / wgmma (async proxy) handoffs\n");
         return Q35_TEST_SKIP;
     }
-    check_ss(&s, 16);
-    check_ss(&s, 64);
-    check_ss(&s, 256);
-    check_rs(&s);
+    check_ss(&s, 16, 0);
+    check_ss(&s, 64, 0);
+    check_ss(&s, 256, 0);
+    check_rs(&s, 0);
     check_tma(&s, 100, 264, 64, 0);
     check_tma(&s, 100, 264, 128, 64); /* rows 100 .. 127 past the tensor: zeros */
+    check_ss(&s, 256, 1);            /* the kernel's S: K by TMA */
+    check_rs(&s, 1);                 /* the kernel's O += P V: V by TMA */
     return q35_suite_end(&s);
 }
