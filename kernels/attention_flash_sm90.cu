@@ -37,14 +37,18 @@
  * 192 KiB + 1 KiB of alignment (boxes 1024-byte aligned for the swizzle).
  * Order: blocks take query tiles from the last (the longest rows) to the
  * first, every KV head's in turn.
- * Variants (q35_attention_flash_sm90_variant_*): serial, each product waited
- * for where it is issued (the two consumer groups overlap each other only);
- * overlap, a tile's O += P V left in flight while the group waits for the next
- * K tile and issues its S (one wait covers both, then the stage is released).
- * Registers (ptxas, CUDA 13.0, sm_90a): 168 a thread in both, no spills.
- * Not yet: the softmax overlapped with the next S inside a group (FA3's
- * two score buffers and ping-pong named barriers), a KV split for short
- * chunks, an f16 output. */
+ * Variants (q35_attention_flash_sm90_variant_*): serial only (each product
+ * waited for where it is issued; the two consumer groups overlap each
+ * other). Tried and left out: O += P V left in flight under the next S
+ * ("overlap"), and the softmax of tile j under O += P(j-1) V(j-1) (FA3's
+ * intra-warp-group pipeline): ptxas 13.0 serialized their wgmmas (C7515 /
+ * C7518: accumulators defined, or waits, inside the in-flight stage) or
+ * spilled.
+ * Registers (ptxas, CUDA 13.0, sm_90a): 168 at launch (384 threads), up to
+ * 240 in the consumers after setmaxnreg; no spills.
+ * Not yet: that intra-group overlap in a form ptxas keeps asynchronous,
+ * FA3's ping-pong of the two groups through named barriers, a KV split for
+ * short chunks, an f16 output. */
 #include "kernels/attention_flash_sm90.h"
 #include "kernels/sm90.cuh"
 #include "kernels/tma.h"
@@ -126,10 +130,11 @@ __device__ __forceinline__ void sm90_stage_q(uint32_t sQ, const sm90_args &a, in
 __device__ __forceinline__ void sm90_scores(float (&s)[32], uint32_t sQ, uint32_t sK)
 {
     q35_wgmma_fence();
+    q35_wgmma_ss_m64n64k16_first(s, q35_gmma_desc(sQ, 16, 1024), q35_gmma_desc(sK, 16, 1024));
 #pragma unroll
-    for (int kk = 0; kk < HD / 16; kk++) {
+    for (int kk = 1; kk < HD / 16; kk++) {
         const uint32_t step = (kk / 4) * BOX_BYTES + (kk % 4) * 32;
-        q35_wgmma_ss_m64n64k16(s, q35_gmma_desc(sQ + step, 16, 1024), q35_gmma_desc(sK + step, 16, 1024), kk > 0);
+        q35_wgmma_ss_m64n64k16(s, q35_gmma_desc(sQ + step, 16, 1024), q35_gmma_desc(sK + step, 16, 1024), 1);
     }
     q35_wgmma_commit();
     q35_wgmma_wait<0>();
@@ -178,9 +183,8 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[32], uint32_t (&p)[4][4]
 }
 
 /* O [64][256] += P V over the tile's 64 positions: 4 k16 steps of 16
- * positions (two 8-position atoms, 2 KiB); WAIT: until it is done, else it
- * stays in flight (o and p untouchable until the next wait). */
-template <bool WAIT>
+ * positions (two 8-position atoms, 2 KiB), waited for (the A fragments
+ * fenced too: the compiler may not reuse them while the wgmma reads them). */
 __device__ __forceinline__ void sm90_pv(float (&o)[128], uint32_t (&p)[4][4], uint32_t sV)
 {
     q35_wgmma_fence();
@@ -189,11 +193,9 @@ __device__ __forceinline__ void sm90_pv(float (&o)[128], uint32_t (&p)[4][4], ui
     for (int kk = 0; kk < BLOCK_N / 16; kk++)
         q35_wgmma_rs_m64n256k16<1>(o, p[kk], q35_gmma_desc(sV + kk * 2048, Q35_SM90_V_LBO, Q35_SM90_V_SBO), 1);
     q35_wgmma_commit();
-    if (WAIT) {
-        q35_wgmma_wait<0>();
-        q35_reg_fence(o);
-        q35_reg_fence(p);
-    }
+    q35_wgmma_wait<0>();
+    q35_reg_fence(o);
+    q35_reg_fence(p);
 }
 
 /* The producer's thread: every tile of the block through the ring. */
@@ -218,11 +220,8 @@ __device__ __forceinline__ void sm90_produce(const q35_tma_map *kmap, const q35_
 
 /* A consumer warp group (c = 0, 1): its 64 M-rows over the tiles they see
  * (warp group 2's last row is the block's: it sees every tile, so each stage
- * is released only after its TMA landed). OVERLAP: O += P V of a tile stays
- * in flight while the group waits for the next K tile and issues its S (the
- * S wait covers both; the stage is released after it), else each product is
- * waited for where it is issued. */
-template <bool OVERLAP>
+ * is released only after its TMA landed); each product waited for where it
+ * is issued, the two groups overlapping each other. */
 __device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, int c, int tiles, int r0, int rows,
                                              int kvh)
 {
@@ -239,13 +238,12 @@ __device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, 
 #pragma unroll
     for (int ri = 0; ri < 2; ri++)
         pos[ri] = a.pos0 + r0 + min((64 * c + 16 * warp + g + 8 * ri) / a.hpk, rows - 1);
-    const int mine = last / BLOCK_N + 1;
+    const int mine = last / BLOCK_N + 1; /* the tiles the group sees */
     float o[128], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
     uint32_t p[4][4];
 #pragma unroll
     for (int i = 0; i < 128; i++)
         o[i] = 0.0f;
-    int pending = -1; /* OVERLAP: the stage whose O += P V is in flight */
     for (int j = 0; j < tiles; j++) {
         const int st = j % STAGES;
         const uint32_t phase = (j / STAGES) & 1;
@@ -253,12 +251,6 @@ __device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, 
             float s[32];
             q35_mbar_wait(full_k + 8 * st, phase);
             sm90_scores(s, sQ, base + OFF_K + st * TILE_BYTES);
-            if (OVERLAP) { /* the previous P V is done too */
-                q35_reg_fence(o);
-                q35_reg_fence(p);
-                if (pending >= 0)
-                    q35_mbar_arrive(empty + 8 * pending);
-            }
             if (j * BLOCK_N + BLOCK_N - 1 > first) { /* a diagonal tile */
 #pragma unroll
                 for (int i = 0; i < 8; i++)
@@ -271,27 +263,9 @@ __device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, 
             }
             sm90_softmax(s, p, o, m, l, a.scale_log2);
             q35_mbar_wait(full_v + 8 * st, phase);
-            sm90_pv<!OVERLAP>(o, p, base + OFF_V + st * TILE_BYTES);
-            if (OVERLAP)
-                pending = st;
-            else
-                q35_mbar_arrive(empty + 8 * st);
-            continue;
+            sm90_pv(o, p, base + OFF_V + st * TILE_BYTES);
         }
-        if (OVERLAP && pending >= 0) {
-            q35_wgmma_wait<0>();
-            q35_reg_fence(o);
-            q35_reg_fence(p);
-            q35_mbar_arrive(empty + 8 * pending);
-            pending = -1;
-        }
-        q35_mbar_arrive(empty + 8 * st); /* a tile past the group's rows */
-    }
-    if (OVERLAP && pending >= 0) {
-        q35_wgmma_wait<0>();
-        q35_reg_fence(o);
-        q35_reg_fence(p);
-        q35_mbar_arrive(empty + 8 * pending);
+        q35_mbar_arrive(empty + 8 * st);
     }
 #pragma unroll
     for (int ri = 0; ri < 2; ri++) {
@@ -311,7 +285,6 @@ __device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, 
 
 #endif /* Q35_SM90A_CODE */
 
-template <bool OVERLAP>
 __global__ void __launch_bounds__(THREADS, 1)
     q35_flash_sm90_kernel(const __grid_constant__ q35_tma_map kmap, const __grid_constant__ q35_tma_map vmap,
                           const sm90_args a)
@@ -336,7 +309,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             sm90_produce(&kmap, &vmap, base, tiles, kvh);
     } else {
         q35_setmaxnreg_inc<240>();
-        sm90_consume<OVERLAP>(a, base, threadIdx.x / 128 - 1, tiles, r0, rows, kvh);
+        sm90_consume(a, base, threadIdx.x / 128 - 1, tiles, r0, rows, kvh);
     }
 #else
     (void)kmap, (void)vmap, (void)a;
@@ -344,12 +317,9 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
 }
 
-/* A variant: which kernel. */
-struct sm90_impl {
-    bool overlap;
-};
-static const sm90_impl k_serial = {false}, k_overlap = {true};
-static const q35_variant k_table[] = {{"serial", 0, &k_serial}, {"overlap", 1, &k_overlap}};
+/* The variants: one so far (the registry keeps the benchmarks' axis and the
+ * suites' loop ready for the next). */
+static const q35_variant k_table[] = {{"serial", 0, (const void *)q35_flash_sm90_kernel}};
 static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
 
 int q35_attention_flash_sm90_variant_count(void)
@@ -450,11 +420,11 @@ int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k
         return -1;
     const sm90_args a = {o,        q,  s.q_stride, s.o_stride, (int)pos0, (int)T, hpk, R, s.kv_heads, (int)qtiles,
                          s.scale * LOG2E};
-    const bool overlap = static_cast<const sm90_impl *>(v->impl)->overlap;
-    void (*kernel)(const q35_tma_map, const q35_tma_map, const sm90_args) =
-        overlap ? q35_flash_sm90_kernel<true> : q35_flash_sm90_kernel<false>;
-    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES), err))
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_flash_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            SMEM_BYTES),
+                       err))
         return -1;
-    kernel<<<(unsigned)(qtiles * s.kv_heads), THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(kmap, vmap, a);
-    return Q35_LAUNCH_CHECK(overlap ? "q35_flash_sm90_kernel<overlap>" : "q35_flash_sm90_kernel<serial>", err);
+    q35_flash_sm90_kernel<<<(unsigned)(qtiles * s.kv_heads), THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(kmap, vmap,
+                                                                                                          a);
+    return Q35_LAUNCH_CHECK("q35_flash_sm90_kernel", err);
 }

@@ -49,9 +49,8 @@ int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k
                                      q35_error *err);
 
 /* The variants (kernels/variant.h; all in this unit): serial (each wgmma
- * product waited for where it is issued; the default until measured) and
- * overlap (a tile's O += P V left in flight while the next K tile is awaited
- * and its S issued). */
+ * product waited for where it is issued), the default; the registry holds the
+ * benchmarks' axis and the suite's loop for the next. */
 int q35_attention_flash_sm90_variant_count(void);
 const char *q35_attention_flash_sm90_variant_name(int variant);
 int q35_attention_flash_sm90_variant_find(const char *name);

@@ -12,7 +12,8 @@
  *                   in 16-29, stride byte offset >> 4 in 32-45, base offset 0 in
  *                   49-51, layout type 1 = SWIZZLE_128B in 62-63);
  *   wgmma           fence / commit_group / wait_group, SS m64n64k16 (both
- *                   operands K-major in shared memory), RS m64n{64,128,256}k16
+ *                   operands K-major in shared memory; _first: D written
+ *                   only, scale-d false), RS m64n{64,128,256}k16
  *                   (A from registers, B from shared memory, K- or MN-major),
  *                   f32 += f16 * f16; q35_reg_fence (keeps the compiler from
  *                   moving accumulator reads and writes across an async wgmma);
@@ -130,6 +131,22 @@ __device__ __forceinline__ void q35_wgmma_ss_m64n64k16(float (&d)[32],
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/* D[64][64] = A B^T (D not read: scale-d false), as q35_wgmma_ss_m64n64k16;
+ * D's registers are outputs only, so nothing defines them before. */
+__device__ __forceinline__ void q35_wgmma_ss_m64n64k16_first(float (&d)[32], uint64_t desc_a, uint64_t desc_b)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, 0, 1, 1, 0, 0;\n"
+                 :
+          "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]),
+          "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15]),
+          "=f"(d[16]), "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]), "=f"(d[21]), "=f"(d[22]), "=f"(d[23]),
+          "=f"(d[24]), "=f"(d[25]), "=f"(d[26]), "=f"(d[27]), "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31])
+                 : "l"(desc_a), "l"(desc_b));
 }
 
 /* D[64][64] += A B, A [64][16] f16 from registers (a: the m64nNk16 A fragment),
