@@ -54,12 +54,6 @@ static q35_attn_shape shape_of(const q35_shape *m)
     return s;
 }
 
-/* Visible (row, position) pairs of T rows at pos0, and their FLOP. */
-static double attn_flop(const q35_shape *m, int64_t pos0, int64_t T)
-{
-    return 4.0 * m->head_dim * m->n_head * ((double)T * (double)pos0 + (double)T * (double)(T + 1) / 2.0);
-}
-
 /* q and o of T rows, the caches of n_ctx rows (`copies` of each). */
 typedef struct att_bufs {
     q35_attn_shape s;
@@ -150,7 +144,8 @@ static void bench_flash(q35_bench_state *st, void *which)
     if (bufs_alloc(&c.b, m, c.n_ctx, c.T, 1, st))
         return;
     q35_bench_time(st, flash_launch, &c);
-    q35_bench_rate(st, "FLOP", c.prompt ? attn_flop(m, 0, c.n_ctx) : attn_flop(m, c.n_ctx - c.T, c.T));
+    q35_bench_rate(st, "FLOP",
+                   c.prompt ? q35_bench_attn_flop(m, 0, c.n_ctx) : q35_bench_attn_flop(m, c.n_ctx - c.T, c.T));
     q35_bench_rate(st, "rows", (double)(c.prompt ? c.n_ctx : c.T));
     bufs_free(&c.b);
 }
@@ -224,7 +219,7 @@ static void bench_f32(q35_bench_state *st, void *which)
     const double rect = 2.0 * m->head_dim * m->n_head * (double)c.T * (double)c.n_ctx; /* masked pairs too */
     const double elems = (double)m->n_head * (double)c.T * (double)c.n_ctx;
     if (part == 0)
-        q35_bench_rate(st, "FLOP", attn_flop(m, c.n_ctx - c.T, c.T)); /* visible pairs, as flash counts */
+        q35_bench_rate(st, "FLOP", q35_bench_attn_flop(m, c.n_ctx - c.T, c.T)); /* visible pairs, as flash counts */
     else if (part == 2)
         q35_bench_rate(st, "bytes", 16.0 * elems); /* three reads and one write of each score */
     else
@@ -271,7 +266,7 @@ static void bench_decode(q35_bench_state *st, void *which)
         return;
     q35_bench_time(st, decode_launch, &c);
     q35_bench_rate(st, "bytes", (double)cache);
-    q35_bench_rate(st, "FLOP", attn_flop(m, c.n_ctx - c.T, c.T));
+    q35_bench_rate(st, "FLOP", q35_bench_attn_flop(m, c.n_ctx - c.T, c.T));
     q35_bench_rate(st, "rows", (double)c.T);
     bufs_free(&c.b);
 }

@@ -53,3 +53,8 @@ const char *q35_bench_model_legend(char *buf, size_t cap)
     }
     return buf;
 }
+
+double q35_bench_attn_flop(const q35_shape *m, int64_t pos0, int64_t T)
+{
+    return 4.0 * m->head_dim * m->n_head * ((double)T * (double)pos0 + (double)T * (double)(T + 1) / 2.0);
+}

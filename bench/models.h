@@ -9,6 +9,7 @@
 #include "model/shapes.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,11 @@ const char *q35_bench_model_label(int i, char *buf, size_t cap);
  * "0 = 0.8B, 1 = 9B, 2 = 27B". */
 q35_bench_axis q35_bench_model_axis(void);
 const char *q35_bench_model_legend(char *buf, size_t cap);
+
+/* FLOP of causal attention of T query rows at positions pos0 .. pos0 + T - 1
+ * (every attention benchmark counts so): visible (row, position) pairs only,
+ * 4 * head_dim * heads * sum_t (pos0 + t + 1). */
+double q35_bench_attn_flop(const q35_shape *m, int64_t pos0, int64_t T);
 
 #ifdef __cplusplus
 }

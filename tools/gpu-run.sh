@@ -8,7 +8,7 @@
 # 4096-token prompt, f16 and f32 GEMM), peers (ours and the peers side by side,
 # below). Logs and results go to $OUT (default ./out).
 # bench: Q35_BENCHES picks the executables (default bench_kernels, bench_attention,
-# bench_linear), Q35_BENCH_FILTER the points, Q35_REPS the repetitions,
+# bench_linear, and bench_flash_sm90 where built), Q35_BENCH_FILTER the points, Q35_REPS the repetitions,
 # Q35_BENCH_MIN_TIME (e.g. 0.1) the time each point runs.
 # peers: installs the wheels carried in .whl/ (flash-linear-attention, fla-core;
 # bench/README.md, "Peers") into a private folder, then runs, in this order, the parts of
@@ -42,7 +42,8 @@ for stage in "$@"; do
           grep -E ": (FAIL|SKIP)|: == |tests passed|Failed" "$OUT/gpu-tests.log" | tail -60 ;;
     cpu) (cd $build && ctest -L cpu -j"$(nproc)" -E fuzz) >"$OUT/cpu-tests.log" 2>&1 || rc=1
          grep -E "tests passed|Failed|\*\*\*" "$OUT/cpu-tests.log" | tail -10 ;;
-    bench) for b in ${Q35_BENCHES:-bench_kernels bench_attention bench_linear}; do
+    bench) sm90=; [ -x $build/bench/bench_flash_sm90 ] && sm90=bench_flash_sm90 # built with the sm_90a code
+           for b in ${Q35_BENCHES:-bench_kernels bench_attention bench_linear $sm90}; do
                $build/bench/$b --benchmark_out="$OUT/$b.json" --benchmark_out_format=json \
                    --benchmark_filter="${Q35_BENCH_FILTER:-.}" ${Q35_BENCH_MIN_TIME:+--benchmark_min_time=$Q35_BENCH_MIN_TIME} \
                    --benchmark_repetitions=${Q35_REPS:-3} --benchmark_report_aggregates_only=true \

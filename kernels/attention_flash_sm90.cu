@@ -1,0 +1,430 @@
+/* The sm_90 flash prefill attention (kernels/attention_flash_sm90.h).
+ *
+ * Work split. A block takes one KV head and R query rows of every one of its
+ * hpk query heads: M = 128 M-rows, GQA-packed with the heads interleaved
+ * (M-row m = query row r0 + m / hpk of head kvh * hpk + m % hpk), so one K/V
+ * tile serves the whole group and the rows of a warp group span the fewest
+ * positions:
+ *
+ *     hpk     1    2    3    4    6    8
+ *     R     128   64   42   32   21   16     (hpk 3, 6: M-rows 126, 127 idle)
+ *
+ * 384 threads, three warp groups:
+ *   producer    warp group 0 (setmaxnreg down to 24): one thread walks the KV
+ *               tiles j = 0 .. (the block's last visible position) / 64, each
+ *               K and V tile (64 positions x 256 dims, f16) four TMA boxes of
+ *               64 x 64 (128-byte swizzle), into stage j % 2 of the ring once
+ *               both consumers released it (mbarrier `empty`), completing on
+ *               `full_k` / `full_v`;
+ *   consumers   warp groups 1, 2 (setmaxnreg up to 240), 64 M-rows each: Q
+ *               rounded to f16 into shared memory in the swizzled K-major
+ *               layout by the threads, then per tile up to their last visible
+ *               position:
+ *     S   = Q K^T      16 wgmma m64n64k16 SS (K-major both, the descriptors
+ *                      stepping 32 bytes a k16 step, a box every 4);
+ *     mask             only on the tiles reaching past the group's first
+ *                      row's position: position > the row's -> -inf;
+ *     softmax          row max over the quad (2 shuffles), m in log2 units
+ *                      (scale * log2 e folded in), O and l rescaled by
+ *                      2^(m_old - m_new), P = 2^(s - m) packed to f16 straight
+ *                      into the A fragments of the next product;
+ *     O  += P V        4 wgmma m64n256k16 RS (V MN-major: positions are K,
+ *                      dims N; LBO the 8 KiB step between 64-dim boxes, SBO the
+ *                      1 KiB step between 8-position atoms);
+ *               then they arrive on `empty`; at the end O / l (l reduced over
+ *               the quad) to f32 o rows.
+ * Shared memory: Q 2 x 32 KiB, K 2 stages x 32 KiB, V 2 x 32 KiB, 6 mbarriers:
+ * 192 KiB + 1 KiB of alignment (boxes 1024-byte aligned for the swizzle).
+ * Order: blocks take query tiles from the last (the longest rows) to the
+ * first, every KV head's in turn.
+ * Variants (q35_attention_flash_sm90_variant_*): serial only (each product
+ * waited for where it is issued; the two consumer groups overlap each
+ * other). Tried and left out: O += P V left in flight under the next S
+ * ("overlap"), and the softmax of tile j under O += P(j-1) V(j-1) (FA3's
+ * intra-warp-group pipeline): ptxas 13.0 serialized their wgmmas (C7515 /
+ * C7518: accumulators defined, or waits, inside the in-flight stage) or
+ * spilled.
+ * Registers (ptxas, CUDA 13.0, sm_90a): 168 at launch (384 threads), up to
+ * 240 in the consumers after setmaxnreg; no spills.
+ * Not yet: that intra-group overlap in a form ptxas keeps asynchronous,
+ * FA3's ping-pong of the two groups through named barriers, a KV split for
+ * short chunks, an f16 output. */
+#include "kernels/attention_flash_sm90.h"
+#include "kernels/sm90.cuh"
+#include "kernels/tma.h"
+#include "kernels/variant.h"
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#ifndef Q35_SM90
+#define Q35_SM90 0
+#endif
+
+/* V's MN-major descriptor offsets (see kernels/sm90.cuh): LBO between 64-dim
+ * boxes, SBO between 8-position atoms, as the PTX ISA reads them;
+ * test_kernels_sm90's probe says which order the hardware takes. */
+#ifndef Q35_SM90_V_LBO
+#define Q35_SM90_V_LBO 8192u
+#endif
+#ifndef Q35_SM90_V_SBO
+#define Q35_SM90_V_SBO 1024u
+#endif
+
+#define HD 256
+#define BLOCK_M 128                    /* M-rows a block */
+#define BLOCK_N 64                     /* positions a KV tile */
+#define STAGES 2                       /* the K/V ring */
+#define THREADS 384                    /* producer + 2 consumer warp groups */
+#define BOX_BYTES (64 * 64 * 2)        /* one 64 x 64 f16 TMA box */
+#define TILE_BYTES (4 * BOX_BYTES)     /* 64 rows x 256 dims */
+#define OFF_Q 0
+#define OFF_K (2 * TILE_BYTES)
+#define OFF_V (OFF_K + STAGES * TILE_BYTES)
+#define OFF_BAR (OFF_V + STAGES * TILE_BYTES)
+#define SMEM_BYTES (OFF_BAR + 64 + 1024)
+#define LOG2E 1.4426950408889634f
+
+/* The kernel's scalars. */
+struct sm90_args {
+    float *o;
+    const float *q;
+    int64_t q_stride, o_stride;
+    int pos0, T;     /* the chunk's first position, its rows */
+    int hpk, R;      /* query heads a KV head, query rows a block */
+    int kv_heads, qtiles;
+    float scale_log2; /* scale * log2 e */
+};
+
+/* How many query rows of hpk heads a block holds (0: hpk not taken). */
+static int sm90_rows(int hpk)
+{
+    return hpk == 1 || hpk == 2 || hpk == 3 || hpk == 4 || hpk == 6 || hpk == 8 ? BLOCK_M / hpk : 0;
+}
+
+#ifdef Q35_SM90A_CODE
+
+/* The consumer's M-rows of Q (64 from m0) into sQ, f16, four swizzled 64 x 64
+ * boxes; rows outside the block's are zeros. */
+__device__ __forceinline__ void sm90_stage_q(uint32_t sQ, const sm90_args &a, int m0, int r0, int rows, int kvh,
+                                             int tid)
+{
+    for (int idx = tid; idx < 64 * (HD / 8); idx += 128) {
+        const int ml = idx / (HD / 8), ch = idx % (HD / 8), m = m0 + ml, r = m / a.hpk, h = m % a.hpk;
+        float4 x = make_float4(0.0f, 0.0f, 0.0f, 0.0f), y = x;
+        if (m < a.R * a.hpk && r < rows) {
+            const float4 *src =
+                (const float4 *)(a.q + (int64_t)(r0 + r) * a.q_stride + (int64_t)(kvh * a.hpk + h) * HD + ch * 8);
+            x = __ldg(src);
+            y = __ldg(src + 1);
+        }
+        const uint32_t dst = sQ + (ch / 8) * BOX_BYTES + q35_sw128(ml, (ch % 8) * 8);
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(q35_pack_f16x2(x.x, x.y)),
+                     "r"(q35_pack_f16x2(x.z, x.w)), "r"(q35_pack_f16x2(y.x, y.y)), "r"(q35_pack_f16x2(y.z, y.w))
+                     : "memory");
+    }
+}
+
+/* S [64][64] = Q K^T over the 256 dims: 16 k16 steps. */
+__device__ __forceinline__ void sm90_scores(float (&s)[32], uint32_t sQ, uint32_t sK)
+{
+    q35_wgmma_fence();
+    q35_wgmma_ss_m64n64k16_first(s, q35_gmma_desc(sQ, 16, 1024), q35_gmma_desc(sK, 16, 1024));
+#pragma unroll
+    for (int kk = 1; kk < HD / 16; kk++) {
+        const uint32_t step = (kk / 4) * BOX_BYTES + (kk % 4) * 32;
+        q35_wgmma_ss_m64n64k16(s, q35_gmma_desc(sQ + step, 16, 1024), q35_gmma_desc(sK + step, 16, 1024), 1);
+    }
+    q35_wgmma_commit();
+    q35_wgmma_wait<0>();
+    q35_reg_fence(s);
+}
+
+/* The online softmax of one tile: s (raw scores, masked) -> P in the A
+ * fragments p, m and l updated, o rescaled. */
+__device__ __forceinline__ void sm90_softmax(float (&s)[32], uint32_t (&p)[4][4], float (&o)[128], float (&m)[2],
+                                             float (&l)[2], float scale_log2)
+{
+#pragma unroll
+    for (int ri = 0; ri < 2; ri++) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            mx = fmaxf(mx, fmaxf(s[4 * i + 2 * ri], s[4 * i + 2 * ri + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(m[ri], mx * scale_log2);
+        const float base = m_new == -INFINITY ? 0.0f : m_new; /* a row with nothing visible yet */
+        const float alpha = q35_ex2(m[ri] - base);
+        m[ri] = m_new;
+        float sum = 0.0f;
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const float v = q35_ex2(fmaf(s[4 * i + 2 * ri + e], scale_log2, -base));
+                s[4 * i + 2 * ri + e] = v;
+                sum += v;
+            }
+        l[ri] = l[ri] * alpha + sum;
+#pragma unroll
+        for (int i = 0; i < 32; i++) {
+            o[4 * i + 2 * ri] *= alpha;
+            o[4 * i + 2 * ri + 1] *= alpha;
+        }
+    }
+    /* the accumulator's n8 tiles 2kk, 2kk + 1 are k16 step kk's A fragment */
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            p[kk][j] = q35_pack_f16x2(s[8 * kk + 2 * j], s[8 * kk + 2 * j + 1]);
+}
+
+/* O [64][256] += P V over the tile's 64 positions: 4 k16 steps of 16
+ * positions (two 8-position atoms, 2 KiB), waited for (the A fragments
+ * fenced too: the compiler may not reuse them while the wgmma reads them). */
+__device__ __forceinline__ void sm90_pv(float (&o)[128], uint32_t (&p)[4][4], uint32_t sV)
+{
+    q35_wgmma_fence();
+    q35_reg_fence(o);
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_N / 16; kk++)
+        q35_wgmma_rs_m64n256k16<1>(o, p[kk], q35_gmma_desc(sV + kk * 2048, Q35_SM90_V_LBO, Q35_SM90_V_SBO), 1);
+    q35_wgmma_commit();
+    q35_wgmma_wait<0>();
+    q35_reg_fence(o);
+    q35_reg_fence(p);
+}
+
+/* The producer's thread: every tile of the block through the ring. */
+__device__ __forceinline__ void sm90_produce(const q35_tma_map *kmap, const q35_tma_map *vmap, uint32_t base,
+                                             int tiles, int kvh)
+{
+    const uint32_t full_k = base + OFF_BAR, full_v = full_k + 16, empty = full_k + 32;
+    for (int j = 0; j < tiles; j++) {
+        const int st = j % STAGES;
+        if (j >= STAGES)
+            q35_mbar_wait(empty + 8 * st, (j / STAGES - 1) & 1);
+        q35_mbar_arrive_expect_tx(full_k + 8 * st, TILE_BYTES);
+        for (int b = 0; b < 4; b++)
+            q35_tma_load_2d(base + OFF_K + st * TILE_BYTES + b * BOX_BYTES, kmap, full_k + 8 * st, kvh * HD + 64 * b,
+                            j * BLOCK_N);
+        q35_mbar_arrive_expect_tx(full_v + 8 * st, TILE_BYTES);
+        for (int b = 0; b < 4; b++)
+            q35_tma_load_2d(base + OFF_V + st * TILE_BYTES + b * BOX_BYTES, vmap, full_v + 8 * st, kvh * HD + 64 * b,
+                            j * BLOCK_N);
+    }
+}
+
+/* A consumer warp group (c = 0, 1): its 64 M-rows over the tiles they see
+ * (warp group 2's last row is the block's: it sees every tile, so each stage
+ * is released only after its TMA landed); each product waited for where it
+ * is issued, the two groups overlapping each other. */
+__device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, int c, int tiles, int r0, int rows,
+                                             int kvh)
+{
+    const int tid = threadIdx.x - 128 * (1 + c), warp = tid / 32, lane = tid % 32, g = lane / 4, q4 = lane % 4;
+    const uint32_t sQ = base + OFF_Q + c * TILE_BYTES, full_k = base + OFF_BAR, full_v = full_k + 16,
+                   empty = full_k + 32;
+    sm90_stage_q(sQ, a, 64 * c, r0, rows, kvh, tid);
+    q35_fence_proxy_async();
+    q35_named_sync(1 + c, 128);
+
+    const int first = a.pos0 + r0 + min(64 * c / a.hpk, rows - 1);
+    const int last = a.pos0 + r0 + min((64 * c + 63) / a.hpk, rows - 1);
+    int pos[2];
+#pragma unroll
+    for (int ri = 0; ri < 2; ri++)
+        pos[ri] = a.pos0 + r0 + min((64 * c + 16 * warp + g + 8 * ri) / a.hpk, rows - 1);
+    const int mine = last / BLOCK_N + 1; /* the tiles the group sees */
+    float o[128], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    uint32_t p[4][4];
+#pragma unroll
+    for (int i = 0; i < 128; i++)
+        o[i] = 0.0f;
+    for (int j = 0; j < tiles; j++) {
+        const int st = j % STAGES;
+        const uint32_t phase = (j / STAGES) & 1;
+        if (j < mine) {
+            float s[32];
+            q35_mbar_wait(full_k + 8 * st, phase);
+            sm90_scores(s, sQ, base + OFF_K + st * TILE_BYTES);
+            if (j * BLOCK_N + BLOCK_N - 1 > first) { /* a diagonal tile */
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+#pragma unroll
+                    for (int ri = 0; ri < 2; ri++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++)
+                            if (j * BLOCK_N + 8 * i + 2 * q4 + e > pos[ri])
+                                s[4 * i + 2 * ri + e] = -INFINITY;
+            }
+            sm90_softmax(s, p, o, m, l, a.scale_log2);
+            q35_mbar_wait(full_v + 8 * st, phase);
+            sm90_pv(o, p, base + OFF_V + st * TILE_BYTES);
+        }
+        q35_mbar_arrive(empty + 8 * st);
+    }
+#pragma unroll
+    for (int ri = 0; ri < 2; ri++) {
+        float sum = l[ri];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        const float inv = 1.0f / sum;
+        const int mrow = 64 * c + 16 * warp + g + 8 * ri, r = mrow / a.hpk, h = mrow % a.hpk;
+        if (mrow >= a.R * a.hpk || r >= rows)
+            continue;
+        float *dst = a.o + (int64_t)(r0 + r) * a.o_stride + (int64_t)(kvh * a.hpk + h) * HD + 2 * q4;
+#pragma unroll
+        for (int i = 0; i < 32; i++)
+            *(float2 *)(dst + 8 * i) = make_float2(o[4 * i + 2 * ri] * inv, o[4 * i + 2 * ri + 1] * inv);
+    }
+}
+
+#endif /* Q35_SM90A_CODE */
+
+__global__ void __launch_bounds__(THREADS, 1)
+    q35_flash_sm90_kernel(const __grid_constant__ q35_tma_map kmap, const __grid_constant__ q35_tma_map vmap,
+                          const sm90_args a)
+{
+#ifdef Q35_SM90A_CODE
+    extern __shared__ __align__(1024) uint8_t smem[];
+    const uint32_t base = (q35_sm90_smem(smem) + 1023) & ~1023u;
+    const int qt = a.qtiles - 1 - (int)blockIdx.x / a.kv_heads, kvh = (int)blockIdx.x % a.kv_heads;
+    const int r0 = qt * a.R, rows = min(a.R, a.T - r0), tiles = (a.pos0 + r0 + rows - 1) / BLOCK_N + 1;
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < STAGES; i++) {
+            q35_mbar_init(base + OFF_BAR + 8 * i, 1);           /* full_k: the producer's expect_tx */
+            q35_mbar_init(base + OFF_BAR + 16 + 8 * i, 1);      /* full_v */
+            q35_mbar_init(base + OFF_BAR + 32 + 8 * i, 256);    /* empty: every consumer thread */
+        }
+        q35_mbar_init_fence();
+    }
+    __syncthreads();
+    if (threadIdx.x < 128) {
+        q35_setmaxnreg_dec<24>();
+        if (threadIdx.x == 0)
+            sm90_produce(&kmap, &vmap, base, tiles, kvh);
+    } else {
+        q35_setmaxnreg_inc<240>();
+        sm90_consume(a, base, threadIdx.x / 128 - 1, tiles, r0, rows, kvh);
+    }
+#else
+    (void)kmap, (void)vmap, (void)a;
+    __trap(); /* built without sm_90a code: the launcher refuses first */
+#endif
+}
+
+/* The variants: one so far (the registry keeps the benchmarks' axis and the
+ * suites' loop ready for the next). */
+static const q35_variant k_table[] = {{"serial", 0, (const void *)q35_flash_sm90_kernel}};
+static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
+
+int q35_attention_flash_sm90_variant_count(void)
+{
+    return q35_variant_count(&k_set);
+}
+
+const char *q35_attention_flash_sm90_variant_name(int variant)
+{
+    return q35_variant_name(&k_set, variant);
+}
+
+int q35_attention_flash_sm90_variant_find(const char *name)
+{
+    return q35_variant_find(&k_set, name);
+}
+
+int q35_attention_flash_sm90_variant_default(void)
+{
+    return q35_variant_find(&k_set, "serial");
+}
+
+int q35_attention_flash_sm90_built(void)
+{
+    return Q35_SM90;
+}
+
+int q35_attention_flash_sm90_supported(int device, q35_attn_shape s, q35_error *why)
+{
+    int major = 0, minor = 0, optin = 0;
+    if (!Q35_SM90)
+        return q35_fail(why, "flash_sm90: this build has no sm_90a code (CMake option Q35_SM90 is off: "
+                             "CMAKE_CUDA_ARCHITECTURES holds no 90)"),
+               0;
+    if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), why) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), why) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), why))
+        return 0;
+    if (major != 9 || minor != 0)
+        return q35_fail(why, "flash_sm90: needs compute capability 9.0 (sm_90a: wgmma, TMA, setmaxnreg); device %d is "
+                             "%d.%d",
+                        device, major, minor),
+               0;
+    if (s.head_dim != HD)
+        return q35_fail(why, "flash_sm90: takes head_dim %d only, not %d", HD, s.head_dim), 0;
+    if (s.heads < 1 || s.kv_heads < 1 || s.heads % s.kv_heads != 0)
+        return q35_fail(why, "flash_sm90: heads %d is not a multiple of kv_heads %d", s.heads, s.kv_heads), 0;
+    if (!sm90_rows(s.heads / s.kv_heads))
+        return q35_fail(why, "flash_sm90: %d query heads per KV head (takes 1, 2, 3, 4, 6 or 8)",
+                        s.heads / s.kv_heads),
+               0;
+    if ((size_t)optin < (size_t)SMEM_BYTES)
+        return q35_fail(why, "flash_sm90: needs %d bytes of shared memory per block; device %d allows %d", SMEM_BYTES,
+                        device, optin),
+               0;
+    return 1;
+}
+
+int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
+                                     int64_t pos0, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
+                                     q35_error *err)
+{
+    static const char *who = "attention_prefill_flash_sm90";
+    if (q35_attention_check_shape(who, s, err))
+        return -1;
+    const q35_variant *v = q35_variant_at(&k_set, variant == Q35_VARIANT_DEFAULT
+                                                      ? q35_attention_flash_sm90_variant_default()
+                                                      : variant);
+    if (!v)
+        return q35_fail(err, "%s: flash_sm90 has variants 0..%d, not %d", who, q35_variant_count(&k_set) - 1,
+                        variant);
+    int dev = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err))
+        return -1;
+    q35_error why = {{0}};
+    if (!q35_attention_flash_sm90_supported(dev, s, &why))
+        return q35_fail(err, "%s: %s", who, why.msg);
+    if (pos0 < 0 || T < 0 || pos0 > (int64_t)INT32_MAX - T)
+        return q35_fail(err, "%s: pos0 %lld, T %lld (>= 0, pos0 + T <= %d)", who, (long long)pos0, (long long)T,
+                        INT32_MAX);
+    if ((uintptr_t)q % 16 || s.q_stride % 4 || (uintptr_t)o % 8 || s.o_stride % 2)
+        return q35_fail(err, "%s: q must be 16-byte aligned with a stride of whole float4 (%lld), o 8-byte aligned "
+                             "with an even stride (%lld)",
+                        who, (long long)s.q_stride, (long long)s.o_stride);
+    if ((uintptr_t)k_cache % 16 || (uintptr_t)v_cache % 16 || s.kv_stride % 8)
+        return q35_fail(err, "%s: TMA needs 16-byte aligned caches and a row stride of whole 16 bytes (kv_stride %lld "
+                             "f16 is not a multiple of 8, or a cache is misaligned)",
+                        who, (long long)s.kv_stride);
+    if (T == 0)
+        return 0;
+    const int hpk = s.heads / s.kv_heads, R = sm90_rows(hpk);
+    const int64_t n_ctx = pos0 + T, qtiles = (T + R - 1) / R;
+    const uint64_t dims[2] = {(uint64_t)s.kv_heads * HD, (uint64_t)n_ctx}, strides[1] = {(uint64_t)s.kv_stride * 2};
+    const uint32_t box[2] = {64, BLOCK_N};
+    q35_tma_map kmap, vmap;
+    if (q35_tma_map_f16(&kmap, k_cache, 2, dims, strides, box, 1, who, err) ||
+        q35_tma_map_f16(&vmap, v_cache, 2, dims, strides, box, 1, who, err))
+        return -1;
+    const sm90_args a = {o,        q,  s.q_stride, s.o_stride, (int)pos0, (int)T, hpk, R, s.kv_heads, (int)qtiles,
+                         s.scale * LOG2E};
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_flash_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            SMEM_BYTES),
+                       err))
+        return -1;
+    q35_flash_sm90_kernel<<<(unsigned)(qtiles * s.kv_heads), THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(kmap, vmap,
+                                                                                                          a);
+    return Q35_LAUNCH_CHECK("q35_flash_sm90_kernel", err);
+}

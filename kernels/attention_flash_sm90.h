@@ -1,0 +1,63 @@
+/* The sm_90 flash prefill attention over an f16 KV cache (kernels/attention.h's
+ * formula): one fused causal kernel for head_dim 256 on Hopper's warp-group
+ * tensor cores (wgmma.mma_async: S = Q K^T with both operands in shared memory,
+ * O += P V with P from registers), K/V tiles brought by TMA
+ * (cp.async.bulk.tensor, mbarrier completion) into a 2-stage ring, a producer
+ * warp group and two consumer warp groups, f32 accumulation and an f32 online
+ * softmax in exp2. kernels/attention_flash_sm90.cu says how; kernels/sm90.cuh
+ * holds the PTX. An experiment beside the production flash kernel
+ * (kernels/attention_flash.h, f32 caches): not yet the model's path.
+ *
+ * Caches: IEEE f16 (uint16_t bits), k_cache[pos][kv_stride] with KV head h's
+ * 256 values at h * 256, as the f32 cache's layout; s.kv_stride counts f16
+ * elements. q, o: f32 [T][q_stride], [T][o_stride] as for
+ * q35_attention_prefill_flash (q rounded to f16 by the kernel).
+ *
+ * Runs where: compute capability 9.0 exactly (sm_90a code), a build with that
+ * code (CMake option Q35_SM90, on when CMAKE_CUDA_ARCHITECTURES holds 90),
+ * head_dim 256, 1, 2, 3, 4, 6 or 8 query heads a KV head. */
+#ifndef Q35_KERNELS_ATTENTION_FLASH_SM90_H
+#define Q35_KERNELS_ATTENTION_FLASH_SM90_H
+
+#include "kernels/attention.h"
+#include "kernels/cuda.h"
+#include "kernels/variant.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when this build holds the sm_90a kernel (Q35_SM90), else 0. */
+int q35_attention_flash_sm90_built(void);
+
+/* Whether the kernel runs these heads on this device (see above; also the
+ * shared memory it needs): 1, or 0 with the reason in why. */
+int q35_attention_flash_sm90_supported(int device, q35_attn_shape s, q35_error *why);
+
+/* o [T][o_stride] for query rows q [T][q_stride] at positions pos0..pos0+T-1,
+ * over f16 cache rows 0..pos0+T-1 (this chunk's rows already appended), with
+ * kernel variant `variant` (below; Q35_VARIANT_DEFAULT: the default); no
+ * workspace; T = 0 does nothing. Refuses what _supported refuses, an unknown
+ * variant, and: q not
+ * 16-byte aligned or q_stride not a multiple of 4; o not 8-byte aligned or
+ * o_stride odd; a cache not 16-byte aligned or kv_stride not a multiple of 8
+ * (TMA: 16-byte strides); pos0 < 0, T < 0, pos0 + T > INT32_MAX. */
+int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
+                                     int64_t pos0, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
+                                     q35_error *err);
+
+/* The variants (kernels/variant.h; all in this unit): serial (each wgmma
+ * product waited for where it is issued), the default; the registry holds the
+ * benchmarks' axis and the suite's loop for the next. */
+int q35_attention_flash_sm90_variant_count(void);
+const char *q35_attention_flash_sm90_variant_name(int variant);
+int q35_attention_flash_sm90_variant_find(const char *name);
+int q35_attention_flash_sm90_variant_default(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_KERNELS_ATTENTION_FLASH_SM90_H */

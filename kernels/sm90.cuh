@@ -1,0 +1,354 @@
+/* The sm_90a (Hopper) PTX the wgmma/TMA kernels are built from
+ * (kernels/attention_flash_sm90.cu, parity/kernels/sm90_probe.cu), each a thin
+ * inline-PTX wrapper named after its instruction (PTX ISA 8.x: wgmma.mma_async,
+ * cp.async.bulk.tensor, mbarrier, setmaxnreg):
+ *
+ *   shared memory   q35_sm90_smem (a generic pointer to its 32-bit shared address),
+ *                   q35_sw128 (the 128-byte swizzle of a [rows][64] f16 box, as
+ *                   TMA's CU_TENSOR_MAP_SWIZZLE_128B writes it: 16-byte chunk c of
+ *                   row r at chunk c ^ (r % 8); boxes 1024-byte aligned);
+ *   descriptors     q35_gmma_desc: the 64-bit shared-memory matrix descriptor
+ *                   (start address >> 4 in bits 0-13, leading byte offset >> 4
+ *                   in 16-29, stride byte offset >> 4 in 32-45, base offset 0 in
+ *                   49-51, layout type 1 = SWIZZLE_128B in 62-63);
+ *   wgmma           fence / commit_group / wait_group, SS m64n64k16 (both
+ *                   operands K-major in shared memory; _first: D written
+ *                   only, scale-d false), RS m64n{64,128,256}k16
+ *                   (A from registers, B from shared memory, K- or MN-major),
+ *                   f32 += f16 * f16; q35_reg_fence (keeps the compiler from
+ *                   moving accumulator reads and writes across an async wgmma);
+ *   mbarrier        init, arrive, arrive.expect_tx, try_wait.parity (a bounded
+ *                   spin: after 20 s it traps, so a lost arrival fails the
+ *                   launch instead of hanging it), fence.mbarrier_init;
+ *   TMA             2-D and 3-D tile loads (cp.async.bulk.tensor, completion
+ *                   counted on an mbarrier), fence.proxy.async (generic shared
+ *                   memory writes made visible to the async proxy: wgmma, TMA);
+ *   registers       setmaxnreg inc / dec (warp-group register reallocation);
+ *   misc            named barriers, ex2.approx, f16x2 packing.
+ *
+ * Canonical layouts (PTX ISA "Shared Memory Matrix Layout", 128-byte swizzle,
+ * f16, T = 8 elements = 16 bytes):
+ *   K-major   ((8,m),(T,2k)):((8T,SBO),(1,T)): rows of 64 K-values (128 bytes),
+ *             8-row atoms of 1024 bytes, SBO = 1024 between atoms, LBO unused;
+ *             a k16 step inside the 64-wide box advances the start address by
+ *             32 bytes, the next box by its size;
+ *   MN-major  ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)): rows of 64 N-values (one
+ *             K index each), 8 K rows an atom; LBO = the byte step between
+ *             64-wide N blocks, SBO = between 8-row K atoms (the PTX ISA's
+ *             reading; parity/kernels/test_kernels_sm90.c tries both orders).
+ * Every wrapper compiles only in the sm_90a device pass (Q35_SM90A_CODE);
+ * elsewhere the kernels that use them are stubs that trap. */
+#ifndef Q35_KERNELS_SM90_CUH
+#define Q35_KERNELS_SM90_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define Q35_SM90A_CODE 1
+#endif
+
+/* Byte offset of f16 element (row, col) (col < 64) in a 128-byte-swizzled box
+ * [rows][64] (host and device: the probes read TMA's image with it). */
+__host__ __device__ __forceinline__ uint32_t q35_sw128(int row, int col)
+{
+    return (uint32_t)(row * 128 + ((((col >> 3) ^ row) & 7) << 4) + (col & 7) * 2);
+}
+
+#ifdef Q35_SM90A_CODE
+
+/* ---- shared memory ------------------------------------------------------------------ */
+
+__device__ __forceinline__ uint32_t q35_sm90_smem(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* The descriptor of a 128-byte-swizzled operand at shared address addr. */
+__device__ __forceinline__ uint64_t q35_gmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)((lbo >> 4) & 0x3FFF) << 16 |
+           (uint64_t)((sbo >> 4) & 0x3FFF) << 32 | (uint64_t)1 << 62;
+}
+
+/* ---- wgmma -------------------------------------------------------------------------- */
+
+__device__ __forceinline__ void q35_wgmma_fence(void)
+{
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void q35_wgmma_commit(void)
+{
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+/* Waits until at most N committed wgmma groups are pending. */
+template <int N>
+__device__ __forceinline__ void q35_wgmma_wait(void)
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+/* An accumulator's registers pinned at this point of the program (after a
+ * wgmma.wait_group: the compiler neither moves their reads and writes above
+ * it nor reuses them earlier). */
+template <int N>
+__device__ __forceinline__ void q35_reg_fence(float (&d)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* The same for A fragments in registers ([K16 steps][4]): an in-flight RS
+ * wgmma still reads them. */
+template <int K>
+__device__ __forceinline__ void q35_reg_fence(uint32_t (&a)[K][4])
+{
+#pragma unroll
+    for (int k = 0; k < K; k++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            asm volatile("" : "+r"(a[k][i])::"memory");
+}
+
+/* ---- wgmma instructions (one wrapper a shape) ---- */
+
+/* D[64][64] (+)= A B^T, A [64][16] and B [64][16] from shared memory (descriptors),
+ * K-major both (tnsp 0); scale_d 0: D = A B^T, else D += A B^T. */
+__device__ __forceinline__ void q35_wgmma_ss_m64n64k16(float (&d)[32],
+                                                       uint64_t desc_a, uint64_t desc_b, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                 :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/* D[64][64] = A B^T (D not read: scale-d false), as q35_wgmma_ss_m64n64k16;
+ * D's registers are outputs only, so nothing defines them before. */
+__device__ __forceinline__ void q35_wgmma_ss_m64n64k16_first(float (&d)[32], uint64_t desc_a, uint64_t desc_b)
+{
+    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, 0, 1, 1, 0, 0;\n"
+                 :
+          "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), "=f"(d[7]),
+          "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), "=f"(d[14]), "=f"(d[15]),
+          "=f"(d[16]), "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]), "=f"(d[21]), "=f"(d[22]), "=f"(d[23]),
+          "=f"(d[24]), "=f"(d[25]), "=f"(d[26]), "=f"(d[27]), "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31])
+                 : "l"(desc_a), "l"(desc_b));
+}
+
+/* D[64][64] += A B, A [64][16] f16 from registers (a: the m64nNk16 A fragment),
+ * B [16][64] from shared memory, MN-major (TNSP_B 1: N contiguous) or K-major (0);
+ * scale_d 0: D = A B. */
+template <int TNSP_B>
+__device__ __forceinline__ void q35_wgmma_rs_m64n64k16(float (&d)[32],
+                                                       const uint32_t (&a)[4], uint64_t desc_b, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+                 :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TNSP_B));
+}
+
+/* D[64][128] += A B, A [64][16] f16 from registers (a: the m64nNk16 A fragment),
+ * B [16][128] from shared memory, MN-major (TNSP_B 1: N contiguous) or K-major (0);
+ * scale_d 0: D = A B. */
+template <int TNSP_B>
+__device__ __forceinline__ void q35_wgmma_rs_m64n128k16(float (&d)[64],
+                                                        const uint32_t (&a)[4], uint64_t desc_b, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
+                 :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TNSP_B));
+}
+
+/* D[64][256] += A B, A [64][16] f16 from registers (a: the m64nNk16 A fragment),
+ * B [16][256] from shared memory, MN-major (TNSP_B 1: N contiguous) or K-major (0);
+ * scale_d 0: D = A B. */
+template <int TNSP_B>
+__device__ __forceinline__ void q35_wgmma_rs_m64n256k16(float (&d)[128],
+                                                        const uint32_t (&a)[4], uint64_t desc_b, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+                 "}, {%128, %129, %130, %131}, %132, p, 1, 1, %134;\n}\n"
+                 :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),
+          "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TNSP_B));
+}
+
+/* ---- mbarrier ----------------------------------------------------------------------- */
+
+__device__ __forceinline__ void q35_mbar_init(uint32_t bar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* The barriers' initialisation made visible to the other threads and to the
+ * async proxy (before a __syncthreads). */
+__device__ __forceinline__ void q35_mbar_init_fence(void)
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void q35_mbar_arrive(uint32_t bar)
+{
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+
+/* This thread's arrival, and bytes more transactions expected in the phase. */
+__device__ __forceinline__ void q35_mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
+{
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n" ::"r"(bar),
+                 "r"(bytes)
+                 : "memory");
+}
+
+/* Waits for the phase of that parity to complete; traps when it has not after
+ * 20 s (%globaltimer, read every 1024 polls): a lost arrival or a TMA that
+ * never lands fails the launch instead of hanging it. */
+__device__ __forceinline__ void q35_mbar_wait(uint32_t bar, uint32_t parity)
+{
+    uint64_t start = 0;
+    for (uint32_t polls = 1;; polls++) {
+        uint32_t done;
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, "
+                     "p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+        if (done)
+            return;
+        if (polls % 1024 == 0) {
+            uint64_t now;
+            asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
+            if (start == 0)
+                start = now;
+            else if (now - start > 20000000000ull)
+                __trap();
+        }
+    }
+}
+
+/* ---- TMA ---------------------------------------------------------------------------- */
+
+/* Generic-proxy writes to shared memory made visible to the async proxy. */
+__device__ __forceinline__ void q35_fence_proxy_async(void)
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* The tile of map at coordinates (x innermost, y) into shared memory dst; its
+ * bytes complete a transaction on bar. */
+__device__ __forceinline__ void q35_tma_load_2d(uint32_t dst, const void *map, uint32_t bar, int x, int y)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], "
+                 "[%2];\n" ::"r"(dst),
+                 "l"(map), "r"(bar), "r"(x), "r"(y)
+                 : "memory");
+}
+
+__device__ __forceinline__ void q35_tma_load_3d(uint32_t dst, const void *map, uint32_t bar, int x, int y, int z)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, "
+                 "%5}], [%2];\n" ::"r"(dst),
+                 "l"(map), "r"(bar), "r"(x), "r"(y), "r"(z)
+                 : "memory");
+}
+
+/* ---- registers, barriers, arithmetic ------------------------------------------------ */
+
+template <int N>
+__device__ __forceinline__ void q35_setmaxnreg_inc(void)
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+template <int N>
+__device__ __forceinline__ void q35_setmaxnreg_dec(void)
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+/* Named barrier id (1..15) over `threads` threads (a multiple of 32). */
+__device__ __forceinline__ void q35_named_sync(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ float q35_ex2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* Two floats as f16x2 (lo in the low half), round to nearest. */
+__device__ __forceinline__ uint32_t q35_pack_f16x2(float lo, float hi)
+{
+    uint32_t r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+#endif /* Q35_SM90A_CODE */
+
+#endif /* Q35_KERNELS_SM90_CUH */

@@ -1,0 +1,83 @@
+# cmake -DNVCC=... -DSRC=repo [-DHINTS="dir;dir"] -P sm90_sass.cmake
+# Without a GPU: compiles kernels/attention_flash_sm90.cu for sm_90a (as the
+# build does, Q35_SM90=1) to a cubin with ptxas's resource report, and checks
+# that the flash_sm90 kernel has no stack frame and no spills (the report),
+# that ptxas did not serialize its wgmmas (its C75xx "Potential Performance
+# Loss" lines), and
+# that the SASS (cuobjdump -sass) of each kernel (every variant) holds the warp-group MMAs of both products
+# (HGMMA.64x64x16.F32: S = Q K^T; HGMMA.64x256x16.F32: O += P V), the TMA
+# loads (UTMALDG), the register reallocation (USETMAXREG) and no local memory
+# (LDL/STL). cuobjdump and nvdisasm: sass_tools.cmake finds them; SKIPPED
+# (ctest's skip) naming what is missing.
+set(SASS_TEST kernels_flash_sm90_sass)
+include("${CMAKE_CURRENT_LIST_DIR}/sass_tools.cmake")
+if(SASS_TOOLS_MISSING)
+  return()
+endif()
+set(cubin "${CMAKE_CURRENT_BINARY_DIR}/attention_flash_sm90_sm90a.cubin")
+execute_process(COMMAND "${NVCC}" -std=c++17 -I${SRC} -arch=sm_90a -DQ35_SM90=1 --resource-usage -cubin
+                        "${SRC}/kernels/attention_flash_sm90.cu" -o "${cubin}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nvcc -cubin failed on kernels/attention_flash_sm90.cu for sm_90a:\n${err}")
+endif()
+set(bad 0)
+string(REGEX MATCHALL "Used [0-9]+ registers" regs "${err}${out}")
+string(REGEX MATCHALL "[0-9]+ bytes stack frame, [0-9]+ bytes spill stores, [0-9]+ bytes spill loads" lmem
+       "${err}${out}")
+# ptxas's own word that it made the async wgmmas wait one by one (C75xx)
+string(REGEX MATCHALL "wgmma.mma_async instructions are serialized[^\n]*" serialized "${err}${out}")
+foreach(line IN LISTS serialized)
+  message("FAIL  flash_sm90: ${line}")
+  math(EXPR bad "${bad} + 1")
+endforeach()
+list(REMOVE_DUPLICATES regs)
+list(REMOVE_DUPLICATES lmem)
+if(NOT lmem OR NOT lmem STREQUAL "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads")
+  message("FAIL  flash_sm90: local memory in ptxas's report: '${lmem}'")
+  math(EXPR bad "${bad} + 1")
+endif()
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env "NVDISASM_PATH=${nvdisasm_dir}" "${CUOBJDUMP}" -sass "${cubin}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE sass ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${CUOBJDUMP} -sass failed on ${cubin}:\n${err}")
+endif()
+# one list element per kernel (every variant): brackets and semicolons out first
+string(REPLACE ";" "" sass "${sass}")
+string(REPLACE "[" "(" sass "${sass}")
+string(REPLACE "]" ")" sass "${sass}")
+string(REPLACE "Function : " ";Function : " functions "${sass}")
+list(REMOVE_AT functions 0)
+set(found "")
+foreach(f IN LISTS functions)
+  string(REGEX MATCH "^Function : ([^ \t\r\n]+)" _ "${f}")
+  set(name "${CMAKE_MATCH_1}")
+  set(counts "")
+  foreach(pattern "HGMMA\\.64x64x16\\.F32" "HGMMA\\.64x256x16\\.F32" "UTMALDG" "USETMAXREG")
+    string(REGEX MATCHALL "${pattern}" hits "${f}")
+    list(LENGTH hits n)
+    string(REPLACE "\\" "" what "${pattern}")
+    string(APPEND counts " ${n} ${what}")
+    if(n EQUAL 0)
+      message("FAIL  flash_sm90: no ${what} in the SASS of ${name}")
+      math(EXPR bad "${bad} + 1")
+    endif()
+  endforeach()
+  string(REGEX MATCHALL "[ \t](LDL|STL)[ .]" ldl "${f}")
+  list(LENGTH ldl n_ldl)
+  if(n_ldl GREATER 0)
+    message("FAIL  flash_sm90: ${n_ldl} local-memory instructions (LDL/STL) in ${name}")
+    math(EXPR bad "${bad} + 1")
+  endif()
+  list(APPEND found "${name}:${counts}")
+endforeach()
+list(LENGTH functions n_kernels)
+if(n_kernels LESS 1)
+  message("FAIL  flash_sm90: no kernel in the SASS")
+  math(EXPR bad "${bad} + 1")
+endif()
+if(bad GREATER 0)
+  message(FATAL_ERROR "flash_sm90's SASS: ${bad} check(s) failed")
+endif()
+list(JOIN found ", " found)
+message("ok    sm_90a flash_sm90 (${n_kernels} kernels): ${regs}; ${lmem}; ${found}; no LDL/STL")
