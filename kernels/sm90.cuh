@@ -24,7 +24,7 @@
  *                   counted on an mbarrier), fence.proxy.async (generic shared
  *                   memory writes made visible to the async proxy: wgmma, TMA);
  *   registers       setmaxnreg inc / dec (warp-group register reallocation);
- *   misc            named barriers, ex2.approx, f16x2 packing.
+ *   misc            named barriers (sync, arrive), ex2.approx, f16x2 packing.
  *
  * Canonical layouts (PTX ISA "Shared Memory Matrix Layout", 128-byte swizzle,
  * f16, T = 8 elements = 16 bytes):
@@ -332,6 +332,14 @@ __device__ __forceinline__ void q35_setmaxnreg_dec(void)
 __device__ __forceinline__ void q35_named_sync(int id, int threads)
 {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/* This thread's arrival on named barrier id without waiting for it (the
+ * other side of a q35_named_sync over `threads`: a warp group letting
+ * another go on). */
+__device__ __forceinline__ void q35_named_arrive(int id, int threads)
+{
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 __device__ __forceinline__ float q35_ex2(float x)
