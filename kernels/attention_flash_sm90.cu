@@ -33,8 +33,9 @@
  *                      1 KiB step between 8-position atoms);
  *               then they arrive on `empty`; at the end O / l (l reduced over
  *               the quad) to f32 o rows.
- * Shared memory: Q 2 x 32 KiB, K 2 stages x 32 KiB, V 2 x 32 KiB, 6 mbarriers:
- * 192 KiB + 1 KiB of alignment (boxes 1024-byte aligned for the swizzle).
+ * Shared memory: Q 2 x 32 KiB, K 2 stages x 32 KiB, V 2 x 32 KiB, 8 mbarriers
+ * (in 1 KiB), fa3turn's P 2 x 8 KiB: 209 KiB + 1 KiB of alignment (boxes
+ * 1024-byte aligned for the swizzle).
  * Order: blocks take query tiles from the last (the longest rows) to the
  * first, every KV head's in turn.
  * Variants (q35_attention_flash_sm90_variant_*; sm90_loop says how):
@@ -57,21 +58,29 @@
  *              idle only where a softmax outlasts one product: expect ~85-90 %,
  *              1.2-1.3x (chunk at 128k ~400 TFLOP/s; the gain shrinks at short
  *              contexts, where the prologue and the diagonal tiles weigh more).
- *   Tried and left out: O += P V left in flight under the next S
- * ("overlap"), and the softmax of tile j under O += P(j-1) V(j-1) (FA3's
- * intra-warp-group pipeline): ptxas 13.0 serialized their wgmmas (C7515 /
- * C7518: accumulators defined, or waits, inside the in-flight stage) or
- * spilled; and FA3's ping-pong with a group's P(j-1) V(j-1) and S(j) issued
- * in one turn (P and S in flight together): ptxas serialized it (C7512,
- * "insufficient register resources") and spilled 320 bytes, though the
- * consumers used under 200 of their 240 registers; a wgmma under a branch
- * (one loop for the peeled first and last turns) was serialized too (C7520).
+ *   fa3turn    FA3's turn: a group's O += P(j-1) V(j-1) and S(j) issued
+ *              together in one turn, P through shared memory (sm90_fa3_loop
+ *              says how), so a softmax has both of the other group's
+ *              products (~1000 cycles) to hide under instead of one: the
+ *              better of the two where the softmax outlasts one product;
+ *              costs P's 8 KiB store and a group barrier a tile, and one
+ *              dropped S a block. Expected like pingpong or up to ~10 %
+ *              better (not yet measured).
+ * Tried and left out: O += P V left in flight under the next S ("overlap"),
+ * and the softmax of tile j under O += P(j-1) V(j-1) (FA3's intra-warp-group
+ * pipeline): ptxas 13.0 serialized their wgmmas (C7515 / C7518: accumulators
+ * defined, or waits, inside the in-flight stage) or spilled. On the way to
+ * fa3turn, ptxas serialized (C7512, "insufficient register resources") and
+ * spilled when P stayed in registers (an RS P V in flight beside S), when a
+ * first turn was peeled off the loop (O still known zeros there), and when
+ * P's box was zeroed through the same code as the loop's (its 16 addresses
+ * held across the loop); and a wgmma under a branch was serialized (C7520).
  * Registers (ptxas, CUDA 13.0, sm_90a): 168 at launch (384 threads), up to
  * 240 in the consumers after setmaxnreg (R0-R185 used by serial, R0-R189 by
- * pingpong); no spills.
- * Not yet: P(j-1) V(j-1) and S(j) in flight together (FA3's turn; with the
- * intra-group overlap) in a form ptxas keeps asynchronous, a KV split for
- * short chunks (more blocks than 64 on 132 SMs), an f16 output. */
+ * pingpong, R0-R202 by fa3turn); no spills.
+ * Not yet: the intra-group overlap (S(j+1) under the softmax of j) in a form
+ * ptxas keeps asynchronous, a KV split for short chunks (more blocks than 64
+ * on 132 SMs), an f16 output. */
 #include "kernels/attention_flash_sm90.h"
 #include "kernels/sm90.cuh"
 #include "kernels/tma.h"
@@ -106,7 +115,8 @@
 #define OFF_K (2 * TILE_BYTES)
 #define OFF_V (OFF_K + STAGES * TILE_BYTES)
 #define OFF_BAR (OFF_V + STAGES * TILE_BYTES)
-#define SMEM_BYTES (OFF_BAR + 64 + 1024)
+#define OFF_P (OFF_BAR + 1024)         /* fa3turn: each group's P, one box */
+#define SMEM_BYTES (OFF_P + 2 * BOX_BYTES + 1024)
 #define LOG2E 1.4426950408889634f
 
 /* The kernel's scalars. */
@@ -121,7 +131,7 @@ struct sm90_args {
 };
 
 /* The consumers' schedules: the variants. */
-enum { SCHED_SERIAL, SCHED_PINGPONG };
+enum { SCHED_SERIAL, SCHED_PINGPONG, SCHED_FA3TURN };
 
 /* How many query rows of hpk heads a block holds (0: hpk not taken). */
 static int sm90_rows(int hpk)
@@ -152,18 +162,23 @@ __device__ __forceinline__ void sm90_stage_q(uint32_t sQ, const sm90_args &a, in
     }
 }
 
-/* S [64][64] = Q K^T over the 256 dims: 16 k16 steps, waited for; pass: the
- * named barrier to arrive on once they are issued (the pingpong schedule's
- * turn handed on), or -1. */
-__device__ __forceinline__ void sm90_scores(float (&s)[32], uint32_t sQ, uint32_t sK, int pass)
+/* S [64][64] = Q K^T over the 256 dims: 16 k16 steps, issued (no commit);
+ * sm90_scores: waited for; pass: the named barrier to arrive on once they
+ * are issued (the pingpong schedule's turn handed on), or -1. */
+__device__ __forceinline__ void sm90_scores_issue(float (&s)[32], uint32_t sQ, uint32_t sK)
 {
-    q35_wgmma_fence();
     q35_wgmma_ss_m64n64k16_first(s, q35_gmma_desc(sQ, 16, 1024), q35_gmma_desc(sK, 16, 1024));
 #pragma unroll
     for (int kk = 1; kk < HD / 16; kk++) {
         const uint32_t step = (kk / 4) * BOX_BYTES + (kk % 4) * 32;
         q35_wgmma_ss_m64n64k16(s, q35_gmma_desc(sQ + step, 16, 1024), q35_gmma_desc(sK + step, 16, 1024), 1);
     }
+}
+
+__device__ __forceinline__ void sm90_scores(float (&s)[32], uint32_t sQ, uint32_t sK, int pass)
+{
+    q35_wgmma_fence();
+    sm90_scores_issue(s, sQ, sK);
     q35_wgmma_commit();
     if (pass >= 0)
         q35_named_arrive(pass, 256);
@@ -231,19 +246,23 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[32], uint32_t (&p)[4][4]
             p[kk][j] = q35_pack_f16x2(s[8 * kk + 2 * j], s[8 * kk + 2 * j + 1]);
 }
 
-/* The producer's thread: every tile of the block through the ring. */
+/* The producer's thread: every tile of the block through the ring, K of tile
+ * j once the consumers released K of j - 2 (empty_k), V once they released V
+ * of j - 2 (empty_v; the same barrier where they release both at once). */
 __device__ __forceinline__ void sm90_produce(const q35_tma_map *kmap, const q35_tma_map *vmap, uint32_t base,
-                                             int tiles, int kvh)
+                                             int tiles, int kvh, uint32_t empty_k, uint32_t empty_v)
 {
-    const uint32_t full_k = base + OFF_BAR, full_v = full_k + 16, empty = full_k + 32;
+    const uint32_t full_k = base + OFF_BAR, full_v = full_k + 16;
     for (int j = 0; j < tiles; j++) {
         const int st = j % STAGES;
         if (j >= STAGES)
-            q35_mbar_wait(empty + 8 * st, (j / STAGES - 1) & 1);
+            q35_mbar_wait(empty_k + 8 * st, (j / STAGES - 1) & 1);
         q35_mbar_arrive_expect_tx(full_k + 8 * st, TILE_BYTES);
         for (int b = 0; b < 4; b++)
             q35_tma_load_2d(base + OFF_K + st * TILE_BYTES + b * BOX_BYTES, kmap, full_k + 8 * st, kvh * HD + 64 * b,
                             j * BLOCK_N);
+        if (j >= STAGES && empty_v != empty_k)
+            q35_mbar_wait(empty_v + 8 * st, (j / STAGES - 1) & 1);
         q35_mbar_arrive_expect_tx(full_v + 8 * st, TILE_BYTES);
         for (int b = 0; b < 4; b++)
             q35_tma_load_2d(base + OFF_V + st * TILE_BYTES + b * BOX_BYTES, vmap, full_v + 8 * st, kvh * HD + 64 * b,
@@ -376,6 +395,85 @@ __device__ __forceinline__ void sm90_loop(sm90_consumer &w, const sm90_args &a, 
     }
 }
 
+/* fa3turn (FA3's ping-pong turn): the groups take turns as in pingpong, but
+ * a turn t (t = 0 .. tiles) issues O += P(t-1) V(t-1) and S(t) = Q K(t)^T as
+ * one wgmma group, hands the turn on, waits for both, releases K(t)
+ * (empty_k) and V(t-1) (empty_v: V stays a turn longer than K), then masks
+ * and softmaxes S(t) into P(t): a group's softmax runs under the other
+ * group's two products. P goes through shared memory (the group's box at
+ * OFF_P, K-major and swizzled as Q; SS wgmma): P and S in registers together
+ * were more than ptxas 13.0 keeps asynchronous (C7512, spills). Both groups
+ * see every tile (group 0's rows past its last tile all masked: P = 0,
+ * m, l and O unchanged), so both take tiles + 1 turns; group 1's last hands
+ * nothing on, and both barriers end balanced. */
+
+/* P (the A fragments p) into the group's box sP: M-row 16 warp + g + 8 ri,
+ * position 8 i + 2 q4 (+1) of n8 tile i = 2 kk + j / 2, ri = j % 2; then
+ * made visible to wgmma and the group synchronised. */
+__device__ __forceinline__ void sm90_stage_p(uint32_t sP, const uint32_t (&p)[4][4], const sm90_consumer &w)
+{
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sP + q35_sw128(16 * w.warp + w.g + 8 * (j % 2),
+                                                                         8 * (2 * kk + j / 2) + 2 * w.q4)),
+                         "r"(p[kk][j])
+                         : "memory");
+    q35_fence_proxy_async();
+    q35_named_sync(1 + w.c, 128);
+}
+
+/* The fa3turn loop: turns 0 .. tiles all alike (a peeled first turn with O
+ * still zeros made ptxas serialize and spill): turn 0 multiplies a P of
+ * zeros into V(0) (finite: the cache, or TMA's zeros past n_ctx), the last
+ * turn's S reads a stale K stage and is dropped. */
+__device__ __forceinline__ void sm90_fa3_loop(sm90_consumer &w, const sm90_args &a, uint32_t base, int tiles)
+{
+    const uint32_t full_k = base + OFF_BAR, full_v = full_k + 16, empty_k = full_k + 32, empty_v = full_k + 48;
+    const uint32_t sP = base + OFF_P + w.c * BOX_BYTES;
+    const int mine_bar = SCHED_BAR + w.c, other_bar = SCHED_BAR + 1 - w.c;
+    uint32_t p[4][4];
+    float s[32];
+    for (int i = 0; i < 4; i++) /* P = 0 for turn 0: 8 KiB, 64 bytes a thread */
+        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sP + 64 * w.tid + 16 * i), "r"(0u)
+                     : "memory");
+    q35_fence_proxy_async();
+    q35_named_sync(1 + w.c, 128);
+    if (w.c == 1)
+        q35_named_arrive(SCHED_BAR, 256); /* group 0's first turn */
+    for (int t = 0; t <= tiles; t++) {
+        const int st = t % STAGES, vt = t > 0 ? t - 1 : 0, sp = vt % STAGES;
+        q35_mbar_wait(full_v + 8 * sp, (vt / STAGES) & 1);
+        if (t < tiles)
+            q35_mbar_wait(full_k + 8 * st, (t / STAGES) & 1);
+        q35_named_sync(mine_bar, 256);
+        q35_reg_fence(w.o);
+        q35_wgmma_fence();
+        const uint32_t sV = base + OFF_V + sp * TILE_BYTES;
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_N / 16; kk++)
+            q35_wgmma_ss_m64n256k16<1>(w.o, q35_gmma_desc(sP + kk * 32, 16, 1024),
+                                       q35_gmma_desc(sV + kk * 2048, Q35_SM90_V_LBO, Q35_SM90_V_SBO), 1);
+        sm90_scores_issue(s, w.sQ, base + OFF_K + st * TILE_BYTES);
+        q35_wgmma_commit();
+        if (w.c == 0 || t < tiles)
+            q35_named_arrive(other_bar, 256);
+        q35_wgmma_wait<0>();
+        q35_reg_fence(w.o);
+        q35_reg_fence(s);
+        if (t < tiles)
+            q35_mbar_arrive(empty_k + 8 * st);
+        if (t > 0)
+            q35_mbar_arrive(empty_v + 8 * sp);
+        if (t < tiles) {
+            sm90_mask(s, w, t);
+            sm90_softmax(s, p, w.o, w.m, w.l, a.scale_log2);
+            sm90_stage_p(sP, p, w);
+        }
+    }
+}
+
 #endif /* Q35_SM90A_CODE */
 
 /* The kernel of one schedule (SCHED_*). */
@@ -393,7 +491,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int i = 0; i < STAGES; i++) {
             q35_mbar_init(base + OFF_BAR + 8 * i, 1);           /* full_k: the producer's expect_tx */
             q35_mbar_init(base + OFF_BAR + 16 + 8 * i, 1);      /* full_v */
-            q35_mbar_init(base + OFF_BAR + 32 + 8 * i, 256);    /* empty: every consumer thread */
+            q35_mbar_init(base + OFF_BAR + 32 + 8 * i, 256);    /* empty (K's in fa3turn): every consumer thread */
+            q35_mbar_init(base + OFF_BAR + 48 + 8 * i, 256);    /* fa3turn: V's */
         }
         q35_mbar_init_fence();
     }
@@ -401,12 +500,16 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x < 128) {
         q35_setmaxnreg_dec<24>();
         if (threadIdx.x == 0)
-            sm90_produce(&kmap, &vmap, base, tiles, kvh);
+            sm90_produce(&kmap, &vmap, base, tiles, kvh, base + OFF_BAR + 32,
+                         base + OFF_BAR + (SCHED == SCHED_FA3TURN ? 48 : 32));
     } else {
         q35_setmaxnreg_inc<240>();
         sm90_consumer w;
         sm90_consumer_init(w, a, base, threadIdx.x / 128 - 1, r0, rows, kvh);
-        sm90_loop<SCHED>(w, a, base, tiles);
+        if (SCHED == SCHED_FA3TURN)
+            sm90_fa3_loop(w, a, base, tiles);
+        else
+            sm90_loop<SCHED>(w, a, base, tiles);
         sm90_store(w, a, r0, rows, kvh);
     }
 #else
@@ -418,10 +521,11 @@ __global__ void __launch_bounds__(THREADS, 1)
 /* A variant's entry: its kernel. */
 typedef void (*sm90_kernel_fn)(q35_tma_map, q35_tma_map, sm90_args);
 
-/* The variants: serial (the oracle, the default), pingpong. */
+/* The variants: serial (the oracle, the default), pingpong, fa3turn. */
 static const q35_variant k_table[] = {
     {"serial", 0, (const void *)&q35_flash_sm90_kernel<SCHED_SERIAL>},
     {"pingpong", 1, (const void *)&q35_flash_sm90_kernel<SCHED_PINGPONG>},
+    {"fa3turn", 2, (const void *)&q35_flash_sm90_kernel<SCHED_FA3TURN>},
 };
 static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
 
