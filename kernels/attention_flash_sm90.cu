@@ -33,22 +33,54 @@
  *                      1 KiB step between 8-position atoms);
  *               then they arrive on `empty`; at the end O / l (l reduced over
  *               the quad) to f32 o rows.
- * Shared memory: Q 2 x 32 KiB, K 2 stages x 32 KiB, V 2 x 32 KiB, 6 mbarriers:
- * 192 KiB + 1 KiB of alignment (boxes 1024-byte aligned for the swizzle).
+ * Shared memory: Q 2 x 32 KiB, K 2 stages x 32 KiB, V 2 x 32 KiB, 8 mbarriers
+ * (in 1 KiB), fa3turn's P 2 x 8 KiB: 209 KiB + 1 KiB of alignment (boxes
+ * 1024-byte aligned for the swizzle).
  * Order: blocks take query tiles from the last (the longest rows) to the
  * first, every KV head's in turn.
- * Variants (q35_attention_flash_sm90_variant_*): serial only (each product
- * waited for where it is issued; the two consumer groups overlap each
- * other). Tried and left out: O += P V left in flight under the next S
- * ("overlap"), and the softmax of tile j under O += P(j-1) V(j-1) (FA3's
- * intra-warp-group pipeline): ptxas 13.0 serialized their wgmmas (C7515 /
- * C7518: accumulators defined, or waits, inside the in-flight stage) or
- * spilled.
+ * Variants (q35_attention_flash_sm90_variant_*; sm90_loop says how):
+ *   serial     each product waited for where it is issued, the two consumer
+ *              groups overlapping each other as the warp schedulers let them:
+ *              the default and the oracle;
+ *   pingpong   the two groups take turns at the tensor cores through two
+ *              named barriers, one product a turn (S0 S1 PV0 PV1 ...), so
+ *              one group's softmax runs under the other's product; each
+ *              group's own code is serial's. Expected (not yet measured):
+ *              a group's tile is two products of 2.1 MFLOP, ~500 tensor-core
+ *              cycles each (~4 kFLOP/clk/SM), and a softmax of ~400-500
+ *              cycles (32 ex2 a thread at 16/clk/SM, O's 128 rescales, the
+ *              max, the pack). Serial loses the tensor cores while both groups
+ *              softmax at once and while each product drains (wait_group 0
+ *              with nothing queued behind it): it reaches ~69 % of the SMs'
+ *              peak at 128k (331 TFLOP/s on the 64 of 132 SMs the 9B chunk's
+ *              64 blocks hold, a ceiling of ~480). Pingpong always has the
+ *              other group's product queued behind the running one, so they
+ *              idle only where a softmax outlasts one product: expect ~85-90 %,
+ *              1.2-1.3x (chunk at 128k ~400 TFLOP/s; the gain shrinks at short
+ *              contexts, where the prologue and the diagonal tiles weigh more).
+ *   fa3turn    FA3's turn: a group's O += P(j-1) V(j-1) and S(j) issued
+ *              together in one turn, P through shared memory (sm90_fa3_loop
+ *              says how), so a softmax has both of the other group's
+ *              products (~1000 cycles) to hide under instead of one: the
+ *              better of the two where the softmax outlasts one product;
+ *              costs P's 8 KiB store and a group barrier a tile, and one
+ *              dropped S a block. Expected like pingpong or up to ~10 %
+ *              better (not yet measured).
+ * Tried and left out: O += P V left in flight under the next S ("overlap"),
+ * and the softmax of tile j under O += P(j-1) V(j-1) (FA3's intra-warp-group
+ * pipeline): ptxas 13.0 serialized their wgmmas (C7515 / C7518: accumulators
+ * defined, or waits, inside the in-flight stage) or spilled. On the way to
+ * fa3turn, ptxas serialized (C7512, "insufficient register resources") and
+ * spilled when P stayed in registers (an RS P V in flight beside S), when a
+ * first turn was peeled off the loop (O still known zeros there), and when
+ * P's box was zeroed through the same code as the loop's (its 16 addresses
+ * held across the loop); and a wgmma under a branch was serialized (C7520).
  * Registers (ptxas, CUDA 13.0, sm_90a): 168 at launch (384 threads), up to
- * 240 in the consumers after setmaxnreg; no spills.
- * Not yet: that intra-group overlap in a form ptxas keeps asynchronous,
- * FA3's ping-pong of the two groups through named barriers, a KV split for
- * short chunks, an f16 output. */
+ * 240 in the consumers after setmaxnreg (R0-R185 used by serial, R0-R189 by
+ * pingpong, R0-R202 by fa3turn); no spills.
+ * Not yet: the intra-group overlap (S(j+1) under the softmax of j) in a form
+ * ptxas keeps asynchronous, a KV split for short chunks (more blocks than 64
+ * on 132 SMs), an f16 output. */
 #include "kernels/attention_flash_sm90.h"
 #include "kernels/sm90.cuh"
 #include "kernels/tma.h"
@@ -83,7 +115,8 @@
 #define OFF_K (2 * TILE_BYTES)
 #define OFF_V (OFF_K + STAGES * TILE_BYTES)
 #define OFF_BAR (OFF_V + STAGES * TILE_BYTES)
-#define SMEM_BYTES (OFF_BAR + 64 + 1024)
+#define OFF_P (OFF_BAR + 1024)         /* fa3turn: each group's P, one box */
+#define SMEM_BYTES (OFF_P + 2 * BOX_BYTES + 1024)
 #define LOG2E 1.4426950408889634f
 
 /* The kernel's scalars. */
@@ -96,6 +129,9 @@ struct sm90_args {
     int kv_heads, qtiles;
     float scale_log2; /* scale * log2 e */
 };
+
+/* The consumers' schedules: the variants. */
+enum { SCHED_SERIAL, SCHED_PINGPONG, SCHED_FA3TURN };
 
 /* How many query rows of hpk heads a block holds (0: hpk not taken). */
 static int sm90_rows(int hpk)
@@ -126,19 +162,47 @@ __device__ __forceinline__ void sm90_stage_q(uint32_t sQ, const sm90_args &a, in
     }
 }
 
-/* S [64][64] = Q K^T over the 256 dims: 16 k16 steps. */
-__device__ __forceinline__ void sm90_scores(float (&s)[32], uint32_t sQ, uint32_t sK)
+/* S [64][64] = Q K^T over the 256 dims: 16 k16 steps, issued (no commit);
+ * sm90_scores: waited for; pass: the named barrier to arrive on once they
+ * are issued (the pingpong schedule's turn handed on), or -1. */
+__device__ __forceinline__ void sm90_scores_issue(float (&s)[32], uint32_t sQ, uint32_t sK)
 {
-    q35_wgmma_fence();
     q35_wgmma_ss_m64n64k16_first(s, q35_gmma_desc(sQ, 16, 1024), q35_gmma_desc(sK, 16, 1024));
 #pragma unroll
     for (int kk = 1; kk < HD / 16; kk++) {
         const uint32_t step = (kk / 4) * BOX_BYTES + (kk % 4) * 32;
         q35_wgmma_ss_m64n64k16(s, q35_gmma_desc(sQ + step, 16, 1024), q35_gmma_desc(sK + step, 16, 1024), 1);
     }
+}
+
+__device__ __forceinline__ void sm90_scores(float (&s)[32], uint32_t sQ, uint32_t sK, int pass)
+{
+    q35_wgmma_fence();
+    sm90_scores_issue(s, sQ, sK);
     q35_wgmma_commit();
+    if (pass >= 0)
+        q35_named_arrive(pass, 256);
     q35_wgmma_wait<0>();
     q35_reg_fence(s);
+}
+
+/* O [64][256] += P V over the tile's 64 positions: 4 k16 steps of 16
+ * positions (two 8-position atoms, 2 KiB), waited for (the A fragments
+ * fenced too: the compiler may not reuse them while the wgmma reads them);
+ * pass as for sm90_scores. */
+__device__ __forceinline__ void sm90_pv(float (&o)[128], uint32_t (&p)[4][4], uint32_t sV, int pass)
+{
+    q35_wgmma_fence();
+    q35_reg_fence(o);
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_N / 16; kk++)
+        q35_wgmma_rs_m64n256k16<1>(o, p[kk], q35_gmma_desc(sV + kk * 2048, Q35_SM90_V_LBO, Q35_SM90_V_SBO), 1);
+    q35_wgmma_commit();
+    if (pass >= 0)
+        q35_named_arrive(pass, 256);
+    q35_wgmma_wait<0>();
+    q35_reg_fence(o);
+    q35_reg_fence(p);
 }
 
 /* The online softmax of one tile: s (raw scores, masked) -> P in the A
@@ -182,35 +246,23 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[32], uint32_t (&p)[4][4]
             p[kk][j] = q35_pack_f16x2(s[8 * kk + 2 * j], s[8 * kk + 2 * j + 1]);
 }
 
-/* O [64][256] += P V over the tile's 64 positions: 4 k16 steps of 16
- * positions (two 8-position atoms, 2 KiB), waited for (the A fragments
- * fenced too: the compiler may not reuse them while the wgmma reads them). */
-__device__ __forceinline__ void sm90_pv(float (&o)[128], uint32_t (&p)[4][4], uint32_t sV)
-{
-    q35_wgmma_fence();
-    q35_reg_fence(o);
-#pragma unroll
-    for (int kk = 0; kk < BLOCK_N / 16; kk++)
-        q35_wgmma_rs_m64n256k16<1>(o, p[kk], q35_gmma_desc(sV + kk * 2048, Q35_SM90_V_LBO, Q35_SM90_V_SBO), 1);
-    q35_wgmma_commit();
-    q35_wgmma_wait<0>();
-    q35_reg_fence(o);
-    q35_reg_fence(p);
-}
-
-/* The producer's thread: every tile of the block through the ring. */
+/* The producer's thread: every tile of the block through the ring, K of tile
+ * j once the consumers released K of j - 2 (empty_k), V once they released V
+ * of j - 2 (empty_v; the same barrier where they release both at once). */
 __device__ __forceinline__ void sm90_produce(const q35_tma_map *kmap, const q35_tma_map *vmap, uint32_t base,
-                                             int tiles, int kvh)
+                                             int tiles, int kvh, uint32_t empty_k, uint32_t empty_v)
 {
-    const uint32_t full_k = base + OFF_BAR, full_v = full_k + 16, empty = full_k + 32;
+    const uint32_t full_k = base + OFF_BAR, full_v = full_k + 16;
     for (int j = 0; j < tiles; j++) {
         const int st = j % STAGES;
         if (j >= STAGES)
-            q35_mbar_wait(empty + 8 * st, (j / STAGES - 1) & 1);
+            q35_mbar_wait(empty_k + 8 * st, (j / STAGES - 1) & 1);
         q35_mbar_arrive_expect_tx(full_k + 8 * st, TILE_BYTES);
         for (int b = 0; b < 4; b++)
             q35_tma_load_2d(base + OFF_K + st * TILE_BYTES + b * BOX_BYTES, kmap, full_k + 8 * st, kvh * HD + 64 * b,
                             j * BLOCK_N);
+        if (j >= STAGES && empty_v != empty_k)
+            q35_mbar_wait(empty_v + 8 * st, (j / STAGES - 1) & 1);
         q35_mbar_arrive_expect_tx(full_v + 8 * st, TILE_BYTES);
         for (int b = 0; b < 4; b++)
             q35_tma_load_2d(base + OFF_V + st * TILE_BYTES + b * BOX_BYTES, vmap, full_v + 8 * st, kvh * HD + 64 * b,
@@ -218,73 +270,214 @@ __device__ __forceinline__ void sm90_produce(const q35_tma_map *kmap, const q35_
     }
 }
 
-/* A consumer warp group (c = 0, 1): its 64 M-rows over the tiles they see
- * (warp group 2's last row is the block's: it sees every tile, so each stage
- * is released only after its TMA landed); each product waited for where it
- * is issued, the two groups overlapping each other. */
-__device__ __forceinline__ void sm90_consume(const sm90_args &a, uint32_t base, int c, int tiles, int r0, int rows,
-                                             int kvh)
+/* A consumer warp group's rows and state: its thread's place, its rows'
+ * positions, the tiles it sees, O, m, l. */
+struct sm90_consumer {
+    int c, tid, warp, g, q4;
+    int first;  /* the position of the group's first row */
+    int pos[2]; /* the positions of this thread's two rows */
+    int mine;   /* the tiles the group sees */
+    uint32_t sQ;
+    float o[128], m[2], l[2];
+};
+
+/* Q staged (and made visible to wgmma), the rows' positions, O, m, l zeroed. */
+__device__ __forceinline__ void sm90_consumer_init(sm90_consumer &w, const sm90_args &a, uint32_t base, int c,
+                                                   int r0, int rows, int kvh)
 {
-    const int tid = threadIdx.x - 128 * (1 + c), warp = tid / 32, lane = tid % 32, g = lane / 4, q4 = lane % 4;
-    const uint32_t sQ = base + OFF_Q + c * TILE_BYTES, full_k = base + OFF_BAR, full_v = full_k + 16,
-                   empty = full_k + 32;
-    sm90_stage_q(sQ, a, 64 * c, r0, rows, kvh, tid);
+    w.c = c, w.tid = threadIdx.x - 128 * (1 + c), w.warp = w.tid / 32, w.g = w.tid % 32 / 4, w.q4 = w.tid % 4;
+    w.sQ = base + OFF_Q + c * TILE_BYTES;
+    sm90_stage_q(w.sQ, a, 64 * c, r0, rows, kvh, w.tid);
     q35_fence_proxy_async();
     q35_named_sync(1 + c, 128);
-
-    const int first = a.pos0 + r0 + min(64 * c / a.hpk, rows - 1);
+    w.first = a.pos0 + r0 + min(64 * c / a.hpk, rows - 1);
     const int last = a.pos0 + r0 + min((64 * c + 63) / a.hpk, rows - 1);
-    int pos[2];
 #pragma unroll
     for (int ri = 0; ri < 2; ri++)
-        pos[ri] = a.pos0 + r0 + min((64 * c + 16 * warp + g + 8 * ri) / a.hpk, rows - 1);
-    const int mine = last / BLOCK_N + 1; /* the tiles the group sees */
-    float o[128], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-    uint32_t p[4][4];
+        w.pos[ri] = a.pos0 + r0 + min((64 * c + 16 * w.warp + w.g + 8 * ri) / a.hpk, rows - 1);
+    w.mine = last / BLOCK_N + 1;
 #pragma unroll
     for (int i = 0; i < 128; i++)
-        o[i] = 0.0f;
-    for (int j = 0; j < tiles; j++) {
-        const int st = j % STAGES;
-        const uint32_t phase = (j / STAGES) & 1;
-        if (j < mine) {
-            float s[32];
-            q35_mbar_wait(full_k + 8 * st, phase);
-            sm90_scores(s, sQ, base + OFF_K + st * TILE_BYTES);
-            if (j * BLOCK_N + BLOCK_N - 1 > first) { /* a diagonal tile */
+        w.o[i] = 0.0f;
+    w.m[0] = w.m[1] = -INFINITY;
+    w.l[0] = w.l[1] = 0.0f;
+}
+
+/* Tile j's scores masked where the tile reaches past the group's first row's
+ * position (a diagonal tile): position > the row's -> -inf. */
+__device__ __forceinline__ void sm90_mask(float (&s)[32], const sm90_consumer &w, int j)
+{
+    if (j * BLOCK_N + BLOCK_N - 1 > w.first) {
 #pragma unroll
-                for (int i = 0; i < 8; i++)
+        for (int i = 0; i < 8; i++)
 #pragma unroll
-                    for (int ri = 0; ri < 2; ri++)
+            for (int ri = 0; ri < 2; ri++)
 #pragma unroll
-                        for (int e = 0; e < 2; e++)
-                            if (j * BLOCK_N + 8 * i + 2 * q4 + e > pos[ri])
-                                s[4 * i + 2 * ri + e] = -INFINITY;
-            }
-            sm90_softmax(s, p, o, m, l, a.scale_log2);
-            q35_mbar_wait(full_v + 8 * st, phase);
-            sm90_pv(o, p, base + OFF_V + st * TILE_BYTES);
-        }
-        q35_mbar_arrive(empty + 8 * st);
+                for (int e = 0; e < 2; e++)
+                    if (j * BLOCK_N + 8 * i + 2 * w.q4 + e > w.pos[ri])
+                        s[4 * i + 2 * ri + e] = -INFINITY;
     }
+}
+
+/* O / l (l reduced over the quad) to the group's f32 o rows. */
+__device__ __forceinline__ void sm90_store(const sm90_consumer &w, const sm90_args &a, int r0, int rows, int kvh)
+{
 #pragma unroll
     for (int ri = 0; ri < 2; ri++) {
-        float sum = l[ri];
+        float sum = w.l[ri];
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         sum += __shfl_xor_sync(0xffffffffu, sum, 2);
         const float inv = 1.0f / sum;
-        const int mrow = 64 * c + 16 * warp + g + 8 * ri, r = mrow / a.hpk, h = mrow % a.hpk;
+        const int mrow = 64 * w.c + 16 * w.warp + w.g + 8 * ri, r = mrow / a.hpk, h = mrow % a.hpk;
         if (mrow >= a.R * a.hpk || r >= rows)
             continue;
-        float *dst = a.o + (int64_t)(r0 + r) * a.o_stride + (int64_t)(kvh * a.hpk + h) * HD + 2 * q4;
+        float *dst = a.o + (int64_t)(r0 + r) * a.o_stride + (int64_t)(kvh * a.hpk + h) * HD + 2 * w.q4;
 #pragma unroll
         for (int i = 0; i < 32; i++)
-            *(float2 *)(dst + 8 * i) = make_float2(o[4 * i + 2 * ri] * inv, o[4 * i + 2 * ri + 1] * inv);
+            *(float2 *)(dst + 8 * i) = make_float2(w.o[4 * i + 2 * ri] * inv, w.o[4 * i + 2 * ri + 1] * inv);
+    }
+}
+
+/* The named barriers of the pingpong schedule: SCHED_BAR + c is group c's
+ * turn at the tensor cores (ids 1, 2: the groups' Q staging). */
+#define SCHED_BAR 3
+
+/* A group's tiles under schedule SCHED (warp group 2's last row is the
+ * block's: it sees every tile, so each stage is released only after its TMA
+ * landed).
+ *   serial: each product waited for where it is issued, the two groups
+ *     overlapping each other as the warp schedulers let them;
+ *   pingpong: the groups take turns at the tensor cores, one product a turn,
+ *     through two named barriers: a group waits for its turn
+ *     (bar.sync SCHED_BAR + c), issues its product, hands the turn on
+ *     (bar.arrive SCHED_BAR + 1 - c) and waits for the product. The order is
+ *     S0 S1 PV0 PV1 (group 0, 1) tile after tile, so group 0's softmax runs
+ *     under group 1's S and group 1's under group 0's P V, and the tensor
+ *     cores always hold the other group's next product while one waits for
+ *     its own. Each group's code is the serial one (one product in flight,
+ *     nothing touching its registers meanwhile): ptxas keeps it asynchronous.
+ *     Group 0 goes first (group 1's arrival before its first tile); a tile
+ *     group 0 does not see is two empty turns; group 1's last turn hands
+ *     nothing on, so both barriers end balanced. */
+template <int SCHED>
+__device__ __forceinline__ void sm90_loop(sm90_consumer &w, const sm90_args &a, uint32_t base, int tiles)
+{
+    const uint32_t full_k = base + OFF_BAR, full_v = full_k + 16, empty = full_k + 32;
+    const bool pp = SCHED == SCHED_PINGPONG;
+    const int mine_bar = SCHED_BAR + w.c, other_bar = SCHED_BAR + 1 - w.c;
+    uint32_t p[4][4];
+    if (pp && w.c == 1)
+        q35_named_arrive(SCHED_BAR, 256);
+    for (int j = 0; j < tiles; j++) {
+        const int st = j % STAGES;
+        const uint32_t phase = (j / STAGES) & 1;
+        const int pass_last = w.c == 1 && j == tiles - 1 ? -1 : other_bar; /* the block's last turn */
+        if (j < w.mine) {
+            float s[32];
+            q35_mbar_wait(full_k + 8 * st, phase);
+            if (pp)
+                q35_named_sync(mine_bar, 256);
+            sm90_scores(s, w.sQ, base + OFF_K + st * TILE_BYTES, pp ? other_bar : -1);
+            sm90_mask(s, w, j);
+            sm90_softmax(s, p, w.o, w.m, w.l, a.scale_log2);
+            q35_mbar_wait(full_v + 8 * st, phase);
+            if (pp)
+                q35_named_sync(mine_bar, 256);
+            sm90_pv(w.o, p, base + OFF_V + st * TILE_BYTES, pp ? pass_last : -1);
+        } else if (pp) { /* group 0 past its last tile: its two turns, empty */
+            q35_named_sync(mine_bar, 256);
+            q35_named_arrive(other_bar, 256);
+            q35_named_sync(mine_bar, 256);
+            if (pass_last >= 0)
+                q35_named_arrive(pass_last, 256);
+        }
+        q35_mbar_arrive(empty + 8 * st);
+    }
+}
+
+/* fa3turn (FA3's ping-pong turn): the groups take turns as in pingpong, but
+ * a turn t (t = 0 .. tiles) issues O += P(t-1) V(t-1) and S(t) = Q K(t)^T as
+ * one wgmma group, hands the turn on, waits for both, releases K(t)
+ * (empty_k) and V(t-1) (empty_v: V stays a turn longer than K), then masks
+ * and softmaxes S(t) into P(t): a group's softmax runs under the other
+ * group's two products. P goes through shared memory (the group's box at
+ * OFF_P, K-major and swizzled as Q; SS wgmma): P and S in registers together
+ * were more than ptxas 13.0 keeps asynchronous (C7512, spills). Both groups
+ * see every tile (group 0's rows past its last tile all masked: P = 0,
+ * m, l and O unchanged), so both take tiles + 1 turns; group 1's last hands
+ * nothing on, and both barriers end balanced. */
+
+/* P (the A fragments p) into the group's box sP: M-row 16 warp + g + 8 ri,
+ * position 8 i + 2 q4 (+1) of n8 tile i = 2 kk + j / 2, ri = j % 2; then
+ * made visible to wgmma and the group synchronised. */
+__device__ __forceinline__ void sm90_stage_p(uint32_t sP, const uint32_t (&p)[4][4], const sm90_consumer &w)
+{
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sP + q35_sw128(16 * w.warp + w.g + 8 * (j % 2),
+                                                                         8 * (2 * kk + j / 2) + 2 * w.q4)),
+                         "r"(p[kk][j])
+                         : "memory");
+    q35_fence_proxy_async();
+    q35_named_sync(1 + w.c, 128);
+}
+
+/* The fa3turn loop: turns 0 .. tiles all alike (a peeled first turn with O
+ * still zeros made ptxas serialize and spill): turn 0 multiplies a P of
+ * zeros into V(0) (finite: the cache, or TMA's zeros past n_ctx), the last
+ * turn's S reads a stale K stage and is dropped. */
+__device__ __forceinline__ void sm90_fa3_loop(sm90_consumer &w, const sm90_args &a, uint32_t base, int tiles)
+{
+    const uint32_t full_k = base + OFF_BAR, full_v = full_k + 16, empty_k = full_k + 32, empty_v = full_k + 48;
+    const uint32_t sP = base + OFF_P + w.c * BOX_BYTES;
+    const int mine_bar = SCHED_BAR + w.c, other_bar = SCHED_BAR + 1 - w.c;
+    uint32_t p[4][4];
+    float s[32];
+    for (int i = 0; i < 4; i++) /* P = 0 for turn 0: 8 KiB, 64 bytes a thread */
+        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(sP + 64 * w.tid + 16 * i), "r"(0u)
+                     : "memory");
+    q35_fence_proxy_async();
+    q35_named_sync(1 + w.c, 128);
+    if (w.c == 1)
+        q35_named_arrive(SCHED_BAR, 256); /* group 0's first turn */
+    for (int t = 0; t <= tiles; t++) {
+        const int st = t % STAGES, vt = t > 0 ? t - 1 : 0, sp = vt % STAGES;
+        q35_mbar_wait(full_v + 8 * sp, (vt / STAGES) & 1);
+        if (t < tiles)
+            q35_mbar_wait(full_k + 8 * st, (t / STAGES) & 1);
+        q35_named_sync(mine_bar, 256);
+        q35_reg_fence(w.o);
+        q35_wgmma_fence();
+        const uint32_t sV = base + OFF_V + sp * TILE_BYTES;
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_N / 16; kk++)
+            q35_wgmma_ss_m64n256k16<1>(w.o, q35_gmma_desc(sP + kk * 32, 16, 1024),
+                                       q35_gmma_desc(sV + kk * 2048, Q35_SM90_V_LBO, Q35_SM90_V_SBO), 1);
+        sm90_scores_issue(s, w.sQ, base + OFF_K + st * TILE_BYTES);
+        q35_wgmma_commit();
+        if (w.c == 0 || t < tiles)
+            q35_named_arrive(other_bar, 256);
+        q35_wgmma_wait<0>();
+        q35_reg_fence(w.o);
+        q35_reg_fence(s);
+        if (t < tiles)
+            q35_mbar_arrive(empty_k + 8 * st);
+        if (t > 0)
+            q35_mbar_arrive(empty_v + 8 * sp);
+        if (t < tiles) {
+            sm90_mask(s, w, t);
+            sm90_softmax(s, p, w.o, w.m, w.l, a.scale_log2);
+            sm90_stage_p(sP, p, w);
+        }
     }
 }
 
 #endif /* Q35_SM90A_CODE */
 
+/* The kernel of one schedule (SCHED_*). */
+template <int SCHED>
 __global__ void __launch_bounds__(THREADS, 1)
     q35_flash_sm90_kernel(const __grid_constant__ q35_tma_map kmap, const __grid_constant__ q35_tma_map vmap,
                           const sm90_args a)
@@ -298,7 +491,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int i = 0; i < STAGES; i++) {
             q35_mbar_init(base + OFF_BAR + 8 * i, 1);           /* full_k: the producer's expect_tx */
             q35_mbar_init(base + OFF_BAR + 16 + 8 * i, 1);      /* full_v */
-            q35_mbar_init(base + OFF_BAR + 32 + 8 * i, 256);    /* empty: every consumer thread */
+            q35_mbar_init(base + OFF_BAR + 32 + 8 * i, 256);    /* empty (K's in fa3turn): every consumer thread */
+            q35_mbar_init(base + OFF_BAR + 48 + 8 * i, 256);    /* fa3turn: V's */
         }
         q35_mbar_init_fence();
     }
@@ -306,10 +500,17 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x < 128) {
         q35_setmaxnreg_dec<24>();
         if (threadIdx.x == 0)
-            sm90_produce(&kmap, &vmap, base, tiles, kvh);
+            sm90_produce(&kmap, &vmap, base, tiles, kvh, base + OFF_BAR + 32,
+                         base + OFF_BAR + (SCHED == SCHED_FA3TURN ? 48 : 32));
     } else {
         q35_setmaxnreg_inc<240>();
-        sm90_consume(a, base, threadIdx.x / 128 - 1, tiles, r0, rows, kvh);
+        sm90_consumer w;
+        sm90_consumer_init(w, a, base, threadIdx.x / 128 - 1, r0, rows, kvh);
+        if (SCHED == SCHED_FA3TURN)
+            sm90_fa3_loop(w, a, base, tiles);
+        else
+            sm90_loop<SCHED>(w, a, base, tiles);
+        sm90_store(w, a, r0, rows, kvh);
     }
 #else
     (void)kmap, (void)vmap, (void)a;
@@ -317,9 +518,15 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
 }
 
-/* The variants: one so far (the registry keeps the benchmarks' axis and the
- * suites' loop ready for the next). */
-static const q35_variant k_table[] = {{"serial", 0, (const void *)q35_flash_sm90_kernel}};
+/* A variant's entry: its kernel. */
+typedef void (*sm90_kernel_fn)(q35_tma_map, q35_tma_map, sm90_args);
+
+/* The variants: serial (the oracle, the default), pingpong, fa3turn. */
+static const q35_variant k_table[] = {
+    {"serial", 0, (const void *)&q35_flash_sm90_kernel<SCHED_SERIAL>},
+    {"pingpong", 1, (const void *)&q35_flash_sm90_kernel<SCHED_PINGPONG>},
+    {"fa3turn", 2, (const void *)&q35_flash_sm90_kernel<SCHED_FA3TURN>},
+};
 static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
 
 int q35_attention_flash_sm90_variant_count(void)
@@ -420,11 +627,11 @@ int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k
         return -1;
     const sm90_args a = {o,        q,  s.q_stride, s.o_stride, (int)pos0, (int)T, hpk, R, s.kv_heads, (int)qtiles,
                          s.scale * LOG2E};
-    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_flash_sm90_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    const sm90_kernel_fn kernel = (sm90_kernel_fn)v->impl;
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             SMEM_BYTES),
                        err))
         return -1;
-    q35_flash_sm90_kernel<<<(unsigned)(qtiles * s.kv_heads), THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(kmap, vmap,
-                                                                                                          a);
+    kernel<<<(unsigned)(qtiles * s.kv_heads), THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(kmap, vmap, a);
     return Q35_LAUNCH_CHECK("q35_flash_sm90_kernel", err);
 }

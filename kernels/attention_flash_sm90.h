@@ -49,8 +49,12 @@ int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k
                                      q35_error *err);
 
 /* The variants (kernels/variant.h; all in this unit): serial (each wgmma
- * product waited for where it is issued), the default; the registry holds the
- * benchmarks' axis and the suite's loop for the next. */
+ * product waited for where it is issued), the default; pingpong (the two
+ * consumer warp groups take turns at the tensor cores, one product a turn,
+ * through named barriers: one group's softmax under the other's product);
+ * fa3turn (FA3's turn: a group's P V and next S issued together, its softmax
+ * under both of the other's). The suite runs and the benchmarks time every
+ * one. */
 int q35_attention_flash_sm90_variant_count(void);
 const char *q35_attention_flash_sm90_variant_name(int variant);
 int q35_attention_flash_sm90_variant_find(const char *name);
