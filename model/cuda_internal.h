@@ -93,14 +93,18 @@ struct q35_cuda_state {
     void *mem;                       /* one allocation */
     float *conv;                     /* [n_delta][conv_dim][K-1] */
     float *ssm;                      /* [n_delta][Hv][dv][dk] */
-    float *k_cache, *v_cache;        /* [n_attn][max_seq][kv_dim] */
+    int kv_capacity_bytes;           /* bytes a cache value was allocated (q35_kv_value_bytes of the
+                                        paths at creation): 4 holds either element, 2 only f16 */
+    bool kv_f16;                     /* the caches hold f16 (else f32): chosen by the first call
+                                        after a reset, from its paths; kept while kv_len > 0 */
+    void *k_cache, *v_cache;         /* [n_attn][max_seq][kv_dim] of f32 or f16 */
     q35_stream stream;               /* the model's stream, for the state's own copies */
 };
 
 /* One chunk (or one decode token) in flight. */
 typedef struct q35_run q35_run;
 typedef int (*q35_project_fn)(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w);
-typedef int (*q35_attend_fn)(q35_run *r, float *o, const float *q, const float *k_cache, const float *v_cache);
+typedef int (*q35_attend_fn)(q35_run *r, float *o, const float *q, const void *k_cache, const void *v_cache);
 
 struct q35_run {
     q35_cuda_model *cm;

@@ -3,9 +3,15 @@
  * is the same composition with T = 1 through the per-token launchers; the
  * projection and the attention are chosen per call (q35_run_choose):
  *
- *   decode          q35_gemv                  q35_attention_decode
+ *   decode          q35_gemv                  q35_attention_decode (_f16 over an f16 cache)
  *   deterministic   q35_gemv_rows             q35_attention_decode_rows
- *   prefill         q35_gemm_f32 / _f16       q35_attention_prefill_f32 / _flash
+ *   prefill         q35_gemm_f32 / _f16       q35_attention_prefill_f32 / _flash_f16 (_flash over an f32 cache)
+ *
+ * The KV cache holds f32 or f16 (the state's kv_f16, cuda_forward.c): over f32
+ * the V projection writes its cache rows and K is normed and rotated in them;
+ * over f16 both are made in the chunk's buffers (V in ATTN_O, free until the
+ * attention writes it) and appended rounded (q35_kv_append_rows_f16, inside
+ * qk_norm_rope's range).
  *
  * Every op sits between q35_op_begin and q35_op_end: an NVTX range named after
  * it, and CUDA events when the call is timed. */
@@ -21,6 +27,7 @@
 #include "kernels/gates.h"
 #include "kernels/gemm.h"
 #include "kernels/gemv.h"
+#include "kernels/kv_append.h"
 #include "kernels/l2norm.h"
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
@@ -65,26 +72,31 @@ static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, c
 
 /* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */
 
-static int attend_decode(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+static int attend_decode(q35_run *r, float *o, const float *q, const void *kc, const void *vc)
 {
+    if (r->st->kv_f16)
+        return q35_attention_decode_f16(o, q, kc, vc, r->pos + 1, r->cm->attn, r->cm->stream, r->err);
     return q35_attention_decode(o, q, kc, vc, r->pos + 1, r->cm->attn, r->cm->stream, r->err);
 }
 
-static int attend_decode_rows(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+/* f32 caches only (cuda_forward.c refuses an f16 one on these two paths) */
+static int attend_decode_rows(q35_run *r, float *o, const float *q, const void *kc, const void *vc)
 {
     return q35_attention_decode_rows(o, q, kc, vc, r->pos, r->T, r->cm->attn, Q35_VARIANT_DEFAULT, r->cm->stream,
                                      r->err);
 }
 
-static int attend_f32(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+static int attend_f32(q35_run *r, float *o, const float *q, const void *kc, const void *vc)
 {
     return q35_attention_prefill_f32(r->cm->blas, o, q, kc, vc, r->pos, r->T, r->cm->scores, r->pass_rows,
                                      r->cm->attn, r->err);
 }
 
-static int attend_flash(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+static int attend_flash(q35_run *r, float *o, const float *q, const void *kc, const void *vc)
 {
     const q35_flash_options opt = {.variant = r->cm->paths.flash_variant, .split = 0};
+    if (r->st->kv_f16)
+        return q35_attention_prefill_flash_f16(o, q, kc, vc, r->pos, r->T, r->cm->attn, &opt, r->cm->stream, r->err);
     return q35_attention_prefill_flash(o, q, kc, vc, r->pos, r->T, r->cm->attn, &opt, r->cm->stream, r->err);
 }
 
@@ -244,8 +256,9 @@ static int rope(q35_run *r, float *x, int64_t row_stride, int heads)
                               r->cm->stream, r->err);
 }
 
-/* split [q | gate]; q <- RoPE(rmsnorm(q per head)); the cache's K rows <- RoPE(rmsnorm(k per head)) */
-static int qk_norm_rope(q35_run *r, const q35_dlayer *l, float *k_rows)
+/* split [q | gate]; q <- RoPE(rmsnorm(q per head)); k_rows <- RoPE(rmsnorm(k per head)) (the f32 cache's
+ * rows, or BUF K); an f16 cache then takes k_rows and v_rows rounded (at cache rows pos..) */
+static int qk_norm_rope(q35_run *r, const q35_dlayer *l, float *k_rows, const float *v_rows, void *kc, void *vc)
 {
     const q35_hparams *hp = &r->cm->hp;
     const int64_t hd = hp->head_dim, qd = hp->n_head * hd, kvd = hp->n_head_kv * hd;
@@ -254,7 +267,9 @@ static int qk_norm_rope(q35_run *r, const q35_dlayer *l, float *k_rows)
                                         r->cm->stream, r->err) ||
                    rmsnorm(r, BUF(r, Q), BUF(r, Q), l->q_norm, hd, hp->n_head) ||
                    rmsnorm(r, k_rows, BUF(r, K), l->k_norm, hd, hp->n_head_kv) ||
-                   rope(r, BUF(r, Q), qd, hp->n_head) || rope(r, k_rows, kvd, hp->n_head_kv);
+                   rope(r, BUF(r, Q), qd, hp->n_head) || rope(r, k_rows, kvd, hp->n_head_kv) ||
+                   (r->st->kv_f16 && q35_kv_append_rows_f16(kc, vc, kvd, r->st->max_seq, k_rows, v_rows, kvd, kvd,
+                                                            r->pos, r->T, r->cm->stream, r->err));
     return q35_op_end(r, rc ? -1 : 0);
 }
 
@@ -263,13 +278,16 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
     const q35_hparams *hp = &r->cm->hp;
     const q35_cuda_state *st = r->st;
     const int64_t H = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, kvd = st->kv_dim;
-    float *kc = st->k_cache + (int64_t)l->slot * st->max_seq * kvd;
-    float *vc = st->v_cache + (int64_t)l->slot * st->max_seq * kvd;
+    const size_t vb = st->kv_f16 ? 2 : 4, layer = (size_t)l->slot * (size_t)st->max_seq * (size_t)kvd * vb;
+    char *kc = (char *)st->k_cache + layer, *vc = (char *)st->v_cache + layer;
+    /* f32: V straight into its cache rows, K normed and rotated in them; f16: both in buffers, then appended */
+    float *k_rows = st->kv_f16 ? BUF(r, K) : (float *)kc + r->pos * kvd;
+    float *v_rows = st->kv_f16 ? BUF(r, ATTN_O) : (float *)vc + r->pos * kvd;
     if (residual_norm(r, l->attn_norm, "rmsnorm attn_norm") ||
         proj(r, BUF(r, Q_FULL), 2 * qd, BUF(r, NORMED), &l->q) ||
         proj(r, BUF(r, K), kvd, BUF(r, NORMED), &l->k) ||
-        proj(r, vc + r->pos * kvd, kvd, BUF(r, NORMED), &l->v) || /* V straight into its cache rows */
-        qk_norm_rope(r, l, kc + r->pos * kvd))
+        proj(r, v_rows, kvd, BUF(r, NORMED), &l->v) ||
+        qk_norm_rope(r, l, k_rows, v_rows, kc, vc))
         return -1;
     q35_op_begin(r, Q35_OP_ATTN, "attention");
     if (q35_op_end(r, r->attend(r, BUF(r, ATTN_O), BUF(r, Q), kc, vc)))

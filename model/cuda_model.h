@@ -131,7 +131,7 @@ typedef struct q35_cuda_state_host {
     int64_t kv_dim;    /* floats per cache row */
     float *conv;       /* [n_delta][conv_dim][K-1] */
     float *ssm;        /* [n_delta][Hv][dv][dk] */
-    float *k_cache;    /* [n_attn][kv_len][kv_dim] (rows past kv_len not copied) */
+    float *k_cache;    /* [n_attn][kv_len][kv_dim] (rows past kv_len not copied; an f16 cache widened) */
     float *v_cache;    /* [n_attn][kv_len][kv_dim] */
 } q35_cuda_state_host;
 
