@@ -117,6 +117,8 @@ struct q35_run {
     q35_attend_fn attend;
     const float *x16_of;      /* f16 GEMM: the x whose rounding cm->f16_act holds (NULL: none); any op
                                  but a projection clears it (q35_op_begin) */
+    bool residual_pending;    /* x += PROJ not yet done: the next residual RMSNorm adds it first
+                                 (q35_add_rmsnorm_rows), the last layer's FFN adds it itself */
     q35_op_times *times;      /* NULL: no timing */
     int timing_rc;            /* -1 once a timing call failed (the call then fails) */
     q35_error *err;

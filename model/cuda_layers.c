@@ -14,7 +14,15 @@
  * qk_norm_rope's range).
  *
  * Every op sits between q35_op_begin and q35_op_end: an NVTX range named after
- * it, and CUDA events when the call is timed. */
+ * it, and CUDA events when the call is timed.
+ *
+ * The residual adds are deferred into the RMSNorm that reads their sum: a
+ * sublayer leaves x += PROJ pending and the next residual norm runs
+ * q35_add_rmsnorm_rows (x += PROJ, then the norm of x: bitwise the add then
+ * the norm, the same adds and reduction order, one pass over x fewer); the
+ * last layer's FFN does its own add ("residual") so the tail reads the whole
+ * x. Bitwise, so on every path: the results are those of the add-then-norm
+ * order, only the launches and the NVTX ops differ. */
 #include "cuda_internal.h"
 
 #include "kernels/attention_decode.h"
@@ -132,14 +140,30 @@ static int rmsnorm(q35_run *r, float *y, const float *x, const float *w, int64_t
     return q35_rmsnorm_rows(y, x, w, n, r->T * per_row, cm->hp.eps, cm->stream, r->err);
 }
 
-static int residual_norm(q35_run *r, const float *w, const char *name)
+/* NORMED = rmsnorm(x) * w, the pending residual added to x first (names[1]'s op) or none pending (names[0]'s) */
+static int residual_norm(q35_run *r, const float *w, const char *const names[2])
 {
-    q35_op_begin(r, Q35_OP_NORM, name);
-    return q35_op_end(r, rmsnorm(r, BUF(r, NORMED), BUF(r, X), w, r->cm->hp.n_embd, 1));
+    const q35_cuda_model *cm = r->cm;
+    if (!r->residual_pending) {
+        q35_op_begin(r, Q35_OP_NORM, names[0]);
+        return q35_op_end(r, rmsnorm(r, BUF(r, NORMED), BUF(r, X), w, cm->hp.n_embd, 1));
+    }
+    r->residual_pending = false;
+    q35_op_begin(r, Q35_OP_NORM, names[1]);
+    return q35_op_end(r, q35_add_rmsnorm_rows(BUF(r, NORMED), BUF(r, X), BUF(r, PROJ), w, cm->hp.n_embd, r->T,
+                                              cm->hp.eps, cm->stream, r->err));
 }
 
-static int residual_add(q35_run *r)
+static const char *const k_attn_norm[2] = {"rmsnorm attn_norm", "add_rmsnorm attn_norm"};
+static const char *const k_post_norm[2] = {"rmsnorm post_attention_norm", "add_rmsnorm post_attention_norm"};
+
+/* x += PROJ: left pending for the next residual norm, done here after the last layer's FFN */
+static int residual_add(q35_run *r, bool last)
 {
+    if (!last) {
+        r->residual_pending = true;
+        return 0;
+    }
     q35_op_begin(r, Q35_OP_RESIDUAL, "residual");
     return q35_op_end(r, q35_residual_add_rows(BUF(r, X), BUF(r, PROJ), r->cm->hp.n_embd, r->T, r->cm->stream,
                                                r->err));
@@ -149,7 +173,7 @@ static int residual_add(q35_run *r)
 static int ffn(q35_run *r, const q35_dlayer *l)
 {
     const int64_t ff = r->cm->hp.n_ff, H = r->cm->hp.n_embd;
-    if (residual_norm(r, l->post_norm, "rmsnorm post_attention_norm") ||
+    if (residual_norm(r, l->post_norm, k_post_norm) ||
         proj(r, BUF(r, FFN_G), ff, BUF(r, NORMED), &l->ffn_gate) ||
         proj(r, BUF(r, FFN_U), ff, BUF(r, NORMED), &l->ffn_up))
         return -1;
@@ -158,7 +182,7 @@ static int ffn(q35_run *r, const q35_dlayer *l)
         return -1;
     if (proj(r, BUF(r, PROJ), H, BUF(r, FFN_ACT), &l->ffn_down))
         return -1;
-    return residual_add(r);
+    return residual_add(r, l->index == r->cm->hp.n_layer - 1);
 }
 
 static int conv1d(q35_run *r, const q35_dlayer *l, float *win)
@@ -234,7 +258,7 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
     const q35_cuda_state *st = r->st;
     const int64_t H = hp->n_embd, hv = hp->ssm_hv, vd = hv * hp->ssm_dv;
     float *win = st->conv + (int64_t)l->slot * st->conv_len, *S = st->ssm + (int64_t)l->slot * st->ssm_len;
-    if (residual_norm(r, l->attn_norm, "rmsnorm attn_norm") ||
+    if (residual_norm(r, l->attn_norm, k_attn_norm) ||
         proj(r, BUF(r, CONV_IN), hp->conv_dim, BUF(r, NORMED), &l->qkv) ||
         conv1d(r, l, win) || l2norm_qk(r) ||
         proj(r, BUF(r, ALPHA), hv, BUF(r, NORMED), &l->alpha) ||
@@ -242,7 +266,7 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
         gates(r, l) ||
         proj(r, BUF(r, Z), vd, BUF(r, NORMED), &l->z) ||
         delta_rule(r, S) || gated_norm(r, l) ||
-        proj(r, BUF(r, PROJ), H, BUF(r, O), &l->ssm_out) || residual_add(r))
+        proj(r, BUF(r, PROJ), H, BUF(r, O), &l->ssm_out) || residual_add(r, false))
         return -1;
     return ffn(r, l);
 }
@@ -283,7 +307,7 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
     /* f32: V straight into its cache rows, K normed and rotated in them; f16: both in buffers, then appended */
     float *k_rows = st->kv_f16 ? BUF(r, K) : (float *)kc + r->pos * kvd;
     float *v_rows = st->kv_f16 ? BUF(r, ATTN_O) : (float *)vc + r->pos * kvd;
-    if (residual_norm(r, l->attn_norm, "rmsnorm attn_norm") ||
+    if (residual_norm(r, l->attn_norm, k_attn_norm) ||
         proj(r, BUF(r, Q_FULL), 2 * qd, BUF(r, NORMED), &l->q) ||
         proj(r, BUF(r, K), kvd, BUF(r, NORMED), &l->k) ||
         proj(r, v_rows, kvd, BUF(r, NORMED), &l->v) ||
@@ -294,7 +318,7 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
         return -1;
     q35_op_begin(r, Q35_OP_OUT_GATE, "out_gate");
     if (q35_op_end(r, q35_sigmoid_gate_rows(BUF(r, ATTN_O), BUF(r, GATE), qd, r->T, r->cm->stream, r->err)) ||
-        proj(r, BUF(r, PROJ), H, BUF(r, ATTN_O), &l->o) || residual_add(r))
+        proj(r, BUF(r, PROJ), H, BUF(r, ATTN_O), &l->o) || residual_add(r, false))
         return -1;
     return ffn(r, l);
 }
