@@ -117,6 +117,10 @@ struct q35_run {
     q35_attend_fn attend;
     const float *x16_of;      /* f16 GEMM: the x whose rounding cm->f16_act holds (NULL: none); any op
                                  but a projection clears it (q35_op_begin) */
+    bool f16_inputs;          /* the f16 GEMM path (prefill, not deterministic): the residual norms, the
+                                 gated norm and SwiGLU write their projections' input as f16 straight
+                                 into cm->f16_act (x16_of), its f32 copy not written */
+    const float *x16_only;    /* the x of the last such op: its f16 rounding is its only copy */
     bool residual_pending;    /* x += PROJ not yet done: the next residual RMSNorm adds it first
                                  (q35_add_rmsnorm_rows), the last layer's FFN adds it itself */
     q35_op_times *times;      /* NULL: no timing */

@@ -67,6 +67,9 @@ static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, c
         return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
     /* projections in a row from one x (qkv, z, a, b; gate, up; q, k, v) round it once */
     if (r->x16_of != x) {
+        if (x == r->x16_only)
+            return q35_fail(r->err, "%s: its input was written only as f16, and another op has reused the f16 "
+                            "scratch since (the layer's op order is wrong for the f16 GEMM path)", w->label);
         r->x16_of = NULL;
         if (q35_gemm_f16_round(r->cm->blas, r->cm->f16_act, x, r->T, w->k, r->err))
             return -1;
@@ -120,7 +123,16 @@ void q35_run_choose(q35_run *r)
     } else {
         r->project = p->gemm == Q35_GEMM_F16 ? project_gemm_f16 : project_gemm_f32;
         r->attend = p->attention == Q35_ATTN_FLASH ? attend_flash : attend_f32;
+        r->f16_inputs = p->gemm == Q35_GEMM_F16;
     }
+}
+
+/* After an op that wrote x's f16 rounding (only) into the f16 scratch: the projections from x take it. */
+static int f16_written(q35_run *r, const float *x, int rc)
+{
+    if (rc == 0)
+        r->x16_of = r->x16_only = x;
+    return rc;
 }
 
 /* ---- the ops, per token or over rows ---- */
@@ -144,14 +156,21 @@ static int rmsnorm(q35_run *r, float *y, const float *x, const float *w, int64_t
 static int residual_norm(q35_run *r, const float *w, const char *const names[2])
 {
     const q35_cuda_model *cm = r->cm;
-    if (!r->residual_pending) {
-        q35_op_begin(r, Q35_OP_NORM, names[0]);
-        return q35_op_end(r, rmsnorm(r, BUF(r, NORMED), BUF(r, X), w, cm->hp.n_embd, 1));
-    }
+    const int64_t H = cm->hp.n_embd;
+    const bool add = r->residual_pending;
     r->residual_pending = false;
-    q35_op_begin(r, Q35_OP_NORM, names[1]);
-    return q35_op_end(r, q35_add_rmsnorm_rows(BUF(r, NORMED), BUF(r, X), BUF(r, PROJ), w, cm->hp.n_embd, r->T,
-                                              cm->hp.eps, cm->stream, r->err));
+    q35_op_begin(r, Q35_OP_NORM, names[add]);
+    if (r->f16_inputs) /* NORMED as the projections' f16 input only */
+        return f16_written(
+            r, BUF(r, NORMED),
+            q35_op_end(r, add ? q35_add_rmsnorm_rows_f16(cm->f16_act, BUF(r, X), BUF(r, PROJ), w, H, r->T, cm->hp.eps,
+                                                         cm->stream, r->err)
+                              : q35_rmsnorm_rows_f16(cm->f16_act, BUF(r, X), w, H, r->T, cm->hp.eps, cm->stream,
+                                                     r->err)));
+    if (!add)
+        return q35_op_end(r, rmsnorm(r, BUF(r, NORMED), BUF(r, X), w, H, 1));
+    return q35_op_end(r, q35_add_rmsnorm_rows(BUF(r, NORMED), BUF(r, X), BUF(r, PROJ), w, H, r->T, cm->hp.eps,
+                                              cm->stream, r->err));
 }
 
 static const char *const k_attn_norm[2] = {"rmsnorm attn_norm", "add_rmsnorm attn_norm"};
@@ -178,7 +197,11 @@ static int ffn(q35_run *r, const q35_dlayer *l)
         proj(r, BUF(r, FFN_U), ff, BUF(r, NORMED), &l->ffn_up))
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
-    if (q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), BUF(r, FFN_G), BUF(r, FFN_U), ff, r->T, r->cm->stream, r->err)))
+    if (r->f16_inputs ? f16_written(r, BUF(r, FFN_ACT),
+                                    q35_op_end(r, q35_swiglu_rows_f16(r->cm->f16_act, BUF(r, FFN_G), BUF(r, FFN_U), ff,
+                                                                      r->T, r->cm->stream, r->err)))
+                      : q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), BUF(r, FFN_G), BUF(r, FFN_U), ff, r->T,
+                                                      r->cm->stream, r->err)))
         return -1;
     if (proj(r, BUF(r, PROJ), H, BUF(r, FFN_ACT), &l->ffn_down))
         return -1;
@@ -248,6 +271,11 @@ static int gated_norm(q35_run *r, const q35_dlayer *l)
     if (r->per_token)
         return q35_op_end(r, q35_gated_rmsnorm(BUF(r, O), BUF(r, O), BUF(r, Z), l->ssm_norm, hp->ssm_dv, hp->ssm_hv,
                                                hp->eps, r->cm->stream, r->err));
+    if (r->f16_inputs) /* O as ssm_out's f16 input only */
+        return f16_written(r, BUF(r, O),
+                           q35_op_end(r, q35_gated_rmsnorm_rows_f16(r->cm->f16_act, BUF(r, O), BUF(r, Z), l->ssm_norm,
+                                                                    hp->ssm_dv, r->T * hp->ssm_hv, hp->eps,
+                                                                    r->cm->stream, r->err)));
     return q35_op_end(r, q35_gated_rmsnorm_rows(BUF(r, O), BUF(r, O), BUF(r, Z), l->ssm_norm, hp->ssm_dv,
                                                 r->T * hp->ssm_hv, hp->eps, r->cm->stream, r->err));
 }
@@ -258,13 +286,20 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
     const q35_cuda_state *st = r->st;
     const int64_t H = hp->n_embd, hv = hp->ssm_hv, vd = hv * hp->ssm_dv;
     float *win = st->conv + (int64_t)l->slot * st->conv_len, *S = st->ssm + (int64_t)l->slot * st->ssm_len;
+    /* with f16 inputs NORMED is only its f16 rounding, which the next op but a
+     * projection gives up: its four projections run first (each independent of
+     * the others and of conv1d, l2norm: the same results in either order) */
+    const bool early = r->f16_inputs;
     if (residual_norm(r, l->attn_norm, k_attn_norm) ||
         proj(r, BUF(r, CONV_IN), hp->conv_dim, BUF(r, NORMED), &l->qkv) ||
+        (early && (proj(r, BUF(r, ALPHA), hv, BUF(r, NORMED), &l->alpha) ||
+                   proj(r, BUF(r, B), hv, BUF(r, NORMED), &l->beta) ||
+                   proj(r, BUF(r, Z), vd, BUF(r, NORMED), &l->z))) ||
         conv1d(r, l, win) || l2norm_qk(r) ||
-        proj(r, BUF(r, ALPHA), hv, BUF(r, NORMED), &l->alpha) ||
-        proj(r, BUF(r, B), hv, BUF(r, NORMED), &l->beta) ||
+        (!early && (proj(r, BUF(r, ALPHA), hv, BUF(r, NORMED), &l->alpha) ||
+                    proj(r, BUF(r, B), hv, BUF(r, NORMED), &l->beta))) ||
         gates(r, l) ||
-        proj(r, BUF(r, Z), vd, BUF(r, NORMED), &l->z) ||
+        (!early && proj(r, BUF(r, Z), vd, BUF(r, NORMED), &l->z)) ||
         delta_rule(r, S) || gated_norm(r, l) ||
         proj(r, BUF(r, PROJ), H, BUF(r, O), &l->ssm_out) || residual_add(r, false))
         return -1;
