@@ -1,13 +1,17 @@
 /* Benchmarks of the attention units at the heads of 0.8B (8 / 2), 9B (16 / 4)
  * and 27B (24 / 4), head_dim 256 (bench/models.h: the shapes table's), causal,
  * over contexts of 512 .. 128k:
- *   flash_chunk    a chunk of 512 query rows at the end of the context, per KV
+ *   flash_chunk    a chunk of 512 query rows at the end of the context over
+ *                  f16 caches (q35_attention_prefill_flash_f16: the model's
+ *                  flash path; the caches made by q35_kv_append_rows_f16 from
+ *                  the f32 fill), per KV
  *                  split (0 = the launcher's choice) and kernel variant
  *                  (kernels/attention_flash.h; named in the benchmark's name,
  *                  variant:base, and the context's flash_variant); FLOP counts
  *                  only visible pairs:
  *                  4 * head_dim * heads * sum_t (pos0 + t + 1);
- *   flash_prompt   a whole prompt as chunks of 512 (contexts up to 32k);
+ *   flash_prompt   a whole prompt as chunks of 512 (contexts up to 32k), over
+ *                  f16 caches too;
  *   f32            the f32 path on the same chunk, whole or one part: 1 the
  *                  Q K^T GEMMs, 2 the causal softmax, 3 the P V GEMMs (FLOP of
  *                  a part: the rectangle it computes, masked pairs included);
@@ -26,6 +30,7 @@
 #include "kernels/attention_f32.h"
 #include "kernels/attention_flash.h"
 #include "kernels/blas.h"
+#include "kernels/kv_append.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -100,6 +105,7 @@ static int bufs_alloc(att_bufs *b, const q35_shape *m, int64_t n_ctx, int64_t T,
 
 struct flash_ctx {
     att_bufs b;
+    uint16_t *k16, *v16; /* the f16 caches of n_ctx rows (b's f32 ones rounded) */
     int64_t n_ctx, T; /* the chunk is rows n_ctx - T .. n_ctx - 1; prompt: chunks of T up to n_ctx */
     int split, variant, prompt;
 };
@@ -109,11 +115,11 @@ static int flash_launch(void *p, q35_error *err)
     struct flash_ctx *c = p;
     const q35_flash_options opt = {.variant = c->variant, .split = c->split};
     if (!c->prompt)
-        return q35_attention_prefill_flash(c->b.o, c->b.q, c->b.k[0], c->b.v[0], c->n_ctx - c->T, c->T, c->b.s, &opt,
-                                           NULL, err);
+        return q35_attention_prefill_flash_f16(c->b.o, c->b.q, c->k16, c->v16, c->n_ctx - c->T, c->T, c->b.s, &opt,
+                                               NULL, err);
     for (int64_t r0 = 0; r0 < c->n_ctx; r0 += c->T) {
         const int64_t rows = c->n_ctx - r0 < c->T ? c->n_ctx - r0 : c->T;
-        if (q35_attention_prefill_flash(c->b.o, c->b.q, c->b.k[0], c->b.v[0], r0, rows, c->b.s, &opt, NULL, err))
+        if (q35_attention_prefill_flash_f16(c->b.o, c->b.q, c->k16, c->v16, r0, rows, c->b.s, &opt, NULL, err))
             return -1;
     }
     return 0;
@@ -143,10 +149,27 @@ static void bench_flash(q35_bench_state *st, void *which)
     }
     if (bufs_alloc(&c.b, m, c.n_ctx, c.T, 1, st))
         return;
-    q35_bench_time(st, flash_launch, &c);
+    const size_t half_cache = (size_t)c.n_ctx * (size_t)c.b.s.kv_stride * 2;
+    if (!(c.k16 = q35_bench_try_alloc(half_cache, st))) {
+        bufs_free(&c.b);
+        return;
+    }
+    if (!(c.v16 = q35_bench_try_alloc(half_cache, st))) {
+        q35_bench_free(c.k16), bufs_free(&c.b);
+        return;
+    }
+    q35_error err = {{0}};
+    if (q35_kv_append_rows_f16(c.k16, c.v16, c.b.s.kv_stride, c.n_ctx, c.b.k[0], c.b.v[0], c.b.s.kv_stride,
+                               c.b.s.kv_stride, 0, c.n_ctx, NULL, &err)) {
+        q35_bench_skip(st, err.msg);
+        while (q35_bench_keep_running(st))
+            ;
+    } else
+        q35_bench_time(st, flash_launch, &c);
     q35_bench_rate(st, "FLOP",
                    c.prompt ? q35_bench_attn_flop(m, 0, c.n_ctx) : q35_bench_attn_flop(m, c.n_ctx - c.T, c.T));
     q35_bench_rate(st, "rows", (double)(c.prompt ? c.n_ctx : c.T));
+    q35_bench_free(c.k16), q35_bench_free(c.v16);
     bufs_free(&c.b);
 }
 

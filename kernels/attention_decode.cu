@@ -1,5 +1,7 @@
 /* Decode attention (kernels/attention_decode.h): one query row per head over cache
- * rows 0..n_ctx-1, f32 throughout; the model's deterministic-mode attention.
+ * rows 0..n_ctx-1, f32 arithmetic throughout over an f32 cache (the model's
+ * deterministic-mode attention) or an f16 one (each value widened exactly to
+ * f32 as it is read: the same arithmetic on the cache's values).
  *
  * The per-row arithmetic is fixed by n_ctx alone, so the rows form (row t over
  * pos0 + t + 1 rows) is bitwise the per-token launches:
@@ -29,6 +31,7 @@
 #include "kernels/reduce.cuh"
 
 #include <cooperative_groups.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 
@@ -49,12 +52,25 @@ struct q35_decode_slots {
     float4 acc[N][HD / 4];
 };
 
+/* Four consecutive cache values as f32 (an f16 one widened exactly). */
+__device__ __forceinline__ float4 q35_decode_load4(const float *p)
+{
+    return *(const float4 *)p;
+}
+
+__device__ __forceinline__ float4 q35_decode_load4(const __half *p)
+{
+    const uint2 u = *(const uint2 *)p;
+    const float2 a = __half22float2(*(const __half2 *)&u.x), b = __half22float2(*(const __half2 *)&u.y);
+    return make_float4(a.x, a.y, b.x, b.y);
+}
+
 /* Runs slot `slot` of one head: q in registers (lane's dims 4L + 128j), the
  * head's K and V columns at k, v (row stride kv_stride), over n_ctx rows.
  * Writes the slot's m, l and acc into the state at index `at`. */
-template <int HD, int N>
+template <int HD, int N, class C>
 __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int at, const float4 (&q)[HD / 128],
-                                                const float *k, const float *v, int64_t kv_stride, int64_t n_ctx,
+                                                const C *k, const C *v, int64_t kv_stride, int64_t n_ctx,
                                                 int slot, float scale)
 {
     constexpr int J = HD / 128;
@@ -71,11 +87,11 @@ __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int
 #pragma unroll
         for (int i = 0; i < TP; i++) {
             /* a position past n_ctx reads the last row (in bounds) and is dropped below */
-            const float *kr = k + (p0 + (i < nv ? i : nv - 1)) * kv_stride;
+            const C *kr = k + (p0 + (i < nv ? i : nv - 1)) * kv_stride;
             float d = 0.0f;
 #pragma unroll
             for (int j = 0; j < J; j++) {
-                const float4 x = *(const float4 *)(kr + 128 * j + 4 * lane);
+                const float4 x = q35_decode_load4(kr + 128 * j + 4 * lane);
                 d = fmaf(q[j].x, x.x, d);
                 d = fmaf(q[j].y, x.y, d);
                 d = fmaf(q[j].z, x.z, d);
@@ -106,10 +122,10 @@ __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int
             if (i < nv) {
                 const float p = expf(s[i] - m_new);
                 l += p;
-                const float *vr = v + (p0 + i) * kv_stride;
+                const C *vr = v + (p0 + i) * kv_stride;
 #pragma unroll
                 for (int j = 0; j < J; j++) {
-                    const float4 x = *(const float4 *)(vr + 128 * j + 4 * lane);
+                    const float4 x = q35_decode_load4(vr + 128 * j + 4 * lane);
                     acc[j].x = fmaf(p, x.x, acc[j].x);
                     acc[j].y = fmaf(p, x.y, acc[j].y);
                     acc[j].z = fmaf(p, x.z, acc[j].z);
@@ -159,9 +175,9 @@ __device__ __forceinline__ void q35_decode_load_q(float4 (&q)[HD / 128], const f
 }
 
 /* Block shape: grid (1, heads, T), BLOCK_WARPS warps. */
-template <int HD>
+template <int HD, class C>
 __global__ void __launch_bounds__(32 * BLOCK_WARPS)
-    q35_decode_block_kernel(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
+    q35_decode_block_kernel(float *o, const float *q, const C *k_cache, const C *v_cache, int64_t pos0,
                             q35_attn_shape sh)
 {
     __shared__ q35_decode_slots<HD, SLOTS> st;
@@ -181,9 +197,9 @@ __global__ void __launch_bounds__(32 * BLOCK_WARPS)
 
 /* Cluster shape: grid (CLUSTER_BLOCKS, heads, T) in clusters of CLUSTER_BLOCKS
  * along x, CLUSTER_WARPS warps each. sm_90 and newer only. */
-template <int HD>
+template <int HD, class C>
 __global__ void __launch_bounds__(32 * CLUSTER_WARPS)
-    q35_decode_cluster_kernel(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
+    q35_decode_cluster_kernel(float *o, const float *q, const C *k_cache, const C *v_cache, int64_t pos0,
                               q35_attn_shape sh)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -233,7 +249,7 @@ static int check_vectors(const char *who, const void *q, const void *k, const vo
     const uintptr_t bits = (uintptr_t)q | (uintptr_t)k | (uintptr_t)v;
     if (bits % 16 != 0 || s.q_stride % 4 != 0 || s.kv_stride % 4 != 0)
         return q35_fail(err, "%s: q and the caches must be 16-byte aligned and the q and kv strides (%lld, %lld) "
-                             "multiples of 4 floats",
+                             "multiples of 4 values",
                         who, (long long)s.q_stride, (long long)s.kv_stride);
     return 0;
 }
@@ -261,8 +277,8 @@ int q35_attention_decode_variant_find(const char *name)
 /* Whether the cluster shape runs on device `dev` (compute capability `major`). */
 static bool clusters_usable(int head_dim, int major)
 {
-    return q35_clusters_usable(head_dim == 256 ? (const void *)q35_decode_cluster_kernel<256>
-                                               : (const void *)q35_decode_cluster_kernel<128>,
+    return q35_clusters_usable(head_dim == 256 ? (const void *)q35_decode_cluster_kernel<256, float>
+                                               : (const void *)q35_decode_cluster_kernel<128, float>,
                                major);
 }
 
@@ -275,27 +291,29 @@ int q35_attention_decode_variant_default(int device, q35_attn_shape s)
 }
 
 /* One launch of T <= MAX_T_PER_LAUNCH rows in launch shape `shape` (k_block, k_cluster). */
-template <int HD>
-static int launch_decode(int shape, float *o, const float *q, const float *k_cache, const float *v_cache,
-                         int64_t pos0, int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err)
+template <int HD, class C>
+static int launch_decode(int shape, float *o, const float *q, const C *k_cache, const C *v_cache, int64_t pos0,
+                         int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err)
 {
     if (shape == k_block) {
-        q35_decode_block_kernel<HD><<<dim3(1, (unsigned)s.heads, (unsigned)T), 32 * BLOCK_WARPS, 0, stream>>>(
+        q35_decode_block_kernel<HD, C><<<dim3(1, (unsigned)s.heads, (unsigned)T), 32 * BLOCK_WARPS, 0, stream>>>(
             o, q, k_cache, v_cache, pos0, s);
         return Q35_LAUNCH_CHECK("attention_decode (block)", err);
     }
     q35_cluster_launch l(dim3(CLUSTER_BLOCKS, (unsigned)s.heads, (unsigned)T), dim3(32 * CLUSTER_WARPS), 0,
                          (cudaStream_t)stream, CLUSTER_BLOCKS);
-    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, q35_decode_cluster_kernel<HD>, o, q, k_cache, v_cache, pos0, s),
+    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, q35_decode_cluster_kernel<HD, C>, o, q, k_cache, v_cache, pos0, s),
                        err))
         return -1;
     return Q35_LAUNCH_CHECK("attention_decode (cluster)", err);
 }
 
-int q35_attention_decode_rows(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
-                              int64_t T, q35_attn_shape s, int variant, q35_stream stream, q35_error *err)
+/* Both cache elements: the checks, the launch shape, launches of up to
+ * MAX_T_PER_LAUNCH rows. */
+template <class C>
+static int decode_rows(const char *who, float *o, const float *q, const C *k_cache, const C *v_cache, int64_t pos0,
+                       int64_t T, q35_attn_shape s, int variant, q35_stream stream, q35_error *err)
 {
-    static const char *who = "attention_decode_rows";
     if (q35_attention_check_shape(who, s, err) || check_vectors(who, q, k_cache, v_cache, s, err))
         return -1;
     if (s.head_dim != 128 && s.head_dim != 256)
@@ -317,14 +335,28 @@ int q35_attention_decode_rows(float *o, const float *q, const float *k_cache, co
                         who, major);
     for (int64_t t0 = 0; t0 < T; t0 += MAX_T_PER_LAUNCH) {
         const int64_t n = T - t0 < MAX_T_PER_LAUNCH ? T - t0 : MAX_T_PER_LAUNCH;
-        const int rc = s.head_dim == 256 ? launch_decode<256>(shape, o + t0 * s.o_stride, q + t0 * s.q_stride,
-                                                              k_cache, v_cache, pos0 + t0, n, s, stream, err)
-                                         : launch_decode<128>(shape, o + t0 * s.o_stride, q + t0 * s.q_stride,
-                                                              k_cache, v_cache, pos0 + t0, n, s, stream, err);
+        const int rc = s.head_dim == 256 ? launch_decode<256, C>(shape, o + t0 * s.o_stride, q + t0 * s.q_stride,
+                                                                 k_cache, v_cache, pos0 + t0, n, s, stream, err)
+                                         : launch_decode<128, C>(shape, o + t0 * s.o_stride, q + t0 * s.q_stride,
+                                                                 k_cache, v_cache, pos0 + t0, n, s, stream, err);
         if (rc)
             return -1;
     }
     return 0;
+}
+
+int q35_attention_decode_rows(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
+                              int64_t T, q35_attn_shape s, int variant, q35_stream stream, q35_error *err)
+{
+    return decode_rows("attention_decode_rows", o, q, k_cache, v_cache, pos0, T, s, variant, stream, err);
+}
+
+int q35_attention_decode_rows_f16(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
+                                  int64_t pos0, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
+                                  q35_error *err)
+{
+    return decode_rows("attention_decode_rows_f16", o, q, (const __half *)k_cache, (const __half *)v_cache, pos0, T,
+                       s, variant, stream, err);
 }
 
 int q35_attention_decode(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t n_ctx,
@@ -333,4 +365,12 @@ int q35_attention_decode(float *o, const float *q, const float *k_cache, const f
     if (n_ctx < 1)
         return q35_fail(err, "attention_decode: n_ctx %lld (>= 1)", (long long)n_ctx);
     return q35_attention_decode_rows(o, q, k_cache, v_cache, n_ctx - 1, 1, s, Q35_VARIANT_DEFAULT, stream, err);
+}
+
+int q35_attention_decode_f16(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
+                             int64_t n_ctx, q35_attn_shape s, q35_stream stream, q35_error *err)
+{
+    if (n_ctx < 1)
+        return q35_fail(err, "attention_decode_f16: n_ctx %lld (>= 1)", (long long)n_ctx);
+    return q35_attention_decode_rows_f16(o, q, k_cache, v_cache, n_ctx - 1, 1, s, Q35_VARIANT_DEFAULT, stream, err);
 }

@@ -81,11 +81,12 @@ int q35_attention_flash_variant_default(int device, q35_attn_shape s)
     return q35_attention_flash_supported(device, s, kv64, &why) == 1 ? kv64 : q35_variant_find(&k_set, "base");
 }
 
-int q35_attention_prefill_flash(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
-                                int64_t T, q35_attn_shape s, const q35_flash_options *opt, q35_stream stream,
-                                q35_error *err)
+/* Both launchers: the checks, the variant and the KV split, then the variant's
+ * launcher over f32 (f16 false) or f16 caches. */
+static int prefill_flash(const char *who, bool f16, float *o, const float *q, const void *k_cache,
+                         const void *v_cache, int64_t pos0, int64_t T, q35_attn_shape s, const q35_flash_options *opt,
+                         q35_stream stream, q35_error *err)
 {
-    static const char *who = "attention_prefill_flash";
     if (q35_attention_check_shape(who, s, err))
         return -1;
     int dev = 0;
@@ -100,11 +101,14 @@ int q35_attention_prefill_flash(float *o, const float *q, const float *k_cache, 
     if (pos0 < 0 || T < 0 || pos0 > (int64_t)INT32_MAX - T || (split != 0 && split != 1 && split != 2 && split != 4))
         return q35_fail(err, "%s: pos0 %lld, T %lld (>= 0, pos0 + T <= %d), split %d (0 auto, 1, 2 or 4)", who,
                         (long long)pos0, (long long)T, INT32_MAX, split);
+    /* a chunk of 8 cache values is 32 bytes (f32) or 16 (f16): 16-byte aligned rows either way */
+    const int64_t per16 = f16 ? 8 : 4;
     const uintptr_t bits = (uintptr_t)q | (uintptr_t)k_cache | (uintptr_t)v_cache;
-    if (bits % 16 || (uintptr_t)o % 8 || s.q_stride % 4 || s.kv_stride % 4 || s.o_stride % 2)
-        return q35_fail(err, "%s: q and the caches must be 16-byte aligned with strides of whole float4 (q %lld, kv "
-                             "%lld), o 8-byte aligned with an even stride (%lld)",
-                        who, (long long)s.q_stride, (long long)s.kv_stride, (long long)s.o_stride);
+    if (bits % 16 || (uintptr_t)o % 8 || s.q_stride % 4 || s.kv_stride % per16 || s.o_stride % 2)
+        return q35_fail(err, "%s: q and the caches must be 16-byte aligned with strides of whole 16 bytes (q %lld "
+                             "floats, kv %lld %s), o 8-byte aligned with an even stride (%lld)",
+                        who, (long long)s.q_stride, (long long)s.kv_stride, f16 ? "halves" : "floats",
+                        (long long)s.o_stride);
     if (T == 0)
         return 0;
     int major = 0, sms = 0;
@@ -114,7 +118,8 @@ int q35_attention_prefill_flash(float *o, const float *q, const float *k_cache, 
     const int hpk = s.heads / s.kv_heads, R = flash_rows(hpk), m = hpk * R;
     /* every module of the build has the same architectures: this one's answer
      * holds for the experiments' too */
-    const bool clusters = q35_clusters_usable((const void *)q35_flash_kernel<q35_flash_base, 128, MAX_SPLIT>, major);
+    const bool clusters =
+        q35_clusters_usable((const void *)q35_flash_kernel<q35_flash_base, 128, MAX_SPLIT, float>, major);
     if (split == 0) {
         /* up to one wave of blocks, at least 4 tiles per block on the longest
          * rows (tiles of 32 positions whatever the variant's: the same choice) */
@@ -128,5 +133,20 @@ int q35_attention_prefill_flash(float *o, const float *q, const float *k_cache, 
                              "with sm_90 code)",
                         who, split);
     const q35_flash_impl *e = static_cast<const q35_flash_impl *>(q35_variant_at(&k_set, variant)->impl);
-    return e->launch(m, split, o, q, k_cache, v_cache, pos0, T, s, (cudaStream_t)stream, err);
+    return (f16 ? e->launch_f16 : e->launch_f32)(m, split, o, q, k_cache, v_cache, pos0, T, s, (cudaStream_t)stream,
+                                                 err);
+}
+
+int q35_attention_prefill_flash(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
+                                int64_t T, q35_attn_shape s, const q35_flash_options *opt, q35_stream stream,
+                                q35_error *err)
+{
+    return prefill_flash("attention_prefill_flash", false, o, q, k_cache, v_cache, pos0, T, s, opt, stream, err);
+}
+
+int q35_attention_prefill_flash_f16(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
+                                    int64_t pos0, int64_t T, q35_attn_shape s, const q35_flash_options *opt,
+                                    q35_stream stream, q35_error *err)
+{
+    return prefill_flash("attention_prefill_flash_f16", true, o, q, k_cache, v_cache, pos0, T, s, opt, stream, err);
 }

@@ -36,13 +36,15 @@
  * Shared memory (f16): Q [M][256], K [N][256], V [N][256]; every row is 32
  * chunks of 16 bytes at chunk ^ (row % 8) (no bank conflicts). With DSPLIT 2,
  * P [M][N] (chunk ^ row % 8 again) and the max exchange [M][2] f32.
- * Staging. The caches and q are f32. K and V come as units of 16 rows, in the
+ * Staging. q is f32; the caches f32 or f16 (the kernel's cache element C: an
+ * f32 value is rounded to f16 on its way to shared memory, an f16 one moved as
+ * it is, the same bits either way). K and V come as units of 16 rows, in the
  * order K(j) V(j) K(j + SPLIT) V(j + SPLIT) ...: V(j)'s units go to shared
  * memory during Q K(j)^T (the last one after the softmax), K(next)'s during
  * P V(j) (one per 16 positions), each put followed by the load of the unit
  * DEPTH places further on; one K and one V buffer, two barriers a tile.
  * Registers (DEPTH units in flight in registers) or a cp.async ring of DEPTH
- * raw f32 units (16 KiB each) converted by the threads that copied them.
+ * raw units (16 KiB slots) converted or moved by the threads that copied them.
  * Order. Blocks take query tiles from the last (the longest rows) to the first,
  * every KV group's in turn, so the heavy blocks start first.
  * KV split (sm_90+). A chunk of 512 rows has few blocks (9B: 16 tiles x 4
@@ -585,13 +587,13 @@ __device__ inline void q35_flash_cluster_combine(float *const &o, float (&acc)[S
 }
 #endif
 
-/* The flash kernel of variant V: grid query tiles * kv_heads * split,
+/* The flash kernel of variant V over caches of C (float or __half): grid query tiles * kv_heads * split,
  * q35_flash_layout<V, M>::threads threads, its bytes of dynamic shared memory;
  * hpk = heads / kv_heads, R = M / hpk, sc = the scale in log2 units.
  * With SPLIT > 1, clusters of SPLIT blocks along x (sm_90+). */
-template <class V, int M, int SPLIT>
+template <class V, int M, int SPLIT, class C>
 __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
-    q35_flash_kernel(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0, int64_t T,
+    q35_flash_kernel(float *o, const float *q, const C *k_cache, const C *v_cache, int64_t pos0, int64_t T,
                      q35_attn_shape sh, int hpk, int R, float sc)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -607,8 +609,8 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
     constexpr int WD = HD / DS, NP = N / DS, NU = N / Q35_FLASH_UNIT, GROUP = 16 * SLABS;
     static_assert(NU == 2 || NU == 4, "a tile is 2 or 4 units");
     static_assert(DS == 1 || (DS == 2 && N == 64), "the P exchange's rows are 8 chunks (N = 64)");
-    using Stage = typename std::conditional<V::ring, q35_flash_ring<THREADS, V::depth>,
-                                            q35_flash_regs<THREADS, V::depth>>::type;
+    using Stage = typename std::conditional<V::ring, q35_flash_ring<THREADS, V::depth, C>,
+                                            q35_flash_regs<THREADS, V::depth, C>>::type;
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t s0 = (uint32_t)__cvta_generic_to_shared(smem);
     const uint32_t sQ = s0, sK = s0 + L::k, sV = s0 + L::v;
@@ -648,7 +650,7 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
     q35_flash_rows_clear<SLABS, WD>(acc, row_max, row_sum);
 
     /* ---- prologue: K of the first tile into shared memory, V's first units in flight ---- */
-    q35_flash_feed<Stage, N, SPLIT, V::depth> feed;
+    q35_flash_feed<Stage, N, SPLIT, V::depth, C> feed;
     if constexpr (V::ring)
         feed.st.ring = s0 + L::ring;
     feed.kc = k_cache + (int64_t)kvh * HD, feed.vc = v_cache + (int64_t)kvh * HD;
@@ -702,8 +704,8 @@ __global__ void __launch_bounds__(q35_flash_layout<V, M>::threads, 1)
 }
 
 /* The launch: dynamic shared memory opted in, clusters of SPLIT along x. */
-template <class V, int M, int SPLIT>
-static int launch_flash(float *o, const float *q, const float *k, const float *v, int64_t pos0, int64_t T,
+template <class V, int M, int SPLIT, class C>
+static int launch_flash(float *o, const float *q, const C *k, const C *v, int64_t pos0, int64_t T,
                         q35_attn_shape s, cudaStream_t stream, q35_error *err)
 {
     using L = q35_flash_layout<V, M>;
@@ -711,46 +713,50 @@ static int launch_flash(float *o, const float *q, const float *k, const float *v
     const int64_t blocks = (T + R - 1) / R * s.kv_heads * SPLIT;
     if (blocks > INT32_MAX)
         return q35_fail(err, "attention_prefill_flash: T %lld needs too many blocks", (long long)T);
-    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_flash_kernel<V, M, SPLIT>,
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_flash_kernel<V, M, SPLIT, C>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L::bytes),
                        err))
         return -1;
     q35_cluster_launch l(dim3((unsigned)blocks), dim3(L::threads), L::bytes, stream, SPLIT);
-    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, q35_flash_kernel<V, M, SPLIT>, o, q, k, v, pos0, T, s, hpk, R,
+    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, q35_flash_kernel<V, M, SPLIT, C>, o, q, k, v, pos0, T, s, hpk, R,
                                           s.scale * LOG2E),
                        err))
         return -1;
     return Q35_LAUNCH_CHECK("attention_prefill_flash", err);
 }
 
-typedef int (*flash_launch_fn)(int m, int split, float *o, const float *q, const float *k, const float *v,
+/* k, v: the caches, f32 (f16 false) or f16 (true). */
+typedef int (*flash_launch_fn)(int m, int split, float *o, const float *q, const void *k, const void *v,
                                int64_t pos0, int64_t T, q35_attn_shape s, cudaStream_t stream, q35_error *err);
 
-/* Variant V at M rows (128 or 96) and split (1, 2 or 4). */
-template <class V>
-static int launch_variant(int m, int split, float *o, const float *q, const float *k, const float *v, int64_t pos0,
+/* Variant V over caches of C at M rows (128 or 96) and split (1, 2 or 4). */
+template <class V, class C>
+static int launch_variant(int m, int split, float *o, const float *q, const void *kv, const void *vv, int64_t pos0,
                           int64_t T, q35_attn_shape s, cudaStream_t stream, q35_error *err)
 {
+    const C *k = static_cast<const C *>(kv), *v = static_cast<const C *>(vv);
     if (m == 128)
-        return split == 1   ? launch_flash<V, 128, 1>(o, q, k, v, pos0, T, s, stream, err)
-               : split == 2 ? launch_flash<V, 128, 2>(o, q, k, v, pos0, T, s, stream, err)
-                            : launch_flash<V, 128, MAX_SPLIT>(o, q, k, v, pos0, T, s, stream, err);
-    return split == 1   ? launch_flash<V, 96, 1>(o, q, k, v, pos0, T, s, stream, err)
-           : split == 2 ? launch_flash<V, 96, 2>(o, q, k, v, pos0, T, s, stream, err)
-                        : launch_flash<V, 96, MAX_SPLIT>(o, q, k, v, pos0, T, s, stream, err);
+        return split == 1   ? launch_flash<V, 128, 1, C>(o, q, k, v, pos0, T, s, stream, err)
+               : split == 2 ? launch_flash<V, 128, 2, C>(o, q, k, v, pos0, T, s, stream, err)
+                            : launch_flash<V, 128, MAX_SPLIT, C>(o, q, k, v, pos0, T, s, stream, err);
+    return split == 1   ? launch_flash<V, 96, 1, C>(o, q, k, v, pos0, T, s, stream, err)
+           : split == 2 ? launch_flash<V, 96, 2, C>(o, q, k, v, pos0, T, s, stream, err)
+                        : launch_flash<V, 96, MAX_SPLIT, C>(o, q, k, v, pos0, T, s, stream, err);
 }
 
 /* A variant's entry (q35_variant.impl): its dynamic shared memory at M = 128
- * and 96, its launcher. */
+ * and 96 (the same for both caches: an f16 unit uses half a ring slot), its
+ * launchers over f32 and over f16 caches. */
 struct q35_flash_impl {
     size_t smem128, smem96;
-    flash_launch_fn launch;
+    flash_launch_fn launch_f32, launch_f16;
 };
 
 template <class V>
 static constexpr q35_flash_impl flash_impl()
 {
-    return {q35_flash_layout<V, 128>::bytes, q35_flash_layout<V, 96>::bytes, launch_variant<V>};
+    return {q35_flash_layout<V, 128>::bytes, q35_flash_layout<V, 96>::bytes, launch_variant<V, float>,
+            launch_variant<V, __half>};
 }
 
 /* The experiment variants (kernels/experiments/attention_flash.cu), where the

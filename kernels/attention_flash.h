@@ -1,5 +1,6 @@
 /* The flash prefill attention (kernels/attention.h's formula and shapes): one
- * fused causal kernel, f16 inputs (rounded from the f32 cache and q) to
+ * fused causal kernel, f16 inputs (q rounded from f32; the caches f32,
+ * rounded per tile, or f16, as they are) to
  * mma.sync tensor cores, f32 accumulation, f32 online softmax, head_dim 256, a
  * whole GQA group per block, no scores materialised; sm_80 or newer.
  * kernels/attention_flash.cu (launchers), kernels/attention_flash.cuh (the
@@ -41,6 +42,16 @@ int q35_attention_flash_supported(int device, q35_attn_shape s, int variant, q35
 int q35_attention_prefill_flash(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
                                 int64_t T, q35_attn_shape s, const q35_flash_options *opt, q35_stream stream,
                                 q35_error *err);
+
+/* CUDA, flash path over f16 caches (IEEE half bits, as q35_kv_append_rows_f16
+ * writes them; s.kv_stride counts halves): the same contract and refusals, the
+ * caches' strides whole 16 bytes (8 halves). The kernel rounds an f32 cache to
+ * f16 on its way to the tensor cores; an f16 cache holding those very roundings
+ * gives the same tiles, so o is bitwise q35_attention_prefill_flash's over the
+ * f32 cache the f16 one was rounded from. Half the cache's bytes to read. */
+int q35_attention_prefill_flash_f16(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
+                                    int64_t pos0, int64_t T, q35_attn_shape s, const q35_flash_options *opt,
+                                    q35_stream stream, q35_error *err);
 
 /* The variants (kernels/variant.h): the same contract, other tilings and
  * stagings (kernels/attention_flash.cuh lists them). Production: base (runs

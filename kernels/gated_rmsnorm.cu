@@ -4,16 +4,30 @@
 
 #include <cuda_runtime.h>
 
-int q35_gated_rmsnorm_rows(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t rows,
-                           float eps, q35_stream stream, q35_error *err)
+/* Into y of Y (f32 or f16). */
+template <class Y>
+static int gated_rows(const char *who, Y *y, const float *o, const float *z, const float *w, int64_t n, int64_t rows,
+                      float eps, q35_stream stream, q35_error *err)
 {
     if (n < 1 || n > Q35_NORM_MAX_N || rows < 0 || rows > INT32_MAX)
-        return q35_fail(err, "gated_rmsnorm_rows: n = %lld (want 1..%d), rows = %lld (want 0..%d)", (long long)n,
+        return q35_fail(err, "%s: n = %lld (want 1..%d), rows = %lld (want 0..%d)", who, (long long)n,
                         Q35_NORM_MAX_N, (long long)rows, INT32_MAX);
     if (rows == 0)
         return 0;
     q35_norm_launch<Q35_NORM_GATED_RMS>(y, o, z, w, (int)n, 1, n, eps, rows, stream);
-    return Q35_LAUNCH_CHECK("gated_rmsnorm_rows", err);
+    return Q35_LAUNCH_CHECK(who, err);
+}
+
+int q35_gated_rmsnorm_rows(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t rows,
+                           float eps, q35_stream stream, q35_error *err)
+{
+    return gated_rows("gated_rmsnorm_rows", y, o, z, w, n, rows, eps, stream, err);
+}
+
+int q35_gated_rmsnorm_rows_f16(uint16_t *y16, const float *o, const float *z, const float *w, int64_t n,
+                               int64_t rows, float eps, q35_stream stream, q35_error *err)
+{
+    return gated_rows("gated_rmsnorm_rows_f16", (__half *)y16, o, z, w, n, rows, eps, stream, err);
 }
 
 int q35_gated_rmsnorm(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t heads, float eps,

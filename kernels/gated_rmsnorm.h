@@ -23,6 +23,12 @@ void q35_ref_gated_rmsnorm(double *y, const double *o, const double *z, const do
 int q35_gated_rmsnorm_rows(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t rows,
                            float eps, q35_stream stream, q35_error *err);
 
+/* CUDA, the rows form with f16 out (ssm_out's rounded input on the f16 GEMM
+ * path): y16 [rows][n] IEEE half bits, each the f32 y above rounded to nearest
+ * even (bitwise: the same arithmetic, one rounding at the store). */
+int q35_gated_rmsnorm_rows_f16(uint16_t *y16, const float *o, const float *z, const float *w, int64_t n,
+                               int64_t rows, float eps, q35_stream stream, q35_error *err);
+
 /* CUDA, the per-token form: `heads` heads of one token (rows = heads). */
 int q35_gated_rmsnorm(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t heads, float eps,
                       q35_stream stream, q35_error *err);

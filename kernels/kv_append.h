@@ -3,8 +3,13 @@
  *
  *     k_cache[pos + t][i] = k[t][i],  v_cache[pos + t][i] = v[t][i]     i < kv_dim
  *
- * A copy, so the rows form is bitwise T per-token appends; the reference is the
- * copy itself. */
+ * Two cache elements: f32 (a copy, so the rows form is bitwise T per-token
+ * appends; the reference is the copy itself), and IEEE binary16 for the flash
+ * path (each value rounded once to nearest even, __float2half_rn: the very
+ * rounding the flash kernel applied per tile to an f32 cache, so a flash
+ * prefill over the f16 cache is bitwise the one over the f32 cache; the
+ * reference is core/half.h's q35_f32_to_f16). Same layout either way:
+ * [max_seq][cache_stride] values. */
 #ifndef Q35_KERNELS_KV_APPEND_H
 #define Q35_KERNELS_KV_APPEND_H
 
@@ -21,6 +26,13 @@ extern "C" {
 int q35_kv_append_rows(float *k_cache, float *v_cache, int64_t cache_stride, int64_t max_seq, const float *k,
                        const float *v, int64_t src_stride, int64_t kv_dim, int64_t pos, int64_t T,
                        q35_stream stream, q35_error *err);
+
+/* CUDA, f16 caches: the same rows rounded to binary16 (round to nearest even;
+ * past 65504 infinity, NaN a NaN), caches [max_seq][cache_stride] of IEEE half
+ * (uint16_t bits). The same refusals. */
+int q35_kv_append_rows_f16(uint16_t *k_cache, uint16_t *v_cache, int64_t cache_stride, int64_t max_seq,
+                           const float *k, const float *v, int64_t src_stride, int64_t kv_dim, int64_t pos, int64_t T,
+                           q35_stream stream, q35_error *err);
 
 #ifdef __cplusplus
 }

@@ -80,6 +80,13 @@ __device__ __forceinline__ float4 q35_ld_shared_f4(uint32_t addr)
     return v;
 }
 
+__device__ __forceinline__ uint4 q35_ld_shared_u4(uint32_t addr)
+{
+    uint4 v;
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+    return v;
+}
+
 /* Stores 8 floats (a, b) rounded to f16 as one 16-byte chunk. */
 __device__ __forceinline__ void q35_st_shared_f16x8(uint32_t addr, float4 a, float4 b)
 {

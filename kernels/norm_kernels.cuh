@@ -1,11 +1,14 @@
 /* The norms share one kernel shape: a block per vector, a fixed-order sum of
  * squares, a scale. The block size depends on n only, never on the row count,
- * so a row's bits are the same in any launch. */
+ * so a row's bits are the same in any launch. The output is f32 or f16 (Y:
+ * float or __half, the next f16 GEMM's input): the same f32 value, rounded to
+ * nearest even at the store. */
 #ifndef Q35_KERNELS_NORM_KERNELS_CUH
 #define Q35_KERNELS_NORM_KERNELS_CUH
 
 #include "kernels/reduce.cuh"
 
+#include <cuda_fp16.h>
 #include <stdint.h>
 
 #define Q35_NORM_MAX_N (1 << 20)
@@ -41,9 +44,38 @@ __device__ __forceinline__ void q35_norm_store(float *v, int q, int n, bool vec,
         v[i + 3] = a.w;
 }
 
+/* Quad q as f16 (nearest even each): one 8-byte store where whole and aligned. */
+__device__ __forceinline__ void q35_norm_store(__half *v, int q, int n, bool vec, float4 a)
+{
+    const int i = 4 * q;
+    const __half2 lo = __floats2half2_rn(a.x, a.y), hi = __floats2half2_rn(a.z, a.w);
+    if (vec && i + 4 <= n) {
+        *(uint2 *)(v + i) = make_uint2(*(const uint32_t *)&lo, *(const uint32_t *)&hi);
+        return;
+    }
+    v[i] = __low2half(lo);
+    if (i + 1 < n)
+        v[i + 1] = __high2half(lo);
+    if (i + 2 < n)
+        v[i + 2] = __low2half(hi);
+    if (i + 3 < n)
+        v[i + 3] = __high2half(hi);
+}
+
 __device__ __forceinline__ bool q35_aligned16(const void *p)
 {
     return ((uintptr_t)p & 15) == 0;
+}
+
+/* Whether an output row takes whole-quad stores: 16 bytes of f32, 8 of f16. */
+__device__ __forceinline__ bool q35_norm_out_vec(const float *p)
+{
+    return q35_aligned16(p);
+}
+
+__device__ __forceinline__ bool q35_norm_out_vec(const __half *p)
+{
+    return ((uintptr_t)p & 7) == 0;
 }
 
 /* Quad q of the vector to normalise: x's (ADD_RMS: x + z, stored to s). */
@@ -80,9 +112,9 @@ __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float
  * Q35_NORM_KEEP quads stay in registers for the scaling pass, the rest are read
  * again (ADD_RMS: the sum, from xs, where this thread stored it). */
 #define Q35_NORM_KEEP 4
-template <int THREADS, int KIND, int VPB>
+template <int THREADS, int KIND, int VPB, class Y>
 __global__ void __launch_bounds__(THREADS *VPB)
-    q35_norm_kernel(float *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
+    q35_norm_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
                     float eps, int64_t nvec, float *xs)
 {
     static_assert(VPB == 1 || THREADS == 32, "several vectors a block only at a warp a vector");
@@ -92,11 +124,11 @@ __global__ void __launch_bounds__(THREADS *VPB)
         return;
     const int64_t off = (b / heads) * row_stride + (b % heads) * (int64_t)n;
     const float *xr = x + off;
-    float *yr = y + off;
+    Y *yr = y + off;
     const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
     const float *zr = with_z ? z + off : nullptr;
     float *sr = KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr;
-    const bool vx = q35_aligned16(xr), vy = q35_aligned16(yr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
+    const bool vx = q35_aligned16(xr), vy = q35_norm_out_vec(yr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
                vz = !with_z || q35_aligned16(zr), vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
     const int nq = (n + 3) / 4;
     float4 keep[Q35_NORM_KEEP];
@@ -138,19 +170,19 @@ __global__ void __launch_bounds__(THREADS *VPB)
 }
 
 /* Launches KIND over `blocks` vectors with a block size chosen from n alone
- * (xs: ADD_RMS's sum, else unused). */
-template <int KIND>
-static void q35_norm_launch(float *y, const float *x, const float *z, const float *w, int n, int heads,
+ * (xs: ADD_RMS's sum, else unused), y f32 or f16. */
+template <int KIND, class Y>
+static void q35_norm_launch(Y *y, const float *x, const float *z, const float *w, int n, int heads,
                             int64_t row_stride, float eps, int64_t blocks, cudaStream_t s, float *xs = nullptr)
 {
     if (n >= 1024)
-        q35_norm_kernel<256, KIND, 1><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
+        q35_norm_kernel<256, KIND, 1, Y><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
                                                                         xs);
     else if (n >= 512)
-        q35_norm_kernel<64, KIND, 1><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
+        q35_norm_kernel<64, KIND, 1, Y><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
                                                                       xs);
     else /* the per-head norms (n 128, 256): 8 a block, not one 32-thread block each */
-        q35_norm_kernel<32, KIND, 8><<<(unsigned)((blocks + 7) / 8), 256, 0, s>>>(y, x, z, w, n, heads, row_stride,
+        q35_norm_kernel<32, KIND, 8, Y><<<(unsigned)((blocks + 7) / 8), 256, 0, s>>>(y, x, z, w, n, heads, row_stride,
                                                                                  eps, blocks, xs);
 }
 

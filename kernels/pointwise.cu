@@ -1,7 +1,10 @@
-/* The pointwise units (kernels/pointwise.h): one element per thread, grid-stride. */
+/* The pointwise units (kernels/pointwise.h): one element per thread, grid-stride;
+ * the output f32, or f16 (SwiGLU's _f16 form: the f32 value rounded to nearest
+ * even at the store). */
 #include "kernels/pointwise.h"
 #include "kernels/reduce.cuh"
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -17,26 +20,63 @@ __device__ __forceinline__ float pointwise_op(float y, float a, float b)
     return y + a;
 }
 
+/* Element i (quad i) of an f32 or f16 output: read (the in-place ops, f32 only) and written. */
+__device__ __forceinline__ float q35_pw_get(const float *y, int64_t i)
+{
+    return y[i];
+}
+__device__ __forceinline__ float q35_pw_get(const __half *, int64_t)
+{
+    return 0.0f; /* SwiGLU alone writes f16, and reads no y */
+}
+__device__ __forceinline__ void q35_pw_put(float *y, int64_t i, float v)
+{
+    y[i] = v;
+}
+__device__ __forceinline__ void q35_pw_put(__half *y, int64_t i, float v)
+{
+    y[i] = __float2half_rn(v);
+}
+__device__ __forceinline__ float4 q35_pw_get4(const float *y, int64_t i)
+{
+    return ((const float4 *)y)[i];
+}
+__device__ __forceinline__ float4 q35_pw_get4(const __half *, int64_t)
+{
+    return make_float4(0, 0, 0, 0);
+}
+__device__ __forceinline__ void q35_pw_put4(float *y, int64_t i, float4 v)
+{
+    ((float4 *)y)[i] = v;
+}
+__device__ __forceinline__ void q35_pw_put4(__half *y, int64_t i, float4 v)
+{
+    const __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
+    ((uint2 *)y)[i] = make_uint2(*(const uint32_t *)&lo, *(const uint32_t *)&hi);
+}
+
 /* Scalar: any n, any alignment. */
-template <int OP>
-__global__ void q35_pointwise_kernel(float *y, const float *a, const float *b, int64_t n)
+template <int OP, class Y>
+__global__ void q35_pointwise_kernel(Y *y, const float *a, const float *b, int64_t n)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        y[i] = pointwise_op<OP>(OP == OP_SWIGLU ? 0.0f : y[i], a[i], OP == OP_SWIGLU ? b[i] : 0.0f);
+        q35_pw_put(y, i,
+                   pointwise_op<OP>(OP == OP_SWIGLU ? 0.0f : q35_pw_get(y, i), a[i], OP == OP_SWIGLU ? b[i] : 0.0f));
 }
 
 /* Four values a thread through 16-byte loads and stores (n4 quads, every pointer
  * 16-byte aligned): the same per-element arithmetic, so the same bits, with four
  * times the bytes in flight a thread (one element a thread left these units at
  * ~45 % of the copy bandwidth). */
-template <int OP>
-__global__ void q35_pointwise4_kernel(float4 *y, const float4 *a, const float4 *b, int64_t n4)
+template <int OP, class Y>
+__global__ void q35_pointwise4_kernel(Y *y, const float4 *a, const float4 *b, int64_t n4)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n4; i += (int64_t)gridDim.x * blockDim.x) {
         const float4 av = a[i], bv = OP == OP_SWIGLU ? b[i] : make_float4(0, 0, 0, 0);
-        const float4 yv = OP == OP_SWIGLU ? make_float4(0, 0, 0, 0) : y[i];
-        y[i] = make_float4(pointwise_op<OP>(yv.x, av.x, bv.x), pointwise_op<OP>(yv.y, av.y, bv.y),
-                           pointwise_op<OP>(yv.z, av.z, bv.z), pointwise_op<OP>(yv.w, av.w, bv.w));
+        const float4 yv = OP == OP_SWIGLU ? make_float4(0, 0, 0, 0) : q35_pw_get4(y, i);
+        q35_pw_put4(y, i,
+                    make_float4(pointwise_op<OP>(yv.x, av.x, bv.x), pointwise_op<OP>(yv.y, av.y, bv.y),
+                                pointwise_op<OP>(yv.z, av.z, bv.z), pointwise_op<OP>(yv.w, av.w, bv.w)));
     }
 }
 
@@ -51,8 +91,8 @@ static bool aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
-template <int OP>
-static int launch(const char *name, float *y, const float *a, const float *b, int64_t width, int64_t rows,
+template <int OP, class Y>
+static int launch(const char *name, Y *y, const float *a, const float *b, int64_t width, int64_t rows,
                   q35_stream stream, q35_error *err)
 {
     if (width < 1 || rows < 0)
@@ -61,10 +101,10 @@ static int launch(const char *name, float *y, const float *a, const float *b, in
     if (n == 0)
         return 0;
     if (n % 4 == 0 && aligned16(y) && aligned16(a) && (OP != OP_SWIGLU || aligned16(b)))
-        q35_pointwise4_kernel<OP><<<grid_for(n / 4), 256, 0, stream>>>((float4 *)y, (const float4 *)a,
-                                                                        (const float4 *)b, n / 4);
+        q35_pointwise4_kernel<OP, Y><<<grid_for(n / 4), 256, 0, stream>>>(y, (const float4 *)a, (const float4 *)b,
+                                                                           n / 4);
     else
-        q35_pointwise_kernel<OP><<<grid_for(n), 256, 0, stream>>>(y, a, b, n);
+        q35_pointwise_kernel<OP, Y><<<grid_for(n), 256, 0, stream>>>(y, a, b, n);
     return Q35_LAUNCH_CHECK(name, err);
 }
 
@@ -72,6 +112,12 @@ int q35_swiglu_rows(float *y, const float *g, const float *u, int64_t width, int
                     q35_error *err)
 {
     return launch<OP_SWIGLU>("swiglu_rows", y, g, u, width, rows, stream, err);
+}
+
+int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t width, int64_t rows,
+                        q35_stream stream, q35_error *err)
+{
+    return launch<OP_SWIGLU>("swiglu_rows_f16", (__half *)y16, g, u, width, rows, stream, err);
 }
 
 int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream, q35_error *err)

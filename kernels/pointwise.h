@@ -31,6 +31,11 @@ void q35_ref_split_qgate(double *q, double *gate, const double *full, int heads,
  * values (the per-token form: rows = 1), each element computed on its own. */
 int q35_swiglu_rows(float *y, const float *g, const float *u, int64_t width, int64_t rows, q35_stream stream,
                     q35_error *err);
+/* SwiGLU with f16 out (ffn_down's rounded input on the f16 GEMM path): y16
+ * IEEE half bits, each q35_swiglu_rows's f32 value rounded to nearest even
+ * (bitwise: the same arithmetic, one rounding at the store). */
+int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t width, int64_t rows,
+                        q35_stream stream, q35_error *err);
 int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream,
                           q35_error *err);
 int q35_residual_add_rows(float *x, const float *p, int64_t width, int64_t rows, q35_stream stream, q35_error *err);

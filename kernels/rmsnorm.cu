@@ -13,28 +13,56 @@ static int check_shape(const char *who, int64_t n, int64_t rows, q35_error *err)
     return 0;
 }
 
-int q35_rmsnorm_rows(float *y, const float *x, const float *w, int64_t n, int64_t rows, float eps, q35_stream stream,
-                     q35_error *err)
+/* RMSNorm rows into y of Y (f32 or f16). */
+template <class Y>
+static int rmsnorm_rows(const char *who, Y *y, const float *x, const float *w, int64_t n, int64_t rows, float eps,
+                        q35_stream stream, q35_error *err)
 {
-    if (check_shape("rmsnorm_rows", n, rows, err))
+    if (check_shape(who, n, rows, err))
         return -1;
     if (rows == 0)
         return 0;
     q35_norm_launch<Q35_NORM_RMS>(y, x, nullptr, w, (int)n, 1, n, eps, rows, stream);
-    return Q35_LAUNCH_CHECK("rmsnorm_rows", err);
+    return Q35_LAUNCH_CHECK(who, err);
+}
+
+/* The fused add + RMSNorm into y of Y (f32 or f16). */
+template <class Y>
+static int add_rmsnorm_rows(const char *who, Y *y, float *x, const float *r, const float *w, int64_t n, int64_t rows,
+                            float eps, q35_stream stream, q35_error *err)
+{
+    if (check_shape(who, n, rows, err))
+        return -1;
+    if ((const void *)y == (const void *)x || (const void *)y == (const void *)r)
+        return q35_fail(err, "%s: y must not alias x or r", who);
+    if (rows == 0)
+        return 0;
+    q35_norm_launch<Q35_NORM_ADD_RMS>(y, x, r, w, (int)n, 1, n, eps, rows, stream, x);
+    return Q35_LAUNCH_CHECK(who, err);
+}
+
+int q35_rmsnorm_rows(float *y, const float *x, const float *w, int64_t n, int64_t rows, float eps, q35_stream stream,
+                     q35_error *err)
+{
+    return rmsnorm_rows("rmsnorm_rows", y, x, w, n, rows, eps, stream, err);
+}
+
+int q35_rmsnorm_rows_f16(uint16_t *y16, const float *x, const float *w, int64_t n, int64_t rows, float eps,
+                         q35_stream stream, q35_error *err)
+{
+    return rmsnorm_rows("rmsnorm_rows_f16", (__half *)y16, x, w, n, rows, eps, stream, err);
 }
 
 int q35_add_rmsnorm_rows(float *y, float *x, const float *r, const float *w, int64_t n, int64_t rows, float eps,
                          q35_stream stream, q35_error *err)
 {
-    if (check_shape("add_rmsnorm_rows", n, rows, err))
-        return -1;
-    if (y == x || y == r)
-        return q35_fail(err, "add_rmsnorm_rows: y must not alias x or r");
-    if (rows == 0)
-        return 0;
-    q35_norm_launch<Q35_NORM_ADD_RMS>(y, x, r, w, (int)n, 1, n, eps, rows, stream, x);
-    return Q35_LAUNCH_CHECK("add_rmsnorm_rows", err);
+    return add_rmsnorm_rows("add_rmsnorm_rows", y, x, r, w, n, rows, eps, stream, err);
+}
+
+int q35_add_rmsnorm_rows_f16(uint16_t *y16, float *x, const float *r, const float *w, int64_t n, int64_t rows,
+                             float eps, q35_stream stream, q35_error *err)
+{
+    return add_rmsnorm_rows("add_rmsnorm_rows_f16", (__half *)y16, x, r, w, n, rows, eps, stream, err);
 }
 
 int q35_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps, q35_stream stream, q35_error *err)

@@ -35,10 +35,20 @@ int q35_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps, 
  * vectors of n, x += r (the residual stream, in place), then y = rmsnorm(x) * w.
  * Bitwise q35_residual_add_rows(x, r, n, rows) then q35_rmsnorm_rows(y, x, w,
  * n, rows) (the same adds, the same reduction order), in one launch and one
- * pass fewer over x. y must not alias x or r. Not yet used by the model: it
- * has not run on a GPU (bench/results/README.md says when it does). */
+ * pass fewer over x. y must not alias x or r. The model's residual norms
+ * (model/cuda_layers.c: each sublayer's add deferred into the next norm); not
+ * yet run on a GPU (bench/results/README.md says when it does). */
 int q35_add_rmsnorm_rows(float *y, float *x, const float *r, const float *w, int64_t n, int64_t rows, float eps,
                          q35_stream stream, q35_error *err);
+
+/* CUDA, f16 out (the next f16 GEMM's rounded input, kernels/gemm.h's x16):
+ * y16 [rows][n] IEEE half bits, each the f32 y of the form above rounded to
+ * nearest even (bitwise: the same arithmetic, one rounding at the store), no
+ * f32 y written; the fused form still adds into x. y16 must not alias x or r. */
+int q35_rmsnorm_rows_f16(uint16_t *y16, const float *x, const float *w, int64_t n, int64_t rows, float eps,
+                         q35_stream stream, q35_error *err);
+int q35_add_rmsnorm_rows_f16(uint16_t *y16, float *x, const float *r, const float *w, int64_t n, int64_t rows,
+                             float eps, q35_stream stream, q35_error *err);
 
 #ifdef __cplusplus
 }

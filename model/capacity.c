@@ -143,6 +143,11 @@ int64_t q35_chunk_buf_floats(const q35_hparams *hp, q35_chunk_buf b)
     return 0;
 }
 
+int q35_kv_value_bytes(q35_attn_path attention, bool deterministic)
+{
+    return attention == Q35_ATTN_FLASH && !deterministic ? 2 : 4;
+}
+
 q35_workspace q35_workspace_of(const q35_hparams *hp, const q35_weight_bytes *w, int64_t chunk_rows, int64_t seq,
                                q35_attn_path attention, q35_gemm_path gemm, q35_delta_path delta, bool deterministic,
                                size_t scores_budget)
@@ -195,7 +200,8 @@ q35_capacity_terms q35_capacity_terms_of(const q35_capacity_request *r, q35_attn
                        : r->gemm == Q35_GEMM_F16 ? r->weights.f16
                        : r->gemm == Q35_GEMM_FP8 ? r->weights.fp8
                                                  : 0,
-        .kv = 2u * q35_align_bytes((uint64_t)hp->n_attn * (uint64_t)r->seq * kv_dim * 4u),
+        .kv = 2u * q35_align_bytes((uint64_t)hp->n_attn * (uint64_t)r->seq * kv_dim *
+                                   (uint64_t)q35_kv_value_bytes(attention, r->deterministic)),
         .recurrent = q35_align_bytes((uint64_t)hp->n_delta * per_delta * 4u),
         .workspace = ws->total,
         .overhead = Q35_CAPACITY_OVERHEAD,

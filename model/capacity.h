@@ -8,7 +8,9 @@
  *                token_embd (the lm_head too when tied) and output
  *   f16 weights  2 * n * k over every projection (the f16 GEMM path only);
  *                on the fp8 path n * k + 4 * n (codes and a scale a row) instead
- *   KV           n_attn * 2 (K and V) * seq * kv_heads * head_dim * 4
+ *   KV           n_attn * 2 (K and V) * seq * kv_heads * head_dim * the
+ *                bytes of a value (q35_kv_value_bytes: 2 on the flash path,
+ *                4 on f32 attention and when deterministic)
  *   recurrent    n_delta * 4 * (conv_dim * (K-1) + Hv * dv * dk)
  *   workspace    the chunk buffers (rows * the widths of q35_chunk_buf, each
  *                buffer rounded up to 256 bytes), the f32 attention scores
@@ -100,6 +102,11 @@ typedef struct q35_workspace {
     uint64_t tail;      /* normed row and logits */
     uint64_t total;     /* the sum, each term aligned */
 } q35_workspace;
+
+/* Bytes of one KV cache value on these paths: 2 (an f16 cache) on the flash
+ * path when not deterministic, else 4 (f32: the f32 attention, the
+ * deterministic mode). The model's state holds the same (model/README.md). */
+int q35_kv_value_bytes(q35_attn_path attention, bool deterministic);
 
 /* rows = min(chunk_rows, seq). f32 scores only when attention is F32 and not
  * deterministic; the dequant scratch only on GEMM F32, the f16 scratch only on

@@ -6,6 +6,7 @@
 
 #include "kernels/attention_f32.h"
 #include "kernels/embedding.h"
+#include "model/capacity.h"
 #include "model/request.h"
 
 #include <cuda_runtime_api.h>
@@ -93,6 +94,19 @@ static int run_call(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *token
         n_at = 1;
     }
     const q35_cuda_paths *p = &cm->paths;
+    /* the KV cache's element (cuda_internal.h): a call on an empty state takes
+     * its paths' (f16 on the flash path, not deterministic), or f16 where the
+     * state was made for no more; later calls keep it. A decode step reads
+     * either; a prefill that reads f32 (f32 attention, deterministic) refuses
+     * an f16 cache rather than read it otherwise than it was written. */
+    const bool want_f16 = q35_kv_value_bytes(p->attention, p->deterministic) == 2;
+    const bool f16 = st->kv_len > 0 ? st->kv_f16 : want_f16 || st->kv_capacity_bytes == 2;
+    if (f16 && !want_f16 && !per_token)
+        return q35_fail(err, "prefill: the state's KV cache %s f16 (the flash path's, 2 bytes a value); this %s path "
+                        "reads f32: %s",
+                        st->kv_len == 0 ? "was made" : "holds", p->deterministic ? "deterministic" : "f32 attention",
+                        st->kv_len == 0 ? "create the state under it" : "reset the state first");
+    st->kv_f16 = f16;
     const int64_t rows_max = per_token ? 1 : p->chunk_rows < n ? p->chunk_rows : n;
     if (Q35_CUDA_CHECK(cudaSetDevice(cm->info.device), err) || q35_workspace_ensure(cm, rows_max, pos0 + n, err))
         return -1;

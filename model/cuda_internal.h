@@ -97,14 +97,18 @@ struct q35_cuda_state {
     void *mem;                       /* one allocation */
     float *conv;                     /* [n_delta][conv_dim][K-1] */
     float *ssm;                      /* [n_delta][Hv][dv][dk] */
-    float *k_cache, *v_cache;        /* [n_attn][max_seq][kv_dim] */
+    int kv_capacity_bytes;           /* bytes a cache value was allocated (q35_kv_value_bytes of the
+                                        paths at creation): 4 holds either element, 2 only f16 */
+    bool kv_f16;                     /* the caches hold f16 (else f32): chosen by the first call
+                                        after a reset, from its paths; kept while kv_len > 0 */
+    void *k_cache, *v_cache;         /* [n_attn][max_seq][kv_dim] of f32 or f16 */
     q35_stream stream;               /* the model's stream, for the state's own copies */
 };
 
 /* One chunk (or one decode token) in flight. */
 typedef struct q35_run q35_run;
 typedef int (*q35_project_fn)(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w);
-typedef int (*q35_attend_fn)(q35_run *r, float *o, const float *q, const float *k_cache, const float *v_cache);
+typedef int (*q35_attend_fn)(q35_run *r, float *o, const float *q, const void *k_cache, const void *v_cache);
 
 struct q35_run {
     q35_cuda_model *cm;
@@ -117,6 +121,12 @@ struct q35_run {
     q35_attend_fn attend;
     const float *x16_of;      /* f16 GEMM: the x whose rounding cm->f16_act holds (NULL: none); any op
                                  but a projection clears it (q35_op_begin) */
+    bool f16_inputs;          /* the f16 GEMM path (prefill, not deterministic): the residual norms, the
+                                 gated norm and SwiGLU write their projections' input as f16 straight
+                                 into cm->f16_act (x16_of), its f32 copy not written */
+    const float *x16_only;    /* the x of the last such op: its f16 rounding is its only copy */
+    bool residual_pending;    /* x += PROJ not yet done: the next residual RMSNorm adds it first
+                                 (q35_add_rmsnorm_rows), the last layer's FFN adds it itself */
     q35_op_times *times;      /* NULL: no timing */
     int timing_rc;            /* -1 once a timing call failed (the call then fails) */
     q35_error *err;

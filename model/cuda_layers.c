@@ -3,17 +3,32 @@
  * is the same composition with T = 1 through the per-token launchers; the
  * projection and the attention are chosen per call (q35_run_choose):
  *
- *   decode          q35_gemv                  q35_attention_decode
+ *   decode          q35_gemv                  q35_attention_decode (_f16 over an f16 cache)
  *   deterministic   q35_gemv_rows             q35_attention_decode_rows
- *   prefill         q35_gemm_f32 / _f16       q35_attention_prefill_f32 / _flash
+ *   prefill         q35_gemm_f32 / _f16       q35_attention_prefill_f32 / _flash_f16 (_flash over an f32 cache)
+ *
+ * The KV cache holds f32 or f16 (the state's kv_f16, cuda_forward.c): over f32
+ * the V projection writes its cache rows and K is normed and rotated in them;
+ * over f16 both are made in the chunk's buffers (V in ATTN_O, free until the
+ * attention writes it) and appended rounded (q35_kv_append_rows_f16, inside
+ * qk_norm_rope's range).
  *
  * Every op sits between q35_op_begin and q35_op_end: an NVTX range named after
- * it, and CUDA events when the call is timed. */
+ * it, and CUDA events when the call is timed.
+ *
+ * The residual adds are deferred into the RMSNorm that reads their sum: a
+ * sublayer leaves x += PROJ pending and the next residual norm runs
+ * q35_add_rmsnorm_rows (x += PROJ, then the norm of x: bitwise the add then
+ * the norm, the same adds and reduction order, one pass over x fewer); the
+ * last layer's FFN does its own add ("residual") so the tail reads the whole
+ * x. Bitwise, so on every path: the results are those of the add-then-norm
+ * order, only the launches and the NVTX ops differ. */
 #include "cuda_internal.h"
 
 #include "kernels/attention_decode.h"
 #include "kernels/attention_f32.h"
 #include "kernels/attention_flash.h"
+#include "kernels/attention_flash_sm90.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
@@ -22,6 +37,7 @@
 #include "kernels/fp8.h"
 #include "kernels/gemm.h"
 #include "kernels/gemv.h"
+#include "kernels/kv_append.h"
 #include "kernels/l2norm.h"
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
@@ -53,6 +69,9 @@ static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, c
         return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
     /* projections in a row from one x (qkv, z, a, b; gate, up; q, k, v) round it once */
     if (r->x16_of != x) {
+        if (x == r->x16_only)
+            return q35_fail(r->err, "%s: its input was written only as f16, and another op has reused the f16 "
+                            "scratch since (the layer's op order is wrong for the f16 GEMM path)", w->label);
         r->x16_of = NULL;
         if (q35_gemm_f16_round(r->cm->blas, r->cm->f16_act, x, r->T, w->k, r->err))
             return -1;
@@ -87,26 +106,34 @@ static int project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, c
 
 /* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */
 
-static int attend_decode(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+static int attend_decode(q35_run *r, float *o, const float *q, const void *kc, const void *vc)
 {
+    if (r->st->kv_f16)
+        return q35_attention_decode_f16(o, q, kc, vc, r->pos + 1, r->cm->attn, r->cm->stream, r->err);
     return q35_attention_decode(o, q, kc, vc, r->pos + 1, r->cm->attn, r->cm->stream, r->err);
 }
 
-static int attend_decode_rows(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+/* f32 caches only (cuda_forward.c refuses an f16 one on these two paths) */
+static int attend_decode_rows(q35_run *r, float *o, const float *q, const void *kc, const void *vc)
 {
     return q35_attention_decode_rows(o, q, kc, vc, r->pos, r->T, r->cm->attn, Q35_VARIANT_DEFAULT, r->cm->stream,
                                      r->err);
 }
 
-static int attend_f32(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+static int attend_f32(q35_run *r, float *o, const float *q, const void *kc, const void *vc)
 {
     return q35_attention_prefill_f32(r->cm->blas, o, q, kc, vc, r->pos, r->T, r->cm->scores, r->pass_rows,
                                      r->cm->attn, r->err);
 }
 
-static int attend_flash(q35_run *r, float *o, const float *q, const float *kc, const float *vc)
+static int attend_flash(q35_run *r, float *o, const float *q, const void *kc, const void *vc)
 {
     const q35_flash_options opt = {.variant = r->cm->paths.flash_variant, .split = 0};
+    if (r->st->kv_f16 && r->cm->paths.flash_sm90)
+        return q35_attention_prefill_flash_sm90(o, q, kc, vc, r->pos, r->T, r->cm->attn, Q35_VARIANT_DEFAULT,
+                                                r->cm->stream, r->err);
+    if (r->st->kv_f16)
+        return q35_attention_prefill_flash_f16(o, q, kc, vc, r->pos, r->T, r->cm->attn, &opt, r->cm->stream, r->err);
     return q35_attention_prefill_flash(o, q, kc, vc, r->pos, r->T, r->cm->attn, &opt, r->cm->stream, r->err);
 }
 
@@ -124,7 +151,16 @@ void q35_run_choose(q35_run *r)
                      : p->gemm == Q35_GEMM_FP8 ? project_gemm_fp8
                                                : project_gemm_f32;
         r->attend = p->attention == Q35_ATTN_FLASH ? attend_flash : attend_f32;
+        r->f16_inputs = p->gemm == Q35_GEMM_F16;
     }
+}
+
+/* After an op that wrote x's f16 rounding (only) into the f16 scratch: the projections from x take it. */
+static int f16_written(q35_run *r, const float *x, int rc)
+{
+    if (rc == 0)
+        r->x16_of = r->x16_only = x;
+    return rc;
 }
 
 /* ---- the ops, per token or over rows ---- */
@@ -144,14 +180,37 @@ static int rmsnorm(q35_run *r, float *y, const float *x, const float *w, int64_t
     return q35_rmsnorm_rows(y, x, w, n, r->T * per_row, cm->hp.eps, cm->stream, r->err);
 }
 
-static int residual_norm(q35_run *r, const float *w, const char *name)
+/* NORMED = rmsnorm(x) * w, the pending residual added to x first (names[1]'s op) or none pending (names[0]'s) */
+static int residual_norm(q35_run *r, const float *w, const char *const names[2])
 {
-    q35_op_begin(r, Q35_OP_NORM, name);
-    return q35_op_end(r, rmsnorm(r, BUF(r, NORMED), BUF(r, X), w, r->cm->hp.n_embd, 1));
+    const q35_cuda_model *cm = r->cm;
+    const int64_t H = cm->hp.n_embd;
+    const bool add = r->residual_pending;
+    r->residual_pending = false;
+    q35_op_begin(r, Q35_OP_NORM, names[add]);
+    if (r->f16_inputs) /* NORMED as the projections' f16 input only */
+        return f16_written(
+            r, BUF(r, NORMED),
+            q35_op_end(r, add ? q35_add_rmsnorm_rows_f16(cm->f16_act, BUF(r, X), BUF(r, PROJ), w, H, r->T, cm->hp.eps,
+                                                         cm->stream, r->err)
+                              : q35_rmsnorm_rows_f16(cm->f16_act, BUF(r, X), w, H, r->T, cm->hp.eps, cm->stream,
+                                                     r->err)));
+    if (!add)
+        return q35_op_end(r, rmsnorm(r, BUF(r, NORMED), BUF(r, X), w, H, 1));
+    return q35_op_end(r, q35_add_rmsnorm_rows(BUF(r, NORMED), BUF(r, X), BUF(r, PROJ), w, H, r->T, cm->hp.eps,
+                                              cm->stream, r->err));
 }
 
-static int residual_add(q35_run *r)
+static const char *const k_attn_norm[2] = {"rmsnorm attn_norm", "add_rmsnorm attn_norm"};
+static const char *const k_post_norm[2] = {"rmsnorm post_attention_norm", "add_rmsnorm post_attention_norm"};
+
+/* x += PROJ: left pending for the next residual norm, done here after the last layer's FFN */
+static int residual_add(q35_run *r, bool last)
 {
+    if (!last) {
+        r->residual_pending = true;
+        return 0;
+    }
     q35_op_begin(r, Q35_OP_RESIDUAL, "residual");
     return q35_op_end(r, q35_residual_add_rows(BUF(r, X), BUF(r, PROJ), r->cm->hp.n_embd, r->T, r->cm->stream,
                                                r->err));
@@ -161,16 +220,20 @@ static int residual_add(q35_run *r)
 static int ffn(q35_run *r, const q35_dlayer *l)
 {
     const int64_t ff = r->cm->hp.n_ff, H = r->cm->hp.n_embd;
-    if (residual_norm(r, l->post_norm, "rmsnorm post_attention_norm") ||
+    if (residual_norm(r, l->post_norm, k_post_norm) ||
         proj(r, BUF(r, FFN_G), ff, BUF(r, NORMED), &l->ffn_gate) ||
         proj(r, BUF(r, FFN_U), ff, BUF(r, NORMED), &l->ffn_up))
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
-    if (q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), BUF(r, FFN_G), BUF(r, FFN_U), ff, r->T, r->cm->stream, r->err)))
+    if (r->f16_inputs ? f16_written(r, BUF(r, FFN_ACT),
+                                    q35_op_end(r, q35_swiglu_rows_f16(r->cm->f16_act, BUF(r, FFN_G), BUF(r, FFN_U), ff,
+                                                                      r->T, r->cm->stream, r->err)))
+                      : q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), BUF(r, FFN_G), BUF(r, FFN_U), ff, r->T,
+                                                      r->cm->stream, r->err)))
         return -1;
     if (proj(r, BUF(r, PROJ), H, BUF(r, FFN_ACT), &l->ffn_down))
         return -1;
-    return residual_add(r);
+    return residual_add(r, l->index == r->cm->hp.n_layer - 1);
 }
 
 static int conv1d(q35_run *r, const q35_dlayer *l, float *win)
@@ -236,6 +299,11 @@ static int gated_norm(q35_run *r, const q35_dlayer *l)
     if (r->per_token)
         return q35_op_end(r, q35_gated_rmsnorm(BUF(r, O), BUF(r, O), BUF(r, Z), l->ssm_norm, hp->ssm_dv, hp->ssm_hv,
                                                hp->eps, r->cm->stream, r->err));
+    if (r->f16_inputs) /* O as ssm_out's f16 input only */
+        return f16_written(r, BUF(r, O),
+                           q35_op_end(r, q35_gated_rmsnorm_rows_f16(r->cm->f16_act, BUF(r, O), BUF(r, Z), l->ssm_norm,
+                                                                    hp->ssm_dv, r->T * hp->ssm_hv, hp->eps,
+                                                                    r->cm->stream, r->err)));
     return q35_op_end(r, q35_gated_rmsnorm_rows(BUF(r, O), BUF(r, O), BUF(r, Z), l->ssm_norm, hp->ssm_dv,
                                                 r->T * hp->ssm_hv, hp->eps, r->cm->stream, r->err));
 }
@@ -246,15 +314,22 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
     const q35_cuda_state *st = r->st;
     const int64_t H = hp->n_embd, hv = hp->ssm_hv, vd = hv * hp->ssm_dv;
     float *win = st->conv + (int64_t)l->slot * st->conv_len, *S = st->ssm + (int64_t)l->slot * st->ssm_len;
-    if (residual_norm(r, l->attn_norm, "rmsnorm attn_norm") ||
+    /* with f16 inputs NORMED is only its f16 rounding, which the next op but a
+     * projection gives up: its four projections run first (each independent of
+     * the others and of conv1d, l2norm: the same results in either order) */
+    const bool early = r->f16_inputs;
+    if (residual_norm(r, l->attn_norm, k_attn_norm) ||
         proj(r, BUF(r, CONV_IN), hp->conv_dim, BUF(r, NORMED), &l->qkv) ||
+        (early && (proj(r, BUF(r, ALPHA), hv, BUF(r, NORMED), &l->alpha) ||
+                   proj(r, BUF(r, B), hv, BUF(r, NORMED), &l->beta) ||
+                   proj(r, BUF(r, Z), vd, BUF(r, NORMED), &l->z))) ||
         conv1d(r, l, win) || l2norm_qk(r) ||
-        proj(r, BUF(r, ALPHA), hv, BUF(r, NORMED), &l->alpha) ||
-        proj(r, BUF(r, B), hv, BUF(r, NORMED), &l->beta) ||
+        (!early && (proj(r, BUF(r, ALPHA), hv, BUF(r, NORMED), &l->alpha) ||
+                    proj(r, BUF(r, B), hv, BUF(r, NORMED), &l->beta))) ||
         gates(r, l) ||
-        proj(r, BUF(r, Z), vd, BUF(r, NORMED), &l->z) ||
+        (!early && proj(r, BUF(r, Z), vd, BUF(r, NORMED), &l->z)) ||
         delta_rule(r, S) || gated_norm(r, l) ||
-        proj(r, BUF(r, PROJ), H, BUF(r, O), &l->ssm_out) || residual_add(r))
+        proj(r, BUF(r, PROJ), H, BUF(r, O), &l->ssm_out) || residual_add(r, false))
         return -1;
     return ffn(r, l);
 }
@@ -268,8 +343,9 @@ static int rope(q35_run *r, float *x, int64_t row_stride, int heads)
                               r->cm->stream, r->err);
 }
 
-/* split [q | gate]; q <- RoPE(rmsnorm(q per head)); the cache's K rows <- RoPE(rmsnorm(k per head)) */
-static int qk_norm_rope(q35_run *r, const q35_dlayer *l, float *k_rows)
+/* split [q | gate]; q <- RoPE(rmsnorm(q per head)); k_rows <- RoPE(rmsnorm(k per head)) (the f32 cache's
+ * rows, or BUF K); an f16 cache then takes k_rows and v_rows rounded (at cache rows pos..) */
+static int qk_norm_rope(q35_run *r, const q35_dlayer *l, float *k_rows, const float *v_rows, void *kc, void *vc)
 {
     const q35_hparams *hp = &r->cm->hp;
     const int64_t hd = hp->head_dim, qd = hp->n_head * hd, kvd = hp->n_head_kv * hd;
@@ -278,7 +354,9 @@ static int qk_norm_rope(q35_run *r, const q35_dlayer *l, float *k_rows)
                                         r->cm->stream, r->err) ||
                    rmsnorm(r, BUF(r, Q), BUF(r, Q), l->q_norm, hd, hp->n_head) ||
                    rmsnorm(r, k_rows, BUF(r, K), l->k_norm, hd, hp->n_head_kv) ||
-                   rope(r, BUF(r, Q), qd, hp->n_head) || rope(r, k_rows, kvd, hp->n_head_kv);
+                   rope(r, BUF(r, Q), qd, hp->n_head) || rope(r, k_rows, kvd, hp->n_head_kv) ||
+                   (r->st->kv_f16 && q35_kv_append_rows_f16(kc, vc, kvd, r->st->max_seq, k_rows, v_rows, kvd, kvd,
+                                                            r->pos, r->T, r->cm->stream, r->err));
     return q35_op_end(r, rc ? -1 : 0);
 }
 
@@ -287,20 +365,23 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
     const q35_hparams *hp = &r->cm->hp;
     const q35_cuda_state *st = r->st;
     const int64_t H = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, kvd = st->kv_dim;
-    float *kc = st->k_cache + (int64_t)l->slot * st->max_seq * kvd;
-    float *vc = st->v_cache + (int64_t)l->slot * st->max_seq * kvd;
-    if (residual_norm(r, l->attn_norm, "rmsnorm attn_norm") ||
+    const size_t vb = st->kv_f16 ? 2 : 4, layer = (size_t)l->slot * (size_t)st->max_seq * (size_t)kvd * vb;
+    char *kc = (char *)st->k_cache + layer, *vc = (char *)st->v_cache + layer;
+    /* f32: V straight into its cache rows, K normed and rotated in them; f16: both in buffers, then appended */
+    float *k_rows = st->kv_f16 ? BUF(r, K) : (float *)kc + r->pos * kvd;
+    float *v_rows = st->kv_f16 ? BUF(r, ATTN_O) : (float *)vc + r->pos * kvd;
+    if (residual_norm(r, l->attn_norm, k_attn_norm) ||
         proj(r, BUF(r, Q_FULL), 2 * qd, BUF(r, NORMED), &l->q) ||
         proj(r, BUF(r, K), kvd, BUF(r, NORMED), &l->k) ||
-        proj(r, vc + r->pos * kvd, kvd, BUF(r, NORMED), &l->v) || /* V straight into its cache rows */
-        qk_norm_rope(r, l, kc + r->pos * kvd))
+        proj(r, v_rows, kvd, BUF(r, NORMED), &l->v) ||
+        qk_norm_rope(r, l, k_rows, v_rows, kc, vc))
         return -1;
     q35_op_begin(r, Q35_OP_ATTN, "attention");
     if (q35_op_end(r, r->attend(r, BUF(r, ATTN_O), BUF(r, Q), kc, vc)))
         return -1;
     q35_op_begin(r, Q35_OP_OUT_GATE, "out_gate");
     if (q35_op_end(r, q35_sigmoid_gate_rows(BUF(r, ATTN_O), BUF(r, GATE), qd, r->T, r->cm->stream, r->err)) ||
-        proj(r, BUF(r, PROJ), H, BUF(r, ATTN_O), &l->o) || residual_add(r))
+        proj(r, BUF(r, PROJ), H, BUF(r, ATTN_O), &l->o) || residual_add(r, false))
         return -1;
     return ffn(r, l);
 }

@@ -4,6 +4,7 @@
 
 #include "core/parallel.h"
 #include "kernels/attention_flash.h"
+#include "kernels/attention_flash_sm90.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
 #include "kernels/dequant.h"
@@ -90,6 +91,7 @@ static int open_device(q35_cuda_model *cm, const q35_path_env *env, q35_error *e
     in->free_bytes = cm->opts.free_cap > 0 && cm->opts.free_cap < free_b ? cm->opts.free_cap : free_b;
     q35_error why = {{0}};
     in->flash_supported = q35_attention_flash_supported(dev, cm->attn, Q35_VARIANT_DEFAULT, &why) == 1;
+    in->flash_sm90 = q35_attention_flash_sm90_supported(dev, cm->attn, &why) == 1;
     return 0;
 }
 
@@ -181,6 +183,9 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
                                  .chunk_rows = in->plan.chunk_rows,
                                  .deterministic = c->deterministic, .scores_budget = c->scores_budget};
     pick_variants(cm, c);
+    /* the sm_90a flash kernel where it runs, unless a flash variant is named or it is turned off */
+    const char *off = getenv("Q35_FLASH_SM90");
+    cm->paths.flash_sm90 = in->flash_sm90 && !c->flash_variant.name && !(off && strcmp(off, "0") == 0);
     char line[512];
     q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "plan for %" PRId64 " positions: attention %s, chunk rows %"
                    PRId64 ": %s", in->plan.seq, q35_attn_path_name(in->plan.attention), in->plan.chunk_rows,
@@ -631,6 +636,11 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
         q35_attention_flash_supported(cm->info.device, cm->attn, Q35_VARIANT_DEFAULT, &why);
         return q35_fail(err, "cuda model paths: flash attention cannot run here (%s)", why.msg);
     }
+    if (p->flash_sm90 && !cm->info.flash_sm90) {
+        q35_error why = {{0}};
+        q35_attention_flash_sm90_supported(cm->info.device, cm->attn, &why);
+        return q35_fail(err, "cuda model paths: the sm_90a flash kernel cannot run here (%s)", why.msg);
+    }
     q35_error vwhy = {{0}};
     if (p->attention == Q35_ATTN_FLASH && flash_runs(p->flash_variant, cm, &vwhy) != 1)
         return q35_fail(err, "cuda model paths: flash variant %s cannot run here (%s)",
@@ -664,8 +674,12 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                  p->chunk_rows);
     else
         snprintf(buf, cap, "attention %s%s, GEMM %s, delta %s%s, chunk rows %" PRId64,
-                 p->attention == Q35_ATTN_FLASH ? "flash (f16 inputs, f32 accumulation), variant " : "f32 (cuBLAS)",
-                 p->attention == Q35_ATTN_FLASH ? q35_attention_flash_variant_name(p->flash_variant) : "",
+                 p->attention != Q35_ATTN_FLASH ? "f32 (cuBLAS)"
+                 : p->flash_sm90                ? "flash (f16 cache, f32 accumulation), sm_90a wgmma, variant "
+                                                : "flash (f16 inputs, f32 accumulation), variant ",
+                 p->attention != Q35_ATTN_FLASH ? ""
+                 : p->flash_sm90 ? q35_attention_flash_sm90_variant_name(q35_attention_flash_sm90_variant_default())
+                                 : q35_attention_flash_variant_name(p->flash_variant),
                  p->gemm == Q35_GEMM_F16   ? "f16 (f32 accumulation)"
                  : p->gemm == Q35_GEMM_FP8 ? "fp8 (e4m3, row scales, f32 accumulation)"
                                            : "f32 (dequant + SGEMM)",

@@ -74,6 +74,7 @@ typedef struct q35_cuda_info {
     int sm;                     /* compute capability, major * 10 + minor */
     bool unified;               /* cudaDeviceProp.integrated: memory shared with the host */
     bool flash_supported;       /* q35_attention_flash_supported for these heads */
+    bool flash_sm90;            /* q35_attention_flash_sm90_supported for these heads */
     uint64_t free_bytes;        /* free device memory before the upload (after free_cap) */
     uint64_t total_bytes;       /* the device's memory */
     q35_capacity_plan plan;     /* the plan the load made */
@@ -134,7 +135,7 @@ typedef struct q35_cuda_state_host {
     int64_t kv_dim;    /* floats per cache row */
     float *conv;       /* [n_delta][conv_dim][K-1] */
     float *ssm;        /* [n_delta][Hv][dv][dk] */
-    float *k_cache;    /* [n_attn][kv_len][kv_dim] (rows past kv_len not copied) */
+    float *k_cache;    /* [n_attn][kv_len][kv_dim] (rows past kv_len not copied; an f16 cache widened) */
     float *v_cache;    /* [n_attn][kv_len][kv_dim] */
 } q35_cuda_state_host;
 

@@ -81,6 +81,10 @@ typedef struct q35_cuda_paths {
     int flash_variant;       /* the flash kernel's variant: an index of kernels/attention_flash.h's registry */
     int delta_rule_variant;  /* the scan's (prefill and decode alike): kernels/delta_rule.h's */
     int delta_chunk_variant; /* the chunked delta rule's: kernels/delta_chunk.h's */
+    bool flash_sm90;         /* flash over the f16 cache through the sm_90a kernel
+                                (kernels/attention_flash_sm90.h, its default variant) instead of
+                                the mma.sync one: the load's choice where the device runs it and no
+                                flash variant is named ($Q35_FLASH_SM90=0 turns it off) */
 } q35_cuda_paths;
 
 #ifdef __cplusplus

@@ -2,6 +2,8 @@
  * the conv windows, the recurrent states and the KV cache. */
 #include "cuda_internal.h"
 
+#include "core/half.h"
+
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -12,7 +14,8 @@ static void state_parts(const q35_cuda_state *st, uint64_t part[4])
 {
     part[0] = q35_align_bytes((uint64_t)st->n_delta * (uint64_t)st->conv_len * 4u);
     part[1] = q35_align_bytes((uint64_t)st->n_delta * (uint64_t)st->ssm_len * 4u);
-    part[2] = part[3] = q35_align_bytes((uint64_t)st->n_attn * (uint64_t)st->max_seq * (uint64_t)st->kv_dim * 4u);
+    part[2] = part[3] = q35_align_bytes((uint64_t)st->n_attn * (uint64_t)st->max_seq * (uint64_t)st->kv_dim *
+                                        (uint64_t)st->kv_capacity_bytes);
 }
 
 static uint64_t state_bytes(const q35_cuda_state *st)
@@ -41,6 +44,9 @@ int q35_cuda_state_create(q35_cuda_state **out, const q35_cuda_model *cm, int64_
     st->ssm_len = (int64_t)hp->ssm_hv * hp->ssm_dv * hp->ssm_dk;
     st->kv_dim = (int64_t)hp->n_head_kv * hp->head_dim;
     st->stream = cm->stream;
+    /* the cache element the model's paths write (the capacity plan counted the same) */
+    st->kv_capacity_bytes = q35_kv_value_bytes(cm->paths.attention, cm->paths.deterministic);
+    st->kv_f16 = st->kv_capacity_bytes == 2;
     uint64_t part[4];
     state_parts(st, part);
     const uint64_t bytes = state_bytes(st);
@@ -52,8 +58,8 @@ int q35_cuda_state_create(q35_cuda_state **out, const q35_cuda_model *cm, int64_
     char *p = st->mem;
     st->conv = (float *)p;
     st->ssm = (float *)(p + part[0]);
-    st->k_cache = (float *)(p + part[0] + part[1]);
-    st->v_cache = (float *)(p + part[0] + part[1] + part[2]);
+    st->k_cache = p + part[0] + part[1];
+    st->v_cache = p + part[0] + part[1] + part[2];
     if (q35_cuda_state_reset(st, err)) {
         q35_cuda_state_free(st);
         return -1;
@@ -127,14 +133,23 @@ int q35_cuda_state_download(const q35_cuda_state *st, q35_cuda_state_host *h, q3
              Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)st->stream), err) ||
              Q35_CUDA_CHECK(cudaMemcpy(h->conv, st->conv, conv * sizeof(float), cudaMemcpyDeviceToHost), err) ||
              Q35_CUDA_CHECK(cudaMemcpy(h->ssm, st->ssm, ssm * sizeof(float), cudaMemcpyDeviceToHost), err);
-    /* the caches' first kv_len rows of each layer, packed */
+    /* the caches' first kv_len rows of each layer, packed; an f16 cache's values
+     * widened to f32 (exactly: every half is a float) */
+    const size_t vb = st->kv_f16 ? 2 : 4;
+    uint16_t *half = st->kv_f16 && rows > 0 ? malloc(2 * rows * sizeof *half) : NULL;
+    if (st->kv_f16 && rows > 0 && !half)
+        rc = q35_fail(err, "cuda state download: out of host memory");
     for (int l = 0; l < st->n_attn && rc == 0 && rows > 0; l++) {
-        const size_t at = (size_t)l * (size_t)st->max_seq * (size_t)st->kv_dim;
-        rc = Q35_CUDA_CHECK(cudaMemcpy(h->k_cache + l * rows, st->k_cache + at, rows * sizeof(float),
+        const size_t at = (size_t)l * (size_t)st->max_seq * (size_t)st->kv_dim * vb;
+        float *k = h->k_cache + l * rows, *v = h->v_cache + l * rows;
+        rc = Q35_CUDA_CHECK(cudaMemcpy(half ? (void *)half : k, (const char *)st->k_cache + at, rows * vb,
                                        cudaMemcpyDeviceToHost), err) ||
-             Q35_CUDA_CHECK(cudaMemcpy(h->v_cache + l * rows, st->v_cache + at, rows * sizeof(float),
+             Q35_CUDA_CHECK(cudaMemcpy(half ? (void *)(half + rows) : v, (const char *)st->v_cache + at, rows * vb,
                                        cudaMemcpyDeviceToHost), err);
+        for (size_t i = 0; half && rc == 0 && i < rows; i++)
+            k[i] = q35_f16_to_f32(half[i]), v[i] = q35_f16_to_f32(half[rows + i]);
     }
+    free(half);
     if (rc) {
         q35_cuda_state_host_free(h);
         return -1;

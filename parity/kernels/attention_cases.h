@@ -6,9 +6,10 @@
 #include "kernels/blas.h"
 #include "parity/lib/harness.h"
 
-/* The KV append: rows form and per-token appends into a cache, bitwise the
- * expected cache (every row outside pos..pos+T-1 untouched); a strided cache;
- * T = 0; the refusal past max_seq. */
+/* The KV append, f32 and f16: rows form and per-token appends into a cache,
+ * bitwise the expected cache (the copy; the CPU's rounding to f16, the
+ * rounding's edges included; every row outside pos..pos+T-1 untouched); a
+ * strided cache; T = 0; the refusals. */
 void att_check_kv_append(q35_suite *s, q35_rng *r);
 
 /* Every refusal of the attention launchers, each with its message. major is

@@ -1,5 +1,6 @@
 #include "attention_inputs.h"
 
+#include "core/half.h"
 #include "core/parallel.h"
 #include "model/shapes.h"
 #include "parity/lib/gpu.h"
@@ -28,6 +29,7 @@ att_layout att_model_layout(int i)
 
 struct ref_ctx {
     const att_inputs *in;
+    double *out;
     const double *q, *k, *v;
 };
 
@@ -39,7 +41,7 @@ static void ref_rows(void *p, int64_t begin, int64_t end, int thread)
     const q35_attn_dims d = {in->s.heads, in->s.kv_heads, in->s.head_dim, in->s.kv_stride, 1.0 / sqrt(in->s.head_dim)};
     const int64_t w = att_width(in);
     for (int64_t t = begin; t < end; t++)
-        if (q35_ref_attention(in->ref + t * w, c->q + t * in->s.q_stride, c->k, c->v, in->pos0 + t + 1, d) != 0) {
+        if (q35_ref_attention(c->out + t * w, c->q + t * in->s.q_stride, c->k, c->v, in->pos0 + t + 1, d) != 0) {
             printf("FAIL  out of memory in the attention reference\n");
             exit(1);
         }
@@ -52,6 +54,21 @@ static float *checked(float *p)
         exit(1);
     }
     return p;
+}
+
+/* The float64 reference of every row over caches k, v (q from in). */
+static double *reference(const att_inputs *in, const float *k, const float *v)
+{
+    const int64_t nq = in->T * in->s.q_stride, nk = in->n_ctx * in->s.kv_stride;
+    double *out = malloc((size_t)(in->T * att_width(in) > 0 ? in->T * att_width(in) : 1) * sizeof *out);
+    struct ref_ctx c = {in, out, q35_host_f64(in->q, nq), q35_host_f64(k, nk), q35_host_f64(v, nk)};
+    if (!c.q || !c.k || !c.v || !out) {
+        printf("FAIL  out of host memory for the attention reference\n");
+        exit(1);
+    }
+    q35_parallel_for(in->T, 1, ref_rows, &c);
+    free((void *)c.q), free((void *)c.k), free((void *)c.v);
+    return out;
 }
 
 void att_make(att_inputs *in, const att_layout *l, int head_dim, int64_t pos0, int64_t T, q35_rng *r)
@@ -80,21 +97,32 @@ void att_make(att_inputs *in, const att_layout *l, int head_dim, int64_t pos0, i
     in->dk = q35_gpu_from_host(in->k, nkv);
     in->dv = q35_gpu_from_host(in->v, nkv);
 
-    const int64_t nk = in->n_ctx * in->s.kv_stride;
-    struct ref_ctx c = {in, q35_host_f64(in->q, nq), q35_host_f64(in->k, nk), q35_host_f64(in->v, nk)};
-    in->ref = malloc((size_t)(T * att_width(in)) * sizeof *in->ref);
-    if (!c.q || !c.k || !c.v || !in->ref) {
-        printf("FAIL  out of host memory for the attention reference\n");
+    in->ref = reference(in, in->k, in->v);
+
+    /* the f16 caches, their widening, and the reference over them */
+    uint16_t *k16 = malloc((size_t)nkv * sizeof *k16), *v16 = malloc((size_t)nkv * sizeof *v16);
+    float *kw = checked(malloc((size_t)nkv * sizeof *kw)), *vw = checked(malloc((size_t)nkv * sizeof *vw));
+    if (!k16 || !v16) {
+        printf("FAIL  out of host memory for the f16 caches\n");
         exit(1);
     }
-    q35_parallel_for(T, 1, ref_rows, &c);
-    free((void *)c.q), free((void *)c.k), free((void *)c.v);
+    for (int64_t i = 0; i < nkv; i++) {
+        k16[i] = q35_f32_to_f16(in->k[i]), v16[i] = q35_f32_to_f16(in->v[i]);
+        kw[i] = q35_f16_to_f32(k16[i]), vw[i] = q35_f16_to_f32(v16[i]);
+    }
+    in->dk16 = q35_gpu_bytes((size_t)nkv * sizeof *k16), in->dv16 = q35_gpu_bytes((size_t)nkv * sizeof *v16);
+    q35_gpu_upload(in->dk16, k16, (size_t)nkv * sizeof *k16);
+    q35_gpu_upload(in->dv16, v16, (size_t)nkv * sizeof *v16);
+    in->dkw = q35_gpu_from_host(kw, nkv), in->dvw = q35_gpu_from_host(vw, nkv);
+    in->ref16 = reference(in, kw, vw);
+    free(k16), free(v16), free(kw), free(vw);
 }
 
 void att_free(att_inputs *in)
 {
-    free(in->q), free(in->k), free(in->v), free(in->ref);
+    free(in->q), free(in->k), free(in->v), free(in->ref), free(in->ref16);
     q35_gpu_free(in->dq), q35_gpu_free(in->dk), q35_gpu_free(in->dv);
+    q35_gpu_free(in->dk16), q35_gpu_free(in->dv16), q35_gpu_free(in->dkw), q35_gpu_free(in->dvw);
     memset(in, 0, sizeof *in);
 }
 

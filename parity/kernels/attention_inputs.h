@@ -3,7 +3,10 @@
  * and k after RMSNorm and RoPE: normals of unit-ish RMS; v normal), with NaN
  * past the rows a kernel may read (the cache rows >= n_ctx, the padding of each
  * q row) so a read out of bounds shows; and the float64 reference of every row
- * (q35_ref_attention at n_ctx = pos0 + t + 1, on all threads). */
+ * (q35_ref_attention at n_ctx = pos0 + t + 1, on all threads). The same caches
+ * as f16 (each value rounded to nearest even, core/half.h: what
+ * q35_kv_append_rows_f16 writes; the NaN rows stay NaN), those halves widened
+ * back to f32, and the reference over the halves' values. */
 #ifndef Q35_PARITY_ATTENTION_INPUTS_H
 #define Q35_PARITY_ATTENTION_INPUTS_H
 
@@ -29,6 +32,9 @@ typedef struct att_inputs {
     float *q, *k, *v;      /* host: q [T][q_stride], caches [max_seq][kv_stride] */
     float *dq, *dk, *dv;   /* their device copies */
     double *ref;           /* float64 reference, [T][heads * head_dim] */
+    uint16_t *dk16, *dv16; /* device: the caches rounded to f16 */
+    float *dkw, *dvw;      /* device: those halves widened to f32 (exact) */
+    double *ref16;         /* float64 reference over the halves' values */
 } att_inputs;
 
 /* Draws the inputs (q rows 8 floats wider than the heads, o rows 4 wider) and

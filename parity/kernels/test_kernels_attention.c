@@ -6,10 +6,16 @@
  *   decode   against the reference (rel L-inf <= 1e-5); its rows form against
  *            per-token launches, bitwise; on sm_90 the cluster launch shape
  *            against the one-block shape, bitwise (the same arithmetic);
+ *            over the f16 caches (attention_inputs.h): against the reference
+ *            over the halves' values (1e-5) and the f32 caches' (2e-3: the
+ *            rounding of K and V), bitwise the f32 form over the halves
+ *            widened to f32, its rows form bitwise its per-token launches;
  *   f32      against the reference (<= 1e-5); the budget forced down to >= 10
  *            query passes against one pass, bitwise (memcmp); against decode;
  *   flash    against the reference (<= 2e-3), every kernel variant at every KV
- *            split the device runs; the default against decode;
+ *            split the device runs; the default against decode; each also
+ *            over the f16 caches, bitwise (memcmp) its output over the f32
+ *            caches (the kernel rounds those to the same halves per tile);
  * then the KV append and every refusal (attention_edges.c). Outputs start as
  * NaN; the padding of each output row must stay untouched; the cache rows past
  * n_ctx and the padding of each q row are NaN, so a read out of bounds shows. */
@@ -35,15 +41,15 @@ static q35_rng g_rng;
 static q35_blas g_blas;
 static int g_device, g_major;
 
-/* A device output against the reference, and (when partner is given) bitwise
- * against another output of the same rows, named partner_name. */
-static void check_output(q35_suite *s, const att_inputs *in, const char *what, float *d_out, double limit,
-                         const float *partner, const char *partner_name, float **keep)
+/* A device output against the reference ref, and (when partner is given)
+ * bitwise against another output of the same rows, named partner_name. */
+static void check_output_ref(q35_suite *s, const att_inputs *in, const double *ref, const char *what, float *d_out,
+                             double limit, const float *partner, const char *partner_name, float **keep)
 {
     int64_t stray = 0;
     float *h = att_download(in, d_out, &stray);
     const int64_t n = in->T * att_width(in);
-    const q35_cmp c = q35_compare_f32_f64(h, in->ref, n);
+    const q35_cmp c = q35_compare_f32_f64(h, ref, n);
     q35_case_unit(s, what, &c, limit, NULL);
     if (partner) {
         const q35_bitcmp b = q35_bitwise_f32(h, partner, n);
@@ -56,6 +62,13 @@ static void check_output(q35_suite *s, const att_inputs *in, const char *what, f
         *keep = h;
     else
         free(h);
+}
+
+/* The same against the reference over the f32 caches. */
+static void check_output(q35_suite *s, const att_inputs *in, const char *what, float *d_out, double limit,
+                         const float *partner, const char *partner_name, float **keep)
+{
+    check_output_ref(s, in, in->ref, what, d_out, limit, partner, partner_name, keep);
 }
 
 /* Two device results of the same rows (a path against decode) within limit. */
@@ -101,6 +114,42 @@ static float *check_decode(q35_suite *s, const att_inputs *in, const char *name)
     free(h_tok);
     q35_gpu_free(rows), q35_gpu_free(tok);
     return h_rows;
+}
+
+/* Decode over the f16 caches: the f32 form over the halves widened (against
+ * the reference over the halves), the f16 rows form bitwise that, its
+ * per-token launches bitwise the rows form; the rows form against the f32
+ * caches' reference at the rounding's bound. */
+static void check_decode_f16(q35_suite *s, const att_inputs *in, const char *name)
+{
+    q35_error err = {{0}};
+    char what[200];
+    float *rows = att_output(in), *tok = att_output(in), *wide = att_output(in);
+    const bool per_token = q35_per_token_launches(in->T);
+    q35_gpu_ok(q35_attention_decode_rows_f16(rows, in->dq, in->dk16, in->dv16, in->pos0, in->T, in->s,
+                                             Q35_VARIANT_DEFAULT, NULL, &err),
+               &err);
+    q35_gpu_ok(q35_attention_decode_rows(wide, in->dq, in->dkw, in->dvw, in->pos0, in->T, in->s, Q35_VARIANT_DEFAULT,
+                                         NULL, &err),
+               &err);
+    for (int64_t t = 0; t < (per_token ? in->T : 0); t++)
+        q35_gpu_ok(q35_attention_decode_f16(tok + t * in->s.o_stride, in->dq + t * in->s.q_stride, in->dk16,
+                                            in->dv16, in->pos0 + t + 1, in->s, NULL, &err),
+                   &err);
+    float *h_wide = NULL, *h_rows = NULL;
+    snprintf(what, sizeof what, "decode f32 widened %s", name);
+    check_output_ref(s, in, in->ref16, what, wide, LIMIT_F32, NULL, NULL, &h_wide);
+    snprintf(what, sizeof what, "decode f16 rows    %s", name);
+    check_output_ref(s, in, in->ref16, what, rows, LIMIT_F32, h_wide, "decode over the widened f32 caches", &h_rows);
+    if (per_token) {
+        snprintf(what, sizeof what, "decode f16 tokens  %s", name);
+        check_output_ref(s, in, in->ref16, what, tok, LIMIT_F32, h_rows, "the f16 rows form", NULL);
+    }
+    snprintf(what, sizeof what, "decode f16 vs f32 caches' reference %s", name);
+    const q35_cmp c = q35_compare_f32_f64(h_rows, in->ref, in->T * att_width(in));
+    q35_case_unit(s, what, &c, LIMIT_FLASH, NULL);
+    free(h_wide), free(h_rows);
+    q35_gpu_free(rows), q35_gpu_free(tok), q35_gpu_free(wide);
 }
 
 /* The f32 path: one pass against the reference; the budget forced down to >= 10
@@ -173,6 +222,14 @@ static void check_flash(q35_suite *s, const att_inputs *in, const char *name, co
             snprintf(what, sizeof what, "flash %-14s split %s  %s", vname,
                      i == 0 ? "auto" : i == 1 ? "1   " : i == 2 ? "2   " : "4   ", name);
             check_output(s, in, what, o, LIMIT_FLASH, NULL, NULL, &h);
+            float *o16 = att_output(in);
+            q35_gpu_ok(q35_attention_prefill_flash_f16(o16, in->dq, in->dk16, in->dv16, in->pos0, in->T, in->s, &opt,
+                                                       NULL, &err),
+                       &err);
+            snprintf(what, sizeof what, "flash %-14s split %s  f16 caches %s", vname,
+                     i == 0 ? "auto" : i == 1 ? "1   " : i == 2 ? "2   " : "4   ", name);
+            check_output(s, in, what, o16, LIMIT_FLASH, h, "the f32 caches", NULL);
+            q35_gpu_free(o16);
             if (i == 0 && v == def) {
                 snprintf(what, sizeof what, "flash vs decode    %s", name);
                 check_against(s, what, h, decode, in->T * att_width(in), LIMIT_FLASH);
@@ -191,6 +248,7 @@ static void check_case(q35_suite *s, const att_layout *l, int head_dim, int64_t 
     snprintf(name, sizeof name, "%-4s hd %d n_ctx %5" PRId64 " pos0 %5" PRId64 " T %3" PRId64, l->name, head_dim,
              n_ctx, n_ctx - T, T);
     float *decode = check_decode(s, &in, name);
+    check_decode_f16(s, &in, name);
     check_f32(s, &in, name, decode);
     if (head_dim == 256)
         check_flash(s, &in, name, decode);

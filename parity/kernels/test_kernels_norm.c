@@ -2,7 +2,10 @@
  * per-head L2 norm with a row stride. Each against its float64 reference (rel
  * L-inf <= 1e-5) on fresh random inputs, outputs poisoned first, and its rows
  * form against per-token launches, bitwise; at the widths of 0.8B, 9B and 27B
- * and at odd sizes; and the shapes each refuses. */
+ * and at odd sizes; and the shapes each refuses. The f16-out forms (RMSNorm,
+ * the fused add + RMSNorm, gated RMSNorm: the next f16 GEMM's input) bitwise
+ * the CPU's rounding of the f32 form's output (memcmp) and within 1e-3 of
+ * float64 (the rounding: 2^-11 of a value at most). */
 #include "parity/lib/gpu.h"
 
 #include "kernels/gated_rmsnorm.h"
@@ -17,6 +20,7 @@
 
 #define EPS 1e-6f
 #define LIMIT 1e-5
+#define LIMIT_F16 1e-3
 
 static q35_rng g_rng;
 
@@ -44,6 +48,11 @@ static void check_rmsnorm(q35_suite *s, const char *what, int64_t n, int64_t row
     char name[160];
     snprintf(name, sizeof name, "rmsnorm_rows  %-18s n %5" PRId64 " rows %5" PRId64, what, n, rows);
     q35_case_unit(s, name, &c, LIMIT, &b);
+    uint16_t *d16 = q35_gpu_bytes((size_t)total * 2);
+    q35_gpu_ok(q35_rmsnorm_rows_f16(d16, dx, dw, n, rows, EPS, NULL, &err), &err);
+    snprintf(name, sizeof name, "rmsnorm_rows_f16 %-15s n %5" PRId64 " rows %5" PRId64, what, n, rows);
+    q35_check_f16_out(s, name, d16, y, ref, total, LIMIT_F16);
+    q35_gpu_free(d16);
     /* in place: y may be x */
     q35_gpu_ok(q35_rmsnorm_rows(dx, dx, dw, n, rows, EPS, NULL, &err), &err);
     q35_gpu_download(yt, dx, (size_t)total * sizeof *yt);
@@ -64,9 +73,11 @@ static void check_add_rmsnorm(q35_suite *s, const char *what, int64_t n, int64_t
     float *x = q35_host_normal(total, 0.0, 3.0, &g_rng), *r = q35_host_normal(total, 0.0, 1.0, &g_rng);
     float *w = q35_host_normal(n, 1.0, 0.1, &g_rng);
     float *dx = q35_gpu_from_host(x, total), *dr = q35_gpu_from_host(r, total), *dw = q35_gpu_from_host(w, n);
-    float *dx2 = q35_gpu_from_host(x, total), *dx3 = q35_gpu_from_host(x, total);
+    float *dx2 = q35_gpu_from_host(x, total), *dx3 = q35_gpu_from_host(x, total), *dx4 = q35_gpu_from_host(x, total);
     float *dy = q35_gpu_floats(total), *dy2 = q35_gpu_floats(total), *dy3 = q35_gpu_floats(total);
+    uint16_t *d16 = q35_gpu_bytes((size_t)total * 2);
     q35_gpu_ok(q35_add_rmsnorm_rows(dy, dx, dr, dw, n, rows, EPS, NULL, &err), &err);
+    q35_gpu_ok(q35_add_rmsnorm_rows_f16(d16, dx4, dr, dw, n, rows, EPS, NULL, &err), &err);
     q35_gpu_ok(q35_residual_add_rows(dx2, dr, n, rows, NULL, &err), &err); /* the two ops it fuses */
     q35_gpu_ok(q35_rmsnorm_rows(dy2, dx2, dw, n, rows, EPS, NULL, &err), &err);
     for (int64_t t = 0; t < rows; t++) /* per token */
@@ -92,6 +103,13 @@ static void check_add_rmsnorm(q35_suite *s, const char *what, int64_t n, int64_t
              q35_bitcmp_str(&bx, dx_s, sizeof dx_s), q35_bitcmp_str(&by, dy_s, sizeof dy_s));
     q35_case(s, memcmp(h[0], h[4], bytes) == 0 && memcmp(h[1], h[5], bytes) == 0,
              "add_rmsnorm   %-18s rows form vs per-token launches: bitwise equal", what);
+    snprintf(name, sizeof name, "add_rmsnorm_f16 %-16s n %5" PRId64 " rows %5" PRId64, what, n, rows);
+    q35_check_f16_out(s, name, d16, h[1], yd, total, LIMIT_F16);
+    float *sum16 = q35_gpu_to_host(dx4, total);
+    q35_case(s, memcmp(sum16, h[0], bytes) == 0, "add_rmsnorm_f16 %-16s its sum bitwise the f32 form's: %s", what,
+             memcmp(sum16, h[0], bytes) == 0 ? "bitwise equal" : "differ");
+    free(sum16);
+    q35_gpu_free(dx4), q35_gpu_free(d16);
     for (int i = 0; i < 6; i++)
         free(h[i]);
     free(x), free(r), free(w), free(xd), free(rd), free(wd), free(yd);
@@ -125,6 +143,12 @@ static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads
     char name[160];
     snprintf(name, sizeof name, "gated_rmsnorm %-18s n %4" PRId64 " heads %2" PRId64 " T %4" PRId64, what, n, heads, T);
     q35_case_unit(s, name, &c, LIMIT, &b);
+    uint16_t *d16 = q35_gpu_bytes((size_t)total * 2);
+    q35_gpu_ok(q35_gated_rmsnorm_rows_f16(d16, dO, dz, dw, n, heads * T, EPS, NULL, &err), &err);
+    snprintf(name, sizeof name, "gated_rmsnorm_f16 %-14s n %4" PRId64 " heads %2" PRId64 " T %4" PRId64, what, n,
+             heads, T);
+    q35_check_f16_out(s, name, d16, y, ref, total, LIMIT_F16);
+    q35_gpu_free(d16);
     free(o), free(z), free(w), free(y), free(yt), free(od), free(zd), free(wd), free(ref);
     q35_gpu_free(dO), q35_gpu_free(dz), q35_gpu_free(dw), q35_gpu_free(dy), q35_gpu_free(dt);
 }
@@ -176,6 +200,20 @@ static void check_refusals(q35_suite *s)
     memset(&err, 0, sizeof err);
     rc = q35_gated_rmsnorm_rows(d, d, d, d, 128, -1, EPS, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "rows = -1") != NULL, "gated_rmsnorm_rows refuses rows = -1: %s", err.msg);
+    uint16_t *h = (uint16_t *)d;
+    memset(&err, 0, sizeof err);
+    rc = q35_rmsnorm_rows_f16(h, d + 8, d + 16, 0, 1, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "rmsnorm_rows_f16: n = 0 (want 1..") != NULL,
+             "rmsnorm_rows_f16 refuses n = 0: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_add_rmsnorm_rows_f16(h, d, d + 16, d + 32, 4, 1, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "add_rmsnorm_rows_f16: y must not alias x or r") != NULL,
+             "add_rmsnorm_rows_f16 refuses y16 = x: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_gated_rmsnorm_rows_f16(h, d, d, d, 128, -1, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gated_rmsnorm_rows_f16: n = 128 (want 1..") != NULL &&
+                    strstr(err.msg, "rows = -1") != NULL,
+             "gated_rmsnorm_rows_f16 refuses rows = -1: %s", err.msg);
     q35_gpu_free(d);
 }
 

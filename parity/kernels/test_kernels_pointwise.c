@@ -3,7 +3,9 @@
  * Each against its float64 reference (rel L-inf <= 1e-5; the split and the
  * gather exactly) on fresh random inputs, outputs poisoned first, and its rows
  * form against per-token launches, bitwise. The gather of every quant type is
- * bitwise equal to the CPU dequantizer, on random bytes. */
+ * bitwise equal to the CPU dequantizer, on random bytes. SwiGLU's f16-out
+ * form (ffn_down's input) bitwise the CPU's rounding of the f32 form's output
+ * (memcmp), within 1e-3 of float64, aligned and one float off. */
 #include "parity/lib/gpu.h"
 
 #include "core/quant.h"
@@ -68,6 +70,17 @@ static void check_elementwise(q35_suite *s, int op, const char *what, int64_t wi
     char name[160];
     snprintf(name, sizeof name, "%-17s %-10s width %5" PRId64 " rows %4" PRId64, names[op], what, width, rows);
     q35_case_unit(s, name, &c, LIMIT, &bc);
+    if (op == SWIGLU) { /* the f16-out form: 16-byte aligned (quads), and one float off (scalar) */
+        uint16_t *d16 = q35_gpu_bytes((size_t)(n + 1) * 2);
+        q35_gpu_ok(q35_swiglu_rows_f16(d16, da, db, width, rows, NULL, &err), &err);
+        snprintf(name, sizeof name, "swiglu_rows_f16   %-10s width %5" PRId64 " rows %4" PRId64, what, width, rows);
+        q35_check_f16_out(s, name, d16, h1, ref, n, 1e-3);
+        q35_gpu_ok(q35_swiglu_rows_f16(d16 + 1, ma + 1, mb + 1, width, rows, NULL, &err), &err);
+        snprintf(name, sizeof name, "swiglu_rows_f16   %-10s width %5" PRId64 " rows %4" PRId64 " unaligned", what,
+                 width, rows);
+        q35_check_f16_out(s, name, d16 + 1, h1, ref, n, 1e-3);
+        q35_gpu_free(d16);
+    }
     char diff[160];
     q35_case(s, bm.equal, "%-17s %-10s width %5" PRId64 " rows %4" PRId64 " off 16-byte alignment: %s", names[op],
              what, width, rows, q35_bitcmp_str(&bm, diff, sizeof diff));

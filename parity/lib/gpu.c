@@ -1,9 +1,13 @@
 #include "gpu.h"
 #include "device_env.h"
 
+#include "core/half.h"
+
 #include <cuda_runtime_api.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void check(cudaError_t e, const char *what)
 {
@@ -114,4 +118,33 @@ float *q35_gpu_to_host(const float *d, int64_t n)
     }
     q35_gpu_download(h, d, (size_t)n * sizeof *h);
     return h;
+}
+
+void q35_check_f16_out(q35_suite *s, const char *name, const void *d_y16, const float *y, const double *ref,
+                       int64_t n, double limit)
+{
+    const size_t count = (size_t)(n > 0 ? n : 1);
+    uint16_t *h = malloc(count * sizeof *h), *want = malloc(count * sizeof *want);
+    float *wide = malloc(count * sizeof *wide);
+    if (!h || !want || !wide) {
+        printf("FAIL  out of host memory for an f16 output\n");
+        exit(1);
+    }
+    q35_gpu_download(h, d_y16, (size_t)n * sizeof *h);
+    int64_t first = -1, n_diff = 0;
+    for (int64_t i = 0; i < n; i++) {
+        want[i] = q35_f32_to_f16(y[i]);
+        wide[i] = q35_f16_to_f32(h[i]);
+        if (h[i] != want[i] && n_diff++ == 0)
+            first = i;
+    }
+    const bool same = memcmp(h, want, (size_t)n * sizeof *h) == 0;
+    const q35_cmp c = q35_compare_f32_f64(wide, ref, n);
+    q35_case_unit(s, name, &c, limit, NULL);
+    if (same)
+        q35_case(s, true, "%s: bitwise the f32 form rounded to f16 (%" PRId64 " halves)", name, n);
+    else
+        q35_case(s, false, "%s: %" PRId64 " of %" PRId64 " halves differ from the f32 form rounded (first [%" PRId64
+                 "]: 0x%04x, want 0x%04x from %.9g)", name, n_diff, n, first, h[first], want[first], (double)y[first]);
+    free(h), free(want), free(wide);
 }

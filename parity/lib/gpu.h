@@ -32,6 +32,14 @@ void q35_gpu_download(void *dst, const void *src, size_t bytes);
 float *q35_gpu_from_host(const float *src, int64_t n); /* alloc + upload */
 void q35_gpu_sync(void);
 
+/* An f16 output of n values at d_y16 (the _f16 forms, which write the next f16
+ * GEMM's input): downloaded, its halves compared with memcmp against the CPU's
+ * rounding to nearest even (core/half.h) of y, the f32 form's output on the
+ * same inputs, and widened against the float64 reference within limit. Two
+ * case lines named `name`. */
+void q35_check_f16_out(q35_suite *s, const char *name, const void *d_y16, const float *y, const double *ref,
+                       int64_t n, double limit);
+
 /* Exits 1 with the message when rc != 0 (a launcher's status). */
 void q35_gpu_ok(int rc, const q35_error *err);
 

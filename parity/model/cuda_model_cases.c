@@ -71,7 +71,8 @@ void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gem
                               .deterministic = deterministic,
                               .scores_budget = scores_budget ? scores_budget : Q35_ATTN_SCORES_BUDGET,
                               .delta_rule_variant = now->delta_rule_variant,
-                              .delta_chunk_variant = now->delta_chunk_variant};
+                              .delta_chunk_variant = now->delta_chunk_variant,
+                              .flash_sm90 = now->flash_sm90};
     q35_error err = {{0}};
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);

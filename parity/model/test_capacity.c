@@ -53,9 +53,11 @@
  *   chunk row floats 95360: chunk 195297280; scores as 0.8B (heads/kv 4);
  *   tail 16384 + 993280 = 1009664
  *   total at 4096 = 6329370624; at 262144 = 24282023936 (23157.1 MiB), flash
- *   (no scores) 23208282112 (22133.1 MiB); at chunk rows 128 the chunk is
- *   48824320 and the scores 128 rows * 4194304 = 536870912: f32 23598680064
- *   (22505.5 MiB), flash 23061809152 (21993.5 MiB)
+ *   (no scores, an f16 KV cache: 8589934592, half the f32 path's) 14618347520
+ *   (13941.1 MiB); at chunk rows 256 the chunk is 97648640: flash 14520698880
+ *   (13847.9 MiB); at 128 the chunk is 48824320 and the scores 128 rows *
+ *   4194304 = 536870912: f32 23598680064 (22505.5 MiB), flash 14471874560
+ *   (13801.5 MiB); at 64 flash 14447462400 (13778.2 MiB)
  *   f16 GEMM at 4096: + f16 set 13837008896, no dequant, + f16 activations
  *   512*12288*2 = 12582912: 19977635840
  *   deterministic at 4096: no scores, no dequant: 6094489600
@@ -67,7 +69,14 @@
  *   recurrent 48*4*(10240*3 + 48*16384) = 156893184; chunk row floats
  *   132288: chunk 270925824; scores at 4096: 512 * 4*6*4096 = 50331648,
  *   then the budget (passes of 295 and 170 rows); tail 20480 + 993280
- *   total at 262144 = 51894847488 (49490.8 MiB), flash 50821105664 (48466.8 MiB) */
+ *   total at 262144 = 51894847488 (49490.8 MiB), flash (f16 KV 17179869184)
+ *   33641236480 (32082.8 MiB)
+ * 0.8B flash at 262144: the f32 path's 8609435648 less the scores 1073741824
+ * and half the KV 3221225472: 4314468352
+ *
+ * The KV term counts q35_kv_value_bytes: 4 bytes a value on f32 attention and
+ * when deterministic, 2 on the flash path (its f16 cache); the figures above
+ * are the f32 path's unless they say flash. */
 #include "parity/lib/harness.h"
 
 #include "model/capacity.h"
@@ -196,6 +205,28 @@ static void check_delta_workspace(q35_suite *s)
              chunked.delta, short_seq.delta, scan.delta, det.delta);
 }
 
+/* The KV term by path: 4 bytes a value on f32 attention, 2 on flash (its f16
+ * cache), 4 on flash when deterministic (decode attention over an f32 cache).
+ * 9B at 4096: 2*8*4096*1024 values = 134217728 bytes at 2, 268435456 at 4. */
+static void check_kv_bytes(q35_suite *s)
+{
+    const q35_shape *shape = q35_shape_find("9b");
+    q35_hparams hp;
+    q35_shape_hparams(shape, &hp);
+    q35_capacity_request r = request(&hp, shape->tied, 4096, UINT64_MAX);
+    q35_workspace ws;
+    const uint64_t f32 = q35_capacity_terms_of(&r, Q35_ATTN_F32, 512, &ws).kv;
+    const uint64_t flash = q35_capacity_terms_of(&r, Q35_ATTN_FLASH, 512, &ws).kv;
+    r.deterministic = true;
+    const uint64_t det = q35_capacity_terms_of(&r, Q35_ATTN_FLASH, 512, &ws).kv;
+    q35_case(s, f32 == 268435456 && flash == 134217728 && det == 268435456 &&
+                    q35_kv_value_bytes(Q35_ATTN_FLASH, false) == 2 && q35_kv_value_bytes(Q35_ATTN_F32, false) == 4 &&
+                    q35_kv_value_bytes(Q35_ATTN_FLASH, true) == 4,
+             "9b KV at 4096: f32 attention %" PRIu64 " (hand 268435456), flash %" PRIu64
+             " (134217728: f16), flash deterministic %" PRIu64 " (268435456: f32)",
+             f32, flash, det);
+}
+
 int main(void)
 {
     q35_suite s;
@@ -203,21 +234,22 @@ int main(void)
     for (size_t i = 0; i < sizeof k_hand / sizeof k_hand[0]; i++)
         check_terms(&s, &k_hand[i]);
     check_delta_workspace(&s);
+    check_kv_bytes(&s);
 
     /* an H200 (about 140 GiB free): everything fits on f32 attention at 512 rows */
     check_pick(&s, "27b", 262144, 140 * 1024, Q35_GEMM_F32, false, Q35_ATTN_F32, 512, 51894847488);
     check_pick(&s, "9b", 262144, 140 * 1024, Q35_GEMM_F32, false, Q35_ATTN_F32, 512, 24282023936);
-    /* past the f32 scores, flash at the same chunk rows */
-    check_pick(&s, "27b", 262144, 48 * 1024, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 50821105664);
-    check_pick(&s, "9b", 262144, 22600, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 23208282112);
-    check_pick(&s, "0.8b", 262144, 8 * 1024, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 7535693824);
+    /* past the f32 scores, flash at the same chunk rows (its f16 KV: half the f32 path's) */
+    check_pick(&s, "27b", 262144, 48 * 1024, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 33641236480);
+    check_pick(&s, "9b", 262144, 22600, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 14618347520);
+    check_pick(&s, "0.8b", 262144, 8 * 1024, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 4314468352);
     /* past flash at 512 and 256 rows: flash at 128 (f32 at 128 needs 22505.5 MiB) */
-    check_pick(&s, "9b", 262144, 22000, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 128, 23061809152);
+    check_pick(&s, "9b", 262144, 13805, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 128, 14471874560);
     /* the f16 set and the deterministic mode */
     check_pick(&s, "9b", 4096, 24 * 1024, Q35_GEMM_F16, false, Q35_ATTN_F32, 512, 19977635840);
     check_pick(&s, "9b", 4096, 8 * 1024, Q35_GEMM_F32, true, Q35_ATTN_F32, 512, 6094489600);
     /* nothing fits: every candidate's total, the last one's terms */
-    check_pick(&s, "9b", 262144, 16 * 1024, Q35_GEMM_F32, false, Q35_ATTN_DEFAULT, 0, 0);
+    check_pick(&s, "9b", 262144, 12 * 1024, Q35_GEMM_F32, false, Q35_ATTN_DEFAULT, 0, 0);
     check_pick(&s, "27b", 4096, 15 * 1024, Q35_GEMM_F32, false, Q35_ATTN_DEFAULT, 0, 0);
     return q35_suite_end(&s);
 }

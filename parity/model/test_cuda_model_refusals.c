@@ -2,7 +2,9 @@
  * pos0 != kv_len; positions past the cache; a token outside the vocabulary;
  * logit positions not ascending or outside the prompt; a decode step at the
  * wrong position; an unsupported quant type; a device that is not there; paths
- * out of range. After each refusal the state is untouched (kv_len and every
+ * out of range; a KV cache element the call's path does not read (an f16
+ * cache, the flash path's, under f32 attention or the deterministic mode; a
+ * state made f16 asked for f32). After each refusal the state is untouched (kv_len and every
  * byte) and goes on working. A load whose capacity plan does not fit the free
  * memory it is given (free_cap) is refused before any upload, leaving the
  * device's free memory exactly where it was; so is a load + prefill + free.
@@ -93,6 +95,67 @@ static void check_state_refusals(q35_suite *s, q35_cuda_model *cm, const int32_t
     free(logits);
 }
 
+/* The KV cache's element (model/README.md): a state made on the flash path
+ * holds f16; a prefill on a path that reads f32 refuses it (the state
+ * untouched), a decode step reads it; a reset state made f16 refuses an f32
+ * path; a state made f32 takes the flash path's f16 after a reset. */
+static void check_kv_element(q35_suite *s, q35_cuda_model *cm, const int32_t *tokens, int vocab)
+{
+    if (!q35_cuda_model_info(cm)->flash_supported) {
+        q35_case(s, true, "KV cache element: no flash on this device (nothing to check)");
+        return;
+    }
+    q35_cuda_state *st = NULL;
+    q35_error err = {{0}};
+    float *logits = malloc((size_t)vocab * sizeof *logits);
+    cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F32, 512, false, 0);
+    if (q35_cuda_state_create(&st, cm, 16, &err) || q35_cuda_prefill(cm, st, tokens, 8, 0, logits, NULL, &err)) {
+        printf("FAIL  setup: %s\n", err.msg);
+        exit(1);
+    }
+    q35_cuda_state_host before;
+    cm_download(st, &before);
+    static const struct { const char *what; bool det; } paths[] = {{"f32 attention", false}, {"deterministic", true}};
+    for (int i = 0; i < 2; i++) {
+        cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 512, paths[i].det, 0);
+        memset(&err, 0, sizeof err);
+        const int rc = q35_cuda_prefill(cm, st, tokens + 8, 4, 8, logits, NULL, &err);
+        q35_cuda_state_host after;
+        cm_download(st, &after);
+        const cm_state_cmp sc = cm_compare_states(&after, &before);
+        q35_case(s, rc == -1 && strstr(err.msg, "KV cache holds f16") && strstr(err.msg, paths[i].what) &&
+                        strstr(err.msg, "reset the state first") && q35_cuda_state_kv_len(st) == 8 && sc.bitwise,
+                 "%-36s refused over an f16 cache, state untouched (kv_len %" PRId64 ", %s): %s", paths[i].what,
+                 q35_cuda_state_kv_len(st), sc.bitwise ? "bitwise" : sc.msg, err.msg);
+        q35_cuda_state_host_free(&after);
+    }
+    memset(&err, 0, sizeof err);
+    int rc = q35_cuda_forward_token(cm, st, tokens[8], 8, logits, NULL, &err);
+    q35_case(s, rc == 0 && q35_cuda_state_kv_len(st) == 9,
+             "a decode step (deterministic paths) reads the f16 cache: kv_len %" PRId64 " %s",
+             q35_cuda_state_kv_len(st), err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_cuda_state_reset(st, &err);
+    cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 512, false, 0);
+    rc = rc || q35_cuda_prefill(cm, st, tokens, 4, 0, logits, NULL, &err) != -1;
+    q35_case(s, rc == 0 && strstr(err.msg, "was made f16") && strstr(err.msg, "create the state under it") &&
+                    q35_cuda_state_kv_len(st) == 0,
+             "%-36s refused on a reset state made f16: %s", "f32 attention", err.msg);
+    q35_cuda_state_free(st);
+    /* a state made f32 (on the f32 path) takes f16 on the flash path after a reset, and back */
+    memset(&err, 0, sizeof err);
+    rc = q35_cuda_state_create(&st, cm, 16, &err) || q35_cuda_prefill(cm, st, tokens, 4, 0, logits, NULL, &err) ||
+         q35_cuda_state_reset(st, &err);
+    cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F32, 512, false, 0);
+    rc = rc || q35_cuda_prefill(cm, st, tokens, 4, 0, logits, NULL, &err) || q35_cuda_state_reset(st, &err);
+    cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 512, false, 0);
+    rc = rc || q35_cuda_prefill(cm, st, tokens, 4, 0, logits, NULL, &err);
+    q35_case(s, rc == 0, "a state made f32: f32, then flash (f16), then f32 prefills after resets %s", err.msg);
+    q35_cuda_state_free(st);
+    q35_cuda_state_host_free(&before);
+    free(logits);
+}
+
 static void check_load_refusal(q35_suite *s, const char *what, const q35_model *m, const q35_cuda_options *o,
                                const char *expect)
 {
@@ -145,6 +208,7 @@ int main(void)
         if (cycle == 1) {
             check_state_refusals(&s, cm, tokens, m->hp.n_vocab);
             check_paths_refusal(&s, cm);
+            check_kv_element(&s, cm, tokens, m->hp.n_vocab);
         }
         q35_cuda_model_free(cm);
         free(logits);
