@@ -113,6 +113,9 @@ int q35_fp8_quantize_rows(uint8_t *q, float *scale, const float *x, int64_t rows
 int q35_fp8_gemm_create(q35_fp8_gemm **out, q35_stream stream, q35_error *err)
 {
     *out = nullptr;
+    int device = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&device), err) || !q35_fp8_supported(device, err))
+        return q35_fail_context(err, "fp8_gemm_create");
     q35_fp8_gemm *g = new (std::nothrow) q35_fp8_gemm();
     if (!g)
         return q35_fail(err, "fp8_gemm_create: out of host memory");
@@ -217,16 +220,15 @@ int q35_gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, cons
         return -1;
     if (T == 0)
         return 0;
-    int device = 0;
-    if (Q35_CUDA_CHECK(cudaGetDevice(&device), err) || !q35_fp8_supported(device, err))
-        return -1;
-    lt_call c;
+    lt_call c; /* the device was checked once, when g was made */
     if (make_call(&c, sx, sw, (int)n, (int)k, (int)T, (int)ldy, err))
         return q35_fail_context(err, "gemm_fp8: the cuBLASLt descriptors");
     algo_entry *e = nullptr;
     for (int i = 0; i < kCache; i++)
-        if (g->cache[i].T == T && g->cache[i].n == n && g->cache[i].k == k && g->cache[i].ldy == ldy)
+        if (g->cache[i].T == T && g->cache[i].n == n && g->cache[i].k == k && g->cache[i].ldy == ldy) {
             e = &g->cache[i];
+            break;
+        }
     if (!e) {
         cublasLtMatmulPreference_t pref = nullptr;
         cublasLtMatmulHeuristicResult_t res = {};

@@ -67,14 +67,16 @@ int q35_fp8_quantize_rows(uint8_t *q, float *scale, const float *x, int64_t rows
  * shape, bound to a stream. */
 typedef struct q35_fp8_gemm q35_fp8_gemm;
 
+/* On the current device; refuses one below compute capability 8.9 (the check
+ * each GEMM through g would otherwise repeat). */
 int q35_fp8_gemm_create(q35_fp8_gemm **g, q35_stream stream, q35_error *err);
 void q35_fp8_gemm_destroy(q35_fp8_gemm *g);
 
 /* CUDA: y [T][ldy] (columns 0..n-1) = the formula above, xq [T][k] and sx [T],
  * wq [n][k] and sw [n] on the device. T >= 0 (0 does nothing); k a multiple of
  * 16, n, T, ldy at most INT32_MAX, ldy >= n and a multiple of 4; xq, wq, y
- * 16-byte aligned. Refuses, naming the value and the limit, what breaks these,
- * a device below 8.9, and a shape cuBLASLt has no algorithm for. */
+ * 16-byte aligned. Refuses, naming the value and the limit, what breaks these
+ * and a shape cuBLASLt has no algorithm for (the device: at create). */
 int q35_gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
                  const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err);
 
