@@ -18,18 +18,22 @@ extern "C" {
 /* float64 reference: one head of n values. y may alias o. */
 void q35_ref_gated_rmsnorm(double *y, const double *o, const double *z, const double *w, int64_t n, double eps);
 
-/* CUDA, the rows form: rows heads of n at o and z (y may be o), w [n]; device
- * pointers. n in 1..1048576. */
-int q35_gated_rmsnorm_rows(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t rows,
-                           float eps, q35_stream stream, q35_error *err);
+/* CUDA, the rows form: T tokens of `heads` heads of n; o and y contiguous
+ * [T*heads][n] (y may be o); z of token t, head h at z + t*z_stride + h*n (the
+ * z slice of a merged projection's output, read in place; z_stride >=
+ * heads*n, else refused); w [n]; device pointers. n in 1..1048576. Any
+ * alignment (rows not on 16 bytes take scalar loads: the same bits). */
+int q35_gated_rmsnorm_rows(float *y, const float *o, const float *z, int64_t z_stride, const float *w, int64_t n,
+                           int64_t heads, int64_t T, float eps, q35_stream stream, q35_error *err);
 
 /* CUDA, the rows form with f16 out (ssm_out's rounded input on the f16 GEMM
- * path): y16 [rows][n] IEEE half bits, each the f32 y above rounded to nearest
- * even (bitwise: the same arithmetic, one rounding at the store). */
-int q35_gated_rmsnorm_rows_f16(uint16_t *y16, const float *o, const float *z, const float *w, int64_t n,
-                               int64_t rows, float eps, q35_stream stream, q35_error *err);
+ * path): y16 [T*heads][n] IEEE half bits, each the f32 y above rounded to
+ * nearest even (bitwise: the same arithmetic, one rounding at the store). */
+int q35_gated_rmsnorm_rows_f16(uint16_t *y16, const float *o, const float *z, int64_t z_stride, const float *w,
+                               int64_t n, int64_t heads, int64_t T, float eps, q35_stream stream, q35_error *err);
 
-/* CUDA, the per-token form: `heads` heads of one token (rows = heads). */
+/* CUDA, the per-token form: `heads` heads of one token, o, z and y [heads][n]
+ * (the rows form at T = 1, z_stride = heads*n: the same bits). */
 int q35_gated_rmsnorm(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t heads, float eps,
                       q35_stream stream, q35_error *err);
 

@@ -20,11 +20,14 @@ extern "C" {
 void q35_ref_gates(double *g, double *beta, const double *alpha, const double *b, const double *dt, const double *a,
                    int64_t hv);
 
-/* CUDA, the rows form: alpha, b, g, beta [T][hv]; dt, a [hv]; device pointers. */
-int q35_gates_rows(float *g, float *beta, const float *alpha, const float *b, const float *dt, const float *a,
-                   int64_t hv, int64_t T, q35_stream stream, q35_error *err);
+/* CUDA, the rows form: g, beta [T][hv]; alpha, b rows at in_stride floats
+ * (alpha[t][j] = alpha + t*in_stride + j: slices of a merged projection's
+ * output, read in place; in_stride >= hv, else refused); dt, a [hv]; device
+ * pointers. */
+int q35_gates_rows(float *g, float *beta, const float *alpha, const float *b, int64_t in_stride, const float *dt,
+                   const float *a, int64_t hv, int64_t T, q35_stream stream, q35_error *err);
 
-/* CUDA, the per-token form (T = 1). */
+/* CUDA, the per-token form (T = 1, alpha and b [hv]). */
 int q35_gates(float *g, float *beta, const float *alpha, const float *b, const float *dt, const float *a, int64_t hv,
               q35_stream stream, q35_error *err);
 

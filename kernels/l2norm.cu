@@ -15,7 +15,8 @@ int q35_l2norm_rows(float *x, int64_t n, int64_t heads, int64_t rows, int64_t ro
                         INT32_MAX);
     if (rows == 0)
         return 0;
-    q35_norm_launch<Q35_NORM_L2>(x, x, nullptr, nullptr, (int)n, (int)heads, row_stride, eps, rows * heads, stream);
+    q35_norm_launch<Q35_NORM_L2>(x, x, nullptr, nullptr, (int)n, (int)heads, row_stride, row_stride, eps, rows * heads,
+                                 stream);
     return Q35_LAUNCH_CHECK("l2norm_rows", err);
 }
 

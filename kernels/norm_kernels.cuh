@@ -104,7 +104,8 @@ __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float
     return v;
 }
 
-/* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, z, xs);
+/* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, xs;
+ * z at (b / heads) * z_stride + (b % heads) * n);
  * VPB vectors a block, one per THREADS threads (VPB > 1 only for a warp a vector,
  * whose sum needs no barrier: a vector's bits never depend on VPB).
  * Thread t takes quads t, t + THREADS, ... and sums their squares in that order,
@@ -115,18 +116,18 @@ __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float
 template <int THREADS, int KIND, int VPB, class Y>
 __global__ void __launch_bounds__(THREADS *VPB)
     q35_norm_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
-                    float eps, int64_t nvec, float *xs)
+                    int64_t z_stride, float eps, int64_t nvec, float *xs)
 {
     static_assert(VPB == 1 || THREADS == 32, "several vectors a block only at a warp a vector");
     const int64_t b = blockIdx.x * (int64_t)VPB + threadIdx.x / THREADS;
     const int tid = threadIdx.x % THREADS;
     if (b >= nvec) /* a whole warp */
         return;
-    const int64_t off = (b / heads) * row_stride + (b % heads) * (int64_t)n;
+    const int64_t row = b / heads, in_row = (b - row * heads) * (int64_t)n, off = row * row_stride + in_row;
     const float *xr = x + off;
     Y *yr = y + off;
     const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
-    const float *zr = with_z ? z + off : nullptr;
+    const float *zr = with_z ? z + row * z_stride + in_row : nullptr;
     float *sr = KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr;
     const bool vx = q35_aligned16(xr), vy = q35_norm_out_vec(yr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
                vz = !with_z || q35_aligned16(zr), vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
@@ -170,20 +171,21 @@ __global__ void __launch_bounds__(THREADS *VPB)
 }
 
 /* Launches KIND over `blocks` vectors with a block size chosen from n alone
- * (xs: ADD_RMS's sum, else unused), y f32 or f16. */
+ * (xs: ADD_RMS's sum, else unused), y f32 or f16; z's rows at z_stride. */
 template <int KIND, class Y>
 static void q35_norm_launch(Y *y, const float *x, const float *z, const float *w, int n, int heads,
-                            int64_t row_stride, float eps, int64_t blocks, cudaStream_t s, float *xs = nullptr)
+                            int64_t row_stride, int64_t z_stride, float eps, int64_t blocks, cudaStream_t s,
+                            float *xs = nullptr)
 {
     if (n >= 1024)
-        q35_norm_kernel<256, KIND, 1, Y><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
-                                                                        xs);
+        q35_norm_kernel<256, KIND, 1, Y><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride,
+                                                                        eps, blocks, xs);
     else if (n >= 512)
-        q35_norm_kernel<64, KIND, 1, Y><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
-                                                                      xs);
+        q35_norm_kernel<64, KIND, 1, Y><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride,
+                                                                      eps, blocks, xs);
     else /* the per-head norms (n 128, 256): 8 a block, not one 32-thread block each */
         q35_norm_kernel<32, KIND, 8, Y><<<(unsigned)((blocks + 7) / 8), 256, 0, s>>>(y, x, z, w, n, heads, row_stride,
-                                                                                 eps, blocks, xs);
+                                                                                 z_stride, eps, blocks, xs);
 }
 
 #endif /* Q35_KERNELS_NORM_KERNELS_CUH */

@@ -28,14 +28,19 @@ void q35_ref_residual_add(double *x, const double *p, int64_t n);
 void q35_ref_split_qgate(double *q, double *gate, const double *full, int heads, int hd);
 
 /* CUDA forms, device pointers; the rows form is the same kernel over rows * width
- * values (the per-token form: rows = 1), each element computed on its own. */
-int q35_swiglu_rows(float *y, const float *g, const float *u, int64_t width, int64_t rows, q35_stream stream,
-                    q35_error *err);
+ * values (the per-token form: rows = 1), each element computed on its own.
+ * SwiGLU: y [rows][width] contiguous; g and u rows at in_stride floats (g of
+ * row r at g + r*in_stride: the gate and up halves of one merged projection's
+ * output, read in place); in_stride >= width, else refused. Whole-quad loads
+ * where width and in_stride are multiples of 4 and the pointers 16-byte
+ * aligned, else scalar ones: the same bits either way. */
+int q35_swiglu_rows(float *y, const float *g, const float *u, int64_t in_stride, int64_t width, int64_t rows,
+                    q35_stream stream, q35_error *err);
 /* SwiGLU with f16 out (ffn_down's rounded input on the f16 GEMM path): y16
  * IEEE half bits, each q35_swiglu_rows's f32 value rounded to nearest even
  * (bitwise: the same arithmetic, one rounding at the store). */
-int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t width, int64_t rows,
-                        q35_stream stream, q35_error *err);
+int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t in_stride, int64_t width,
+                        int64_t rows, q35_stream stream, q35_error *err);
 int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream,
                           q35_error *err);
 int q35_residual_add_rows(float *x, const float *p, int64_t width, int64_t rows, q35_stream stream, q35_error *err);

@@ -22,7 +22,7 @@ static int rmsnorm_rows(const char *who, Y *y, const float *x, const float *w, i
         return -1;
     if (rows == 0)
         return 0;
-    q35_norm_launch<Q35_NORM_RMS>(y, x, nullptr, w, (int)n, 1, n, eps, rows, stream);
+    q35_norm_launch<Q35_NORM_RMS>(y, x, nullptr, w, (int)n, 1, n, n, eps, rows, stream);
     return Q35_LAUNCH_CHECK(who, err);
 }
 
@@ -37,7 +37,7 @@ static int add_rmsnorm_rows(const char *who, Y *y, float *x, const float *r, con
         return q35_fail(err, "%s: y must not alias x or r", who);
     if (rows == 0)
         return 0;
-    q35_norm_launch<Q35_NORM_ADD_RMS>(y, x, r, w, (int)n, 1, n, eps, rows, stream, x);
+    q35_norm_launch<Q35_NORM_ADD_RMS>(y, x, r, w, (int)n, 1, n, n, eps, rows, stream, x);
     return Q35_LAUNCH_CHECK(who, err);
 }
 

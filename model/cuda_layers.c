@@ -227,9 +227,9 @@ static int ffn(q35_run *r, const q35_dlayer *l)
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
     if (r->f16_inputs ? f16_written(r, BUF(r, FFN_ACT),
                                     q35_op_end(r, q35_swiglu_rows_f16(r->cm->f16_act, BUF(r, FFN_G), BUF(r, FFN_U), ff,
-                                                                      r->T, r->cm->stream, r->err)))
-                      : q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), BUF(r, FFN_G), BUF(r, FFN_U), ff, r->T,
-                                                      r->cm->stream, r->err)))
+                                                                      ff, r->T, r->cm->stream, r->err)))
+                      : q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), BUF(r, FFN_G), BUF(r, FFN_U), ff, ff,
+                                                      r->T, r->cm->stream, r->err)))
         return -1;
     if (proj(r, BUF(r, PROJ), H, BUF(r, FFN_ACT), &l->ffn_down))
         return -1;
@@ -266,8 +266,8 @@ static int gates(q35_run *r, const q35_dlayer *l)
     if (r->per_token)
         return q35_op_end(r, q35_gates(BUF(r, G), BUF(r, BETA), BUF(r, ALPHA), BUF(r, B), l->dt, l->a, hv,
                                        r->cm->stream, r->err));
-    return q35_op_end(r, q35_gates_rows(BUF(r, G), BUF(r, BETA), BUF(r, ALPHA), BUF(r, B), l->dt, l->a, hv, r->T,
-                                        r->cm->stream, r->err));
+    return q35_op_end(r, q35_gates_rows(BUF(r, G), BUF(r, BETA), BUF(r, ALPHA), BUF(r, B), hv, l->dt, l->a, hv,
+                                        r->T, r->cm->stream, r->err));
 }
 
 static int delta_rule(q35_run *r, float *S)
@@ -295,17 +295,18 @@ static int delta_rule(q35_run *r, float *S)
 static int gated_norm(q35_run *r, const q35_dlayer *l)
 {
     const q35_hparams *hp = &r->cm->hp;
+    const int64_t z_stride = (int64_t)hp->ssm_hv * hp->ssm_dv; /* Z's rows, contiguous today */
     q35_op_begin(r, Q35_OP_GATED_NORM, "gated_norm");
     if (r->per_token)
         return q35_op_end(r, q35_gated_rmsnorm(BUF(r, O), BUF(r, O), BUF(r, Z), l->ssm_norm, hp->ssm_dv, hp->ssm_hv,
                                                hp->eps, r->cm->stream, r->err));
     if (r->f16_inputs) /* O as ssm_out's f16 input only */
         return f16_written(r, BUF(r, O),
-                           q35_op_end(r, q35_gated_rmsnorm_rows_f16(r->cm->f16_act, BUF(r, O), BUF(r, Z), l->ssm_norm,
-                                                                    hp->ssm_dv, r->T * hp->ssm_hv, hp->eps,
-                                                                    r->cm->stream, r->err)));
-    return q35_op_end(r, q35_gated_rmsnorm_rows(BUF(r, O), BUF(r, O), BUF(r, Z), l->ssm_norm, hp->ssm_dv,
-                                                r->T * hp->ssm_hv, hp->eps, r->cm->stream, r->err));
+                           q35_op_end(r, q35_gated_rmsnorm_rows_f16(r->cm->f16_act, BUF(r, O), BUF(r, Z), z_stride,
+                                                                    l->ssm_norm, hp->ssm_dv, hp->ssm_hv, r->T,
+                                                                    hp->eps, r->cm->stream, r->err)));
+    return q35_op_end(r, q35_gated_rmsnorm_rows(BUF(r, O), BUF(r, O), BUF(r, Z), z_stride, l->ssm_norm, hp->ssm_dv,
+                                                hp->ssm_hv, r->T, hp->eps, r->cm->stream, r->err));
 }
 
 int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)

@@ -5,7 +5,8 @@
  * variant) against its own per-token launches carrying the same state, bitwise
  * (outputs AND final state), and the variants the kernel says compute the same
  * bits against each other; at the head layouts of 0.8B, 9B and 27B and odd
- * sizes; and what each refuses. */
+ * sizes; the gates reading alpha and b in place from merged rows with NaN gaps,
+ * bitwise the contiguous inputs'; and what each refuses. */
 #include "parity/lib/gpu.h"
 
 #include "core/parallel.h"
@@ -60,7 +61,34 @@ static void check_conv(q35_suite *s, const char *what, int64_t C, int K, int64_t
 
 /* ---- gates --------------------------------------------------------------------- */
 
-static void check_gates(q35_suite *s, const char *what, int64_t hv, int64_t T)
+/* alpha and b read in place from merged rows [lead NaN | alpha | b | NaN] of
+ * in_stride floats (the tail of one [qkv | z | alpha | b] GEMM's output, with
+ * gaps): g and beta bitwise the contiguous inputs' (g1, b1 on the device). */
+static void check_gates_strided(q35_suite *s, const char *what, const float *alpha, const float *b, const float *dDt,
+                                const float *da, const float *g1, const float *b1, int64_t hv, int64_t T,
+                                int64_t lead, int64_t in_stride)
+{
+    q35_error err = {{0}};
+    const int64_t n = hv * T;
+    float *mix = q35_gpu_floats(T * in_stride), *g2 = q35_gpu_floats(n), *b2 = q35_gpu_floats(n);
+    q35_gpu_upload_cols(mix, in_stride, lead, alpha, hv, T);
+    q35_gpu_upload_cols(mix, in_stride, lead + hv, b, hv, T);
+    q35_gpu_ok(q35_gates_rows(g2, b2, mix + lead, mix + lead + hv, in_stride, dDt, da, hv, T, NULL, &err), &err);
+    float *h[4] = {q35_gpu_to_host(g1, n), q35_gpu_to_host(b1, n), q35_gpu_to_host(g2, n), q35_gpu_to_host(b2, n)};
+    const q35_bitcmp bg = q35_bitwise_f32(h[2], h[0], n), bb = q35_bitwise_f32(h[3], h[1], n);
+    char dg_s[200], db_s[200];
+    q35_case(s, bg.equal && bb.equal,
+             "gates_rows      %-14s hv %2" PRId64 " T %4" PRId64 " in stride %5" PRId64
+             " vs contiguous inputs: g %s, beta %s",
+             what, hv, T, in_stride, q35_bitcmp_str(&bg, dg_s, sizeof dg_s), q35_bitcmp_str(&bb, db_s, sizeof db_s));
+    for (int i = 0; i < 4; i++)
+        free(h[i]);
+    q35_gpu_free(mix), q35_gpu_free(g2), q35_gpu_free(b2);
+}
+
+/* in_stride > 0: also read in place from merged rows of in_stride (>= 2*hv + 1,
+ * alpha after one NaN lead column) */
+static void check_gates(q35_suite *s, const char *what, int64_t hv, int64_t T, int64_t in_stride)
 {
     q35_error err = {{0}};
     const int64_t n = hv * T;
@@ -73,7 +101,7 @@ static void check_gates(q35_suite *s, const char *what, int64_t hv, int64_t T)
     float *dA = q35_gpu_from_host(alpha, n), *dB = q35_gpu_from_host(b, n), *dDt = q35_gpu_from_host(dt, hv),
           *da = q35_gpu_from_host(a, hv);
     float *g1 = q35_gpu_floats(n), *b1 = q35_gpu_floats(n), *g2 = q35_gpu_floats(n), *b2 = q35_gpu_floats(n);
-    q35_gpu_ok(q35_gates_rows(g1, b1, dA, dB, dDt, da, hv, T, NULL, &err), &err);
+    q35_gpu_ok(q35_gates_rows(g1, b1, dA, dB, hv, dDt, da, hv, T, NULL, &err), &err);
     for (int64_t t = 0; t < T; t++)
         q35_gpu_ok(q35_gates(g2 + t * hv, b2 + t * hv, dA + t * hv, dB + t * hv, dDt, da, hv, NULL, &err), &err);
     float *hg1 = q35_gpu_to_host(g1, n), *hb1 = q35_gpu_to_host(b1, n), *hg2 = q35_gpu_to_host(g2, n), *hb2 = q35_gpu_to_host(b2, n);
@@ -90,6 +118,8 @@ static void check_gates(q35_suite *s, const char *what, int64_t hv, int64_t T)
     c = q35_compare_f32_f64(hb1, rb, n);
     bc = q35_bitwise_f32(hb1, hb2, n);
     q35_case_unit(s, name, &c, LIMIT, &bc);
+    if (in_stride > 0)
+        check_gates_strided(s, what, alpha, b, dDt, da, g1, b1, hv, T, 1, in_stride);
     free(alpha), free(b), free(dt), free(a), free(hg1), free(hb1), free(hg2), free(hb2), free(rg), free(rb), free(ad),
         free(bd), free(dtd), free(aad);
     q35_gpu_free(dA), q35_gpu_free(dB), q35_gpu_free(dDt), q35_gpu_free(da), q35_gpu_free(g1), q35_gpu_free(b1),
@@ -219,6 +249,10 @@ static void check_refusals(q35_suite *s)
     rc = q35_delta_rule_step(d, d, d + 1, d, d, d, d, ok, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "16-byte aligned"), "delta_rule refuses a misaligned q: %s", err.msg);
     memset(&err, 0, sizeof err);
+    rc = q35_gates_rows(d, d + 64, d + 128, d + 192, 31, d, d, 32, 2, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gates_rows: input row stride 31 shorter than its hv = 32"),
+             "gates_rows refuses an input stride below hv: %s", err.msg);
+    memset(&err, 0, sizeof err);
     rc = q35_conv1d_silu(d, d, d, d, 64, 9, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "K = 9 (want 2..8)"), "conv1d refuses K = 9: %s", err.msg);
     q35_gpu_free(d);
@@ -242,11 +276,13 @@ int main(void)
     check_conv(&s, "odd", 37, 2, 5);
     check_conv(&s, "odd", 37, 8, 3);
 
+    /* the strided cases: MIX rows of the 9B ([qkv 8192 | z 4096 | alpha 32 | b 32]),
+     * 0.8B's, and odd ones with NaN gaps */
     for (int i = 0; i < n_sizes; i++)
-        check_gates(&s, "9B", 32, Ts[i]);
-    check_gates(&s, "0.8B", 16, 37);
-    check_gates(&s, "27B", 48, big);
-    check_gates(&s, "odd", 3, 7);
+        check_gates(&s, "9B", 32, Ts[i], 8192 + 4096 + 64);
+    check_gates(&s, "0.8B", 16, 37, 6144 + 2048 + 32 + 3);
+    check_gates(&s, "27B", 48, big, 0);
+    check_gates(&s, "odd", 3, 7, 11);
 
     const q35_delta_dims d08 = {16, 16, 128, 128}, d9 = {16, 32, 128, 128}, d27 = {16, 48, 128, 128};
     const q35_delta_dims odd = {1, 3, 128, 32}, tiny = {2, 4, 128, 128}, dv16 = {2, 2, 128, 16};

@@ -5,7 +5,8 @@
  * and at odd sizes; and the shapes each refuses. The f16-out forms (RMSNorm,
  * the fused add + RMSNorm, gated RMSNorm: the next f16 GEMM's input) bitwise
  * the CPU's rounding of the f32 form's output (memcmp) and within 1e-3 of
- * float64 (the rounding: 2^-11 of a value at most). */
+ * float64 (the rounding: 2^-11 of a value at most). Gated RMSNorm with z read
+ * in place from merged rows with NaN gaps, bitwise the contiguous z's. */
 #include "parity/lib/gpu.h"
 
 #include "kernels/gated_rmsnorm.h"
@@ -117,8 +118,39 @@ static void check_add_rmsnorm(q35_suite *s, const char *what, int64_t n, int64_t
     q35_gpu_free(dy), q35_gpu_free(dy2), q35_gpu_free(dy3);
 }
 
-/* T tokens of `heads` value heads of n */
-static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads, int64_t T)
+/* z read in place from merged rows of z_stride (z at column zcol, NaN around:
+ * the z slice of one [qkv | z | alpha | b] GEMM's output): y and y16 bitwise
+ * the contiguous z's (dy, d16 on the device). */
+static void check_gated_strided(q35_suite *s, const char *what, const float *z, const float *dO, const float *dw,
+                                const float *dy, const uint16_t *d16, int64_t n, int64_t heads, int64_t T,
+                                int64_t zcol, int64_t z_stride)
+{
+    q35_error err = {{0}};
+    const int64_t total = n * heads * T;
+    float *mix = q35_gpu_floats(T * z_stride), *dy2 = q35_gpu_floats(total);
+    uint16_t *d16b = q35_gpu_bytes((size_t)total * 2);
+    q35_gpu_upload_cols(mix, z_stride, zcol, z, heads * n, T);
+    q35_gpu_ok(q35_gated_rmsnorm_rows(dy2, dO, mix + zcol, z_stride, dw, n, heads, T, EPS, NULL, &err), &err);
+    q35_gpu_ok(q35_gated_rmsnorm_rows_f16(d16b, dO, mix + zcol, z_stride, dw, n, heads, T, EPS, NULL, &err), &err);
+    float *a = q35_gpu_to_host(dy, total), *b = q35_gpu_to_host(dy2, total);
+    uint16_t *ha = malloc((size_t)total * 2), *hb = malloc((size_t)total * 2);
+    q35_gpu_download(ha, d16, (size_t)total * 2);
+    q35_gpu_download(hb, d16b, (size_t)total * 2);
+    const q35_bitcmp bc = q35_bitwise_f32(b, a, total);
+    char diff[200];
+    q35_case(s, bc.equal && memcmp(ha, hb, (size_t)total * 2) == 0,
+             "gated_rmsnorm %-18s n %4" PRId64 " heads %2" PRId64 " T %4" PRId64 " z at %5" PRId64 " stride %5" PRId64
+             " vs contiguous z: f32 %s, f16 %s",
+             what, n, heads, T, zcol, z_stride, q35_bitcmp_str(&bc, diff, sizeof diff),
+             memcmp(ha, hb, (size_t)total * 2) == 0 ? "bitwise equal" : "differ");
+    free(a), free(b), free(ha), free(hb);
+    q35_gpu_free(mix), q35_gpu_free(dy2), q35_gpu_free(d16b);
+}
+
+/* T tokens of `heads` value heads of n; z_stride > 0: also z read in place from
+ * merged rows of z_stride, at column zcol */
+static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads, int64_t T, int64_t zcol,
+                        int64_t z_stride)
 {
     q35_error err = {{0}};
     const int64_t total = n * heads * T;
@@ -126,7 +158,7 @@ static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads
     float *w = q35_host_normal(n, 1.0, 0.1, &g_rng);
     float *dO = q35_gpu_from_host(o, total), *dz = q35_gpu_from_host(z, total), *dw = q35_gpu_from_host(w, n);
     float *dy = q35_gpu_floats(total), *dt = q35_gpu_floats(total);
-    q35_gpu_ok(q35_gated_rmsnorm_rows(dy, dO, dz, dw, n, heads * T, EPS, NULL, &err), &err);
+    q35_gpu_ok(q35_gated_rmsnorm_rows(dy, dO, dz, heads * n, dw, n, heads, T, EPS, NULL, &err), &err);
     for (int64_t t = 0; t < T; t++)
         q35_gpu_ok(q35_gated_rmsnorm(dt + t * heads * n, dO + t * heads * n, dz + t * heads * n, dw, n, heads, EPS,
                                      NULL, &err),
@@ -144,10 +176,12 @@ static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads
     snprintf(name, sizeof name, "gated_rmsnorm %-18s n %4" PRId64 " heads %2" PRId64 " T %4" PRId64, what, n, heads, T);
     q35_case_unit(s, name, &c, LIMIT, &b);
     uint16_t *d16 = q35_gpu_bytes((size_t)total * 2);
-    q35_gpu_ok(q35_gated_rmsnorm_rows_f16(d16, dO, dz, dw, n, heads * T, EPS, NULL, &err), &err);
+    q35_gpu_ok(q35_gated_rmsnorm_rows_f16(d16, dO, dz, heads * n, dw, n, heads, T, EPS, NULL, &err), &err);
     snprintf(name, sizeof name, "gated_rmsnorm_f16 %-14s n %4" PRId64 " heads %2" PRId64 " T %4" PRId64, what, n,
              heads, T);
     q35_check_f16_out(s, name, d16, y, ref, total, LIMIT_F16);
+    if (z_stride > 0)
+        check_gated_strided(s, what, z, dO, dw, dy, d16, n, heads, T, zcol, z_stride);
     q35_gpu_free(d16);
     free(o), free(z), free(w), free(y), free(yt), free(od), free(zd), free(wd), free(ref);
     q35_gpu_free(dO), q35_gpu_free(dz), q35_gpu_free(dw), q35_gpu_free(dy), q35_gpu_free(dt);
@@ -198,8 +232,14 @@ static void check_refusals(q35_suite *s)
     q35_case(s, rc == -1 && strstr(err.msg, "row stride 200") != NULL,
              "l2norm_rows refuses a row stride shorter than its heads: %s", err.msg);
     memset(&err, 0, sizeof err);
-    rc = q35_gated_rmsnorm_rows(d, d, d, d, 128, -1, EPS, NULL, &err);
-    q35_case(s, rc == -1 && strstr(err.msg, "rows = -1") != NULL, "gated_rmsnorm_rows refuses rows = -1: %s", err.msg);
+    rc = q35_gated_rmsnorm_rows(d, d, d, 256, d, 128, 2, -1, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "T = -1") != NULL, "gated_rmsnorm_rows refuses T = -1: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_gated_rmsnorm_rows(d, d, d, 255, d, 128, 2, 1, EPS, NULL, &err);
+    q35_case(s,
+             rc == -1 &&
+                 strstr(err.msg, "gated_rmsnorm_rows: z row stride 255 shorter than its heads * n = 2 * 128") != NULL,
+             "gated_rmsnorm_rows refuses a z stride below heads * n: %s", err.msg);
     uint16_t *h = (uint16_t *)d;
     memset(&err, 0, sizeof err);
     rc = q35_rmsnorm_rows_f16(h, d + 8, d + 16, 0, 1, EPS, NULL, &err);
@@ -210,10 +250,14 @@ static void check_refusals(q35_suite *s)
     q35_case(s, rc == -1 && strstr(err.msg, "add_rmsnorm_rows_f16: y must not alias x or r") != NULL,
              "add_rmsnorm_rows_f16 refuses y16 = x: %s", err.msg);
     memset(&err, 0, sizeof err);
-    rc = q35_gated_rmsnorm_rows_f16(h, d, d, d, 128, -1, EPS, NULL, &err);
+    rc = q35_gated_rmsnorm_rows_f16(h, d, d, 256, d, 128, 2, -1, EPS, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gated_rmsnorm_rows_f16: n = 128 (want 1..") != NULL &&
-                    strstr(err.msg, "rows = -1") != NULL,
-             "gated_rmsnorm_rows_f16 refuses rows = -1: %s", err.msg);
+                    strstr(err.msg, "T = -1") != NULL,
+             "gated_rmsnorm_rows_f16 refuses T = -1: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_gated_rmsnorm_rows_f16(h, d, d, 255, d, 128, 2, 1, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gated_rmsnorm_rows_f16: z row stride 255 shorter") != NULL,
+             "gated_rmsnorm_rows_f16 refuses a z stride below heads * n: %s", err.msg);
     q35_gpu_free(d);
 }
 
@@ -248,11 +292,14 @@ int main(void)
     check_rmsnorm(&s, "k heads 27B", 256, 4 * big, 4);
     check_rmsnorm(&s, "q heads 27B", 256, 24 * 3, 24);
 
-    check_gated(&s, "0.8B", 128, 16, 37);
-    check_gated(&s, "9B", 128, 32, 7);
-    check_gated(&s, "27B", 128, 48, big);
-    check_gated(&s, "9B one token", 128, 32, 1);
-    check_gated(&s, "odd", 100, 3, 3);
+    /* z in place: at the 9B's MIX ([qkv 8192 | z 4096 | alpha 32 | b 32]) and the
+     * 0.8B's; off 16 bytes (the scalar loads); odd */
+    check_gated(&s, "0.8B", 128, 16, 37, 6144, 6144 + 2048 + 32);
+    check_gated(&s, "9B", 128, 32, 7, 8192, 8192 + 4096 + 64);
+    check_gated(&s, "9B z off 16 B", 128, 32, 7, 8193, 8192 + 4096 + 67);
+    check_gated(&s, "27B", 128, 48, big, 0, 0);
+    check_gated(&s, "9B one token", 128, 32, 1, 5, 4096 + 9);
+    check_gated(&s, "odd", 100, 3, 3, 1, 307);
 
     /* conv rows: [q heads | k heads | v]; stride = 2*Hk*dk + Hv*dv */
     check_l2(&s, "0.8B q+k", 128, 32, 6144, 37);

@@ -5,7 +5,9 @@
  * form against per-token launches, bitwise. The gather of every quant type is
  * bitwise equal to the CPU dequantizer, on random bytes. SwiGLU's f16-out
  * form (ffn_down's input) bitwise the CPU's rounding of the f32 form's output
- * (memcmp), within 1e-3 of float64, aligned and one float off. */
+ * (memcmp), within 1e-3 of float64, aligned and one float off; SwiGLU over
+ * g and u read in place from merged rows with NaN gaps, bitwise the contiguous
+ * inputs' result. */
 #include "parity/lib/gpu.h"
 
 #include "core/quant.h"
@@ -39,7 +41,7 @@ static void check_elementwise(q35_suite *s, int op, const char *what, int64_t wi
         const int64_t launches = pass ? rows : 1, per = pass ? 1 : rows;
         for (int64_t r = 0; r < launches; r++) {
             const int64_t o = r * width;
-            const int rc = op == SWIGLU ? q35_swiglu_rows(y + o, da + o, db + o, width, per, NULL, &err)
+            const int rc = op == SWIGLU ? q35_swiglu_rows(y + o, da + o, db + o, width, width, per, NULL, &err)
                            : op == GATE ? q35_sigmoid_gate_rows(y + o, da + o, width, per, NULL, &err)
                                         : q35_residual_add_rows(y + o, da + o, width, per, NULL, &err);
             q35_gpu_ok(rc, &err);
@@ -52,7 +54,7 @@ static void check_elementwise(q35_suite *s, int op, const char *what, int64_t wi
     q35_gpu_upload(mb + 1, b, (size_t)n * sizeof *b);
     if (op != SWIGLU)
         q35_gpu_upload(my + 1, b, (size_t)n * sizeof *b);
-    q35_gpu_ok(op == SWIGLU ? q35_swiglu_rows(my + 1, ma + 1, mb + 1, width, rows, NULL, &err)
+    q35_gpu_ok(op == SWIGLU ? q35_swiglu_rows(my + 1, ma + 1, mb + 1, width, width, rows, NULL, &err)
                : op == GATE ? q35_sigmoid_gate_rows(my + 1, ma + 1, width, rows, NULL, &err)
                             : q35_residual_add_rows(my + 1, ma + 1, width, rows, NULL, &err),
                &err);
@@ -72,10 +74,10 @@ static void check_elementwise(q35_suite *s, int op, const char *what, int64_t wi
     q35_case_unit(s, name, &c, LIMIT, &bc);
     if (op == SWIGLU) { /* the f16-out form: 16-byte aligned (quads), and one float off (scalar) */
         uint16_t *d16 = q35_gpu_bytes((size_t)(n + 1) * 2);
-        q35_gpu_ok(q35_swiglu_rows_f16(d16, da, db, width, rows, NULL, &err), &err);
+        q35_gpu_ok(q35_swiglu_rows_f16(d16, da, db, width, width, rows, NULL, &err), &err);
         snprintf(name, sizeof name, "swiglu_rows_f16   %-10s width %5" PRId64 " rows %4" PRId64, what, width, rows);
         q35_check_f16_out(s, name, d16, h1, ref, n, 1e-3);
-        q35_gpu_ok(q35_swiglu_rows_f16(d16 + 1, ma + 1, mb + 1, width, rows, NULL, &err), &err);
+        q35_gpu_ok(q35_swiglu_rows_f16(d16 + 1, ma + 1, mb + 1, width, width, rows, NULL, &err), &err);
         snprintf(name, sizeof name, "swiglu_rows_f16   %-10s width %5" PRId64 " rows %4" PRId64 " unaligned", what,
                  width, rows);
         q35_check_f16_out(s, name, d16 + 1, h1, ref, n, 1e-3);
@@ -87,6 +89,46 @@ static void check_elementwise(q35_suite *s, int op, const char *what, int64_t wi
     free(a), free(b), free(h1), free(h2), free(h3), free(ad), free(ref);
     q35_gpu_free(da), q35_gpu_free(db), q35_gpu_free(y1), q35_gpu_free(y2);
     q35_gpu_free(ma), q35_gpu_free(mb), q35_gpu_free(my);
+}
+
+/* SwiGLU reading g and u in place from merged rows [g | pad1 NaN | u | pad2 NaN]
+ * of 2*width + pad1 + pad2 floats (GU of one [gate | up] GEMM): f32 and f16
+ * outputs bitwise the contiguous inputs' (the gaps never read: NaN there would
+ * show), the f32 one within LIMIT of float64. pad1 % 4 != 0: u off 16 bytes,
+ * the scalar loads. */
+static void check_swiglu_strided(q35_suite *s, const char *what, int64_t width, int64_t pad1, int64_t pad2,
+                                 int64_t rows)
+{
+    q35_error err = {{0}};
+    const int64_t n = width * rows, stride = 2 * width + pad1 + pad2;
+    float *g = q35_host_normal(n, 0.0, 3.0, &g_rng), *u = q35_host_normal(n, 0.0, 1.0, &g_rng);
+    float *dg = q35_gpu_from_host(g, n), *du = q35_gpu_from_host(u, n), *gu = q35_gpu_floats(rows * stride);
+    q35_gpu_upload_cols(gu, stride, 0, g, width, rows);
+    q35_gpu_upload_cols(gu, stride, width + pad1, u, width, rows);
+    float *y1 = q35_gpu_floats(n), *y2 = q35_gpu_floats(n);
+    uint16_t *h1 = q35_gpu_bytes((size_t)n * 2), *h2 = q35_gpu_bytes((size_t)n * 2);
+    q35_gpu_ok(q35_swiglu_rows(y1, dg, du, width, width, rows, NULL, &err), &err);
+    q35_gpu_ok(q35_swiglu_rows(y2, gu, gu + width + pad1, stride, width, rows, NULL, &err), &err);
+    q35_gpu_ok(q35_swiglu_rows_f16(h1, dg, du, width, width, rows, NULL, &err), &err);
+    q35_gpu_ok(q35_swiglu_rows_f16(h2, gu, gu + width + pad1, stride, width, rows, NULL, &err), &err);
+    float *a = q35_gpu_to_host(y1, n), *b = q35_gpu_to_host(y2, n);
+    uint16_t *ha = malloc((size_t)n * 2), *hb = malloc((size_t)n * 2);
+    q35_gpu_download(ha, h1, (size_t)n * 2);
+    q35_gpu_download(hb, h2, (size_t)n * 2);
+    double *ref = q35_host_f64(u, n), *gd = q35_host_f64(g, n);
+    q35_ref_swiglu(ref, gd, ref, n);
+    const q35_cmp c = q35_compare_f32_f64(b, ref, n);
+    const q35_bitcmp bc = q35_bitwise_f32(b, a, n);
+    char name[160];
+    snprintf(name, sizeof name, "swiglu_rows       %-10s width %5" PRId64 " rows %4" PRId64 " in stride %5" PRId64,
+             what, width, rows, stride);
+    q35_case_unit(s, name, &c, LIMIT, &bc);
+    q35_case(s, memcmp(ha, hb, (size_t)n * 2) == 0, "swiglu_rows_f16   %-10s width %5" PRId64 " in stride %5" PRId64
+             " vs contiguous inputs: %s", what, width, stride, memcmp(ha, hb, (size_t)n * 2) == 0 ? "bitwise equal"
+             : "differ");
+    free(g), free(u), free(a), free(b), free(ha), free(hb), free(ref), free(gd);
+    q35_gpu_free(dg), q35_gpu_free(du), q35_gpu_free(gu), q35_gpu_free(y1), q35_gpu_free(y2), q35_gpu_free(h1),
+        q35_gpu_free(h2);
 }
 
 static void check_split(q35_suite *s, const char *what, int heads, int hd, int64_t rows)
@@ -199,7 +241,15 @@ static void check_refusals(q35_suite *s)
 {
     q35_error err = {{0}};
     float *d = q35_gpu_floats(1024);
-    int rc = q35_rope_neox_rows(d, 256, 1, 256, 63, 0, 1, 1e7, NULL, &err);
+    int rc = q35_swiglu_rows(d, d + 256, d + 512, 99, 100, 2, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "swiglu_rows: input row stride 99 shorter than its width 100"),
+             "swiglu_rows refuses an input stride below the width: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_swiglu_rows_f16((uint16_t *)d, d + 256, d + 512, 99, 100, 2, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "swiglu_rows_f16: input row stride 99 shorter than its width 100"),
+             "swiglu_rows_f16 refuses an input stride below the width: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_rope_neox_rows(d, 256, 1, 256, 63, 0, 1, 1e7, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "n_rot 63"), "rope refuses an odd n_rot: %s", err.msg);
     memset(&err, 0, sizeof err);
     rc = q35_embedding_rows(d, d, Q35_TYPE_Q4_1, 256, 1, (const int32_t *)d, 1, NULL, &err);
@@ -243,6 +293,13 @@ int main(void)
     check_elementwise(&s, GATE, "27B heads", 24 * 256, 37);
     check_elementwise(&s, RESIDUAL, "27B H", 5120, big);
     check_elementwise(&s, RESIDUAL, "odd", 37, 3);
+
+    /* GU [T][2*ff] of one merged GEMM: u right after g (the model's layout), with
+     * NaN gaps after each, and u one float off 16 bytes (the scalar loads) */
+    check_swiglu_strided(&s, "9B GU", 12288, 0, 0, 37);
+    check_swiglu_strided(&s, "9B GU gaps", 12288, 4, 8, big);
+    check_swiglu_strided(&s, "27B GU off", 17408, 1, 3, 7);
+    check_swiglu_strided(&s, "odd", 37, 2, 5, 3);
 
     check_split(&s, "0.8B", 8, 256, 37);
     check_split(&s, "9B", 16, 256, big);

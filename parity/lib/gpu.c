@@ -82,6 +82,14 @@ float *q35_gpu_from_host(const float *src, int64_t n)
     return d;
 }
 
+void q35_gpu_upload_cols(float *d, int64_t stride, int64_t col, const float *src, int64_t width, int64_t rows)
+{
+    if (rows > 0)
+        check(cudaMemcpy2D(d + col, (size_t)stride * sizeof *d, src, (size_t)width * sizeof *src,
+                           (size_t)width * sizeof *src, (size_t)rows, cudaMemcpyHostToDevice),
+              "cudaMemcpy2D (upload of a column slice)");
+}
+
 void q35_gpu_sync(void)
 {
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");

@@ -30,6 +30,10 @@ void q35_gpu_free(void *p);
 void q35_gpu_upload(void *dst, const void *src, size_t bytes);
 void q35_gpu_download(void *dst, const void *src, size_t bytes);
 float *q35_gpu_from_host(const float *src, int64_t n); /* alloc + upload */
+/* Host src [rows][width] into columns col .. col+width-1 of the device rows
+ * at `stride` floats from d (a slice of a merged projection's output); the
+ * rest of d as it was (NaN from q35_gpu_floats: a read of a gap shows). */
+void q35_gpu_upload_cols(float *d, int64_t stride, int64_t col, const float *src, int64_t width, int64_t rows);
 void q35_gpu_sync(void);
 
 /* An f16 output of n values at d_y16 (the _f16 forms, which write the next f16
