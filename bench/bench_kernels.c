@@ -1,6 +1,7 @@
 /* Benchmarks of the DeltaNet and pointwise units at the real shapes: the delta
  * rule, by the scan and by the chunked form beside it, conv1d,
- * the norms (the residual add + RMSNorm as two launches and fused); and the
+ * the norms (the residual add + RMSNorm as two launches and fused; the gated
+ * RMSNorm of the DeltaNet heads, f32 or f16 out); and the
  * device-to-device copy as the bandwidth ceiling (gpu_ceilings.h's). Each reports
  * time, FLOP/s and bytes/s counted from the shape. */
 #include "bench/gpu_bench.h"
@@ -8,6 +9,7 @@
 #include "kernels/conv1d.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
+#include "kernels/gated_rmsnorm.h"
 #include "kernels/l2norm.h"
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
@@ -180,6 +182,48 @@ static void bench_add_rmsnorm(q35_bench_state *st, void *unused)
     q35_bench_free(c.x), q35_bench_free(c.r), q35_bench_free(c.y), q35_bench_free(c.w);
 }
 
+struct gated_ctx {
+    float *y, *o, *z, *w;
+    uint16_t *y16;
+    int64_t n, heads, T;
+};
+
+static int gated_launch(void *p, q35_error *err)
+{
+    struct gated_ctx *c = p;
+    const int64_t zs = c->heads * c->n;
+    return c->y16 ? q35_gated_rmsnorm_rows_f16(c->y16, c->o, c->z, zs, c->w, c->n, c->heads, c->T, 1e-6f, NULL, err)
+                  : q35_gated_rmsnorm_rows(c->y, c->o, c->z, zs, c->w, c->n, c->heads, c->T, 1e-6f, NULL, err);
+}
+
+/* The gated RMSNorm of T rows of a model's DeltaNet value heads (ssm_dv each),
+ * f32 out (in place, as the model's f32 path) or f16 (ssm_out's input); bytes:
+ * o and z read, y written (4 or 2 a value), w once. */
+static void bench_gated_rmsnorm(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
+    struct gated_ctx c = {.n = m->ssm_dv, .heads = m->ssm_hv, .T = q35_bench_arg(st, 1)};
+    const int f16 = (int)q35_bench_arg(st, 2);
+    const size_t values = (size_t)(c.n * c.heads * c.T);
+    c.o = q35_bench_alloc(values * 4), c.z = q35_bench_alloc(values * 4), c.w = q35_bench_alloc((size_t)c.n * 4);
+    q35_bench_fill(c.o, values, 0.5f);
+    q35_bench_fill(c.z, values, 1.0f);
+    q35_bench_fill(c.w, (size_t)c.n, 1.0f);
+    if (f16)
+        c.y16 = q35_bench_alloc(values * 2);
+    else
+        c.y = c.o;
+    q35_bench_time(st, gated_launch, &c);
+    const double moved = (double)values * (8.0 + (f16 ? 2.0 : 4.0)) + 4.0 * (double)c.n;
+    q35_bench_rate(st, "FLOP", 8.0 * (double)values);
+    q35_bench_rate(st, "bytes", moved);
+    q35_bench_pct_of(st, Q35_CEILING_COPY, moved);
+    q35_bench_free(c.o), q35_bench_free(c.z), q35_bench_free(c.w);
+    if (c.y16)
+        q35_bench_free(c.y16);
+}
+
 #define MAX_VARIANTS 16
 
 /* A variant axis of every variant an op has here (its indices, 0 ..), and the
@@ -217,9 +261,13 @@ int main(int argc, char **argv)
     static const int64_t fused[] = {0, 1};
     q35_bench_register("add_rmsnorm_rows", bench_add_rmsnorm, NULL,
                        (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"fused", fused, 2}}, 3);
+    static const int64_t f16_out[] = {0, 1};
+    q35_bench_register("gated_rmsnorm_rows", bench_gated_rmsnorm, NULL,
+                       (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"f16", f16_out, 2}}, 3);
     char legend[128];
     q35_bench_context("models", q35_bench_model_legend(legend, sizeof legend));
     q35_bench_context("add_rmsnorm_fused", "0 = residual_add_rows then rmsnorm_rows, 1 = add_rmsnorm_rows");
     q35_bench_context("delta_rule_variants", names);
+    q35_bench_context("gated_rmsnorm_f16", "0 = f32 out in place (gated_rmsnorm_rows), 1 = f16 out (_f16)");
     return q35_bench_main(argc, argv);
 }

@@ -1,6 +1,6 @@
-/* The norms share one kernel shape: a block per vector, a fixed-order sum of
- * squares, a scale. The block size depends on n only, never on the row count,
- * so a row's bits are the same in any launch. The output is f32 or f16 (Y:
+/* The norms share one kernel shape: a block (n >= 512) or a warp (n < 512) per
+ * vector, a fixed-order sum of squares, a scale. The mapping depends on n only,
+ * never on the row count, so a row's bits are the same in any launch. The output is f32 or f16 (Y:
  * float or __half, the next f16 GEMM's input): the same f32 value, rounded to
  * nearest even at the store. */
 #ifndef Q35_KERNELS_NORM_KERNELS_CUH
@@ -92,6 +92,15 @@ __device__ __forceinline__ float4 q35_norm_in(const float *xr, const float *zr, 
     return v;
 }
 
+/* ss + the squares of v's x, y, z, w, in that order (fmaf each). */
+__device__ __forceinline__ float q35_norm_sumsq(float ss, float4 v)
+{
+    ss = fmaf(v.x, v.x, ss);
+    ss = fmaf(v.y, v.y, ss);
+    ss = fmaf(v.z, v.z, ss);
+    return fmaf(v.w, v.w, ss);
+}
+
 /* One element of the output: x * inv, times w[i] (RMS kinds), times silu(z[i]) (gated). */
 template <int KIND>
 __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float z)
@@ -104,31 +113,39 @@ __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float
     return v;
 }
 
-/* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, xs;
- * z at (b / heads) * z_stride + (b % heads) * n);
- * VPB vectors a block, one per THREADS threads (VPB > 1 only for a warp a vector,
- * whose sum needs no barrier: a vector's bits never depend on VPB).
- * Thread t takes quads t, t + THREADS, ... and sums their squares in that order,
- * x, y, z, w of each (the order depends on n and THREADS only); the first
+/* The offsets of vector b (of `heads` a row): x, y and xs at (b / heads) *
+ * row_stride + (b % heads) * n, z at (b / heads) * z_stride + (b % heads) * n. */
+struct q35_norm_off {
+    int64_t x; /* of x, y, xs */
+    int64_t z; /* of z */
+};
+
+__device__ __forceinline__ q35_norm_off q35_norm_offsets(int64_t row, int head, int n, int64_t row_stride,
+                                                         int64_t z_stride)
+{
+    const int64_t in_row = (int64_t)head * n;
+    return {row * row_stride + in_row, row * z_stride + in_row};
+}
+
+/* n >= 512: a block of THREADS a vector (vector b = blockIdx.x). Thread t takes
+ * quads t, t + THREADS, ... and sums their squares in that order, x, y, z, w of
+ * each (the order depends on n and THREADS only), then q35_block_sum; the first
  * Q35_NORM_KEEP quads stay in registers for the scaling pass, the rest are read
  * again (ADD_RMS: the sum, from xs, where this thread stored it). */
 #define Q35_NORM_KEEP 4
-template <int THREADS, int KIND, int VPB, class Y>
-__global__ void __launch_bounds__(THREADS *VPB)
+template <int THREADS, int KIND, class Y>
+__global__ void __launch_bounds__(THREADS)
     q35_norm_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
-                    int64_t z_stride, float eps, int64_t nvec, float *xs)
+                    int64_t z_stride, float eps, float *xs)
 {
-    static_assert(VPB == 1 || THREADS == 32, "several vectors a block only at a warp a vector");
-    const int64_t b = blockIdx.x * (int64_t)VPB + threadIdx.x / THREADS;
-    const int tid = threadIdx.x % THREADS;
-    if (b >= nvec) /* a whole warp */
-        return;
-    const int64_t row = b / heads, in_row = (b - row * heads) * (int64_t)n, off = row * row_stride + in_row;
-    const float *xr = x + off;
-    Y *yr = y + off;
+    const int64_t b = blockIdx.x, row = b / heads;
+    const int tid = threadIdx.x;
+    const q35_norm_off off = q35_norm_offsets(row, (int)(b - row * heads), n, row_stride, z_stride);
+    const float *xr = x + off.x;
+    Y *yr = y + off.x;
     const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
-    const float *zr = with_z ? z + row * z_stride + in_row : nullptr;
-    float *sr = KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr;
+    const float *zr = with_z ? z + off.z : nullptr;
+    float *sr = KIND == Q35_NORM_ADD_RMS ? xs + off.x : nullptr;
     const bool vx = q35_aligned16(xr), vy = q35_norm_out_vec(yr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
                vz = !with_z || q35_aligned16(zr), vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
     const int nq = (n + 3) / 4;
@@ -138,17 +155,11 @@ __global__ void __launch_bounds__(THREADS *VPB)
     for (int c = 0; c < Q35_NORM_KEEP; c++) {
         const int q = tid + c * THREADS;
         keep[c] = q < nq ? q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        ss = fmaf(keep[c].x, keep[c].x, ss);
-        ss = fmaf(keep[c].y, keep[c].y, ss);
-        ss = fmaf(keep[c].z, keep[c].z, ss);
-        ss = fmaf(keep[c].w, keep[c].w, ss);
+        ss = q35_norm_sumsq(ss, keep[c]);
     }
     for (int q = tid + Q35_NORM_KEEP * THREADS; q < nq; q += THREADS) {
         const float4 v = q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs);
-        ss = fmaf(v.x, v.x, ss);
-        ss = fmaf(v.y, v.y, ss);
-        ss = fmaf(v.z, v.z, ss);
-        ss = fmaf(v.w, v.w, ss);
+        ss = q35_norm_sumsq(ss, v);
     }
     ss = q35_block_sum<THREADS>(ss);
     const float inv = 1.0f / sqrtf((KIND == Q35_NORM_L2 ? ss : ss / (float)n) + eps);
@@ -170,6 +181,94 @@ __global__ void __launch_bounds__(THREADS *VPB)
     }
 }
 
+/* n < 512 (the per-head norms: 128, 256): a warp a vector, RPW consecutive
+ * vectors a warp, Q35_NORM_WARPS warps a block. Lane t takes quads t + 32 c (c <
+ * QPT = ceil(nq / 32) <= 4) and sums their squares in that order, x, y, z, w of
+ * each, then q35_group_sum<32>'s butterfly: the order a block of 32 threads of
+ * q35_norm_kernel would take (its quads past nq add 0 * 0 to a sum that is
+ * never -0, which leaves it alone), so a vector's bits depend on n alone, not on
+ * RPW nor on the launch. Every load of a warp's RPW vectors (x, z, w) is issued
+ * before the first sum: RPW * QPT * 32 bytes of x and z a lane in flight (and w
+ * read once for all RPW), where a warp a vector had 16 bytes of x, a reduction,
+ * then z and w. */
+#define Q35_NORM_WARPS 8
+template <int KIND, int QPT, int RPW, class Y>
+__global__ void __launch_bounds__(32 * Q35_NORM_WARPS)
+    q35_norm_warp_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
+                         int64_t z_stride, float eps, int64_t nvec, float *xs)
+{
+    const int lane = threadIdx.x % 32;
+    const int64_t b0 = (blockIdx.x * (int64_t)Q35_NORM_WARPS + threadIdx.x / 32) * RPW;
+    if (b0 >= nvec) /* a whole warp */
+        return;
+    const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
+    const int nq = (n + 3) / 4;
+    const bool vw = KIND == Q35_NORM_L2 || q35_aligned16(w);
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float4 wv[QPT];
+#pragma unroll
+    for (int c = 0; c < QPT; c++)
+        wv[c] = KIND != Q35_NORM_L2 && lane + 32 * c < nq ? q35_norm_quad(w, lane + 32 * c, n, vw) : zero;
+    int64_t row = b0 / heads;
+    int head = (int)(b0 - row * heads);
+    q35_norm_off off[RPW];
+    float4 v[RPW][QPT], zv[RPW][QPT];
+#pragma unroll
+    for (int r = 0; r < RPW; r++) {
+        off[r] = q35_norm_offsets(row, head, n, row_stride, z_stride);
+        if (++head == heads)
+            head = 0, row++;
+        const bool live = b0 + r < nvec; /* the same for the whole warp */
+        const float *xr = x + off[r].x, *zr = with_z ? z + off[r].z : nullptr;
+        float *sr = KIND == Q35_NORM_ADD_RMS ? xs + off[r].x : nullptr;
+        const bool vx = q35_aligned16(xr), vz = !with_z || q35_aligned16(zr),
+                   vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
+#pragma unroll
+        for (int c = 0; c < QPT; c++) {
+            const int q = lane + 32 * c;
+            const bool in = live && q < nq;
+            v[r][c] = in ? q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs) : zero;
+            zv[r][c] = KIND == Q35_NORM_GATED_RMS && in ? q35_norm_quad(zr, q, n, vz) : zero;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < RPW; r++) {
+        if (b0 + r >= nvec)
+            break;
+        float ss = 0.0f;
+#pragma unroll
+        for (int c = 0; c < QPT; c++)
+            ss = q35_norm_sumsq(ss, v[r][c]);
+        ss = q35_group_sum<32>(ss);
+        const float inv = 1.0f / sqrtf((KIND == Q35_NORM_L2 ? ss : ss / (float)n) + eps);
+        Y *yr = y + off[r].x;
+        const bool vy = q35_norm_out_vec(yr);
+#pragma unroll
+        for (int c = 0; c < QPT; c++) {
+            const int q = lane + 32 * c;
+            if (q >= nq)
+                break;
+            const float4 a = v[r][c], g = KIND == Q35_NORM_L2 ? a : wv[c];
+            const float4 h = KIND == Q35_NORM_GATED_RMS ? zv[r][c] : a;
+            q35_norm_store(yr, q, n, vy,
+                           make_float4(q35_norm_out<KIND>(a.x, inv, g.x, h.x), q35_norm_out<KIND>(a.y, inv, g.y, h.y),
+                                       q35_norm_out<KIND>(a.z, inv, g.z, h.z), q35_norm_out<KIND>(a.w, inv, g.w, h.w)));
+        }
+    }
+}
+
+/* The warp kernel at QPT quads a lane: RPW = 4 / QPT vectors a warp (at most
+ * 16 quads of x and 16 of z a lane held). */
+template <int KIND, int QPT, class Y>
+static void q35_norm_warp_launch(Y *y, const float *x, const float *z, const float *w, int n, int heads,
+                                 int64_t row_stride, int64_t z_stride, float eps, int64_t nvec, cudaStream_t s,
+                                 float *xs)
+{
+    constexpr int RPW = QPT == 1 ? 4 : QPT == 2 ? 2 : 1, PER_BLOCK = RPW * Q35_NORM_WARPS;
+    q35_norm_warp_kernel<KIND, QPT, RPW, Y><<<(unsigned)((nvec + PER_BLOCK - 1) / PER_BLOCK), 32 * Q35_NORM_WARPS, 0,
+                                              s>>>(y, x, z, w, n, heads, row_stride, z_stride, eps, nvec, xs);
+}
+
 /* Launches KIND over `blocks` vectors with a block size chosen from n alone
  * (xs: ADD_RMS's sum, else unused), y f32 or f16; z's rows at z_stride. */
 template <int KIND, class Y>
@@ -177,15 +276,21 @@ static void q35_norm_launch(Y *y, const float *x, const float *z, const float *w
                             int64_t row_stride, int64_t z_stride, float eps, int64_t blocks, cudaStream_t s,
                             float *xs = nullptr)
 {
+    const int nq = (n + 3) / 4;
     if (n >= 1024)
-        q35_norm_kernel<256, KIND, 1, Y><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride,
-                                                                        eps, blocks, xs);
+        q35_norm_kernel<256, KIND, Y><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride, eps,
+                                                                      xs);
     else if (n >= 512)
-        q35_norm_kernel<64, KIND, 1, Y><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride,
-                                                                      eps, blocks, xs);
-    else /* the per-head norms (n 128, 256): 8 a block, not one 32-thread block each */
-        q35_norm_kernel<32, KIND, 8, Y><<<(unsigned)((blocks + 7) / 8), 256, 0, s>>>(y, x, z, w, n, heads, row_stride,
-                                                                                 z_stride, eps, blocks, xs);
+        q35_norm_kernel<64, KIND, Y><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride, eps,
+                                                                    xs);
+    else if (nq <= 32) /* the per-head norms (n 128; 256 at two quads a lane): a warp a vector, several a warp */
+        q35_norm_warp_launch<KIND, 1>(y, x, z, w, n, heads, row_stride, z_stride, eps, blocks, s, xs);
+    else if (nq <= 64)
+        q35_norm_warp_launch<KIND, 2>(y, x, z, w, n, heads, row_stride, z_stride, eps, blocks, s, xs);
+    else if (nq <= 96)
+        q35_norm_warp_launch<KIND, 3>(y, x, z, w, n, heads, row_stride, z_stride, eps, blocks, s, xs);
+    else
+        q35_norm_warp_launch<KIND, 4>(y, x, z, w, n, heads, row_stride, z_stride, eps, blocks, s, xs);
 }
 
 #endif /* Q35_KERNELS_NORM_KERNELS_CUH */
