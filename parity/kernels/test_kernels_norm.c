@@ -6,7 +6,8 @@
  * the fused add + RMSNorm, gated RMSNorm: the next f16 GEMM's input) bitwise
  * the CPU's rounding of the f32 form's output (memcmp) and within 1e-3 of
  * float64 (the rounding: 2^-11 of a value at most). Gated RMSNorm with z read
- * in place from merged rows with NaN gaps, bitwise the contiguous z's. */
+ * in place from merged rows with NaN gaps, bitwise the contiguous z's. RMSNorm
+ * and L2 norm bitwise a CPU emulation of the kernels' f32 order of summing. */
 #include "parity/lib/gpu.h"
 
 #include "kernels/gated_rmsnorm.h"
@@ -15,6 +16,7 @@
 #include "kernels/rmsnorm.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +216,76 @@ static void check_l2(q35_suite *s, const char *what, int64_t n, int64_t heads, i
     q35_gpu_free(da), q35_gpu_free(db);
 }
 
+/* The f32 arithmetic of kernels/norm_kernels.cuh, emulated: THREADS lanes (32
+ * below n 512, 64 below 1024, else 256), lane t summing the squares of quads t,
+ * t + THREADS, ... (x, y, z, w each, fmaf, past n 0), each warp's butterfly
+ * (xor 16 .. 1), then the warps' sums, the same butterfly; inv = 1 / sqrtf(ss /
+ * n + eps) (L2: of ss + eps); y = x * inv * w (L2: x * inv). IEEE f32 both
+ * sides (no fast math), so the kernel's bits are these: the order pinned. */
+static void emulate_norm(float *y, const float *x, const float *w, int n, float eps, bool l2)
+{
+    const int threads = n < 512 ? 32 : n < 1024 ? 64 : 256, nq = (n + 3) / 4;
+    float lane[256], part[32];
+    for (int t = 0; t < threads; t++) {
+        float ss = 0.0f;
+        for (int q = t; q < nq; q += threads)
+            for (int i = 4 * q; i < 4 * q + 4; i++)
+                ss = fmaf(i < n ? x[i] : 0.0f, i < n ? x[i] : 0.0f, ss);
+        lane[t] = ss;
+    }
+    for (int wp = 0; wp < threads / 32; wp++) {
+        float *v = lane + 32 * wp, nv[32];
+        for (int off = 16; off > 0; off /= 2) {
+            for (int l = 0; l < 32; l++)
+                nv[l] = v[l] + v[l ^ off];
+            memcpy(v, nv, sizeof nv);
+        }
+        part[wp] = v[0];
+    }
+    float ss = part[0];
+    if (threads > 32) {
+        float v[32], nv[32];
+        for (int l = 0; l < 32; l++)
+            v[l] = l < threads / 32 ? part[l] : 0.0f;
+        for (int off = 16; off > 0; off /= 2) {
+            for (int l = 0; l < 32; l++)
+                nv[l] = v[l] + v[l ^ off];
+            memcpy(v, nv, sizeof nv);
+        }
+        ss = v[0];
+    }
+    const float inv = 1.0f / sqrtf((l2 ? ss : ss / (float)n) + eps);
+    for (int i = 0; i < n; i++)
+        y[i] = l2 ? x[i] * inv : x[i] * inv * w[i];
+}
+
+/* RMSNorm and the L2 norm (no expf: exactly emulable) of `rows` vectors of n
+ * bitwise their emulation: the sum's order of both kernel shapes (a warp a
+ * vector below 512, RPW vectors a warp; a block above), which the gated norm
+ * shares. */
+static void check_order(q35_suite *s, int n, int64_t rows)
+{
+    q35_error err = {{0}};
+    const int64_t total = n * rows;
+    float *x = q35_host_normal(total, 0.0, 3.0, &g_rng), *w = q35_host_normal(n, 1.0, 0.1, &g_rng);
+    float *dx = q35_gpu_from_host(x, total), *dw = q35_gpu_from_host(w, n), *dy = q35_gpu_floats(total);
+    float *want = malloc((size_t)total * sizeof *want), *want2 = malloc((size_t)total * sizeof *want2);
+    for (int64_t r = 0; r < rows; r++) {
+        emulate_norm(want + r * n, x + r * n, w, n, EPS, false);
+        emulate_norm(want2 + r * n, x + r * n, w, n, EPS, true);
+    }
+    q35_gpu_ok(q35_rmsnorm_rows(dy, dx, dw, n, rows, EPS, NULL, &err), &err);
+    float *y = q35_gpu_to_host(dy, total);
+    q35_gpu_ok(q35_l2norm_rows(dx, n, 1, rows, n, EPS, NULL, &err), &err);
+    float *y2 = q35_gpu_to_host(dx, total);
+    const q35_bitcmp b = q35_bitwise_f32(y, want, total), b2 = q35_bitwise_f32(y2, want2, total);
+    char d1[200], d2[200];
+    q35_case(s, b.equal && b2.equal, "norm order    n %4d rows %4" PRId64 " vs the f32 emulation: rmsnorm %s, l2 %s", n,
+             rows, q35_bitcmp_str(&b, d1, sizeof d1), q35_bitcmp_str(&b2, d2, sizeof d2));
+    free(x), free(w), free(want), free(want2), free(y), free(y2);
+    q35_gpu_free(dx), q35_gpu_free(dw), q35_gpu_free(dy);
+}
+
 static void check_refusals(q35_suite *s)
 {
     q35_error err = {{0}};
@@ -307,6 +379,13 @@ int main(void)
     check_l2(&s, "27B q+k", 128, 32, 10240, 7);
     check_l2(&s, "27B one token", 128, 32, 10240, 1);
     check_l2(&s, "odd", 37, 3, 200, 3);
+
+    /* the order of the sum: one quad a lane (128), partial quads (37, 100), two,
+     * three and four quads a lane (256, 300, 511), rows not a multiple of the
+     * vectors a warp or a block; the block kernels (1000, 4096) */
+    static const int order_n[] = {128, 37, 100, 256, 300, 511, 1000, 4096};
+    for (size_t i = 0; i < sizeof order_n / sizeof order_n[0]; i++)
+        check_order(&s, order_n[i], 67);
 
     check_refusals(&s);
     return q35_suite_end(&s);
