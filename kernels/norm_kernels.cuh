@@ -104,6 +104,46 @@ __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float
     return v;
 }
 
+/* ss plus the squares of a quad, x, y, z, w in turn (one fmaf each): the order
+ * every norm sums in. */
+__device__ __forceinline__ float q35_norm_sumsq(float ss, float4 v)
+{
+    ss = fmaf(v.x, v.x, ss);
+    ss = fmaf(v.y, v.y, ss);
+    ss = fmaf(v.z, v.z, ss);
+    return fmaf(v.w, v.w, ss);
+}
+
+/* The scale of a vector of n from its sum of squares: 1 / sqrt(mean + eps) (L2: of the sum). */
+template <int KIND>
+__device__ __forceinline__ float q35_norm_inv(float ss, int n, float eps)
+{
+    return 1.0f / sqrtf((KIND == Q35_NORM_L2 ? ss : ss / (float)n) + eps);
+}
+
+/* The first Q35_NORM_KEEP quads of thread tid of THREADS (tid, tid + THREADS,
+ * ...; zeros past the vector's (n + 3) / 4) into keep, and the sum of their
+ * squares in that order. */
+#define Q35_NORM_KEEP 4
+template <int THREADS, int KIND>
+__device__ __forceinline__ float q35_norm_keep(float4 (&keep)[Q35_NORM_KEEP], const float *xr, const float *zr,
+                                               float *sr, int tid, int n, bool vx, bool vz, bool vs)
+{
+    const int nq = (n + 3) / 4;
+    float ss = 0.0f;
+#pragma unroll
+    for (int c = 0; c < Q35_NORM_KEEP; c++) {
+        const int q = tid + c * THREADS;
+        keep[c] = q < nq ? q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        ss = q35_norm_sumsq(ss, keep[c]);
+    }
+    return ss;
+}
+
+/* The largest n normed a warp a vector (q35_norm_launch): the per-head norms.
+ * Its quads fit a warp's kept registers (4 a thread). */
+#define Q35_NORM_WARP_MAX_N 511
+
 /* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, z, xs);
  * VPB vectors a block, one per THREADS threads (VPB > 1 only for a warp a vector,
  * whose sum needs no barrier: a vector's bits never depend on VPB).
@@ -111,7 +151,6 @@ __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float
  * x, y, z, w of each (the order depends on n and THREADS only); the first
  * Q35_NORM_KEEP quads stay in registers for the scaling pass, the rest are read
  * again (ADD_RMS: the sum, from xs, where this thread stored it). */
-#define Q35_NORM_KEEP 4
 template <int THREADS, int KIND, int VPB, class Y>
 __global__ void __launch_bounds__(THREADS *VPB)
     q35_norm_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
@@ -132,25 +171,10 @@ __global__ void __launch_bounds__(THREADS *VPB)
                vz = !with_z || q35_aligned16(zr), vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
     const int nq = (n + 3) / 4;
     float4 keep[Q35_NORM_KEEP];
-    float ss = 0.0f;
-#pragma unroll
-    for (int c = 0; c < Q35_NORM_KEEP; c++) {
-        const int q = tid + c * THREADS;
-        keep[c] = q < nq ? q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        ss = fmaf(keep[c].x, keep[c].x, ss);
-        ss = fmaf(keep[c].y, keep[c].y, ss);
-        ss = fmaf(keep[c].z, keep[c].z, ss);
-        ss = fmaf(keep[c].w, keep[c].w, ss);
-    }
-    for (int q = tid + Q35_NORM_KEEP * THREADS; q < nq; q += THREADS) {
-        const float4 v = q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs);
-        ss = fmaf(v.x, v.x, ss);
-        ss = fmaf(v.y, v.y, ss);
-        ss = fmaf(v.z, v.z, ss);
-        ss = fmaf(v.w, v.w, ss);
-    }
-    ss = q35_block_sum<THREADS>(ss);
-    const float inv = 1.0f / sqrtf((KIND == Q35_NORM_L2 ? ss : ss / (float)n) + eps);
+    float ss = q35_norm_keep<THREADS, KIND>(keep, xr, zr, sr, tid, n, vx, vz, vs);
+    for (int q = tid + Q35_NORM_KEEP * THREADS; q < nq; q += THREADS)
+        ss = q35_norm_sumsq(ss, q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs));
+    const float inv = q35_norm_inv<KIND>(q35_block_sum<THREADS>(ss), n, eps);
     for (int c = 0, q = tid; q < nq; c++, q += THREADS) {
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (c < Q35_NORM_KEEP) { /* a static index once unrolled: registers */
@@ -178,7 +202,7 @@ static void q35_norm_launch(Y *y, const float *x, const float *z, const float *w
     if (n >= 1024)
         q35_norm_kernel<256, KIND, 1, Y><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
                                                                         xs);
-    else if (n >= 512)
+    else if (n > Q35_NORM_WARP_MAX_N)
         q35_norm_kernel<64, KIND, 1, Y><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
                                                                       xs);
     else /* the per-head norms (n 128, 256): 8 a block, not one 32-thread block each */
