@@ -1,6 +1,6 @@
 /* The pointwise units (kernels/pointwise.h): one element per thread, grid-stride;
- * the output f32, or f16 (SwiGLU's _f16 form: the f32 value rounded to nearest
- * even at the store). */
+ * the output f32, or f16 (the _f16 forms of SwiGLU and the sigmoid gate: the
+ * f32 value rounded to nearest even at the store). */
 #include "kernels/pointwise.h"
 #include "kernels/reduce.cuh"
 
@@ -11,24 +11,16 @@
 enum { OP_SWIGLU, OP_SIGMOID_GATE, OP_RESIDUAL };
 
 template <int OP>
-__device__ __forceinline__ float pointwise_op(float y, float a, float b)
+__device__ __forceinline__ float pointwise_op(float x, float a, float b)
 {
     if (OP == OP_SWIGLU)
         return q35_silu(a) * b;
     if (OP == OP_SIGMOID_GATE)
-        return y * q35_sigmoid(a);
-    return y + a;
+        return x * q35_sigmoid(a);
+    return x + a;
 }
 
-/* Element i (quad i) of an f32 or f16 output: read (the in-place ops, f32 only) and written. */
-__device__ __forceinline__ float q35_pw_get(const float *y, int64_t i)
-{
-    return y[i];
-}
-__device__ __forceinline__ float q35_pw_get(const __half *, int64_t)
-{
-    return 0.0f; /* SwiGLU alone writes f16, and reads no y */
-}
+/* Element i (quad i) of an f32 or f16 output, written. */
 __device__ __forceinline__ void q35_pw_put(float *y, int64_t i, float v)
 {
     y[i] = v;
@@ -36,14 +28,6 @@ __device__ __forceinline__ void q35_pw_put(float *y, int64_t i, float v)
 __device__ __forceinline__ void q35_pw_put(__half *y, int64_t i, float v)
 {
     y[i] = __float2half_rn(v);
-}
-__device__ __forceinline__ float4 q35_pw_get4(const float *y, int64_t i)
-{
-    return ((const float4 *)y)[i];
-}
-__device__ __forceinline__ float4 q35_pw_get4(const __half *, int64_t)
-{
-    return make_float4(0, 0, 0, 0);
 }
 __device__ __forceinline__ void q35_pw_put4(float *y, int64_t i, float4 v)
 {
@@ -55,13 +39,14 @@ __device__ __forceinline__ void q35_pw_put4(__half *y, int64_t i, float4 v)
     ((uint2 *)y)[i] = make_uint2(*(const uint32_t *)&lo, *(const uint32_t *)&hi);
 }
 
-/* Scalar: any n, any alignment. */
+/* Scalar: any n, any alignment. x is the value the op scales or adds to (the
+ * gate's o, the residual's x; y itself in the in-place f32 forms), unread by
+ * SwiGLU, which reads b instead. */
 template <int OP, class Y>
-__global__ void q35_pointwise_kernel(Y *y, const float *a, const float *b, int64_t n)
+__global__ void q35_pointwise_kernel(Y *y, const float *x, const float *a, const float *b, int64_t n)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-        q35_pw_put(y, i,
-                   pointwise_op<OP>(OP == OP_SWIGLU ? 0.0f : q35_pw_get(y, i), a[i], OP == OP_SWIGLU ? b[i] : 0.0f));
+        q35_pw_put(y, i, pointwise_op<OP>(OP == OP_SWIGLU ? 0.0f : x[i], a[i], OP == OP_SWIGLU ? b[i] : 0.0f));
 }
 
 /* Four values a thread through 16-byte loads and stores (n4 quads, every pointer
@@ -69,14 +54,14 @@ __global__ void q35_pointwise_kernel(Y *y, const float *a, const float *b, int64
  * times the bytes in flight a thread (one element a thread left these units at
  * ~45 % of the copy bandwidth). */
 template <int OP, class Y>
-__global__ void q35_pointwise4_kernel(Y *y, const float4 *a, const float4 *b, int64_t n4)
+__global__ void q35_pointwise4_kernel(Y *y, const float4 *x, const float4 *a, const float4 *b, int64_t n4)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n4; i += (int64_t)gridDim.x * blockDim.x) {
         const float4 av = a[i], bv = OP == OP_SWIGLU ? b[i] : make_float4(0, 0, 0, 0);
-        const float4 yv = OP == OP_SWIGLU ? make_float4(0, 0, 0, 0) : q35_pw_get4(y, i);
+        const float4 xv = OP == OP_SWIGLU ? make_float4(0, 0, 0, 0) : x[i];
         q35_pw_put4(y, i,
-                    make_float4(pointwise_op<OP>(yv.x, av.x, bv.x), pointwise_op<OP>(yv.y, av.y, bv.y),
-                                pointwise_op<OP>(yv.z, av.z, bv.z), pointwise_op<OP>(yv.w, av.w, bv.w)));
+                    make_float4(pointwise_op<OP>(xv.x, av.x, bv.x), pointwise_op<OP>(xv.y, av.y, bv.y),
+                                pointwise_op<OP>(xv.z, av.z, bv.z), pointwise_op<OP>(xv.w, av.w, bv.w)));
     }
 }
 
@@ -91,43 +76,56 @@ static bool aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
+/* y = OP(x, a, b) over width * rows values: x is y for the in-place f32 forms,
+ * b only SwiGLU's. An f16 y must not alias an input (its halves would land on
+ * floats not yet read). */
 template <int OP, class Y>
-static int launch(const char *name, Y *y, const float *a, const float *b, int64_t width, int64_t rows,
+static int launch(const char *name, Y *y, const float *x, const float *a, const float *b, int64_t width, int64_t rows,
                   q35_stream stream, q35_error *err)
 {
     if (width < 1 || rows < 0)
         return q35_fail(err, "%s: width %lld, rows %lld", name, (long long)width, (long long)rows);
+    if (sizeof(Y) != sizeof(float) && ((const void *)y == (const void *)x || (const void *)y == (const void *)a ||
+                                       (const void *)y == (const void *)b))
+        return q35_fail(err, "%s: y16 must not alias an input", name);
     const int64_t n = width * rows;
     if (n == 0)
         return 0;
-    if (n % 4 == 0 && aligned16(y) && aligned16(a) && (OP != OP_SWIGLU || aligned16(b)))
-        q35_pointwise4_kernel<OP, Y><<<grid_for(n / 4), 256, 0, stream>>>(y, (const float4 *)a, (const float4 *)b,
-                                                                           n / 4);
+    if (n % 4 == 0 && aligned16(y) && aligned16(a) && (OP == OP_SWIGLU ? aligned16(b) : aligned16(x)))
+        q35_pointwise4_kernel<OP, Y><<<grid_for(n / 4), 256, 0, stream>>>(y, (const float4 *)x, (const float4 *)a,
+                                                                           (const float4 *)b, n / 4);
     else
-        q35_pointwise_kernel<OP, Y><<<grid_for(n), 256, 0, stream>>>(y, a, b, n);
+        q35_pointwise_kernel<OP, Y><<<grid_for(n), 256, 0, stream>>>(y, x, a, b, n);
     return Q35_LAUNCH_CHECK(name, err);
 }
 
 int q35_swiglu_rows(float *y, const float *g, const float *u, int64_t width, int64_t rows, q35_stream stream,
                     q35_error *err)
 {
-    return launch<OP_SWIGLU>("swiglu_rows", y, g, u, width, rows, stream, err);
+    return launch<OP_SWIGLU>("swiglu_rows", y, nullptr, g, u, width, rows, stream, err);
 }
 
 int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t width, int64_t rows,
                         q35_stream stream, q35_error *err)
 {
-    return launch<OP_SWIGLU>("swiglu_rows_f16", (__half *)y16, g, u, width, rows, stream, err);
+    return launch<OP_SWIGLU>("swiglu_rows_f16", (__half *)y16, nullptr, g, u, width, rows, stream, err);
 }
 
 int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream, q35_error *err)
 {
-    return launch<OP_SIGMOID_GATE>("sigmoid_gate_rows", o, gate, nullptr, width, rows, stream, err);
+    return launch<OP_SIGMOID_GATE>("sigmoid_gate_rows", o, o, gate, nullptr, width, rows, stream, err);
+}
+
+int q35_sigmoid_gate_rows_f16(uint16_t *y16, const float *o, const float *gate, int64_t width, int64_t rows,
+                              q35_stream stream, q35_error *err)
+{
+    return launch<OP_SIGMOID_GATE>("sigmoid_gate_rows_f16", (__half *)y16, o, gate, nullptr, width, rows, stream,
+                                   err);
 }
 
 int q35_residual_add_rows(float *x, const float *p, int64_t width, int64_t rows, q35_stream stream, q35_error *err)
 {
-    return launch<OP_RESIDUAL>("residual_add_rows", x, p, nullptr, width, rows, stream, err);
+    return launch<OP_RESIDUAL>("residual_add_rows", x, x, p, nullptr, width, rows, stream, err);
 }
 
 __global__ void q35_split_qgate_kernel(float *q, float *gate, const float *full, int hd, int64_t n)
