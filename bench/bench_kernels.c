@@ -1,18 +1,22 @@
 /* Benchmarks of the DeltaNet and pointwise units at the real shapes: the delta
  * rule, by the scan and by the chunked form beside it, conv1d,
  * the norms (the residual add + RMSNorm as two launches and fused; the gated
- * RMSNorm of the DeltaNet heads, f32 or f16 out); and the
- * device-to-device copy as the bandwidth ceiling (gpu_ceilings.h's). Each reports
- * time, FLOP/s and bytes/s counted from the shape. */
+ * RMSNorm of the DeltaNet heads, f32 or f16 out), the attention prologue on
+ * the f16 cache path (fused, and the six-launch chain it replaces); and the
+ * device-to-device copy as the bandwidth ceiling (gpu_ceilings.h's). Each
+ * reports time, FLOP/s and bytes/s counted from the shape. */
 #include "bench/gpu_bench.h"
 #include "bench/models.h"
+#include "kernels/attn_prep.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
 #include "kernels/gated_rmsnorm.h"
+#include "kernels/kv_append.h"
 #include "kernels/l2norm.h"
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -224,6 +228,101 @@ static void bench_gated_rmsnorm(q35_bench_state *st, void *unused)
         q35_bench_free(c.y16);
 }
 
+struct prep_ctx {
+    const q35_shape *m;
+    int64_t T, qd, kvd;
+    float *full;            /* fused: [T][2 qd + 2 kvd] */
+    float *q_full, *k, *v;  /* the chain's: the model's Q_FULL [T][2 qd], K, V [T][kvd] */
+    float *q, *gate, *q_norm, *k_norm;
+    uint16_t *k_cache, *v_cache; /* [T][kvd] halves, rows 0 .. T - 1 written */
+};
+
+static int prep_launch(void *p, q35_error *err)
+{
+    struct prep_ctx *c = p;
+    const q35_shape *m = c->m;
+    return q35_attn_prep_rows_f16(c->q, c->gate, c->k_cache, c->v_cache, c->kvd, c->T, c->full,
+                                  2 * c->qd + 2 * c->kvd, c->q_norm, c->k_norm, m->n_head, m->n_head_kv, m->head_dim,
+                                  m->n_rot, 0, c->T, m->rope_base, m->eps, NULL, err);
+}
+
+/* The chain as model/cuda_layers.c's qk_norm_rope runs it on the f16 cache path. */
+static int prep_chain_launch(void *p, q35_error *err)
+{
+    struct prep_ctx *c = p;
+    const q35_shape *m = c->m;
+    const int hd = m->head_dim;
+    return q35_split_qgate_rows(c->q, c->gate, c->q_full, m->n_head, hd, c->T, NULL, err) ||
+                   q35_rmsnorm_rows(c->q, c->q, c->q_norm, hd, c->T * m->n_head, m->eps, NULL, err) ||
+                   q35_rmsnorm_rows(c->k, c->k, c->k_norm, hd, c->T * m->n_head_kv, m->eps, NULL, err) ||
+                   q35_rope_neox_rows(c->q, c->qd, m->n_head, hd, m->n_rot, 0, c->T, m->rope_base, NULL, err) ||
+                   q35_rope_neox_rows(c->k, c->kvd, m->n_head_kv, hd, m->n_rot, 0, c->T, m->rope_base, NULL, err) ||
+                   q35_kv_append_rows_f16(c->k_cache, c->v_cache, c->kvd, c->T, c->k, c->v, c->kvd, c->kvd, 0, c->T,
+                                          NULL, err)
+               ? -1
+               : 0;
+}
+
+/* The attention prologue over T rows at pos 0: fused (chain 0) or the chain
+ * (1). Bytes as each moves them, the norm weights aside: fused, the rows of
+ * [q | gate | k | v] read (4 bytes a value), q and gate written (4), the k and
+ * v cache rows (2); the chain, the split (read and write 2 qd), the norms
+ * (q and k, read and write), RoPE (the rotated n_rot of each head, read and
+ * written), the append (k and v read, 4, written, 2). */
+static void bench_attn_prep(q35_bench_state *st, int chain)
+{
+    struct prep_ctx c = {.m = q35_bench_model((int)q35_bench_arg(st, 0)), .T = q35_bench_arg(st, 1)};
+    const q35_shape *m = c.m;
+    c.qd = (int64_t)m->n_head * m->head_dim, c.kvd = (int64_t)m->n_head_kv * m->head_dim;
+    const double T = (double)c.T, qd = (double)c.qd, kvd = (double)c.kvd,
+                 rot = (double)(m->n_head + m->n_head_kv) * m->n_rot;
+    if (chain) {
+        c.q_full = q35_bench_alloc((size_t)(c.T * 2 * c.qd) * 4);
+        c.k = q35_bench_alloc((size_t)(c.T * c.kvd) * 4), c.v = q35_bench_alloc((size_t)(c.T * c.kvd) * 4);
+        q35_bench_fill(c.q_full, (size_t)(c.T * 2 * c.qd), 0.5f);
+        q35_bench_fill(c.k, (size_t)(c.T * c.kvd), 0.5f), q35_bench_fill(c.v, (size_t)(c.T * c.kvd), 0.5f);
+    } else {
+        c.full = q35_bench_alloc((size_t)(c.T * (2 * c.qd + 2 * c.kvd)) * 4);
+        q35_bench_fill(c.full, (size_t)(c.T * (2 * c.qd + 2 * c.kvd)), 0.5f);
+    }
+    c.q = q35_bench_alloc((size_t)(c.T * c.qd) * 4), c.gate = q35_bench_alloc((size_t)(c.T * c.qd) * 4);
+    c.q_norm = q35_bench_alloc((size_t)m->head_dim * 4), c.k_norm = q35_bench_alloc((size_t)m->head_dim * 4);
+    q35_bench_fill(c.q_norm, (size_t)m->head_dim, 1.0f), q35_bench_fill(c.k_norm, (size_t)m->head_dim, 1.0f);
+    c.k_cache = q35_bench_alloc((size_t)(c.T * c.kvd) * 2), c.v_cache = q35_bench_alloc((size_t)(c.T * c.kvd) * 2);
+    q35_bench_time(st, chain ? prep_chain_launch : prep_launch, &c);
+    const double bytes = chain ? T * (4.0 * (4.0 * qd + 2.0 * qd + 2.0 * kvd + 2.0 * rot) + 2.0 * kvd * (4.0 + 2.0))
+                               : T * (4.0 * (2.0 * qd + 2.0 * kvd) + 4.0 * 2.0 * qd + 2.0 * 2.0 * kvd);
+    q35_bench_rate(st, "bytes", bytes);
+    q35_bench_pct_of(st, Q35_CEILING_COPY, bytes);
+    q35_bench_rate(st, "tokens", T);
+    void *const bufs[] = {c.full, c.q_full, c.k, c.v, c.q, c.gate, c.q_norm, c.k_norm, c.k_cache, c.v_cache};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i])
+            q35_bench_free(bufs[i]);
+}
+
+static void bench_prep_fused(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    bench_attn_prep(st, 0);
+}
+
+static void bench_prep_chain(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    bench_attn_prep(st, 1);
+}
+
+/* The model axis at the 9B alone (its index in bench/models.c's list). */
+static q35_bench_axis model_9b_axis(void)
+{
+    const q35_bench_axis all = q35_bench_model_axis();
+    for (int i = 0; i < all.count; i++)
+        if (q35_bench_model(i) == q35_shape_find("9b"))
+            return (q35_bench_axis){"model", all.values + i, 1};
+    return all;
+}
+
 #define MAX_VARIANTS 16
 
 /* A variant axis of every variant an op has here (its indices, 0 ..), and the
@@ -264,6 +363,10 @@ int main(int argc, char **argv)
     static const int64_t f16_out[] = {0, 1};
     q35_bench_register("gated_rmsnorm_rows", bench_gated_rmsnorm, NULL,
                        (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"f16", f16_out, 2}}, 3);
+    static const int64_t prep_rows[] = {512, 2048};
+    const q35_bench_axis prep_axes[] = {model_9b_axis(), {"rows", prep_rows, 2}};
+    q35_bench_register("attn_prep", bench_prep_fused, NULL, prep_axes, 2);
+    q35_bench_register("attn_prep_chain", bench_prep_chain, NULL, prep_axes, 2);
     char legend[128];
     q35_bench_context("models", q35_bench_model_legend(legend, sizeof legend));
     q35_bench_context("add_rmsnorm_fused", "0 = residual_add_rows then rmsnorm_rows, 1 = add_rmsnorm_rows");

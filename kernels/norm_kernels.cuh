@@ -133,6 +133,34 @@ __device__ __forceinline__ q35_norm_off q35_norm_offsets(int64_t row, int head, 
  * Q35_NORM_KEEP quads stay in registers for the scaling pass, the rest are read
  * again (ADD_RMS: the sum, from xs, where this thread stored it). */
 #define Q35_NORM_KEEP 4
+
+/* The scale of a vector of n from its sum of squares: 1 / sqrt(mean + eps) (L2: of the sum). */
+template <int KIND>
+__device__ __forceinline__ float q35_norm_inv(float ss, int n, float eps)
+{
+    return 1.0f / sqrtf((KIND == Q35_NORM_L2 ? ss : ss / (float)n) + eps);
+}
+
+/* The first Q35_NORM_KEEP quads of thread tid of THREADS (tid, tid + THREADS,
+ * ...; zeros past the vector's (n + 3) / 4) into keep, and the sum of their
+ * squares in that order. */
+template <int THREADS, int KIND>
+__device__ __forceinline__ float q35_norm_keep(float4 (&keep)[Q35_NORM_KEEP], const float *xr, const float *zr,
+                                               float *sr, int tid, int n, bool vx, bool vz, bool vs)
+{
+    const int nq = (n + 3) / 4;
+    float ss = 0.0f;
+#pragma unroll
+    for (int c = 0; c < Q35_NORM_KEEP; c++) {
+        const int q = tid + c * THREADS;
+        keep[c] = q < nq ? q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        ss = q35_norm_sumsq(ss, keep[c]);
+    }
+    return ss;
+}
+
+/* The largest n normed a warp a vector (q35_norm_launch: q35_norm_warp_kernel): the per-head norms. */
+#define Q35_NORM_WARP_MAX_N 511
 template <int THREADS, int KIND, class Y>
 __global__ void __launch_bounds__(THREADS)
     q35_norm_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
@@ -150,19 +178,10 @@ __global__ void __launch_bounds__(THREADS)
                vz = !with_z || q35_aligned16(zr), vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
     const int nq = (n + 3) / 4;
     float4 keep[Q35_NORM_KEEP];
-    float ss = 0.0f;
-#pragma unroll
-    for (int c = 0; c < Q35_NORM_KEEP; c++) {
-        const int q = tid + c * THREADS;
-        keep[c] = q < nq ? q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        ss = q35_norm_sumsq(ss, keep[c]);
-    }
-    for (int q = tid + Q35_NORM_KEEP * THREADS; q < nq; q += THREADS) {
-        const float4 v = q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs);
-        ss = q35_norm_sumsq(ss, v);
-    }
-    ss = q35_block_sum<THREADS>(ss);
-    const float inv = 1.0f / sqrtf((KIND == Q35_NORM_L2 ? ss : ss / (float)n) + eps);
+    float ss = q35_norm_keep<THREADS, KIND>(keep, xr, zr, sr, tid, n, vx, vz, vs);
+    for (int q = tid + Q35_NORM_KEEP * THREADS; q < nq; q += THREADS)
+        ss = q35_norm_sumsq(ss, q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs));
+    const float inv = q35_norm_inv<KIND>(q35_block_sum<THREADS>(ss), n, eps);
     for (int c = 0, q = tid; q < nq; c++, q += THREADS) {
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (c < Q35_NORM_KEEP) { /* a static index once unrolled: registers */
@@ -239,8 +258,7 @@ __global__ void __launch_bounds__(32 * Q35_NORM_WARPS)
 #pragma unroll
         for (int c = 0; c < QPT; c++)
             ss = q35_norm_sumsq(ss, v[r][c]);
-        ss = q35_group_sum<32>(ss);
-        const float inv = 1.0f / sqrtf((KIND == Q35_NORM_L2 ? ss : ss / (float)n) + eps);
+        const float inv = q35_norm_inv<KIND>(q35_group_sum<32>(ss), n, eps);
         Y *yr = y + off[r].x;
         const bool vy = q35_norm_out_vec(yr);
 #pragma unroll
@@ -280,7 +298,7 @@ static void q35_norm_launch(Y *y, const float *x, const float *z, const float *w
     if (n >= 1024)
         q35_norm_kernel<256, KIND, Y><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride, eps,
                                                                       xs);
-    else if (n >= 512)
+    else if (n > Q35_NORM_WARP_MAX_N)
         q35_norm_kernel<64, KIND, Y><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride, eps,
                                                                     xs);
     else if (nq <= 32) /* the per-head norms (n 128; 256 at two quads a lane): a warp a vector, several a warp */

@@ -1,6 +1,6 @@
 /* The pointwise units (kernels/pointwise.h): one element per thread, grid-stride;
- * the output f32, or f16 (SwiGLU's _f16 form: the f32 value rounded to nearest
- * even at the store). */
+ * the output f32, or f16 (the _f16 forms of SwiGLU and the sigmoid gate: the
+ * f32 value rounded to nearest even at the store). */
 #include "kernels/pointwise.h"
 #include "kernels/reduce.cuh"
 
@@ -11,24 +11,16 @@
 enum { OP_SWIGLU, OP_SIGMOID_GATE, OP_RESIDUAL };
 
 template <int OP>
-__device__ __forceinline__ float pointwise_op(float y, float a, float b)
+__device__ __forceinline__ float pointwise_op(float x, float a, float b)
 {
     if (OP == OP_SWIGLU)
         return q35_silu(a) * b;
     if (OP == OP_SIGMOID_GATE)
-        return y * q35_sigmoid(a);
-    return y + a;
+        return x * q35_sigmoid(a);
+    return x + a;
 }
 
-/* Element i (quad i) of an f32 or f16 output: read (the in-place ops, f32 only) and written. */
-__device__ __forceinline__ float q35_pw_get(const float *y, int64_t i)
-{
-    return y[i];
-}
-__device__ __forceinline__ float q35_pw_get(const __half *, int64_t)
-{
-    return 0.0f; /* SwiGLU alone writes f16, and reads no y */
-}
+/* Element i (quad i) of an f32 or f16 output, written. */
 __device__ __forceinline__ void q35_pw_put(float *y, int64_t i, float v)
 {
     y[i] = v;
@@ -36,14 +28,6 @@ __device__ __forceinline__ void q35_pw_put(float *y, int64_t i, float v)
 __device__ __forceinline__ void q35_pw_put(__half *y, int64_t i, float v)
 {
     y[i] = __float2half_rn(v);
-}
-__device__ __forceinline__ float4 q35_pw_get4(const float *y, int64_t i)
-{
-    return ((const float4 *)y)[i];
-}
-__device__ __forceinline__ float4 q35_pw_get4(const __half *, int64_t)
-{
-    return make_float4(0, 0, 0, 0);
 }
 __device__ __forceinline__ void q35_pw_put4(float *y, int64_t i, float4 v)
 {
@@ -55,21 +39,24 @@ __device__ __forceinline__ void q35_pw_put4(__half *y, int64_t i, float4 v)
     ((uint2 *)y)[i] = make_uint2(*(const uint32_t *)&lo, *(const uint32_t *)&hi);
 }
 
-/* Where output element (or quad) i reads its inputs: rows of w at in_stride
- * (in_stride == w: contiguous, i itself, no division). */
+/* Where output element (or quad) i reads its inputs a and b: rows of w at
+ * in_stride (in_stride == w: contiguous, i itself, no division). */
 __device__ __forceinline__ int64_t q35_pw_in(int64_t i, int64_t w, int64_t in_stride)
 {
     return in_stride == w ? i : i + (i / w) * (in_stride - w);
 }
 
-/* Scalar: any n, any alignment; the inputs a and b in rows of w at in_stride. */
+/* Scalar: any n, any alignment. x is the value the op scales or adds to (the
+ * gate's o, the residual's x; y itself in the in-place f32 forms), contiguous
+ * like y, unread by SwiGLU, which reads b instead; a and b in rows of w at
+ * in_stride. */
 template <int OP, class Y>
-__global__ void q35_pointwise_kernel(Y *y, const float *a, const float *b, int64_t n, int64_t w, int64_t in_stride)
+__global__ void q35_pointwise_kernel(Y *y, const float *x, const float *a, const float *b, int64_t n, int64_t w,
+                                     int64_t in_stride)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t k = q35_pw_in(i, w, in_stride);
-        q35_pw_put(y, i,
-                   pointwise_op<OP>(OP == OP_SWIGLU ? 0.0f : q35_pw_get(y, i), a[k], OP == OP_SWIGLU ? b[k] : 0.0f));
+        q35_pw_put(y, i, pointwise_op<OP>(OP == OP_SWIGLU ? 0.0f : x[i], a[k], OP == OP_SWIGLU ? b[k] : 0.0f));
     }
 }
 
@@ -78,16 +65,16 @@ __global__ void q35_pointwise_kernel(Y *y, const float *a, const float *b, int64
  * times the bytes in flight a thread (one element a thread left these units at
  * ~45 % of the copy bandwidth). The inputs in rows of w4 quads at in_stride4. */
 template <int OP, class Y>
-__global__ void q35_pointwise4_kernel(Y *y, const float4 *a, const float4 *b, int64_t n4, int64_t w4,
+__global__ void q35_pointwise4_kernel(Y *y, const float4 *x, const float4 *a, const float4 *b, int64_t n4, int64_t w4,
                                       int64_t in_stride4)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n4; i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t k = q35_pw_in(i, w4, in_stride4);
         const float4 av = a[k], bv = OP == OP_SWIGLU ? b[k] : make_float4(0, 0, 0, 0);
-        const float4 yv = OP == OP_SWIGLU ? make_float4(0, 0, 0, 0) : q35_pw_get4(y, i);
+        const float4 xv = OP == OP_SWIGLU ? make_float4(0, 0, 0, 0) : x[i];
         q35_pw_put4(y, i,
-                    make_float4(pointwise_op<OP>(yv.x, av.x, bv.x), pointwise_op<OP>(yv.y, av.y, bv.y),
-                                pointwise_op<OP>(yv.z, av.z, bv.z), pointwise_op<OP>(yv.w, av.w, bv.w)));
+                    make_float4(pointwise_op<OP>(xv.x, av.x, bv.x), pointwise_op<OP>(xv.y, av.y, bv.y),
+                                pointwise_op<OP>(xv.z, av.z, bv.z), pointwise_op<OP>(xv.w, av.w, bv.w)));
     }
 }
 
@@ -102,50 +89,63 @@ static bool aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
-/* The output contiguous [rows][width], the inputs in rows at in_stride
- * (>= width). Quads where every row is whole quads on 16-byte boundaries (or
- * the rows are contiguous and n is whole quads), else scalar: the same bits. */
+/* y = OP(x, a, b) over width * rows values, y and x contiguous [rows][width]
+ * (x is y for the in-place f32 forms, b only SwiGLU's), a and b in rows at
+ * in_stride (>= width). Quads where every row is whole quads on 16-byte
+ * boundaries (or the rows are contiguous and n is whole quads), else scalar:
+ * the same bits. An f16 y must not alias an input (its halves would land on
+ * floats not yet read). */
 template <int OP, class Y>
-static int launch(const char *name, Y *y, const float *a, const float *b, int64_t in_stride, int64_t width,
-                  int64_t rows, q35_stream stream, q35_error *err)
+static int launch(const char *name, Y *y, const float *x, const float *a, const float *b, int64_t in_stride,
+                  int64_t width, int64_t rows, q35_stream stream, q35_error *err)
 {
     if (width < 1 || rows < 0)
         return q35_fail(err, "%s: width %lld, rows %lld", name, (long long)width, (long long)rows);
     if (in_stride < width)
         return q35_fail(err, "%s: input row stride %lld shorter than its width %lld", name, (long long)in_stride,
                         (long long)width);
+    if (sizeof(Y) != sizeof(float) && ((const void *)y == (const void *)x || (const void *)y == (const void *)a ||
+                                       (const void *)y == (const void *)b))
+        return q35_fail(err, "%s: y16 must not alias an input", name);
     const int64_t n = width * rows;
     if (n == 0)
         return 0;
     const int64_t w = in_stride == width ? n : width, s = in_stride == width ? n : in_stride; /* contiguous: one row */
-    if (w % 4 == 0 && s % 4 == 0 && aligned16(y) && aligned16(a) && (OP != OP_SWIGLU || aligned16(b)))
-        q35_pointwise4_kernel<OP, Y><<<grid_for(n / 4), 256, 0, stream>>>(y, (const float4 *)a, (const float4 *)b,
-                                                                           n / 4, w / 4, s / 4);
+    if (w % 4 == 0 && s % 4 == 0 && aligned16(y) && aligned16(a) && (OP == OP_SWIGLU ? aligned16(b) : aligned16(x)))
+        q35_pointwise4_kernel<OP, Y><<<grid_for(n / 4), 256, 0, stream>>>(y, (const float4 *)x, (const float4 *)a,
+                                                                           (const float4 *)b, n / 4, w / 4, s / 4);
     else
-        q35_pointwise_kernel<OP, Y><<<grid_for(n), 256, 0, stream>>>(y, a, b, n, w, s);
+        q35_pointwise_kernel<OP, Y><<<grid_for(n), 256, 0, stream>>>(y, x, a, b, n, w, s);
     return Q35_LAUNCH_CHECK(name, err);
 }
 
 int q35_swiglu_rows(float *y, const float *g, const float *u, int64_t in_stride, int64_t width, int64_t rows,
                     q35_stream stream, q35_error *err)
 {
-    return launch<OP_SWIGLU>("swiglu_rows", y, g, u, in_stride, width, rows, stream, err);
+    return launch<OP_SWIGLU>("swiglu_rows", y, nullptr, g, u, in_stride, width, rows, stream, err);
 }
 
 int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t in_stride, int64_t width,
                         int64_t rows, q35_stream stream, q35_error *err)
 {
-    return launch<OP_SWIGLU>("swiglu_rows_f16", (__half *)y16, g, u, in_stride, width, rows, stream, err);
+    return launch<OP_SWIGLU>("swiglu_rows_f16", (__half *)y16, nullptr, g, u, in_stride, width, rows, stream, err);
 }
 
 int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream, q35_error *err)
 {
-    return launch<OP_SIGMOID_GATE>("sigmoid_gate_rows", o, gate, nullptr, width, width, rows, stream, err);
+    return launch<OP_SIGMOID_GATE>("sigmoid_gate_rows", o, o, gate, nullptr, width, width, rows, stream, err);
+}
+
+int q35_sigmoid_gate_rows_f16(uint16_t *y16, const float *o, const float *gate, int64_t width, int64_t rows,
+                              q35_stream stream, q35_error *err)
+{
+    return launch<OP_SIGMOID_GATE>("sigmoid_gate_rows_f16", (__half *)y16, o, gate, nullptr, width, width, rows,
+                                   stream, err);
 }
 
 int q35_residual_add_rows(float *x, const float *p, int64_t width, int64_t rows, q35_stream stream, q35_error *err)
 {
-    return launch<OP_RESIDUAL>("residual_add_rows", x, p, nullptr, width, width, rows, stream, err);
+    return launch<OP_RESIDUAL>("residual_add_rows", x, x, p, nullptr, width, width, rows, stream, err);
 }
 
 __global__ void q35_split_qgate_kernel(float *q, float *gate, const float *full, int hd, int64_t n)

@@ -38,11 +38,19 @@ int q35_swiglu_rows(float *y, const float *g, const float *u, int64_t in_stride,
                     q35_stream stream, q35_error *err);
 /* SwiGLU with f16 out (ffn_down's rounded input on the f16 GEMM path): y16
  * IEEE half bits, each q35_swiglu_rows's f32 value rounded to nearest even
- * (bitwise: the same arithmetic, one rounding at the store). */
+ * (bitwise: the same arithmetic, one rounding at the store). y16 must not
+ * alias g or u. */
 int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t in_stride, int64_t width,
                         int64_t rows, q35_stream stream, q35_error *err);
 int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream,
                           q35_error *err);
+/* The sigmoid gate with f16 out (the o projection's rounded input on the f16
+ * GEMM path): y16 [rows][width] IEEE half bits, each q35_sigmoid_gate_rows's
+ * f32 value o * sigmoid(gate) rounded to nearest even (bitwise: the same
+ * arithmetic, one rounding at the store); o is left as it is. y16 must not
+ * alias o or gate. */
+int q35_sigmoid_gate_rows_f16(uint16_t *y16, const float *o, const float *gate, int64_t width, int64_t rows,
+                              q35_stream stream, q35_error *err);
 int q35_residual_add_rows(float *x, const float *p, int64_t width, int64_t rows, q35_stream stream, q35_error *err);
 /* full [rows][heads][2*hd] -> q, gate [rows][heads][hd] */
 int q35_split_qgate_rows(float *q, float *gate, const float *full, int heads, int hd, int64_t rows,

@@ -1,11 +1,10 @@
 /* Partial NeoX RoPE, rows and per token (kernels/rope.h). A block per row: its
  * first n_rot/2 threads turn pos0 + t into the row's angles in float64, then
  * every thread rotates pairs of the row's heads. */
+#include "kernels/rope.cuh"
 #include "kernels/rope.h"
 
 #include <cuda_runtime.h>
-
-#define Q35_ROPE_MAX_DIM 512
 
 __global__ void q35_rope_kernel(float *x, int64_t row_stride, int heads, int head_dim, int n_rot, int64_t pos0,
                                 double base)
@@ -13,25 +12,16 @@ __global__ void q35_rope_kernel(float *x, int64_t row_stride, int heads, int hea
     __shared__ float cs[Q35_ROPE_MAX_DIM / 2], sn[Q35_ROPE_MAX_DIM / 2];
     const int half = n_rot / 2;
     const int64_t t = blockIdx.x;
-    for (int i = threadIdx.x; i < half; i += blockDim.x) {
-        /* theta / pi in float64, reduced exactly to [-1, 1] half-turns: sincospi then
-         * needs no argument reduction (sincos of a large theta would, in local memory) */
-        const double inv_freq = exp2(-2.0 * i / n_rot * log2(base));
-        const double turns = (double)(pos0 + t) * (inv_freq * 0.31830988618379067154);
-        const double r = turns - 2.0 * rint(0.5 * turns);
-        double s, c;
-        sincospi(r, &s, &c);
-        cs[i] = (float)c;
-        sn[i] = (float)s;
-    }
+    for (int i = threadIdx.x; i < half; i += blockDim.x)
+        q35_rope_angle(pos0 + t, i, n_rot, base, &cs[i], &sn[i]);
     __syncthreads();
     float *row = x + t * row_stride;
     for (int p = threadIdx.x; p < heads * half; p += blockDim.x) {
         const int h = p / half, i = p % half;
         float *xh = row + (int64_t)h * head_dim;
         const float a = xh[i], b = xh[i + half];
-        xh[i] = a * cs[i] - b * sn[i];
-        xh[i + half] = a * sn[i] + b * cs[i];
+        xh[i] = q35_rope_lo(a, b, cs[i], sn[i]);
+        xh[i + half] = q35_rope_hi(a, b, cs[i], sn[i]);
     }
 }
 

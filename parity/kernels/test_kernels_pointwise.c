@@ -3,11 +3,12 @@
  * Each against its float64 reference (rel L-inf <= 1e-5; the split and the
  * gather exactly) on fresh random inputs, outputs poisoned first, and its rows
  * form against per-token launches, bitwise. The gather of every quant type is
- * bitwise equal to the CPU dequantizer, on random bytes. SwiGLU's f16-out
- * form (ffn_down's input) bitwise the CPU's rounding of the f32 form's output
- * (memcmp), within 1e-3 of float64, aligned and one float off; SwiGLU over
- * g and u read in place from merged rows with NaN gaps, bitwise the contiguous
- * inputs' result. */
+ * bitwise equal to the CPU dequantizer, on random bytes. The f16-out forms of
+ * SwiGLU (ffn_down's input) and of the sigmoid gate (attn_output's input)
+ * bitwise the CPU's rounding of the f32 form's output (memcmp), within 1e-3 of
+ * float64, aligned and one float off; the gate's refuses an f16 output over
+ * its input; SwiGLU over g and u read in place from merged rows with NaN gaps,
+ * bitwise the contiguous inputs' result. */
 #include "parity/lib/gpu.h"
 
 #include "core/quant.h"
@@ -72,13 +73,18 @@ static void check_elementwise(q35_suite *s, int op, const char *what, int64_t wi
     char name[160];
     snprintf(name, sizeof name, "%-17s %-10s width %5" PRId64 " rows %4" PRId64, names[op], what, width, rows);
     q35_case_unit(s, name, &c, LIMIT, &bc);
-    if (op == SWIGLU) { /* the f16-out form: 16-byte aligned (quads), and one float off (scalar) */
+    if (op != RESIDUAL) { /* the f16-out form: 16-byte aligned (quads), and one float off (scalar) */
+        static const char *const names16[] = {"swiglu_rows_f16", "sigmoid_gate_f16"};
         uint16_t *d16 = q35_gpu_bytes((size_t)(n + 1) * 2);
-        q35_gpu_ok(q35_swiglu_rows_f16(d16, da, db, width, width, rows, NULL, &err), &err);
-        snprintf(name, sizeof name, "swiglu_rows_f16   %-10s width %5" PRId64 " rows %4" PRId64, what, width, rows);
+        q35_gpu_ok(op == SWIGLU ? q35_swiglu_rows_f16(d16, da, db, width, width, rows, NULL, &err)
+                                : q35_sigmoid_gate_rows_f16(d16, db, da, width, rows, NULL, &err),
+                   &err);
+        snprintf(name, sizeof name, "%-17s %-10s width %5" PRId64 " rows %4" PRId64, names16[op], what, width, rows);
         q35_check_f16_out(s, name, d16, h1, ref, n, 1e-3);
-        q35_gpu_ok(q35_swiglu_rows_f16(d16 + 1, ma + 1, mb + 1, width, width, rows, NULL, &err), &err);
-        snprintf(name, sizeof name, "swiglu_rows_f16   %-10s width %5" PRId64 " rows %4" PRId64 " unaligned", what,
+        q35_gpu_ok(op == SWIGLU ? q35_swiglu_rows_f16(d16 + 1, ma + 1, mb + 1, width, width, rows, NULL, &err)
+                                : q35_sigmoid_gate_rows_f16(d16 + 1, mb + 1, ma + 1, width, rows, NULL, &err),
+                   &err);
+        snprintf(name, sizeof name, "%-17s %-10s width %5" PRId64 " rows %4" PRId64 " unaligned", names16[op], what,
                  width, rows);
         q35_check_f16_out(s, name, d16 + 1, h1, ref, n, 1e-3);
         q35_gpu_free(d16);
@@ -251,6 +257,10 @@ static void check_refusals(q35_suite *s)
     memset(&err, 0, sizeof err);
     rc = q35_rope_neox_rows(d, 256, 1, 256, 63, 0, 1, 1e7, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "n_rot 63"), "rope refuses an odd n_rot: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_sigmoid_gate_rows_f16((uint16_t *)d, d, d + 512, 256, 2, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "sigmoid_gate_rows_f16: y16 must not alias an input"),
+             "sigmoid_gate_rows_f16 refuses y16 over o: %s", err.msg);
     memset(&err, 0, sizeof err);
     rc = q35_embedding_rows(d, d, Q35_TYPE_Q4_1, 256, 1, (const int32_t *)d, 1, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "type q4_1 (computable: no)"), "embedding refuses q4_1: %s", err.msg);
