@@ -1,6 +1,6 @@
 /* The DeltaNet gates, rows and per token (kernels/gates.h). */
 #include "kernels/gates.h"
-#include "kernels/reduce.cuh"
+#include "kernels/gates.cuh"
 
 #include <cuda_runtime.h>
 
@@ -11,9 +11,7 @@ __global__ void q35_gates_kernel(float *g, float *beta, const float *alpha, cons
     if (i >= n)
         return;
     const int64_t j = i % hv;
-    const float x = alpha[i] + dt[j];
-    const float softplus = x > 20.0f ? x : log1pf(expf(x));
-    g[i] = softplus * a[j];
+    g[i] = q35_gate_decay(alpha[i], dt[j], a[j]);
     beta[i] = q35_sigmoid(b[i]);
 }
 

@@ -104,6 +104,25 @@ __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float
     return v;
 }
 
+/* ss plus the squares of a quad, x, y, z, w in that order (fused multiply-adds). */
+__device__ __forceinline__ float q35_norm_sumsq(float ss, float4 v)
+{
+    ss = fmaf(v.x, v.x, ss);
+    ss = fmaf(v.y, v.y, ss);
+    ss = fmaf(v.z, v.z, ss);
+    return fmaf(v.w, v.w, ss);
+}
+
+/* The scale from a vector's sum of squares: 1 / sqrt(ss + eps) (L2), 1 / sqrt(ss / n + eps) (the RMS kinds). */
+template <int KIND>
+__device__ __forceinline__ float q35_norm_inv(float ss, int n, float eps)
+{
+    return 1.0f / sqrtf((KIND == Q35_NORM_L2 ? ss : ss / (float)n) + eps);
+}
+
+/* Below this n, a warp a vector (q35_norm_launch's choice, which a vector's bits depend on). */
+#define Q35_NORM_WARP_N 512
+
 /* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, z, xs);
  * VPB vectors a block, one per THREADS threads (VPB > 1 only for a warp a vector,
  * whose sum needs no barrier: a vector's bits never depend on VPB).
@@ -137,20 +156,12 @@ __global__ void __launch_bounds__(THREADS *VPB)
     for (int c = 0; c < Q35_NORM_KEEP; c++) {
         const int q = tid + c * THREADS;
         keep[c] = q < nq ? q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        ss = fmaf(keep[c].x, keep[c].x, ss);
-        ss = fmaf(keep[c].y, keep[c].y, ss);
-        ss = fmaf(keep[c].z, keep[c].z, ss);
-        ss = fmaf(keep[c].w, keep[c].w, ss);
+        ss = q35_norm_sumsq(ss, keep[c]);
     }
-    for (int q = tid + Q35_NORM_KEEP * THREADS; q < nq; q += THREADS) {
-        const float4 v = q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs);
-        ss = fmaf(v.x, v.x, ss);
-        ss = fmaf(v.y, v.y, ss);
-        ss = fmaf(v.z, v.z, ss);
-        ss = fmaf(v.w, v.w, ss);
-    }
+    for (int q = tid + Q35_NORM_KEEP * THREADS; q < nq; q += THREADS)
+        ss = q35_norm_sumsq(ss, q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs));
     ss = q35_block_sum<THREADS>(ss);
-    const float inv = 1.0f / sqrtf((KIND == Q35_NORM_L2 ? ss : ss / (float)n) + eps);
+    const float inv = q35_norm_inv<KIND>(ss, n, eps);
     for (int c = 0, q = tid; q < nq; c++, q += THREADS) {
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (c < Q35_NORM_KEEP) { /* a static index once unrolled: registers */
@@ -178,12 +189,23 @@ static void q35_norm_launch(Y *y, const float *x, const float *z, const float *w
     if (n >= 1024)
         q35_norm_kernel<256, KIND, 1, Y><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
                                                                         xs);
-    else if (n >= 512)
+    else if (n >= Q35_NORM_WARP_N)
         q35_norm_kernel<64, KIND, 1, Y><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
                                                                       xs);
     else /* the per-head norms (n 128, 256): 8 a block, not one 32-thread block each */
         q35_norm_kernel<32, KIND, 8, Y><<<(unsigned)((blocks + 7) / 8), 256, 0, s>>>(y, x, z, w, n, heads, row_stride,
                                                                                  eps, blocks, xs);
+}
+
+/* The L2 scale of a head of n <= 4 * 32 values held across a warp, lane l the
+ * head's quad l (zeros past n): the bits q35_norm_kernel<32, Q35_NORM_L2, ...>
+ * gives that head (q35_norm_launch's warp a vector), whose lane l sums quads l,
+ * l + 32, ... (here quad l alone, then zeros, which leave a sum of squares'
+ * bits alone) before the same warp sum. Every lane of the warp must call it. */
+__device__ __forceinline__ float q35_l2_head_inv_warp(float4 v, float eps)
+{
+    const float ss = q35_block_sum<32>(q35_norm_sumsq(0.0f, v));
+    return q35_norm_inv<Q35_NORM_L2>(ss, 0, eps);
 }
 
 #endif /* Q35_KERNELS_NORM_KERNELS_CUH */
