@@ -1,17 +1,20 @@
 /* Benchmarks of the DeltaNet and pointwise units at the real shapes: the delta
- * rule, by the scan and by the chunked form beside it, conv1d,
- * the norms (the residual add + RMSNorm as two launches and fused; the gated
- * RMSNorm of the DeltaNet heads, f32 or f16 out), the attention prologue on
- * the f16 cache path (fused, and the six-launch chain it replaces); and the
- * device-to-device copy as the bandwidth ceiling (gpu_ceilings.h's). Each
- * reports time, FLOP/s and bytes/s counted from the shape. */
+ * rule, by the scan and by the chunked form beside it, conv1d, the DeltaNet
+ * prologue (fused, and the unfused chain beside it), the norms (the residual
+ * add + RMSNorm as two launches and fused; the gated RMSNorm of the DeltaNet
+ * heads, f32 or f16 out), the attention prologue on the f16 cache path (fused,
+ * and the six-launch chain it replaces); and the device-to-device copy as the
+ * bandwidth ceiling (gpu_ceilings.h's). Each reports time, FLOP/s and bytes/s
+ * counted from the shape. */
 #include "bench/gpu_bench.h"
 #include "bench/models.h"
 #include "kernels/attn_prep.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_chunk.h"
+#include "kernels/delta_prep.h"
 #include "kernels/delta_rule.h"
 #include "kernels/gated_rmsnorm.h"
+#include "kernels/gates.h"
 #include "kernels/kv_append.h"
 #include "kernels/l2norm.h"
 #include "kernels/pointwise.h"
@@ -130,6 +133,80 @@ static void bench_conv(q35_bench_state *st, void *unused)
     q35_bench_rate(st, "FLOP", 8.0 * (double)c.C * (double)c.T);
     q35_bench_rate(st, "bytes", 4.0 * (2.0 * (double)c.C * (double)c.T + 10.0 * (double)c.C));
     q35_bench_free(c.u), q35_bench_free(c.y), q35_bench_free(c.win), q35_bench_free(c.w);
+}
+
+struct dprep_ctx {
+    float *mix, *out, *g, *beta, *win, *w, *dt, *a; /* the fused call's */
+    float *alpha, *b;                               /* the chain's gates read them packed, [T][hv] */
+    int64_t T, in_stride, alpha_col, b_col;
+    q35_delta_prep_dims d;
+};
+
+static int dprep_launch(void *p, q35_error *err)
+{
+    struct dprep_ctx *c = p;
+    return q35_delta_prep_rows(c->out, c->d.conv_dim, c->g, c->beta, c->win, c->mix, c->in_stride, c->alpha_col,
+                               c->b_col, c->w, c->dt, c->a, c->d, c->T, 1e-6f, NULL, err);
+}
+
+/* The chain the model runs today (model/cuda_layers.c: conv1d, l2norm_qk, gates). */
+static int dprep_chain_launch(void *p, q35_error *err)
+{
+    struct dprep_ctx *c = p;
+    const q35_delta_prep_dims d = c->d;
+    return q35_conv1d_silu_rows(c->out, d.conv_dim, c->win, c->mix, c->in_stride, c->w, d.conv_dim, d.K, c->T, NULL,
+                                err) ||
+                   q35_l2norm_rows(c->out, d.dk, 2 * d.hk, c->T, d.conv_dim, 1e-6f, NULL, err) ||
+                   q35_gates_rows(c->g, c->beta, c->alpha, c->b, d.hv, c->dt, c->a, d.hv, c->T, NULL, err)
+               ? -1
+               : 0;
+}
+
+/* The DeltaNet prologue over T merged projection rows [qkv | z | alpha | b] of a
+ * model's layout, fused or as the chain. Bytes as each moves them (C = conv_dim):
+ * both 4 (2 T C) through the conv, 16 T hv through the gates and 4 (2K - 1) C of
+ * taps and window; the chain 16 T hk dk more (the norm reads and writes the q/k
+ * heads again). The fused kernel's halo rows, read again from L2, are not counted. */
+static void bench_dprep(q35_bench_state *st, int fused)
+{
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
+    struct dprep_ctx c = {.T = q35_bench_arg(st, 1),
+                         .d = {2 * (int64_t)m->ssm_hk * m->ssm_dk + (int64_t)m->ssm_hv * m->ssm_dv, m->conv_kernel,
+                               m->ssm_hk, m->ssm_dk, m->ssm_hv}};
+    const int64_t C = c.d.conv_dim, K = c.d.K, nh = c.T * c.d.hv;
+    c.alpha_col = C + (int64_t)m->ssm_hv * m->ssm_dv;
+    c.b_col = c.alpha_col + c.d.hv;
+    c.in_stride = (c.b_col + c.d.hv + 3) / 4 * 4;
+    c.mix = q35_bench_alloc((size_t)(c.T * c.in_stride) * 4);
+    c.out = q35_bench_alloc((size_t)(c.T * C) * 4);
+    c.g = q35_bench_alloc((size_t)nh * 4), c.beta = q35_bench_alloc((size_t)nh * 4);
+    c.alpha = q35_bench_alloc((size_t)nh * 4), c.b = q35_bench_alloc((size_t)nh * 4);
+    c.win = q35_bench_alloc((size_t)(C * (K - 1)) * 4);
+    c.w = q35_bench_alloc((size_t)(C * K) * 4);
+    c.dt = q35_bench_alloc((size_t)c.d.hv * 4), c.a = q35_bench_alloc((size_t)c.d.hv * 4);
+    q35_bench_fill(c.a, (size_t)c.d.hv, -1.0f);
+    q35_bench_time(st, fused ? dprep_launch : dprep_chain_launch, &c);
+    const double T = (double)c.T, hv = (double)c.d.hv;
+    const double moved = 4.0 * (2.0 * T * (double)C + 4.0 * T * hv + (2.0 * (double)K - 1.0) * (double)C) +
+                         (fused ? 0.0 : 16.0 * T * (double)c.d.hk * (double)c.d.dk);
+    q35_bench_rate(st, "bytes", moved);
+    q35_bench_pct_of(st, Q35_CEILING_COPY, moved);
+    q35_bench_rate(st, "tokens", T);
+    float *bufs[] = {c.mix, c.out, c.g, c.beta, c.alpha, c.b, c.win, c.w, c.dt, c.a};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        q35_bench_free(bufs[i]);
+}
+
+static void bench_delta_prep(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    bench_dprep(st, 1);
+}
+
+static void bench_delta_prep_chain(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    bench_dprep(st, 0);
 }
 
 struct norm_ctx {
@@ -356,6 +433,10 @@ int main(int argc, char **argv)
                        (q35_bench_axis[]){delta_axes[0], delta_axes[1], {"variant", chunk_variants, n_chunk}}, 3);
     q35_bench_context("delta_chunk_variants", chunk_names);
     q35_bench_register("conv1d_silu_rows", bench_conv, NULL, scan_axes, 2);
+    static const int64_t prep_rows[] = {512, 2048};
+    const q35_bench_axis prep_axes[] = {model_9b_axis(), {"rows", prep_rows, 2}};
+    q35_bench_register("delta_prep", bench_delta_prep, NULL, prep_axes, 2);
+    q35_bench_register("delta_prep_chain", bench_delta_prep_chain, NULL, prep_axes, 2);
     q35_bench_register("rmsnorm_rows", bench_rmsnorm, NULL, scan_axes, 2);
     static const int64_t fused[] = {0, 1};
     q35_bench_register("add_rmsnorm_rows", bench_add_rmsnorm, NULL,
@@ -363,8 +444,6 @@ int main(int argc, char **argv)
     static const int64_t f16_out[] = {0, 1};
     q35_bench_register("gated_rmsnorm_rows", bench_gated_rmsnorm, NULL,
                        (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"f16", f16_out, 2}}, 3);
-    static const int64_t prep_rows[] = {512, 2048};
-    const q35_bench_axis prep_axes[] = {model_9b_axis(), {"rows", prep_rows, 2}};
     q35_bench_register("attn_prep", bench_prep_fused, NULL, prep_axes, 2);
     q35_bench_register("attn_prep_chain", bench_prep_chain, NULL, prep_axes, 2);
     char legend[128];

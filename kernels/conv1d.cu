@@ -5,11 +5,9 @@
  * once the inputs are there, so the rows form runs them all in parallel, then a
  * second kernel moves each channel's window on by T. */
 #include "kernels/conv1d.h"
-#include "kernels/reduce.cuh"
+#include "kernels/conv1d.cuh"
 
 #include <cuda_runtime.h>
-
-#define Q35_CONV_MAX_K 8
 
 /* A thread takes channel c over CONV_R consecutive tokens: the R + K - 1 inputs
  * they share are read once into registers (not K times each), and each output
@@ -36,11 +34,7 @@ __global__ void q35_conv1d_rows_kernel(float *y, int64_t out_stride, const float
     for (int r = 0; r < CONV_R; r++) {
         if (t0 + r >= T)
             break;
-        float acc = 0.0f;
-#pragma unroll
-        for (int j = 0; j < K; j++)
-            acc = fmaf(xs[r + j], wc[j], acc);
-        y[(t0 + r) * out_stride + c] = q35_silu(acc);
+        y[(t0 + r) * out_stride + c] = q35_conv1d_silu_out<K>(xs + r, wc);
     }
 }
 
@@ -50,12 +44,7 @@ __global__ void q35_conv1d_window_kernel(float *win, const float *u, int64_t in_
     const int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (c >= channels)
         return;
-    /* ascending j: slot j takes slot j + T (not yet overwritten) or a row of u */
-    float *wc = win + c * (K - 1);
-    for (int j = 0; j < K - 1; j++) {
-        const int64_t s = T - (K - 1) + j; /* token of the new window's slot j */
-        wc[j] = s < 0 ? wc[j + T] : u[s * in_stride + c];
-    }
+    q35_conv1d_window_advance(win + c * (K - 1), u + c, in_stride, K, T);
 }
 
 int q35_conv1d_silu_rows(float *y, int64_t out_stride, float *win, const float *u, int64_t in_stride, const float *w,

@@ -1,6 +1,6 @@
 /* The DeltaNet gates, rows and per token (kernels/gates.h). */
 #include "kernels/gates.h"
-#include "kernels/reduce.cuh"
+#include "kernels/gates.cuh"
 
 #include <cuda_runtime.h>
 
@@ -12,9 +12,7 @@ __global__ void q35_gates_kernel(float *g, float *beta, const float *alpha, cons
     if (i >= n)
         return;
     const int64_t t = i / hv, j = i - t * hv, in = t * in_stride + j;
-    const float x = alpha[in] + dt[j];
-    const float softplus = x > 20.0f ? x : log1pf(expf(x));
-    g[i] = softplus * a[j];
+    g[i] = q35_gate_decay(alpha[in], dt[j], a[j]);
     beta[i] = q35_sigmoid(b[in]);
 }
 

@@ -311,4 +311,15 @@ static void q35_norm_launch(Y *y, const float *x, const float *z, const float *w
         q35_norm_warp_launch<KIND, 4>(y, x, z, w, n, heads, row_stride, z_stride, eps, blocks, s, xs);
 }
 
+/* The L2 scale of a head of n <= 4 * 32 values held across a warp, lane l the
+ * head's quad l (zeros past n): the bits q35_norm_launch gives that head (a
+ * warp a vector, q35_norm_warp_kernel), whose lane l sums quads l, l + 32, ...
+ * (here quad l alone, then zeros, which leave a sum of squares' bits alone)
+ * before the same warp sum. Every lane of the warp must call it. */
+__device__ __forceinline__ float q35_l2_head_inv_warp(float4 v, float eps)
+{
+    const float ss = q35_group_sum<32>(q35_norm_sumsq(0.0f, v));
+    return q35_norm_inv<Q35_NORM_L2>(ss, 0, eps);
+}
+
 #endif /* Q35_KERNELS_NORM_KERNELS_CUH */

@@ -1,0 +1,174 @@
+/* The DeltaNet prologue in one pass (kernels/delta_prep.h): conv1d + SiLU, the
+ * q/k heads' L2 norm, the gates; the per-element code is the unfused units'
+ * own (kernels/conv1d.cuh, norm_kernels.cuh, gates.cuh), so are the bits. */
+#include "kernels/delta_prep.h"
+#include "kernels/conv1d.cuh"
+#include "kernels/gates.cuh"
+#include "kernels/norm_kernels.cuh"
+
+#include <cuda_runtime.h>
+
+#define PREP_ROWS 32  /* rows a tile */
+#define PREP_WARPS 8  /* a block's warps, a row each at a time */
+#define PREP_THREADS (32 * PREP_WARPS)
+#define PREP_MAX_DK 128 /* a quad a lane of a warp */
+#define PREP_MAX_HEADS (1 << 20)
+#define PREP_MAX_CONV_DIM (1 << 30)
+
+/* Only the first tile reaches back into the window; a head is one quad a lane, as l2norm_rows sums it. */
+static_assert(PREP_ROWS >= Q35_CONV_MAX_K - 1, "a tile's halo lies in the tile before it");
+static_assert(PREP_MAX_DK == 4 * 32 && PREP_MAX_DK <= Q35_NORM_WARP_MAX_N, "l2norm_rows's warp a head, lane l quad l");
+
+/* Quad c .. c+3 of token s's inputs: its row of mix, or for s < 0 (the first
+ * K-1 rows) the window's slot K-1+s of each channel. */
+template <int K>
+__device__ __forceinline__ float4 q35_prep_input_quad(const float *mix, int64_t in_stride, const float *win, int64_t c,
+                                                      int64_t s)
+{
+    if (s >= 0)
+        return *(const float4 *)(mix + s * in_stride + c);
+    const float *w = win + c * (K - 1) + (K - 1) + s;
+    return make_float4(w[0], w[K - 1], w[2 * (K - 1)], w[3 * (K - 1)]);
+}
+
+/* Block (x, tile): x < groups, channels [x dk, x dk + dk) of the tile's rows
+ * (a q/k head where x < qk_heads); x = groups (the last), the tile's gates.
+ * Tile rows t0 .. t0 + rows - 1, t0 = PREP_ROWS (y + gridDim.y z). */
+template <int K>
+__global__ void __launch_bounds__(PREP_THREADS)
+    q35_delta_prep_kernel(float *out, int64_t out_stride, float *g, float *beta, float *win, const float *mix,
+                          int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w, const float *dt,
+                          const float *a, int64_t conv_dim, int dk, int qk_heads, int hv, int64_t T, float eps)
+{
+    extern __shared__ float4 q35_prep_tile[]; /* [rows + K - 1][nq]: tokens t0 - (K-1) .. t0 + rows - 1 */
+    const int64_t t0 = (blockIdx.y + (int64_t)gridDim.y * blockIdx.z) * PREP_ROWS;
+    if (t0 >= T)
+        return;
+    const int rows = (int)min((int64_t)PREP_ROWS, T - t0);
+    if (blockIdx.x == gridDim.x - 1) {
+        for (int e = threadIdx.x; e < rows * hv; e += PREP_THREADS) {
+            const int r = e / hv, j = e - r * hv;
+            const int64_t t = t0 + r;
+            const float *m = mix + t * in_stride;
+            g[t * hv + j] = q35_gate_decay(m[alpha_col + j], dt[j], a[j]);
+            beta[t * hv + j] = q35_sigmoid(m[b_col + j]);
+        }
+        return;
+    }
+    const int64_t c0 = (int64_t)blockIdx.x * dk;
+    const int nq = (int)min((int64_t)dk, conv_dim - c0) / 4; /* the group's quads: dk / 4 but in the last */
+    const int staged = (rows + K - 1) * nq;
+#pragma unroll 4
+    for (int e = threadIdx.x; e < staged; e += PREP_THREADS) {
+        const int i = e / nq, q = e - i * nq;
+        q35_prep_tile[e] = q35_prep_input_quad<K>(mix, in_stride, win, c0 + 4 * q, t0 - (K - 1) + i);
+    }
+    __syncthreads();
+    if (t0 == 0) /* the window is staged, and no other tile reads it: move it on */
+        for (int c = threadIdx.x; c < 4 * nq; c += PREP_THREADS)
+            q35_conv1d_window_advance(win + (c0 + c) * (K - 1), mix + c0 + c, in_stride, K, T);
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const bool mine = lane < nq, head = blockIdx.x < qk_heads; /* head: the whole block, so the whole warp */
+    float wx[K], wy[K], wz[K], ww[K]; /* the taps of the lane's channels c0 + 4 lane .. + 3 */
+    const float *wl = conv_w + (c0 + 4 * (mine ? lane : 0)) * K;
+#pragma unroll
+    for (int j = 0; j < K; j++) {
+        wx[j] = mine ? wl[j] : 0.0f;
+        wy[j] = mine ? wl[K + j] : 0.0f;
+        wz[j] = mine ? wl[2 * K + j] : 0.0f;
+        ww[j] = mine ? wl[3 * K + j] : 0.0f;
+    }
+    for (int r = warp; r < rows; r += PREP_WARPS) {
+        float4 y = make_float4(0.0f, 0.0f, 0.0f, 0.0f); /* past the group: zeros, as l2norm_rows pads a head */
+        if (mine) {
+            float xx[K], xy[K], xz[K], xw[K]; /* each channel's inputs, oldest first: staged rows r .. r + K-1 */
+#pragma unroll
+            for (int j = 0; j < K; j++) {
+                const float4 v = q35_prep_tile[(r + j) * nq + lane];
+                xx[j] = v.x, xy[j] = v.y, xz[j] = v.z, xw[j] = v.w;
+            }
+            y = make_float4(q35_conv1d_silu_out<K>(xx, wx), q35_conv1d_silu_out<K>(xy, wy),
+                            q35_conv1d_silu_out<K>(xz, wz), q35_conv1d_silu_out<K>(xw, ww));
+        }
+        if (head) {
+            const float inv = q35_l2_head_inv_warp(y, eps);
+            y = make_float4(q35_norm_out<Q35_NORM_L2>(y.x, inv, 0.0f, 0.0f),
+                            q35_norm_out<Q35_NORM_L2>(y.y, inv, 0.0f, 0.0f),
+                            q35_norm_out<Q35_NORM_L2>(y.z, inv, 0.0f, 0.0f),
+                            q35_norm_out<Q35_NORM_L2>(y.w, inv, 0.0f, 0.0f));
+        }
+        if (mine)
+            *(float4 *)(out + (t0 + r) * out_stride + c0 + 4 * lane) = y;
+    }
+}
+
+typedef void (*q35_prep_kernel_fn)(float *, int64_t, float *, float *, float *, const float *, int64_t, int64_t,
+                                   int64_t, const float *, const float *, const float *, int64_t, int, int, int,
+                                   int64_t, float);
+
+/* The kernel of each K, 2 .. Q35_CONV_MAX_K. */
+static const q35_prep_kernel_fn k_prep_kernels[Q35_CONV_MAX_K + 1] = {
+    nullptr,
+    nullptr,
+    q35_delta_prep_kernel<2>,
+    q35_delta_prep_kernel<3>,
+    q35_delta_prep_kernel<4>,
+    q35_delta_prep_kernel<5>,
+    q35_delta_prep_kernel<6>,
+    q35_delta_prep_kernel<7>,
+    q35_delta_prep_kernel<8>,
+};
+
+static bool aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
+}
+
+/* 0 when the sizes, strides, columns and pointers fit; else -1 naming the first that does not. */
+static int prep_check(int64_t out_stride, const float *out, const float *mix, int64_t in_stride, int64_t alpha_col,
+                      int64_t b_col, q35_delta_prep_dims d, int64_t T, q35_error *err)
+{
+    if (d.K < 2 || d.K > Q35_CONV_MAX_K)
+        return q35_fail(err, "delta_prep_rows: K = %d (want 2..%d)", d.K, Q35_CONV_MAX_K);
+    if (d.dk < 4 || d.dk > PREP_MAX_DK || d.dk % 4)
+        return q35_fail(err, "delta_prep_rows: dk = %lld (want a multiple of 4 in 4..%d)", (long long)d.dk,
+                        PREP_MAX_DK);
+    if (d.hk < 1 || d.hk > PREP_MAX_HEADS || d.hv < 1 || d.hv > PREP_MAX_HEADS)
+        return q35_fail(err, "delta_prep_rows: hk = %lld, hv = %lld (want each in 1..%d)", (long long)d.hk,
+                        (long long)d.hv, PREP_MAX_HEADS);
+    if (d.conv_dim % 4 || d.conv_dim < 2 * d.hk * d.dk || d.conv_dim > PREP_MAX_CONV_DIM)
+        return q35_fail(err, "delta_prep_rows: conv_dim = %lld (want a multiple of 4 in 2*hk*dk = %lld..%d)",
+                        (long long)d.conv_dim, (long long)(2 * d.hk * d.dk), PREP_MAX_CONV_DIM);
+    if (in_stride % 4 || in_stride < d.conv_dim || out_stride % 4 || out_stride < d.conv_dim)
+        return q35_fail(err, "delta_prep_rows: strides in %lld, out %lld (want multiples of 4, >= conv_dim = %lld)",
+                        (long long)in_stride, (long long)out_stride, (long long)d.conv_dim);
+    if (!aligned16(mix) || !aligned16(out))
+        return q35_fail(err, "delta_prep_rows: mix %p and out %p must be 16-byte aligned", (const void *)mix,
+                        (const void *)out);
+    if (alpha_col < 0 || alpha_col > in_stride - d.hv || b_col < 0 || b_col > in_stride - d.hv)
+        return q35_fail(err, "delta_prep_rows: alpha_col = %lld, b_col = %lld (want each in 0..in_stride - hv = %lld)",
+                        (long long)alpha_col, (long long)b_col, (long long)(in_stride - d.hv));
+    if (T < 0)
+        return q35_fail(err, "delta_prep_rows: T = %lld (want >= 0)", (long long)T);
+    return 0;
+}
+
+int q35_delta_prep_rows(float *out, int64_t out_stride, float *g, float *beta, float *win, const float *mix,
+                        int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w, const float *dt,
+                        const float *a, q35_delta_prep_dims d, int64_t T, float eps, q35_stream stream,
+                        q35_error *err)
+{
+    if (prep_check(out_stride, out, mix, in_stride, alpha_col, b_col, d, T, err))
+        return -1;
+    if (T == 0)
+        return 0;
+    const int64_t groups = (d.conv_dim + d.dk - 1) / d.dk, tiles = (T + PREP_ROWS - 1) / PREP_ROWS;
+    const unsigned ty = tiles > 65535 ? 65535 : (unsigned)tiles, tz = (unsigned)((tiles + ty - 1) / ty);
+    const dim3 grid((unsigned)groups + 1, ty, tz);
+    const size_t smem = (size_t)(PREP_ROWS + d.K - 1) * (size_t)(d.dk / 4) * sizeof(float4);
+    k_prep_kernels[d.K]<<<grid, PREP_THREADS, smem, stream>>>(out, out_stride, g, beta, win, mix, in_stride, alpha_col,
+                                                              b_col, conv_w, dt, a, d.conv_dim, (int)d.dk,
+                                                              (int)(2 * d.hk), (int)d.hv, T, eps);
+    return Q35_LAUNCH_CHECK("delta_prep_rows", err);
+}
