@@ -43,13 +43,13 @@ int check_shapes(const char *who, q35_type type, int64_t n, int64_t k, int64_t T
                : 0;
 }
 
-/* Y = X W^T: a and b of cuBLAS type ab (CUDA_R_32F or CUDA_R_16F), f32 output. */
+/* Y = X W^T + beta Y (beta 0 or 1): a and b of cuBLAS type ab (CUDA_R_32F or CUDA_R_16F), f32 output. */
 int gemm(const char *who, q35_blas blas, float *y, int64_t ldy, const void *x, int64_t T, const void *w, int64_t n,
-         int64_t k, cudaDataType_t ab, cublasComputeType_t compute, q35_error *err)
+         int64_t k, cudaDataType_t ab, cublasComputeType_t compute, float beta, q35_error *err)
 {
-    const float one = 1.0f, zero = 0.0f;
+    const float one = 1.0f;
     if (Q35_CUBLAS_CHECK(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)T, (int)k, &one, w, ab, (int)k, x,
-                                      ab, (int)k, &zero, y, CUDA_R_32F, (int)ldy, compute, CUBLAS_GEMM_DEFAULT),
+                                      ab, (int)k, &beta, y, CUDA_R_32F, (int)ldy, compute, CUBLAS_GEMM_DEFAULT),
                          err))
         return q35_fail_context(err, "%s (n %lld, k %lld, T %lld, ldy %lld)", who, (long long)n, (long long)k,
                                 (long long)T, (long long)ldy);
@@ -83,7 +83,7 @@ int q35_gemm_f32(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T
     cudaStream_t stream;
     if (blas_stream(blas, &stream, err) || q35_dequant_f32(w_scratch, w, type, n, k, (q35_stream)stream, err))
         return -1;
-    return gemm("gemm_f32", blas, y, ldy, x, T, w_scratch, n, k, CUDA_R_32F, CUBLAS_COMPUTE_32F_PEDANTIC, err);
+    return gemm("gemm_f32", blas, y, ldy, x, T, w_scratch, n, k, CUDA_R_32F, CUBLAS_COMPUTE_32F_PEDANTIC, 0.0f, err);
 }
 
 int q35_gemm_f16_round(q35_blas blas, uint16_t *x16, const float *x, int64_t T, int64_t k, q35_error *err)
@@ -111,7 +111,17 @@ int q35_gemm_f16_rounded(q35_blas blas, float *y, int64_t ldy, const uint16_t *x
         return -1;
     if (T == 0)
         return 0;
-    return gemm("gemm_f16", blas, y, ldy, x16, T, w16, n, k, CUDA_R_16F, CUBLAS_COMPUTE_32F, err);
+    return gemm("gemm_f16", blas, y, ldy, x16, T, w16, n, k, CUDA_R_16F, CUBLAS_COMPUTE_32F, 0.0f, err);
+}
+
+int q35_gemm_f16_rounded_add(q35_blas blas, float *y, int64_t ldy, const uint16_t *x16, int64_t T,
+                             const uint16_t *w16, int64_t n, int64_t k, q35_error *err)
+{
+    if (check_shapes("gemm_f16_add", Q35_TYPE_F16, n, k, T, ldy, err))
+        return -1;
+    if (T == 0)
+        return 0;
+    return gemm("gemm_f16_add", blas, y, ldy, x16, T, w16, n, k, CUDA_R_16F, CUBLAS_COMPUTE_32F, 1.0f, err);
 }
 
 int q35_gemm_f16(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T, const uint16_t *w16, int64_t n,
@@ -122,7 +132,7 @@ int q35_gemm_f16(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T
     if (T == 0)
         return 0;
     return q35_gemm_f16_round(blas, x_scratch, x, T, k, err) ||
-                   gemm("gemm_f16", blas, y, ldy, x_scratch, T, w16, n, k, CUDA_R_16F, CUBLAS_COMPUTE_32F, err)
+                   gemm("gemm_f16", blas, y, ldy, x_scratch, T, w16, n, k, CUDA_R_16F, CUBLAS_COMPUTE_32F, 0.0f, err)
                ? -1
                : 0;
 }

@@ -52,6 +52,13 @@ int q35_gemm_f16(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T
 int q35_gemm_f16_round(q35_blas blas, uint16_t *x16, const float *x, int64_t T, int64_t k, q35_error *err);
 int q35_gemm_f16_rounded(q35_blas blas, float *y, int64_t ldy, const uint16_t *x16, int64_t T, const uint16_t *w16,
                          int64_t n, int64_t k, q35_error *err);
+/* The same GEMM added into y (cuBLAS's beta = 1: y[t][o] + the f32-accumulated
+ * product, one f32 rounding): the residual add folded into an output
+ * projection's epilogue, one pass over y fewer than a GEMM then an add. Not
+ * bitwise that pair (cuBLAS may take another algorithm for beta = 1); checked
+ * against float64 at the f16 path's bound. */
+int q35_gemm_f16_rounded_add(q35_blas blas, float *y, int64_t ldy, const uint16_t *x16, int64_t T,
+                             const uint16_t *w16, int64_t n, int64_t k, q35_error *err);
 
 #ifdef __cplusplus
 }

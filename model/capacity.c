@@ -125,19 +125,29 @@ q35_weight_bytes q35_capacity_weights_of_shape(const q35_hparams *hp, q35_type t
     return b;
 }
 
+q35_mix_cols q35_mix_cols_of(const q35_hparams *hp)
+{
+    const int64_t vd = (int64_t)hp->ssm_hv * hp->ssm_dv;
+    const q35_mix_cols c = {.qkv = 0, .z = hp->conv_dim, .alpha = hp->conv_dim + vd, .beta = hp->conv_dim + vd + hp->ssm_hv,
+                            .width = (hp->conv_dim + vd + 2 * (int64_t)hp->ssm_hv + 3) / 4 * 4};
+    return c;
+}
+
 int64_t q35_chunk_buf_floats(const q35_hparams *hp, q35_chunk_buf b)
 {
     const int64_t H = hp->n_embd, vd = (int64_t)hp->ssm_hv * hp->ssm_dv;
     const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = (int64_t)hp->n_head_kv * hp->head_dim;
     switch (b) {
     case Q35_BUF_X: case Q35_BUF_NORMED: case Q35_BUF_PROJ: return H;
-    case Q35_BUF_CONV_IN: case Q35_BUF_CONV_OUT: return hp->conv_dim;
-    case Q35_BUF_ALPHA: case Q35_BUF_B: case Q35_BUF_G: case Q35_BUF_BETA: return hp->ssm_hv;
-    case Q35_BUF_Z: case Q35_BUF_O: return vd;
-    case Q35_BUF_Q_FULL: return 2 * qd;
+    case Q35_BUF_MIX: return q35_mix_cols_of(hp).width;
+    case Q35_BUF_CONV_OUT: return hp->conv_dim;
+    case Q35_BUF_G: case Q35_BUF_BETA: return hp->ssm_hv;
+    case Q35_BUF_O: return vd;
+    case Q35_BUF_Q_FULL: return 2 * qd + 2 * kvd;
     case Q35_BUF_Q: case Q35_BUF_GATE: case Q35_BUF_ATTN_O: return qd;
     case Q35_BUF_K: return kvd;
-    case Q35_BUF_FFN_G: case Q35_BUF_FFN_U: case Q35_BUF_FFN_ACT: return hp->n_ff;
+    case Q35_BUF_GU: return 2 * hp->n_ff;
+    case Q35_BUF_FFN_ACT: return hp->n_ff;
     case Q35_BUF_COUNT: break;
     }
     return 0;

@@ -67,26 +67,30 @@ typedef enum q35_chunk_buf {
     Q35_BUF_X,       /* [H] the residual stream */
     Q35_BUF_NORMED,  /* [H] RMSNorm of x (the mixer's, then the FFN's input) */
     Q35_BUF_PROJ,    /* [H] ssm_out / attn_output / ffn_down */
-    Q35_BUF_CONV_IN, /* [conv_dim] attn_qkv, the conv's input */
+    Q35_BUF_MIX,     /* [conv_dim + Hv*dv + 2*Hv, rounded up to 4] the DeltaNet projections side by side:
+                        [attn_qkv (the conv's input) | attn_gate (z) | ssm_alpha | ssm_beta] (one merged
+                        GEMM on the fast paths, four into the slices elsewhere) */
     Q35_BUF_CONV_OUT,/* [conv_dim] after conv + SiLU: [q | k | v], q and k L2-normed */
-    Q35_BUF_ALPHA,   /* [Hv] ssm_alpha */
-    Q35_BUF_B,       /* [Hv] ssm_beta */
     Q35_BUF_G,       /* [Hv] log decay */
     Q35_BUF_BETA,    /* [Hv] sigmoid(b) */
-    Q35_BUF_Z,       /* [Hv*dv] attn_gate */
     Q35_BUF_O,       /* [Hv*dv] the delta rule's output, then gated-normed in place */
-    Q35_BUF_Q_FULL,  /* [2*heads*hd] attn_q: per head [q | gate] */
+    Q35_BUF_Q_FULL,  /* [2*heads*hd + 2*kv*hd] attn_q (per head [q | gate]), then room for attn_k and
+                        attn_v beside it: [q_full | k | v] (the merged GEMM over an f16 cache) */
     Q35_BUF_Q,       /* [heads*hd] q, normed and rotated in place */
     Q35_BUF_GATE,    /* [heads*hd] the output gate */
     Q35_BUF_K,       /* [kv*hd] attn_k before its norm (the normed K goes into the cache) */
     Q35_BUF_ATTN_O,  /* [heads*hd] attention output, gated in place */
-    Q35_BUF_FFN_G,   /* [ffn] */
-    Q35_BUF_FFN_U,   /* [ffn] */
+    Q35_BUF_GU,      /* [2*ffn] [ffn_gate | ffn_up] side by side (one merged GEMM on the fast paths) */
     Q35_BUF_FFN_ACT, /* [ffn] silu(g) * u */
     Q35_BUF_COUNT
 } q35_chunk_buf;
 
 int64_t q35_chunk_buf_floats(const q35_hparams *hp, q35_chunk_buf b); /* width per row */
+/* Where each DeltaNet projection's output starts in a row of Q35_BUF_MIX. */
+typedef struct q35_mix_cols {
+    int64_t qkv, z, alpha, beta, width;
+} q35_mix_cols;
+q35_mix_cols q35_mix_cols_of(const q35_hparams *hp);
 uint64_t q35_align_bytes(uint64_t bytes); /* rounded up to Q35_CAPACITY_ALIGN */
 
 /* The workspace of a prefill of up to `rows` rows per chunk ending at `seq`. */

@@ -37,6 +37,11 @@ typedef struct q35_dlayer {
     float *attn_norm, *post_norm;     /* [H] */
     q35_dweight ffn_gate, ffn_up;     /* [ffn][H] */
     q35_dweight ffn_down;             /* [H][ffn] */
+    /* The merged projections of the fast GEMM paths (cuda_model.c, build_set):
+     * a group's rows side by side in the f16 / fp8 set, one weight of their
+     * summed outputs (w NULL: no stored form; zero until the set is built):
+     * gu [gate | up]; mix [qkv | z | alpha | beta]; qkv_a [q | k | v]. */
+    q35_dweight gu, mix, qkv_a;
     /* DeltaNet */
     q35_dweight qkv;                  /* [conv_dim][H] */
     q35_dweight z;                    /* [Hv*dv][H] attn_gate */
@@ -124,6 +129,10 @@ struct q35_run {
     bool f16_inputs;          /* the f16 GEMM path (prefill, not deterministic): the residual norms, the
                                  gated norm and SwiGLU write their projections' input as f16 straight
                                  into cm->f16_act (x16_of), its f32 copy not written */
+    bool merge;               /* the fast GEMM paths (f16, fp8): the projections that share an input run as
+                                 their merged weight (q35_dlayer's gu, mix), one GEMM */
+    bool add_in_gemm;         /* the f16 GEMM path: the output projections add into x in their GEMM
+                                 (q35_gemm_f16_rounded_add), no residual left pending */
     const float *x16_only;    /* the x of the last such op: its f16 rounding is its only copy */
     bool residual_pending;    /* x += PROJ not yet done: the next residual RMSNorm adds it first
                                  (q35_add_rmsnorm_rows), the last layer's FFN adds it itself */

@@ -29,8 +29,10 @@
 #include "kernels/attention_f32.h"
 #include "kernels/attention_flash.h"
 #include "kernels/attention_flash_sm90.h"
+#include "kernels/attn_prep.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_chunk.h"
+#include "kernels/delta_prep.h"
 #include "kernels/delta_rule.h"
 #include "kernels/gated_rmsnorm.h"
 #include "kernels/gates.h"
@@ -63,45 +65,82 @@ static int project_gemm_f32(q35_run *r, float *y, int64_t ldy, const float *x, c
     return q35_gemm_f32(r->cm->blas, y, ldy, x, r->T, w->w, w->type, w->n, w->k, r->cm->dequant, r->err);
 }
 
-static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+/* The fast paths' GEMM input: x rounded to f16 (or quantized to e4m3 with a
+ * scale a row) into cm->f16_act, once for the projections in a row that read
+ * the same x (qkv, z, a, b; gate, up; q, k, v). */
+typedef int (*q35_input_fn)(q35_run *r, const float *x, const q35_dweight *w);
+
+static int round_f16(q35_run *r, const float *x, const q35_dweight *w)
 {
-    if (!w->w16)
-        return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
-    /* projections in a row from one x (qkv, z, a, b; gate, up; q, k, v) round it once */
-    if (r->x16_of != x) {
-        if (x == r->x16_only)
-            return q35_fail(r->err, "%s: its input was written only as f16, and another op has reused the f16 "
-                            "scratch since (the layer's op order is wrong for the f16 GEMM path)", w->label);
-        r->x16_of = NULL;
-        if (q35_gemm_f16_round(r->cm->blas, r->cm->f16_act, x, r->T, w->k, r->err))
-            return -1;
-        r->x16_of = x;
-    }
-    const int rc = q35_gemm_f16_rounded(r->cm->blas, y, ldy, r->cm->f16_act, r->T, w->w16, w->n, w->k, r->err);
+    return q35_gemm_f16_round(r->cm->blas, r->cm->f16_act, x, r->T, w->k, r->err);
+}
+
+/* the fp8 input's codes [T][k], then its scales [T], in the activation scratch */
+static uint8_t *fp8_codes(q35_run *r)
+{
+    return (uint8_t *)r->cm->f16_act;
+}
+
+static float *fp8_scales(q35_run *r, int64_t k)
+{
+    return (float *)(fp8_codes(r) + q35_align_bytes((uint64_t)(r->T * k)));
+}
+
+static int quantize_fp8(q35_run *r, const float *x, const q35_dweight *w)
+{
+    return q35_fp8_quantize_rows(fp8_codes(r), fp8_scales(r, w->k), x, r->T, w->k, w->k, r->cm->stream, r->err);
+}
+
+static int gemm_input(q35_run *r, const float *x, const q35_dweight *w, q35_input_fn make)
+{
+    if (r->x16_of == x)
+        return 0;
+    if (x == r->x16_only)
+        return q35_fail(r->err, "%s: its input was written only in the GEMM's form, and another op has reused the "
+                        "scratch since (the layer's op order is wrong for the fast GEMM path)", w->label);
+    r->x16_of = NULL;
+    if (make(r, x, w))
+        return -1;
+    r->x16_of = x;
+    return 0;
+}
+
+/* After a GEMM into y: y's old input form is stale if y was the x it came from. */
+static int gemm_done(q35_run *r, const float *y, int rc)
+{
     if (y == r->x16_of)
         r->x16_of = NULL;
     return rc;
 }
 
-/* The fp8 path: x's rows quantized once (codes, then their scales, in the
- * activation scratch) for the projections in a row that read it, as the f16
- * path rounds it once. */
+static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+{
+    if (!w->w16)
+        return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
+    if (gemm_input(r, x, w, round_f16))
+        return -1;
+    return gemm_done(r, y, q35_gemm_f16_rounded(r->cm->blas, y, ldy, r->cm->f16_act, r->T, w->w16, w->n, w->k, r->err));
+}
+
+/* y += x W^T in the GEMM (cuBLAS beta = 1): the residual add of an output projection */
+static int project_gemm_f16_add(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+{
+    if (!w->w16)
+        return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
+    if (gemm_input(r, x, w, round_f16))
+        return -1;
+    return gemm_done(r, y,
+                     q35_gemm_f16_rounded_add(r->cm->blas, y, ldy, r->cm->f16_act, r->T, w->w16, w->n, w->k, r->err));
+}
+
 static int project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
 {
     if (!w->w8)
         return q35_fail(r->err, "%s: the fp8 GEMM path without its fp8 weight", w->label);
-    uint8_t *xq = (uint8_t *)r->cm->f16_act;
-    float *sx = (float *)(xq + q35_align_bytes((uint64_t)(r->T * w->k)));
-    if (r->x16_of != x) {
-        r->x16_of = NULL;
-        if (q35_fp8_quantize_rows(xq, sx, x, r->T, w->k, w->k, r->cm->stream, r->err))
-            return -1;
-        r->x16_of = x;
-    }
-    const int rc = q35_gemm_fp8(r->cm->fp8_gemm, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err);
-    if (y == r->x16_of)
-        r->x16_of = NULL;
-    return rc;
+    if (gemm_input(r, x, w, quantize_fp8))
+        return -1;
+    return gemm_done(r, y, q35_gemm_fp8(r->cm->fp8_gemm, y, ldy, fp8_codes(r), fp8_scales(r, w->k), r->T, w->w8, w->s8,
+                                        w->n, w->k, r->err));
 }
 
 /* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */
@@ -152,6 +191,8 @@ void q35_run_choose(q35_run *r)
                                                : project_gemm_f32;
         r->attend = p->attention == Q35_ATTN_FLASH ? attend_flash : attend_f32;
         r->f16_inputs = p->gemm == Q35_GEMM_F16;
+        r->merge = p->gemm == Q35_GEMM_F16 || p->gemm == Q35_GEMM_FP8;
+        r->add_in_gemm = p->gemm == Q35_GEMM_F16;
     }
 }
 
@@ -216,36 +257,50 @@ static int residual_add(q35_run *r, bool last)
                                                r->err));
 }
 
+/* A sublayer's output projection and its residual: x += in W^T. On the f16
+ * GEMM path the GEMM adds into x itself (project_gemm_f16_add), nothing left
+ * pending; elsewhere into PROJ, the add deferred (residual_add). */
+static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last)
+{
+    const int64_t H = r->cm->hp.n_embd;
+    if (r->add_in_gemm) {
+        q35_op_begin(r, Q35_OP_PROJ, w->label);
+        return q35_op_end(r, project_gemm_f16_add(r, BUF(r, X), H, in, w));
+    }
+    return proj(r, BUF(r, PROJ), H, in, w) || residual_add(r, last);
+}
+
 /* post_attention_norm -> SwiGLU FFN -> the second residual; both layer kinds. */
 static int ffn(q35_run *r, const q35_dlayer *l)
 {
-    const int64_t ff = r->cm->hp.n_ff, H = r->cm->hp.n_embd;
+    const int64_t ff = r->cm->hp.n_ff;
+    float *g = BUF(r, GU), *u = g + ff; /* [gate | up] side by side */
     if (residual_norm(r, l->post_norm, k_post_norm) ||
-        proj(r, BUF(r, FFN_G), ff, BUF(r, NORMED), &l->ffn_gate) ||
-        proj(r, BUF(r, FFN_U), ff, BUF(r, NORMED), &l->ffn_up))
+        (r->merge ? proj(r, g, 2 * ff, BUF(r, NORMED), &l->gu)
+                  : proj(r, g, 2 * ff, BUF(r, NORMED), &l->ffn_gate) || proj(r, u, 2 * ff, BUF(r, NORMED), &l->ffn_up)))
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
     if (r->f16_inputs ? f16_written(r, BUF(r, FFN_ACT),
-                                    q35_op_end(r, q35_swiglu_rows_f16(r->cm->f16_act, BUF(r, FFN_G), BUF(r, FFN_U), ff,
-                                                                      ff, r->T, r->cm->stream, r->err)))
-                      : q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), BUF(r, FFN_G), BUF(r, FFN_U), ff, ff,
-                                                      r->T, r->cm->stream, r->err)))
+                                    q35_op_end(r, q35_swiglu_rows_f16(r->cm->f16_act, g, u, 2 * ff, ff, r->T,
+                                                                      r->cm->stream, r->err)))
+                      : q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), g, u, 2 * ff, ff, r->T, r->cm->stream,
+                                                      r->err)))
         return -1;
-    if (proj(r, BUF(r, PROJ), H, BUF(r, FFN_ACT), &l->ffn_down))
-        return -1;
-    return residual_add(r, l->index == r->cm->hp.n_layer - 1);
+    return out_proj(r, BUF(r, FFN_ACT), &l->ffn_down, l->index == r->cm->hp.n_layer - 1);
 }
 
 static int conv1d(q35_run *r, const q35_dlayer *l, float *win)
 {
     const q35_hparams *hp = &r->cm->hp;
     const int64_t cd = hp->conv_dim;
+    const q35_mix_cols mc = q35_mix_cols_of(hp);
+    const float *in = BUF(r, MIX) + mc.qkv;
     q35_op_begin(r, Q35_OP_CONV, "conv1d");
     if (r->per_token)
-        return q35_op_end(r, q35_conv1d_silu(BUF(r, CONV_OUT), win, BUF(r, CONV_IN), l->conv_w, cd, hp->conv_kernel,
-                                             r->cm->stream, r->err));
-    return q35_op_end(r, q35_conv1d_silu_rows(BUF(r, CONV_OUT), cd, win, BUF(r, CONV_IN), cd, l->conv_w, cd,
-                                              hp->conv_kernel, r->T, r->cm->stream, r->err));
+        return q35_op_end(r, q35_conv1d_silu(BUF(r, CONV_OUT), win, in, l->conv_w, cd, hp->conv_kernel, r->cm->stream,
+                                             r->err));
+    return q35_op_end(r, q35_conv1d_silu_rows(BUF(r, CONV_OUT), cd, win, in, mc.width, l->conv_w, cd, hp->conv_kernel,
+                                              r->T, r->cm->stream, r->err));
 }
 
 /* the q heads, then the k heads, of every conv output row */
@@ -262,12 +317,27 @@ static int l2norm_qk(q35_run *r)
 static int gates(q35_run *r, const q35_dlayer *l)
 {
     const int64_t hv = r->cm->hp.ssm_hv;
+    const q35_mix_cols mc = q35_mix_cols_of(&r->cm->hp);
+    const float *alpha = BUF(r, MIX) + mc.alpha, *b = BUF(r, MIX) + mc.beta;
     q35_op_begin(r, Q35_OP_GATES, "gates");
     if (r->per_token)
-        return q35_op_end(r, q35_gates(BUF(r, G), BUF(r, BETA), BUF(r, ALPHA), BUF(r, B), l->dt, l->a, hv,
-                                       r->cm->stream, r->err));
-    return q35_op_end(r, q35_gates_rows(BUF(r, G), BUF(r, BETA), BUF(r, ALPHA), BUF(r, B), hv, l->dt, l->a, hv,
-                                        r->T, r->cm->stream, r->err));
+        return q35_op_end(r, q35_gates(BUF(r, G), BUF(r, BETA), alpha, b, l->dt, l->a, hv, r->cm->stream, r->err));
+    return q35_op_end(r, q35_gates_rows(BUF(r, G), BUF(r, BETA), alpha, b, mc.width, l->dt, l->a, hv, r->T,
+                                        r->cm->stream, r->err));
+}
+
+/* The fast paths: conv1d + SiLU, the q/k L2 norms and the gates in one
+ * kernel (kernels/delta_prep.h), bitwise the three ops. */
+static int delta_prep(q35_run *r, const q35_dlayer *l, float *win)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    const q35_mix_cols mc = q35_mix_cols_of(hp);
+    const q35_delta_prep_dims d = {.conv_dim = hp->conv_dim, .K = hp->conv_kernel, .hk = hp->ssm_hk,
+                                   .dk = hp->ssm_dk, .hv = hp->ssm_hv};
+    q35_op_begin(r, Q35_OP_DELTA_PREP, "delta_prep");
+    return q35_op_end(r, q35_delta_prep_rows(BUF(r, CONV_OUT), hp->conv_dim, BUF(r, G), BUF(r, BETA), win,
+                                             BUF(r, MIX), mc.width, mc.alpha, mc.beta, l->conv_w, l->dt, l->a, d,
+                                             r->T, hp->eps, r->cm->stream, r->err));
 }
 
 static int delta_rule(q35_run *r, float *S)
@@ -295,42 +365,39 @@ static int delta_rule(q35_run *r, float *S)
 static int gated_norm(q35_run *r, const q35_dlayer *l)
 {
     const q35_hparams *hp = &r->cm->hp;
-    const int64_t z_stride = (int64_t)hp->ssm_hv * hp->ssm_dv; /* Z's rows, contiguous today */
+    const q35_mix_cols mc = q35_mix_cols_of(hp);
+    const float *z = BUF(r, MIX) + mc.z;
     q35_op_begin(r, Q35_OP_GATED_NORM, "gated_norm");
     if (r->per_token)
-        return q35_op_end(r, q35_gated_rmsnorm(BUF(r, O), BUF(r, O), BUF(r, Z), l->ssm_norm, hp->ssm_dv, hp->ssm_hv,
-                                               hp->eps, r->cm->stream, r->err));
+        return q35_op_end(r, q35_gated_rmsnorm(BUF(r, O), BUF(r, O), z, l->ssm_norm, hp->ssm_dv, hp->ssm_hv, hp->eps,
+                                               r->cm->stream, r->err));
     if (r->f16_inputs) /* O as ssm_out's f16 input only */
         return f16_written(r, BUF(r, O),
-                           q35_op_end(r, q35_gated_rmsnorm_rows_f16(r->cm->f16_act, BUF(r, O), BUF(r, Z), z_stride,
-                                                                    l->ssm_norm, hp->ssm_dv, hp->ssm_hv, r->T,
-                                                                    hp->eps, r->cm->stream, r->err)));
-    return q35_op_end(r, q35_gated_rmsnorm_rows(BUF(r, O), BUF(r, O), BUF(r, Z), z_stride, l->ssm_norm, hp->ssm_dv,
-                                                hp->ssm_hv, r->T, hp->eps, r->cm->stream, r->err));
+                           q35_op_end(r, q35_gated_rmsnorm_rows_f16(r->cm->f16_act, BUF(r, O), z, mc.width,
+                                                                    l->ssm_norm, hp->ssm_dv, hp->ssm_hv, r->T, hp->eps,
+                                                                    r->cm->stream, r->err)));
+    return q35_op_end(r, q35_gated_rmsnorm_rows(BUF(r, O), BUF(r, O), z, mc.width, l->ssm_norm, hp->ssm_dv, hp->ssm_hv,
+                                                r->T, hp->eps, r->cm->stream, r->err));
 }
 
 int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
 {
     const q35_hparams *hp = &r->cm->hp;
     const q35_cuda_state *st = r->st;
-    const int64_t H = hp->n_embd, hv = hp->ssm_hv, vd = hv * hp->ssm_dv;
+    const q35_mix_cols mc = q35_mix_cols_of(hp);
     float *win = st->conv + (int64_t)l->slot * st->conv_len, *S = st->ssm + (int64_t)l->slot * st->ssm_len;
-    /* with f16 inputs NORMED is only its f16 rounding, which the next op but a
-     * projection gives up: its four projections run first (each independent of
-     * the others and of conv1d, l2norm: the same results in either order) */
-    const bool early = r->f16_inputs;
+    float *mix = BUF(r, MIX), *x = BUF(r, NORMED);
+    /* [qkv | z | alpha | beta] into their slices of MIX: one merged GEMM on the
+     * fast paths, else four, all before conv1d (none reads another's output,
+     * so the order changes no result; with f16 inputs NORMED is only its f16
+     * rounding, which any op but a projection gives up) */
     if (residual_norm(r, l->attn_norm, k_attn_norm) ||
-        proj(r, BUF(r, CONV_IN), hp->conv_dim, BUF(r, NORMED), &l->qkv) ||
-        (early && (proj(r, BUF(r, ALPHA), hv, BUF(r, NORMED), &l->alpha) ||
-                   proj(r, BUF(r, B), hv, BUF(r, NORMED), &l->beta) ||
-                   proj(r, BUF(r, Z), vd, BUF(r, NORMED), &l->z))) ||
-        conv1d(r, l, win) || l2norm_qk(r) ||
-        (!early && (proj(r, BUF(r, ALPHA), hv, BUF(r, NORMED), &l->alpha) ||
-                    proj(r, BUF(r, B), hv, BUF(r, NORMED), &l->beta))) ||
-        gates(r, l) ||
-        (!early && proj(r, BUF(r, Z), vd, BUF(r, NORMED), &l->z)) ||
+        (r->merge ? proj(r, mix, mc.width, x, &l->mix)
+                  : proj(r, mix + mc.qkv, mc.width, x, &l->qkv) || proj(r, mix + mc.alpha, mc.width, x, &l->alpha) ||
+                        proj(r, mix + mc.beta, mc.width, x, &l->beta) || proj(r, mix + mc.z, mc.width, x, &l->z)) ||
+        (r->merge ? delta_prep(r, l, win) : conv1d(r, l, win) || l2norm_qk(r) || gates(r, l)) ||
         delta_rule(r, S) || gated_norm(r, l) ||
-        proj(r, BUF(r, PROJ), H, BUF(r, O), &l->ssm_out) || residual_add(r, false))
+        out_proj(r, BUF(r, O), &l->ssm_out, false))
         return -1;
     return ffn(r, l);
 }
@@ -361,28 +428,51 @@ static int qk_norm_rope(q35_run *r, const q35_dlayer *l, float *k_rows, const fl
     return q35_op_end(r, rc ? -1 : 0);
 }
 
+/* The fast paths over an f16 cache: [q_full | k | v] in one merged GEMM into
+ * Q_FULL's row, then one kernel (kernels/attn_prep.h) for the split, the q/k
+ * norms, RoPE and the append: bitwise qk_norm_rope's chain. */
+static int attention_in_fast(q35_run *r, const q35_dlayer *l, uint16_t *kc, uint16_t *vc)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = r->st->kv_dim, ld = 2 * qd + 2 * kvd;
+    if (residual_norm(r, l->attn_norm, k_attn_norm) || proj(r, BUF(r, Q_FULL), ld, BUF(r, NORMED), &l->qkv_a))
+        return -1;
+    q35_op_begin(r, Q35_OP_QK_NORM_ROPE, "qk_norm_rope");
+    return q35_op_end(r, q35_attn_prep_rows_f16(BUF(r, Q), BUF(r, GATE), kc, vc, kvd, r->st->max_seq, BUF(r, Q_FULL), ld,
+                                                l->q_norm, l->k_norm, hp->n_head, hp->n_head_kv, hp->head_dim,
+                                                hp->n_rot, r->pos, r->T, hp->rope_base, hp->eps, r->cm->stream,
+                                                r->err));
+}
+
 int q35_layer_attention(q35_run *r, const q35_dlayer *l)
 {
     const q35_hparams *hp = &r->cm->hp;
     const q35_cuda_state *st = r->st;
-    const int64_t H = hp->n_embd, qd = (int64_t)hp->n_head * hp->head_dim, kvd = st->kv_dim;
+    const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = st->kv_dim;
     const size_t vb = st->kv_f16 ? 2 : 4, layer = (size_t)l->slot * (size_t)st->max_seq * (size_t)kvd * vb;
     char *kc = (char *)st->k_cache + layer, *vc = (char *)st->v_cache + layer;
     /* f32: V straight into its cache rows, K normed and rotated in them; f16: both in buffers, then appended */
     float *k_rows = st->kv_f16 ? BUF(r, K) : (float *)kc + r->pos * kvd;
     float *v_rows = st->kv_f16 ? BUF(r, ATTN_O) : (float *)vc + r->pos * kvd;
-    if (residual_norm(r, l->attn_norm, k_attn_norm) ||
-        proj(r, BUF(r, Q_FULL), 2 * qd, BUF(r, NORMED), &l->q) ||
-        proj(r, BUF(r, K), kvd, BUF(r, NORMED), &l->k) ||
-        proj(r, v_rows, kvd, BUF(r, NORMED), &l->v) ||
-        qk_norm_rope(r, l, k_rows, v_rows, kc, vc))
+    if (r->merge && st->kv_f16 ? attention_in_fast(r, l, (uint16_t *)kc, (uint16_t *)vc)
+                               : residual_norm(r, l->attn_norm, k_attn_norm) ||
+                                     proj(r, BUF(r, Q_FULL), 2 * qd, BUF(r, NORMED), &l->q) ||
+                                     proj(r, BUF(r, K), kvd, BUF(r, NORMED), &l->k) ||
+                                     proj(r, v_rows, kvd, BUF(r, NORMED), &l->v) ||
+                                     qk_norm_rope(r, l, k_rows, v_rows, kc, vc))
         return -1;
     q35_op_begin(r, Q35_OP_ATTN, "attention");
     if (q35_op_end(r, r->attend(r, BUF(r, ATTN_O), BUF(r, Q), kc, vc)))
         return -1;
     q35_op_begin(r, Q35_OP_OUT_GATE, "out_gate");
-    if (q35_op_end(r, q35_sigmoid_gate_rows(BUF(r, ATTN_O), BUF(r, GATE), qd, r->T, r->cm->stream, r->err)) ||
-        proj(r, BUF(r, PROJ), H, BUF(r, ATTN_O), &l->o) || residual_add(r, false))
+    const int gated = r->f16_inputs /* ATTN_O as attn_output's f16 input only */
+                          ? f16_written(r, BUF(r, ATTN_O),
+                                        q35_op_end(r, q35_sigmoid_gate_rows_f16(r->cm->f16_act, BUF(r, ATTN_O),
+                                                                                BUF(r, GATE), qd, r->T, r->cm->stream,
+                                                                                r->err)))
+                          : q35_op_end(r, q35_sigmoid_gate_rows(BUF(r, ATTN_O), BUF(r, GATE), qd, r->T, r->cm->stream,
+                                                                r->err));
+    if (gated || out_proj(r, BUF(r, ATTN_O), &l->o, false))
         return -1;
     return ffn(r, l);
 }

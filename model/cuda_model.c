@@ -304,25 +304,33 @@ static int upload(q35_cuda_model *cm, const q35_model *m, q35_error *err)
     return Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)cm->stream), err);
 }
 
-/* ---- the f16 weight set ---- */
+/* ---- the weight sets of the fast GEMM paths (f16, fp8) ---- */
 
-/* Every projection of the model, in layer order. */
-static int projections(q35_cuda_model *cm, q35_dweight **out)
+/* The projections that read one input, in the order their outputs sit side by
+ * side in the chunk buffers (model/capacity.h): a merged set holds the group's
+ * rows one after the other, so the group is also one weight of n = the sum
+ * (its `merged`), one GEMM. A group of one is a projection alone. */
+typedef struct proj_group {
+    q35_dweight *merged;  /* NULL: a single projection */
+    q35_dweight *w[4];
+    int n;
+} proj_group;
+
+/* Every projection of the model in groups, in layer order: the count. */
+static int proj_groups(q35_cuda_model *cm, proj_group *out)
 {
     int n = 0;
     for (int il = 0; il < cm->hp.n_layer; il++) {
         q35_dlayer *l = &cm->layers[il];
-        q35_dweight *common[] = {&l->ffn_gate, &l->ffn_up, &l->ffn_down};
-        q35_dweight *delta[] = {&l->qkv, &l->z, &l->alpha, &l->beta, &l->ssm_out};
-        q35_dweight *attn[] = {&l->q, &l->k, &l->v, &l->o};
-        for (int i = 0; i < 3; i++)
-            out[n++] = common[i];
-        if (l->kind == Q35_LAYER_DELTANET)
-            for (int i = 0; i < 5; i++)
-                out[n++] = delta[i];
-        else
-            for (int i = 0; i < 4; i++)
-                out[n++] = attn[i];
+        if (l->kind == Q35_LAYER_DELTANET) {
+            out[n++] = (proj_group){&l->mix, {&l->qkv, &l->z, &l->alpha, &l->beta}, 4};
+            out[n++] = (proj_group){NULL, {&l->ssm_out}, 1};
+        } else {
+            out[n++] = (proj_group){&l->qkv_a, {&l->q, &l->k, &l->v}, 3};
+            out[n++] = (proj_group){NULL, {&l->o}, 1};
+        }
+        out[n++] = (proj_group){&l->gu, {&l->ffn_gate, &l->ffn_up}, 2};
+        out[n++] = (proj_group){NULL, {&l->ffn_down}, 1};
     }
     return n;
 }
@@ -344,124 +352,128 @@ static int free_now(q35_cuda_model *cm, uint64_t *free_out, q35_error *err)
     return 0;
 }
 
-/* Builds the f16 copy of every projection when it all fits with 1 GiB to
- * spare: 1 when built, 0 when it does not fit (said), -1 on a device error. */
-static int build_f16(q35_cuda_model *cm, q35_error *err)
+/* Places group g's rows in the set (f16: [rows][k] halves; fp8: [rows][k]
+ * codes, then [rows] scales) and fills each member's from its stored weight
+ * (fp8: dequantized to f32 in tmp, then each row quantized, kernels/fp8.h). */
+static int fill_group(q35_cuda_model *cm, arena *a, const proj_group *g, bool fp8, float *tmp, q35_error *err)
 {
-    if (cm->f16)
-        return 1;
-    uint64_t free_b = 0;
-    if (free_now(cm, &free_b, err))
-        return -1;
-    const uint64_t bytes = cm->wbytes.f16;
-    if (bytes + Q35_GIB > free_b) {
-        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet,
-                       "fp16 prefill weights NOT prewarmed: %.0f MiB needed + 1024 MiB to spare, %.0f MiB free",
-                       (double)bytes / (double)Q35_MIB, (double)free_b / (double)Q35_MIB);
-        return 0;
+    int64_t rows = 0;
+    const int64_t k = g->w[0]->k;
+    for (int i = 0; i < g->n; i++)
+        rows += g->w[i]->n;
+    uint8_t *base = arena_take(a, (uint64_t)(rows * k) * (fp8 ? 1u : 2u));
+    float *scales = fp8 ? arena_take(a, (uint64_t)rows * 4u) : NULL;
+    if (!base || (fp8 && !scales))
+        return q35_fail(err, "cuda model: the %s arena is too small at %s", fp8 ? "fp8" : "f16", g->w[0]->label);
+    int64_t row = 0;
+    for (int i = 0; i < g->n; i++) {
+        q35_dweight *w = g->w[i];
+        int rc;
+        if (fp8) {
+            w->w8 = base + row * k;
+            w->s8 = scales + row;
+            rc = q35_dequant_f32(tmp, w->w, w->type, w->n, w->k, cm->stream, err) ||
+                 q35_fp8_quantize_rows(w->w8, w->s8, tmp, w->n, w->k, w->k, cm->stream, err);
+        } else {
+            w->w16 = (uint16_t *)base + row * k;
+            rc = q35_dequant_f16(w->w16, w->w, w->type, w->n, w->k, cm->stream, err);
+        }
+        if (rc)
+            return -1;
+        row += w->n;
     }
-    q35_dweight **list = malloc((size_t)cm->hp.n_layer * 8 * sizeof *list);
-    if (!list)
-        return q35_fail(err, "cuda model: out of host memory");
-    const int n = projections(cm, list);
-    const double t0 = q35_now();
-    arena a = {.size = bytes};
-    int rc = Q35_CUDA_CHECK(cudaMalloc((void **)&a.base, (size_t)bytes), err);
-    for (int i = 0; i < n && rc == 0; i++) {
-        q35_dweight *w = list[i];
-        w->w16 = arena_take(&a, (uint64_t)(w->n * w->k) * 2u);
-        rc = w->w16 ? q35_dequant_f16(w->w16, w->w, w->type, w->n, w->k, cm->stream, err)
-                    : q35_fail(err, "cuda model: the f16 arena is too small at %s", w->label);
+    if (g->merged) {
+        q35_dweight *m = g->merged;
+        *m = (q35_dweight){.type = g->w[0]->type, .n = rows, .k = k};
+        m->w16 = fp8 ? NULL : (uint16_t *)base;
+        m->w8 = fp8 ? base : NULL;
+        m->s8 = scales;
+        snprintf(m->label, sizeof m->label, "proj %s+%d", g->w[0]->label + 5, g->n - 1);
     }
-    /* the launches are asynchronous: wait, so the time printed is the prewarm's
-     * and a fault shows here */
-    if (rc == 0)
-        rc = Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)cm->stream), err);
-    if (rc) {
-        for (int i = 0; i < n; i++)
-            list[i]->w16 = NULL;
-        cudaFree(a.base);
-        free(list);
-        return q35_fail_context(err, "fp16 prefill prewarm");
-    }
-    free(list);
-    cm->f16 = a.base;
-    cm->info.f16_bytes = bytes;
-    cm->info.f16_prewarm_ms = 1e3 * (q35_now() - t0);
-    q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "fp16 prefill weights prewarmed: %.0f MiB in %.0f ms",
-                   (double)bytes / (double)Q35_MIB, cm->info.f16_prewarm_ms);
-    return 1;
+    return 0;
 }
 
-/* Builds the fp8 copy of every projection (kernels/fp8.h: each weight
- * dequantized to f32, then its rows quantized to e4m3 with a scale a row) when
- * the device has FP8 and it all fits, with a dequant scratch for the largest
- * weight and 1 GiB to spare: 1 when built, 0 when not (said), -1 on a device
- * error. */
-static int build_fp8(q35_cuda_model *cm, q35_error *err)
+static void clear_group(const proj_group *g)
 {
-    if (cm->fp8)
+    for (int i = 0; i < g->n; i++)
+        g->w[i]->w16 = NULL, g->w[i]->w8 = NULL, g->w[i]->s8 = NULL;
+    if (g->merged)
+        memset(g->merged, 0, sizeof *g->merged);
+}
+
+/* Builds the prefill weight set of a fast GEMM path (f16: every projection
+ * converted once; fp8: quantized, on a device with FP8) when it fits with 1
+ * GiB to spare (fp8: and a dequant scratch for the largest weight): 1 when
+ * built (or not needed), 0 when not (said), -1 on a device error. */
+static int build_set(q35_cuda_model *cm, q35_gemm_path gemm, q35_error *err)
+{
+    if (gemm != Q35_GEMM_F16 && gemm != Q35_GEMM_FP8)
         return 1;
+    const bool fp8 = gemm == Q35_GEMM_FP8;
+    if (fp8 ? cm->fp8 != NULL : cm->f16 != NULL)
+        return 1;
+    const char *what = fp8 ? "fp8 prefill weights" : "fp16 prefill weights";
     q35_error why = {{0}};
-    if (!q35_fp8_supported(cm->info.device, &why)) {
-        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "fp8 prefill weights NOT built: %s",
-                       why.msg);
+    if (fp8 && !q35_fp8_supported(cm->info.device, &why)) {
+        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "%s NOT built: %s", what, why.msg);
         return 0;
     }
     uint64_t free_b = 0;
     if (free_now(cm, &free_b, err))
         return -1;
-    const uint64_t bytes = cm->wbytes.fp8, scratch = q35_align_bytes((uint64_t)cm->wbytes.largest_proj * 4u);
+    const uint64_t bytes = fp8 ? cm->wbytes.fp8 : cm->wbytes.f16;
+    const uint64_t scratch = fp8 ? q35_align_bytes((uint64_t)cm->wbytes.largest_proj * 4u) : 0;
     if (bytes + scratch + Q35_GIB > free_b) {
+        char extra[64] = "";
+        if (scratch)
+            snprintf(extra, sizeof extra, " + %.0f MiB of scratch", (double)scratch / (double)Q35_MIB);
         q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet,
-                       "fp8 prefill weights NOT built: %.0f MiB + %.0f MiB of scratch + 1024 MiB to spare needed, "
-                       "%.0f MiB free", (double)bytes / (double)Q35_MIB, (double)scratch / (double)Q35_MIB,
+                       "%s NOT %s: %.0f MiB%s + 1024 MiB to spare needed, %.0f MiB free", what,
+                       fp8 ? "built" : "prewarmed", (double)bytes / (double)Q35_MIB, extra,
                        (double)free_b / (double)Q35_MIB);
         return 0;
     }
-    q35_dweight **list = malloc((size_t)cm->hp.n_layer * 8 * sizeof *list);
-    if (!list)
+    proj_group *groups = malloc((size_t)cm->hp.n_layer * 4 * sizeof *groups);
+    if (!groups)
         return q35_fail(err, "cuda model: out of host memory");
-    const int n = projections(cm, list);
+    const int n = proj_groups(cm, groups);
     const double t0 = q35_now();
     arena a = {.size = bytes};
     float *tmp = NULL;
     int rc = Q35_CUDA_CHECK(cudaMalloc((void **)&a.base, (size_t)bytes), err) ||
-             Q35_CUDA_CHECK(cudaMalloc((void **)&tmp, (size_t)scratch), err);
-    if (rc == 0 && !cm->fp8_gemm)
+             (fp8 && Q35_CUDA_CHECK(cudaMalloc((void **)&tmp, (size_t)scratch), err));
+    if (rc == 0 && fp8 && !cm->fp8_gemm)
         rc = q35_fp8_gemm_create(&cm->fp8_gemm, cm->stream, err);
-    for (int i = 0; i < n && rc == 0; i++) {
-        q35_dweight *w = list[i];
-        w->w8 = arena_take(&a, (uint64_t)(w->n * w->k));
-        w->s8 = arena_take(&a, (uint64_t)w->n * 4u);
-        rc = w->w8 && w->s8 ? q35_dequant_f32(tmp, w->w, w->type, w->n, w->k, cm->stream, err) ||
-                                  q35_fp8_quantize_rows(w->w8, w->s8, tmp, w->n, w->k, w->k, cm->stream, err)
-                            : q35_fail(err, "cuda model: the fp8 arena is too small at %s", w->label);
-    }
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = fill_group(cm, &a, &groups[i], fp8, tmp, err);
+    /* the launches are asynchronous: wait, so the time printed is the build's
+     * and a fault shows here */
     if (rc == 0)
         rc = Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)cm->stream), err);
     cudaFree(tmp);
     if (rc) {
         for (int i = 0; i < n; i++)
-            list[i]->w8 = NULL, list[i]->s8 = NULL;
+            clear_group(&groups[i]);
         cudaFree(a.base);
-        free(list);
-        return q35_fail_context(err, "fp8 prefill weights");
+        free(groups);
+        return q35_fail_context(err, "%s", what);
     }
-    free(list);
-    cm->fp8 = a.base;
-    cm->info.fp8_bytes = bytes;
-    cm->info.fp8_prewarm_ms = 1e3 * (q35_now() - t0);
-    q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "fp8 prefill weights: %.0f MiB built in %.0f ms",
-                   (double)bytes / (double)Q35_MIB, cm->info.fp8_prewarm_ms);
+    free(groups);
+    const double ms = 1e3 * (q35_now() - t0);
+    if (fp8) {
+        cm->fp8 = a.base;
+        cm->info.fp8_bytes = bytes;
+        cm->info.fp8_prewarm_ms = ms;
+        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "%s: %.0f MiB built in %.0f ms", what,
+                       (double)bytes / (double)Q35_MIB, ms);
+    } else {
+        cm->f16 = a.base;
+        cm->info.f16_bytes = bytes;
+        cm->info.f16_prewarm_ms = ms;
+        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "%s prewarmed: %.0f MiB in %.0f ms", what,
+                       (double)bytes / (double)Q35_MIB, ms);
+    }
     return 1;
-}
-
-/* The prefill weight set of a fast GEMM path (f16, fp8), built when it fits:
- * 1, 0 (said) or -1. */
-static int build_set(q35_cuda_model *cm, q35_gemm_path gemm, q35_error *err)
-{
-    return gemm == Q35_GEMM_FP8 ? build_fp8(cm, err) : gemm == Q35_GEMM_F16 ? build_f16(cm, err) : 1;
 }
 
 /* ---- the workspace ---- */

@@ -169,6 +169,30 @@ static void check_rows(q35_suite *s, const weight *w, int64_t T, int64_t ldy, in
                  "%s: rel Linf %.2e (<= %.0e), rel L2 %.2e; against f16-rounded inputs (%" PRId64
                  " outputs) %.2e (<= %.0e); %" PRId64 " non-finite, %" PRId64 " written past column n",
                  name, c.rel_linf, LIMIT_F16, c.rel_l2, m16, c16.rel_linf, LIMIT_F16_ACC, c.nonfinite, written);
+        /* the same product added into y (the residual folded into the GEMM): y = r + X W^T against r + the
+         * float64 reference, every column past n still r's */
+        float *r = malloc((size_t)(T * ldy) * sizeof *r);
+        for (int64_t i = 0; i < T * ldy; i++)
+            r[i] = q35_rng_normal_fast(&g_rng);
+        q35_gpu_upload(dy16, r, (size_t)(T * ldy) * sizeof *r);
+        q35_gpu_ok(q35_gemm_f16_rounded_add(g_blas, dy16, ldy, xs, T, w->dev16, n, k, &err), &err);
+        float *ya = q35_gpu_to_host(dy16, T * ldy);
+        double *refa = malloc((size_t)(T * m) * sizeof *refa);
+        int64_t kept = 0;
+        for (int64_t t = 0; t < T; t++) {
+            for (int64_t j = 0; j < m; j++) {
+                sub[t * m + j] = ya[t * ldy + cols[j]];
+                refa[t * m + j] = ref[t * m + j] + (double)r[t * ldy + cols[j]];
+            }
+            for (int64_t o = n; o < ldy; o++)
+                kept += memcmp(&ya[t * ldy + o], &r[t * ldy + o], 4) == 0;
+        }
+        const q35_cmp ca = q35_compare_f32_f64(sub, refa, T * m);
+        name_case(name, sizeof name, "gemm_f16+", w, T, ldy, m);
+        q35_case(s, ca.nonfinite == 0 && ca.rel_linf <= LIMIT_F16 && kept == T * (ldy - n),
+                 "%s: y + X W^T rel Linf %.2e (<= %.0e), rel L2 %.2e; %" PRId64 " non-finite; columns past n kept "
+                 "%" PRId64 " of %" PRId64, name, ca.rel_linf, LIMIT_F16, ca.rel_l2, ca.nonfinite, kept, T * (ldy - n));
+        free(r), free(ya), free(refa);
         free(y16), free(ref16), free(sub16);
         q35_gpu_free(xs), q35_gpu_free(dy16);
     }

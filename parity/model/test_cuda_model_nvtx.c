@@ -31,8 +31,8 @@ static q35_nvtx_record_clear_fn rec_clear;
 #define N_ATTENTION_MIXER 7
 #define N_FFN 5
 static const char *const k_deltanet_mixer[N_DELTANET_MIXER] = {
-    "proj attn_qkv", "conv1d", "l2norm", "proj ssm_alpha", "proj ssm_beta", "gates",
-    "proj attn_gate", "delta_rule", "gated_norm", "proj ssm_out",
+    "proj attn_qkv", "proj ssm_alpha", "proj ssm_beta", "proj attn_gate", "conv1d", "l2norm", "gates",
+    "delta_rule", "gated_norm", "proj ssm_out",
 };
 static const char *const k_attention_mixer[N_ATTENTION_MIXER] = {
     "proj attn_q", "proj attn_k", "proj attn_v", "qk_norm_rope", "attention", "out_gate", "proj attn_output",
