@@ -53,8 +53,11 @@ static const proj k_proj[] = {
     {"attn_qkv", 8192, 4096}, {"attn_gate", 4096, 4096},    {"ssm_alpha/beta", 32, 4096}, {"ssm_out", 4096, 4096},
     {"attn_q", 8192, 4096},   {"attn_k/v", 1024, 4096},     {"attn_output", 4096, 4096},  {"ffn_gate/up", 12288, 4096},
     {"ffn_down", 4096, 12288}, {"lm_head", 248320, 4096},
+    /* the fast paths' merged groups (model/cuda_model.c, build_set): one GEMM for the projections of one input */
+    {"attn_qkv+gate+alpha+beta", 12352, 4096}, {"attn_q+k+v", 10240, 4096}, {"ffn_gate+up", 24576, 4096},
 };
 #define N_PROJ ((int)(sizeof k_proj / sizeof k_proj[0]))
+_Static_assert(N_PROJ == 13, "the proj axis lists every k_proj entry");
 
 static q35_blas g_blas;
 
@@ -276,7 +279,7 @@ int main(int argc, char **argv)
 {
     if (q35_bench_gpu_init_blas(&argc, argv, &g_blas))
         return 1;
-    static const int64_t projs[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, rows[] = {1, 64, 512, 2048}, rows_big[] = {64, 512, 2048};
+    static const int64_t projs[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, rows[] = {1, 64, 512, 2048}, rows_big[] = {64, 512, 2048};
     static const int64_t types[] = {Q35_TYPE_Q4_K, Q35_TYPE_Q6_K, Q35_TYPE_Q8_0, Q35_TYPE_F16};
     static const int kinds[] = {0, 1, 2, 3};
     const q35_bench_axis proj_axis = {"proj", projs, N_PROJ}, rows_axis = {"rows", rows, 4};

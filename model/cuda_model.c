@@ -186,6 +186,8 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     /* the sm_90a flash kernel where it runs, unless a flash variant is named or it is turned off */
     const char *off = getenv("Q35_FLASH_SM90");
     cm->paths.flash_sm90 = in->flash_sm90 && !c->flash_variant.name && !(off && strcmp(off, "0") == 0);
+    const char *merge = getenv("Q35_PREFILL_MERGE");
+    cm->paths.split_proj = merge && strcmp(merge, "0") == 0;
     char line[512];
     q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "plan for %" PRId64 " positions: attention %s, chunk rows %"
                    PRId64 ": %s", in->plan.seq, q35_attn_path_name(in->plan.attention), in->plan.chunk_rows,
@@ -382,23 +384,33 @@ static int fill_group(q35_cuda_model *cm, arena *a, const proj_group *g, bool fp
             return -1;
         row += w->n;
     }
-    if (g->merged) {
+    if (g->merged) { /* this set's pointers only: the other set's stay */
         q35_dweight *m = g->merged;
-        *m = (q35_dweight){.type = g->w[0]->type, .n = rows, .k = k};
-        m->w16 = fp8 ? NULL : (uint16_t *)base;
-        m->w8 = fp8 ? base : NULL;
-        m->s8 = scales;
+        m->type = g->w[0]->type, m->n = rows, m->k = k;
+        if (fp8)
+            m->w8 = base, m->s8 = scales;
+        else
+            m->w16 = (uint16_t *)base;
         snprintf(m->label, sizeof m->label, "proj %s+%d", g->w[0]->label + 5, g->n - 1);
     }
     return 0;
 }
 
-static void clear_group(const proj_group *g)
+/* After a failed build: this set's pointers cleared (the other set's stay). */
+static void clear_group(const proj_group *g, bool fp8)
 {
-    for (int i = 0; i < g->n; i++)
-        g->w[i]->w16 = NULL, g->w[i]->w8 = NULL, g->w[i]->s8 = NULL;
-    if (g->merged)
-        memset(g->merged, 0, sizeof *g->merged);
+    for (int i = 0; i < g->n; i++) {
+        if (fp8)
+            g->w[i]->w8 = NULL, g->w[i]->s8 = NULL;
+        else
+            g->w[i]->w16 = NULL;
+    }
+    if (g->merged) {
+        if (fp8)
+            g->merged->w8 = NULL, g->merged->s8 = NULL;
+        else
+            g->merged->w16 = NULL;
+    }
 }
 
 /* Builds the prefill weight set of a fast GEMM path (f16: every projection
@@ -453,7 +465,7 @@ static int build_set(q35_cuda_model *cm, q35_gemm_path gemm, q35_error *err)
     cudaFree(tmp);
     if (rc) {
         for (int i = 0; i < n; i++)
-            clear_group(&groups[i]);
+            clear_group(&groups[i], fp8);
         cudaFree(a.base);
         free(groups);
         return q35_fail_context(err, "%s", what);

@@ -85,6 +85,9 @@ typedef struct q35_cuda_paths {
                                 (kernels/attention_flash_sm90.h, its default variant) instead of
                                 the mma.sync one: the load's choice where the device runs it and no
                                 flash variant is named ($Q35_FLASH_SM90=0 turns it off) */
+    bool split_proj;         /* the fast GEMM paths run each projection alone instead of the
+                                merged groups ([qkv | z | alpha | beta], [gate | up], [q | k | v]):
+                                $Q35_PREFILL_MERGE=0 at load, to measure the merge against it */
 } q35_cuda_paths;
 
 #ifdef __cplusplus

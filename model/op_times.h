@@ -16,7 +16,6 @@ typedef enum q35_op {
     Q35_OP_CONV,         /* causal conv1d + SiLU */
     Q35_OP_L2NORM,       /* per-head L2 norm of q, k */
     Q35_OP_GATES,        /* g and beta */
-    Q35_OP_DELTA_PREP,   /* conv1d + SiLU, the q/k L2 norms and the gates in one (the fast paths) */
     Q35_OP_DELTA,        /* the delta-rule scan */
     Q35_OP_GATED_NORM,   /* gated RMSNorm */
     Q35_OP_QK_NORM_ROPE, /* q/gate split, per-head q/k RMSNorm, RoPE, KV append */

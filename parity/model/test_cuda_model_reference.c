@@ -125,6 +125,17 @@ static void against_reference(q35_suite *s, const char *label, const q35_model *
             exit(1);
         }
         cm_fp8_case(s, what, logits, r.logits, NULL, n, r.vocab);
+        /* back to f16 with both sets built: building the fp8 set must leave the f16 set's
+         * pointers (the merged projections' too) as they were */
+        cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, 37, false, 0);
+        q35_poison_f32(logits, n * r.vocab);
+        if (q35_cuda_state_reset(st, &err) ||
+            q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, at, n, logits, NULL, &err)) {
+            printf("FAIL  prefill f16 after fp8: %s\n", err.msg);
+            exit(1);
+        }
+        verdict(s, label, "prefill flash/f16 rows 37 after the fp8 set", cm_tolerance(q35_cuda_model_paths(cm)),
+                logits, st, &r);
     }
 
     q35_cuda_state_free(st);

@@ -21,7 +21,7 @@ jq_check "$tmp/axes.json" '.sdpa.contexts == [512,1024,2048,4096,8192,16384,3276
     "sdpa: bench_attention's contexts, CHUNK, PROMPT_MAX"
 jq_check "$tmp/axes.json" '.fla.models[1] == {"name":"9B","hk":16,"hv":32,"dk":128,"dv":128} and .fla.models[2].hv == 48 and .fla.rows == [64,512,1024,2048,4096,8192,16384]' \
     "fla: the benchmarks' models' DeltaNet heads (model/shapes.c) and delta_rule_scan's rows"
-jq_check "$tmp/axes.json" '(.gemm.projections | length) == 10 and .gemm.projections[0] == {"name":"attn_qkv","n":8192,"k":4096} and .gemm.projections[9] == {"name":"lm_head","n":248320,"k":4096} and .gemm.rows == [1,64,512,2048]' \
+jq_check "$tmp/axes.json" '(.gemm.projections | length) == 13 and .gemm.projections[0] == {"name":"attn_qkv","n":8192,"k":4096} and .gemm.projections[9] == {"name":"lm_head","n":248320,"k":4096} and .gemm.projections[12] == {"name":"ffn_gate+up","n":24576,"k":4096} and .gemm.rows == [1,64,512,2048]' \
     "gemm: bench_linear's projections and rows"
 for m in 0 1 2; do # the benchmarks' models against model/shapes.c (through hf_peer's reading of it)
     s=$(jq -r ".sdpa.models[$m].name | ascii_downcase" "$tmp/axes.json")
@@ -32,7 +32,7 @@ for m in 0 1 2; do # the benchmarks' models against model/shapes.c (through hf_p
 done
 
 python3 "$peers" --list >"$tmp/names"
-check "--list: 420 names (sdpa 216, fla 84, gemm 120)" sh -c "[ \$(wc -l <'$tmp/names') -eq 420 ] && [ \$(grep -c '^peer_sdpa/' '$tmp/names') -eq 216 ] && [ \$(grep -c '^peer_fla/' '$tmp/names') -eq 84 ] && [ \$(grep -c '^peer_gemm/' '$tmp/names') -eq 120 ]"
+check "--list: 456 names (sdpa 216, fla 84, gemm 156)" sh -c "[ \$(wc -l <'$tmp/names') -eq 456 ] && [ \$(grep -c '^peer_sdpa/' '$tmp/names') -eq 216 ] && [ \$(grep -c '^peer_fla/' '$tmp/names') -eq 84 ] && [ \$(grep -c '^peer_gemm/' '$tmp/names') -eq 156 ]"
 check "  the grammar: family, then axis:value segments" sh -c "! grep -Ev '^peer_[a-z]+(/[a-z_]+:[A-Za-z0-9_.-]+)+\$' '$tmp/names'"
 for n in peer_sdpa/backend:cudnn/dtype:f16/model:1/ctx:4096/query:chunk peer_sdpa/backend:flash/dtype:bf16/model:2/ctx:131072/query:prompt \
     peer_fla/backend:triton/model:1/rows:4096/graph:1 peer_fla/backend:flash_qla/model:0/rows:64/graph:0 peer_gemm/dtype:f16/proj:9/rows:2048; do
