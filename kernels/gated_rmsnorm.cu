@@ -30,6 +30,17 @@ int q35_gated_rmsnorm_rows_f16(uint16_t *y16, const float *o, const float *z, co
     return gated_rows("gated_rmsnorm_rows_f16", (__half *)y16, o, z, w, n, rows, eps, stream, err);
 }
 
+int q35_gated_rmsnorm_rows_fp8(uint8_t *q, float *scale, const float *o, const float *z, const float *w, int64_t n,
+                               int64_t heads, int64_t T, float eps, q35_stream stream, q35_error *err)
+{
+    if (n < 1 || n > Q35_NORM_MAX_N || heads < 1 || heads > INT32_MAX || T < 0 || T > INT32_MAX)
+        return q35_fail(err, "gated_rmsnorm_rows_fp8: n = %lld (want 1..%d), heads = %lld (want 1..%d), T = %lld "
+                        "(want 0..%d)", (long long)n, Q35_NORM_MAX_N, (long long)heads, INT32_MAX, (long long)T,
+                        INT32_MAX);
+    return q35_norm_fp8_launch<Q35_NORM_GATED_RMS>("gated_rmsnorm_rows_fp8", q, scale, o, z, w, (int)n, (int)heads,
+                                                   eps, T, stream, nullptr, err);
+}
+
 int q35_gated_rmsnorm(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t heads, float eps,
                       q35_stream stream, q35_error *err)
 {

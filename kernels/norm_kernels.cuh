@@ -6,6 +6,7 @@
 #ifndef Q35_KERNELS_NORM_KERNELS_CUH
 #define Q35_KERNELS_NORM_KERNELS_CUH
 
+#include "kernels/fp8_row.cuh"
 #include "kernels/reduce.cuh"
 
 #include <cuda_fp16.h>
@@ -104,31 +105,21 @@ __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float
     return v;
 }
 
-/* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, z, xs);
- * VPB vectors a block, one per THREADS threads (VPB > 1 only for a warp a vector,
- * whose sum needs no barrier: a vector's bits never depend on VPB).
- * Thread t takes quads t, t + THREADS, ... and sums their squares in that order,
- * x, y, z, w of each (the order depends on n and THREADS only); the first
+/* One vector of n at xr (zr: GATED_RMS's z or ADD_RMS's addend; sr: ADD_RMS's
+ * sum, stored there) by THREADS threads, tid this one's: each output quad q
+ * handed to put(q, value). Thread tid takes quads tid, tid + THREADS, ... and
+ * sums their squares in that order, x, y, z, w of each (the order depends on n
+ * and THREADS only, so a vector's bits depend on nothing else); the first
  * Q35_NORM_KEEP quads stay in registers for the scaling pass, the rest are read
- * again (ADD_RMS: the sum, from xs, where this thread stored it). */
+ * again (ADD_RMS: the sum, from sr, where this thread stored it). Contains
+ * __syncthreads when THREADS > 32. */
 #define Q35_NORM_KEEP 4
-template <int THREADS, int KIND, int VPB, class Y>
-__global__ void __launch_bounds__(THREADS *VPB)
-    q35_norm_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
-                    float eps, int64_t nvec, float *xs)
+template <int THREADS, int KIND, class Put>
+__device__ __forceinline__ void q35_norm_vector(const float *xr, const float *zr, float *sr, const float *w, int n,
+                                                float eps, int tid, Put &put)
 {
-    static_assert(VPB == 1 || THREADS == 32, "several vectors a block only at a warp a vector");
-    const int64_t b = blockIdx.x * (int64_t)VPB + threadIdx.x / THREADS;
-    const int tid = threadIdx.x % THREADS;
-    if (b >= nvec) /* a whole warp */
-        return;
-    const int64_t off = (b / heads) * row_stride + (b % heads) * (int64_t)n;
-    const float *xr = x + off;
-    Y *yr = y + off;
     const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
-    const float *zr = with_z ? z + off : nullptr;
-    float *sr = KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr;
-    const bool vx = q35_aligned16(xr), vy = q35_norm_out_vec(yr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
+    const bool vx = q35_aligned16(xr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
                vz = !with_z || q35_aligned16(zr), vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
     const int nq = (n + 3) / 4;
     float4 keep[Q35_NORM_KEEP];
@@ -163,27 +154,119 @@ __global__ void __launch_bounds__(THREADS *VPB)
         }
         const float4 wv = KIND == Q35_NORM_L2 ? v : q35_norm_quad(w, q, n, vw);
         const float4 zv = KIND == Q35_NORM_GATED_RMS ? q35_norm_quad(zr, q, n, vz) : v;
-        q35_norm_store(yr, q, n, vy,
-                       make_float4(q35_norm_out<KIND>(v.x, inv, wv.x, zv.x), q35_norm_out<KIND>(v.y, inv, wv.y, zv.y),
-                                   q35_norm_out<KIND>(v.z, inv, wv.z, zv.z), q35_norm_out<KIND>(v.w, inv, wv.w, zv.w)));
+        put(q, make_float4(q35_norm_out<KIND>(v.x, inv, wv.x, zv.x), q35_norm_out<KIND>(v.y, inv, wv.y, zv.y),
+                           q35_norm_out<KIND>(v.z, inv, wv.z, zv.z), q35_norm_out<KIND>(v.w, inv, wv.w, zv.w)));
     }
 }
 
-/* Launches KIND over `blocks` vectors with a block size chosen from n alone
+/* The f32 or f16 output sink: quad q stored to the vector at y. */
+template <class Y>
+struct q35_norm_put {
+    Y *y;
+    int n;
+    bool vec;
+    __device__ __forceinline__ void operator()(int q, float4 a)
+    {
+        q35_norm_store(y, q, n, vec, a);
+    }
+};
+
+/* Vector b: x + (b / heads) * row_stride + (b % heads) * n (and the same for y, z, xs);
+ * VPB vectors a block, one per THREADS threads (VPB > 1 only for a warp a vector,
+ * whose sum needs no barrier: a vector's bits never depend on VPB). */
+template <int THREADS, int KIND, int VPB, class Y>
+__global__ void __launch_bounds__(THREADS *VPB)
+    q35_norm_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
+                    float eps, int64_t nvec, float *xs)
+{
+    static_assert(VPB == 1 || THREADS == 32, "several vectors a block only at a warp a vector");
+    const int64_t b = blockIdx.x * (int64_t)VPB + threadIdx.x / THREADS;
+    if (b >= nvec) /* a whole warp */
+        return;
+    const int64_t off = (b / heads) * row_stride + (b % heads) * (int64_t)n;
+    const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
+    q35_norm_put<Y> put{y + off, n, q35_norm_out_vec(y + off)};
+    q35_norm_vector<THREADS, KIND>(x + off, with_z ? z + off : nullptr, KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr,
+                                   w, n, eps, threadIdx.x % THREADS, put);
+}
+
+/* The threads a vector of n gets, from n alone (its sum's order depends on it):
+ * 256 from 1024 values, 64 from 512, else a warp (the per-head norms, n 128 and
+ * 256: 8 vectors a block, not one 32-thread block each). */
+static inline int q35_norm_threads(int n)
+{
+    return n >= 1024 ? 256 : n >= 512 ? 64 : 32;
+}
+
+/* Launches KIND over `blocks` vectors at q35_norm_threads(n) threads a vector
  * (xs: ADD_RMS's sum, else unused), y f32 or f16. */
 template <int KIND, class Y>
 static void q35_norm_launch(Y *y, const float *x, const float *z, const float *w, int n, int heads,
                             int64_t row_stride, float eps, int64_t blocks, cudaStream_t s, float *xs = nullptr)
 {
-    if (n >= 1024)
+    switch (q35_norm_threads(n)) {
+    case 256:
         q35_norm_kernel<256, KIND, 1, Y><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
                                                                         xs);
-    else if (n >= 512)
+        break;
+    case 64:
         q35_norm_kernel<64, KIND, 1, Y><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, eps, blocks,
                                                                       xs);
-    else /* the per-head norms (n 128, 256): 8 a block, not one 32-thread block each */
+        break;
+    default:
         q35_norm_kernel<32, KIND, 8, Y><<<(unsigned)((blocks + 7) / 8), 256, 0, s>>>(y, x, z, w, n, heads, row_stride,
                                                                                  eps, blocks, xs);
+    }
+}
+
+/* The FP8 output (kernels/fp8.h's quantization, one scale a token): a block a
+ * token of `heads` vectors of n at x + t * heads * n (and z, xs), GROUPS
+ * groups of THREADS threads taking vectors g, g + GROUPS, ... (GROUPS > 1 only
+ * at a warp a vector). Each vector computed by q35_norm_vector, as the f32
+ * form computes it, into the token's row in shared memory (heads * n f32) and
+ * the thread's amax; then q35_fp8_row_out: the codes q [t][heads * n], the
+ * scale [t]. */
+template <int THREADS, int KIND, int GROUPS>
+__global__ void __launch_bounds__(THREADS *GROUPS)
+    q35_norm_fp8_kernel(uint8_t *q, float *scale, const float *x, const float *z, const float *w, int n, int heads,
+                        float eps, float *xs)
+{
+    static_assert(GROUPS == 1 || THREADS == 32, "several vectors at once only at a warp a vector");
+    float *ys = q35_fp8_staged_row();
+    const int64_t cols = (int64_t)heads * n, t = blockIdx.x;
+    const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
+    float amax = 0.0f;
+    for (int h = threadIdx.x / THREADS; h < heads; h += GROUPS) { /* the same count for a group's threads */
+        const int64_t off = t * cols + (int64_t)h * n;
+        q35_fp8_stage put{ys + (int64_t)h * n, n, amax};
+        q35_norm_vector<THREADS, KIND>(x + off, with_z ? z + off : nullptr,
+                                       KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr, w, n, eps,
+                                       threadIdx.x % THREADS, put);
+        amax = put.amax;
+    }
+    q35_fp8_row_out<THREADS * GROUPS>(q + t * cols, scale + t, ys, cols, amax);
+}
+
+/* Launches the FP8 form of KIND over `tokens` tokens of heads vectors of n,
+ * with the threads a vector of the f32 form (q35_norm_threads); none does
+ * nothing. who names the caller in a refusal (a token past Q35_FP8_ROW_MAX
+ * values). */
+template <int KIND>
+static int q35_norm_fp8_launch(const char *who, uint8_t *q, float *scale, const float *x, const float *z,
+                               const float *w, int n, int heads, float eps, int64_t tokens, cudaStream_t s,
+                               float *xs, q35_error *err)
+{
+    const int threads = q35_norm_threads(n);
+    auto kernel = threads == 256  ? q35_norm_fp8_kernel<256, KIND, 1>
+                  : threads == 64 ? q35_norm_fp8_kernel<64, KIND, 1>
+                                  : q35_norm_fp8_kernel<32, KIND, 8>;
+    size_t bytes = 0;
+    if (q35_fp8_stage_ready(who, kernel, (int64_t)heads * n, &bytes, err))
+        return -1;
+    if (tokens == 0)
+        return 0;
+    kernel<<<(unsigned)tokens, threads == 32 ? 256 : threads, bytes, s>>>(q, scale, x, z, w, n, heads, eps, xs);
+    return Q35_LAUNCH_CHECK(who, err);
 }
 
 #endif /* Q35_KERNELS_NORM_KERNELS_CUH */
