@@ -148,7 +148,7 @@ int q35_swiglu_rows_fp8(uint8_t *q, float *scale, const float *g, const float *u
                         q35_stream stream, q35_error *err)
 {
     if (width < 1 || rows < 0 || rows > INT32_MAX)
-        return q35_fail(err, "swiglu_rows_fp8: width %lld, rows %lld (want rows 0..%d)", (long long)width,
+        return q35_fail(err, "swiglu_rows_fp8: width %lld, rows %lld (want width >= 1, rows 0..%d)", (long long)width,
                         (long long)rows, INT32_MAX);
     size_t bytes = 0;
     if (q35_fp8_stage_ready("swiglu_rows_fp8", q35_swiglu_fp8_kernel, width, &bytes, err))
