@@ -2,7 +2,9 @@
  * squares, a scale. The block size depends on n only, never on the row count,
  * so a row's bits are the same in any launch. The output is f32 or f16 (Y:
  * float or __half, the next f16 GEMM's input): the same f32 value, rounded to
- * nearest even at the store. */
+ * nearest even at the store; or FP8 (q35_norm_fp8_kernel, the next FP8 GEMM's
+ * input): the same f32 values, staged in shared memory, quantized a token at
+ * a time. */
 #ifndef Q35_KERNELS_NORM_KERNELS_CUH
 #define Q35_KERNELS_NORM_KERNELS_CUH
 
