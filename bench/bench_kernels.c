@@ -3,7 +3,9 @@
  * prologue (fused, and the unfused chain beside it), the norms (the residual
  * add + RMSNorm as two launches and fused; the gated RMSNorm of the DeltaNet
  * heads, f32 or f16 out), the attention prologue on the f16 cache path (fused,
- * and the six-launch chain it replaces); and the device-to-device copy as the
+ * and the six-launch chain it replaces), the ops that write a GEMM's input by
+ * their output (f32, f16, f32 + the FP8 quantization, the fused FP8 form); and
+ * the device-to-device copy as the
  * bandwidth ceiling (gpu_ceilings.h's). Each reports time, FLOP/s and bytes/s
  * counted from the shape. */
 #include "bench/gpu_bench.h"
@@ -13,6 +15,7 @@
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_prep.h"
 #include "kernels/delta_rule.h"
+#include "kernels/fp8.h"
 #include "kernels/gated_rmsnorm.h"
 #include "kernels/gates.h"
 #include "kernels/kv_append.h"
@@ -400,6 +403,111 @@ static q35_bench_axis model_9b_axis(void)
     return all;
 }
 
+/* The ops that write a GEMM's input (the op axis) and what they write (out). */
+enum { ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED, ACT_OPS };
+enum { OUT_F32, OUT_F16, OUT_F32_QUANT, OUT_FP8, OUTS };
+
+struct act_ctx {
+    float *x, *r, *w, *y, *scale; /* x: x, g or o; r: the addend, u or z */
+    uint16_t *y16;
+    uint8_t *q;
+    int64_t n, heads, rows, cols; /* cols = heads * n values a row (a token) */
+    int op, out;
+};
+
+/* The op's f32 or f16 form (y16 NULL: f32). */
+static int act_float(struct act_ctx *c, q35_error *err)
+{
+    const float eps = 1e-6f;
+    switch (c->op) {
+    case ACT_RMS:
+        return c->y16 ? q35_rmsnorm_rows_f16(c->y16, c->x, c->w, c->n, c->rows, eps, NULL, err)
+                      : q35_rmsnorm_rows(c->y, c->x, c->w, c->n, c->rows, eps, NULL, err);
+    case ACT_ADD_RMS:
+        return c->y16 ? q35_add_rmsnorm_rows_f16(c->y16, c->x, c->r, c->w, c->n, c->rows, eps, NULL, err)
+                      : q35_add_rmsnorm_rows(c->y, c->x, c->r, c->w, c->n, c->rows, eps, NULL, err);
+    case ACT_SWIGLU:
+        return c->y16 ? q35_swiglu_rows_f16(c->y16, c->x, c->r, c->n, c->n, c->rows, NULL, err)
+                      : q35_swiglu_rows(c->y, c->x, c->r, c->n, c->n, c->rows, NULL, err);
+    default:
+        return c->y16 ? q35_gated_rmsnorm_rows_f16(c->y16, c->x, c->r, c->heads * c->n, c->w, c->n, c->heads, c->rows,
+                                                   eps, NULL, err)
+                      : q35_gated_rmsnorm_rows(c->y, c->x, c->r, c->heads * c->n, c->w, c->n, c->heads, c->rows, eps,
+                                               NULL, err);
+    }
+}
+
+static int act_fp8(struct act_ctx *c, q35_error *err)
+{
+    const float eps = 1e-6f;
+    switch (c->op) {
+    case ACT_RMS:
+        return q35_rmsnorm_rows_fp8(c->q, c->scale, c->x, c->w, c->n, c->rows, eps, NULL, err);
+    case ACT_ADD_RMS:
+        return q35_add_rmsnorm_rows_fp8(c->q, c->scale, c->x, c->r, c->w, c->n, c->rows, eps, NULL, err);
+    case ACT_SWIGLU:
+        return q35_swiglu_rows_fp8(c->q, c->scale, c->x, c->r, c->n, c->n, c->rows, NULL, err);
+    default:
+        return q35_gated_rmsnorm_rows_fp8(c->q, c->scale, c->x, c->r, c->heads * c->n, c->w, c->n, c->heads, c->rows,
+                                          eps, NULL, err);
+    }
+}
+
+static int act_launch(void *p, q35_error *err)
+{
+    struct act_ctx *c = p;
+    if (c->out == OUT_FP8)
+        return act_fp8(c, err);
+    if (act_float(c, err))
+        return -1;
+    return c->out == OUT_F32_QUANT ? q35_fp8_quantize_rows(c->q, c->scale, c->y, c->rows, c->cols, c->cols, NULL, err)
+                                   : 0;
+}
+
+/* An op by its output, at a model's width: the RMSNorm and the fused add +
+ * RMSNorm at n_embd, SwiGLU at n_ff, the gated norm at ssm_hv heads of ssm_dv
+ * (a row: a token). Bytes as each moves them, c values a row: in, 4c (the
+ * norm's x), 12c (the fused form's x and r in, x out), 8c (SwiGLU's g, u; the
+ * gated norm's o, z); out, 4c (f32), 2c (f16), 4c + 4c + c + 4 (f32, read back,
+ * codes and scale), c + 4 (fused FP8); plus the norms' w, 4n. */
+static void bench_act_out(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
+    struct act_ctx c = {.op = (int)q35_bench_arg(st, 1), .out = (int)q35_bench_arg(st, 2), .rows = q35_bench_arg(st, 3),
+                        .heads = 1};
+    c.n = c.op == ACT_SWIGLU ? m->n_ff : c.op == ACT_GATED ? m->ssm_dv : m->n_embd;
+    if (c.op == ACT_GATED)
+        c.heads = m->ssm_hv;
+    c.cols = c.heads * c.n;
+    const size_t values = (size_t)(c.cols * c.rows);
+    c.x = q35_bench_alloc(values * 4), c.r = q35_bench_alloc(values * 4), c.w = q35_bench_alloc((size_t)c.n * 4);
+    if (c.out == OUT_F32 || c.out == OUT_F32_QUANT)
+        c.y = q35_bench_alloc(values * 4);
+    if (c.out == OUT_F16)
+        c.y16 = q35_bench_alloc(values * 2);
+    if (c.out == OUT_F32_QUANT || c.out == OUT_FP8) {
+        c.q = q35_bench_alloc(values);
+        c.scale = q35_bench_alloc((size_t)c.rows * 4);
+    }
+    q35_bench_time(st, act_launch, &c);
+    const double v = (double)values, rows = (double)c.rows;
+    const double in = c.op == ACT_RMS ? 4.0 * v : c.op == ACT_ADD_RMS ? 12.0 * v : 8.0 * v;
+    const double out = c.out == OUT_F32 ? 4.0 * v : c.out == OUT_F16 ? 2.0 * v
+                       : c.out == OUT_F32_QUANT ? 9.0 * v + 4.0 * rows : v + 4.0 * rows;
+    const double moved = in + out + (c.op == ACT_SWIGLU ? 0.0 : 4.0 * (double)c.n);
+    q35_bench_rate(st, "bytes", moved);
+    q35_bench_pct_of(st, Q35_CEILING_COPY, moved);
+    q35_bench_rate(st, "tokens", rows);
+    q35_bench_free(c.x), q35_bench_free(c.r), q35_bench_free(c.w);
+    if (c.y)
+        q35_bench_free(c.y);
+    if (c.y16)
+        q35_bench_free(c.y16);
+    if (c.q)
+        q35_bench_free(c.q), q35_bench_free(c.scale);
+}
+
 #define MAX_VARIANTS 16
 
 /* A variant axis of every variant an op has here (its indices, 0 ..), and the
@@ -446,9 +554,21 @@ int main(int argc, char **argv)
                        (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"f16", f16_out, 2}}, 3);
     q35_bench_register("attn_prep", bench_prep_fused, NULL, prep_axes, 2);
     q35_bench_register("attn_prep_chain", bench_prep_chain, NULL, prep_axes, 2);
+    static const int64_t act_ops[] = {ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED}, outs[] = {0, 1, 2, 3},
+                         act_rows[] = {2048};
+    static const char *const act_names[] = {"rmsnorm", "add_rmsnorm", "swiglu", "gated_rmsnorm"},
+                             *const out_names[] = {"f32", "f16", "f32_quant", "fp8"};
+    q35_bench_register("act_out", bench_act_out, NULL,
+                       (q35_bench_axis[]){scan_axes[0], {"op", act_ops, ACT_OPS}, {"out", outs, OUTS},
+                                          {"rows", act_rows, 1}},
+                       4);
+    q35_bench_axis_labels("op", act_names, ACT_OPS); /* act_out/model:1/op:swiglu/out:fp8/rows:2048 */
+    q35_bench_axis_labels("out", out_names, OUTS);
     char legend[128];
     q35_bench_context("models", q35_bench_model_legend(legend, sizeof legend));
     q35_bench_context("add_rmsnorm_fused", "0 = residual_add_rows then rmsnorm_rows, 1 = add_rmsnorm_rows");
+    q35_bench_context("act_out", "an op writing a GEMM's input, by output: f32, f16 (the _f16 form), f32_quant (the "
+                                 "f32 form then fp8_quantize_rows), fp8 (the fused _fp8 form)");
     q35_bench_context("delta_rule_variants", names);
     q35_bench_context("gated_rmsnorm_f16", "0 = f32 out in place (gated_rmsnorm_rows), 1 = f16 out (_f16)");
     return q35_bench_main(argc, argv);

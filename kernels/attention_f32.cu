@@ -68,25 +68,6 @@ size_t q35_attention_f32_scores_bytes(q35_attn_shape s, int64_t pass_rows, int64
     return sizeof(float) * (size_t)(s.heads / s.kv_heads) * (size_t)pass_rows * (size_t)scores_ld(n_ctx_max);
 }
 
-/* Max over a block of THREADS, every thread gets it (contains __syncthreads). */
-template <int THREADS>
-__device__ __forceinline__ float q35_block_max(float v)
-{
-    __shared__ float part[THREADS / 32];
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2)
-        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-    if (threadIdx.x % 32 == 0)
-        part[threadIdx.x / 32] = v;
-    __syncthreads();
-    float m = part[0];
-#pragma unroll
-    for (int w = 1; w < THREADS / 32; w++)
-        m = fmaxf(m, part[w]);
-    __syncthreads();
-    return m;
-}
-
 /* The causal softmax of one scores row: block (i, h) takes row i of head h of the
  * pass, which sees n = n_first + i positions; writes exp(s - max) / sum over
  * them and exact zeros over n..width-1. Thread x visits x, x + THREADS, ... in

@@ -5,10 +5,9 @@
  * of n (sw) and B's of T (sx). */
 #include "kernels/blas.h"
 #include "kernels/fp8.h"
-#include "kernels/reduce.cuh"
+#include "kernels/fp8_row.cuh"
 
 #include <cublasLt.h>
-#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <new>
 
@@ -18,43 +17,22 @@ constexpr int kThreads = 256;
 constexpr size_t kWorkspace = (size_t)32 << 20; /* cuBLASLt's recommendation for Hopper */
 constexpr int kCache = 32;                      /* shapes whose algorithm is kept */
 
-__device__ __forceinline__ uint8_t to_e4m3(float v)
-{
-    return (uint8_t)__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
-}
-
 __global__ void __launch_bounds__(kThreads) round_kernel(uint8_t *y, const float *x, int64_t n)
 {
     const int64_t i = (int64_t)blockIdx.x * kThreads + threadIdx.x;
     if (i < n)
-        y[i] = to_e4m3(x[i]);
+        y[i] = q35_to_e4m3(x[i]);
 }
 
-/* One block a row: the row's amax (a max: exact in any order), then the codes. */
+/* One block a row: the row's amax, then the scale and the codes (kernels/fp8_row.cuh). */
 __global__ void __launch_bounds__(kThreads) quantize_rows_kernel(uint8_t *q, float *scale, const float *x,
                                                                  int64_t cols, int64_t x_stride)
 {
     const float *xr = x + (int64_t)blockIdx.x * x_stride;
-    uint8_t *qr = q + (int64_t)blockIdx.x * cols;
     float amax = 0.0f;
     for (int64_t i = threadIdx.x; i < cols; i += kThreads)
         amax = fmaxf(amax, fabsf(xr[i]));
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2)
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-    __shared__ float part[kThreads / 32];
-    if (threadIdx.x % 32 == 0)
-        part[threadIdx.x / 32] = amax;
-    __syncthreads();
-    amax = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kThreads / 32; w++)
-        amax = fmaxf(amax, part[w]);
-    const float inv = amax > 0.0f ? __fdiv_rn(448.0f, amax) : 1.0f;
-    if (threadIdx.x == 0)
-        scale[blockIdx.x] = amax > 0.0f ? __fdiv_rn(amax, 448.0f) : 1.0f;
-    for (int64_t i = threadIdx.x; i < cols; i += kThreads)
-        qr[i] = to_e4m3(__fmul_rn(xr[i], inv));
+    q35_fp8_row_out<kThreads>(q + (int64_t)blockIdx.x * cols, scale + blockIdx.x, xr, cols, amax);
 }
 
 struct algo_entry {

@@ -63,6 +63,17 @@ int q35_fp8_round(uint8_t *y, const float *x, int64_t n, q35_stream stream, q35_
 int q35_fp8_quantize_rows(uint8_t *q, float *scale, const float *x, int64_t rows, int64_t cols, int64_t x_stride,
                           q35_stream stream, q35_error *err);
 
+/* The FP8-out forms of the ops that produce a GEMM's input (the RMSNorms,
+ * kernels/rmsnorm.h; SwiGLU, kernels/pointwise.h; the gated norm,
+ * kernels/gated_rmsnorm.h): each writes the codes and scales of this
+ * quantization of the f32 row it computes, bitwise q35_fp8_quantize_rows of
+ * its f32 form's output, in one launch, the row kept in shared memory between
+ * the op and its amax (kernels/fp8_row.cuh). The longest row they take: 24576
+ * values, 96 KiB of f32 (within every sm_80+ device's opt-in shared memory:
+ * 99 KiB on sm_86 and sm_89, 227 KiB on sm_90); the model's rows are 1024..5120
+ * (norms), 3584..17408 (SwiGLU), 2048..6144 (a token's DeltaNet heads). */
+#define Q35_FP8_ROW_MAX 24576
+
 /* A cuBLASLt handle with its workspace and a cache of the algorithms chosen per
  * shape, bound to a stream. */
 typedef struct q35_fp8_gemm q35_fp8_gemm;

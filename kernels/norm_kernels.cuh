@@ -2,10 +2,13 @@
  * vector, a fixed-order sum of squares, a scale. The mapping depends on n only,
  * never on the row count, so a row's bits are the same in any launch. The output is f32 or f16 (Y:
  * float or __half, the next f16 GEMM's input): the same f32 value, rounded to
- * nearest even at the store. */
+ * nearest even at the store; or FP8 (q35_norm_fp8_kernel, the next FP8 GEMM's
+ * input): the same f32 values, staged in shared memory, quantized a token at
+ * a time. */
 #ifndef Q35_KERNELS_NORM_KERNELS_CUH
 #define Q35_KERNELS_NORM_KERNELS_CUH
 
+#include "kernels/fp8_row.cuh"
 #include "kernels/reduce.cuh"
 
 #include <cuda_fp16.h>
@@ -161,20 +164,21 @@ __device__ __forceinline__ float q35_norm_keep(float4 (&keep)[Q35_NORM_KEEP], co
 
 /* The largest n normed a warp a vector (q35_norm_launch: q35_norm_warp_kernel): the per-head norms. */
 #define Q35_NORM_WARP_MAX_N 511
-template <int THREADS, int KIND, class Y>
-__global__ void __launch_bounds__(THREADS)
-    q35_norm_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
-                    int64_t z_stride, float eps, float *xs)
+/* One vector of n at xr (zr: GATED_RMS's z or ADD_RMS's addend; sr: ADD_RMS's
+ * sum, stored there) by THREADS threads, tid this one's: each output quad q
+ * handed to put(q, value). Thread tid takes quads tid, tid + THREADS, ... and
+ * sums their squares in that order, x, y, z, w of each (the order depends on n
+ * and THREADS only, so a vector's bits depend on nothing else; at THREADS 32
+ * the order of q35_norm_warp_kernel); the first Q35_NORM_KEEP quads stay in
+ * registers for the scaling pass, the rest are read again (ADD_RMS: the sum,
+ * from sr, where this thread stored it). Contains __syncthreads when THREADS >
+ * 32. */
+template <int THREADS, int KIND, class Put>
+__device__ __forceinline__ void q35_norm_vector(const float *xr, const float *zr, float *sr, const float *w, int n,
+                                                float eps, int tid, Put &put)
 {
-    const int64_t b = blockIdx.x, row = b / heads;
-    const int tid = threadIdx.x;
-    const q35_norm_off off = q35_norm_offsets(row, (int)(b - row * heads), n, row_stride, z_stride);
-    const float *xr = x + off.x;
-    Y *yr = y + off.x;
     const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
-    const float *zr = with_z ? z + off.z : nullptr;
-    float *sr = KIND == Q35_NORM_ADD_RMS ? xs + off.x : nullptr;
-    const bool vx = q35_aligned16(xr), vy = q35_norm_out_vec(yr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
+    const bool vx = q35_aligned16(xr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
                vz = !with_z || q35_aligned16(zr), vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
     const int nq = (n + 3) / 4;
     float4 keep[Q35_NORM_KEEP];
@@ -194,10 +198,35 @@ __global__ void __launch_bounds__(THREADS)
         }
         const float4 wv = KIND == Q35_NORM_L2 ? v : q35_norm_quad(w, q, n, vw);
         const float4 zv = KIND == Q35_NORM_GATED_RMS ? q35_norm_quad(zr, q, n, vz) : v;
-        q35_norm_store(yr, q, n, vy,
-                       make_float4(q35_norm_out<KIND>(v.x, inv, wv.x, zv.x), q35_norm_out<KIND>(v.y, inv, wv.y, zv.y),
-                                   q35_norm_out<KIND>(v.z, inv, wv.z, zv.z), q35_norm_out<KIND>(v.w, inv, wv.w, zv.w)));
+        put(q, make_float4(q35_norm_out<KIND>(v.x, inv, wv.x, zv.x), q35_norm_out<KIND>(v.y, inv, wv.y, zv.y),
+                           q35_norm_out<KIND>(v.z, inv, wv.z, zv.z), q35_norm_out<KIND>(v.w, inv, wv.w, zv.w)));
     }
+}
+
+/* The f32 or f16 output sink: quad q stored to the vector at y. */
+template <class Y>
+struct q35_norm_put {
+    Y *y;
+    int n;
+    bool vec;
+    __device__ __forceinline__ void operator()(int q, float4 a)
+    {
+        q35_norm_store(y, q, n, vec, a);
+    }
+};
+
+/* n >= 512: a block of THREADS a vector (vector b = blockIdx.x), q35_norm_vector. */
+template <int THREADS, int KIND, class Y>
+__global__ void __launch_bounds__(THREADS)
+    q35_norm_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
+                    int64_t z_stride, float eps, float *xs)
+{
+    const int64_t b = blockIdx.x, row = b / heads;
+    const q35_norm_off off = q35_norm_offsets(row, (int)(b - row * heads), n, row_stride, z_stride);
+    const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
+    q35_norm_put<Y> put{y + off.x, n, q35_norm_out_vec(y + off.x)};
+    q35_norm_vector<THREADS, KIND>(x + off.x, with_z ? z + off.z : nullptr,
+                                   KIND == Q35_NORM_ADD_RMS ? xs + off.x : nullptr, w, n, eps, threadIdx.x, put);
 }
 
 /* n < 512 (the per-head norms: 128, 256): a warp a vector, RPW consecutive
@@ -320,6 +349,64 @@ __device__ __forceinline__ float q35_l2_head_inv_warp(float4 v, float eps)
 {
     const float ss = q35_group_sum<32>(q35_norm_sumsq(0.0f, v));
     return q35_norm_inv<Q35_NORM_L2>(ss, 0, eps);
+}
+
+/* The threads a vector of n gets in the FP8 form, from n alone (its sum's
+ * order depends on it): q35_norm_launch's, a warp below Q35_NORM_WARP_MAX_N + 1. */
+static inline int q35_norm_threads(int n)
+{
+    return n >= 1024 ? 256 : n > Q35_NORM_WARP_MAX_N ? 64 : 32;
+}
+
+/* The FP8 output (kernels/fp8.h's quantization, one scale a token): a block a
+ * token of `heads` vectors of n at x + t * heads * n (and xs; z at t *
+ * z_stride), GROUPS
+ * groups of THREADS threads taking vectors g, g + GROUPS, ... (GROUPS > 1 only
+ * at a warp a vector). Each vector computed by q35_norm_vector, as the f32
+ * form computes it, into the token's row in shared memory (heads * n f32) and
+ * the thread's amax; then q35_fp8_row_out: the codes q [t][heads * n], the
+ * scale [t]. */
+template <int THREADS, int KIND, int GROUPS>
+__global__ void __launch_bounds__(THREADS *GROUPS)
+    q35_norm_fp8_kernel(uint8_t *q, float *scale, const float *x, const float *z, const float *w, int n, int heads,
+                        int64_t z_stride, float eps, float *xs)
+{
+    static_assert(GROUPS == 1 || THREADS == 32, "several vectors at once only at a warp a vector");
+    float *ys = q35_fp8_staged_row();
+    const int64_t cols = (int64_t)heads * n, t = blockIdx.x;
+    const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
+    float amax = 0.0f;
+    for (int h = threadIdx.x / THREADS; h < heads; h += GROUPS) { /* the same count for a group's threads */
+        const int64_t off = t * cols + (int64_t)h * n;
+        q35_fp8_stage put{ys + (int64_t)h * n, n, amax};
+        q35_norm_vector<THREADS, KIND>(x + off, with_z ? z + t * z_stride + (int64_t)h * n : nullptr,
+                                       KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr, w, n, eps,
+                                       threadIdx.x % THREADS, put);
+        amax = put.amax;
+    }
+    q35_fp8_row_out<THREADS * GROUPS>(q + t * cols, scale + t, ys, cols, amax);
+}
+
+/* Launches the FP8 form of KIND over `tokens` tokens of heads vectors of n,
+ * with the threads a vector of the f32 form (q35_norm_threads); none does
+ * nothing. who names the caller in a refusal (a token past Q35_FP8_ROW_MAX
+ * values). */
+template <int KIND>
+static int q35_norm_fp8_launch(const char *who, uint8_t *q, float *scale, const float *x, const float *z,
+                               const float *w, int n, int heads, int64_t z_stride, float eps, int64_t tokens,
+                               cudaStream_t s, float *xs, q35_error *err)
+{
+    const int threads = q35_norm_threads(n);
+    auto kernel = threads == 256  ? q35_norm_fp8_kernel<256, KIND, 1>
+                  : threads == 64 ? q35_norm_fp8_kernel<64, KIND, 1>
+                                  : q35_norm_fp8_kernel<32, KIND, 8>;
+    size_t bytes = 0;
+    if (q35_fp8_stage_ready(who, kernel, (int64_t)heads * n, &bytes, err))
+        return -1;
+    if (tokens == 0)
+        return 0;
+    kernel<<<(unsigned)tokens, threads == 32 ? 256 : threads, bytes, s>>>(q, scale, x, z, w, n, heads, z_stride, eps, xs);
+    return Q35_LAUNCH_CHECK(who, err);
 }
 
 #endif /* Q35_KERNELS_NORM_KERNELS_CUH */

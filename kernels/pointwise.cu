@@ -1,6 +1,7 @@
 /* The pointwise units (kernels/pointwise.h): one element per thread, grid-stride;
  * the output f32, or f16 (the _f16 forms of SwiGLU and the sigmoid gate: the
- * f32 value rounded to nearest even at the store). */
+ * f32 value rounded to nearest even at the store), or FP8 (SwiGLU's _fp8). */
+#include "kernels/norm_kernels.cuh"
 #include "kernels/pointwise.h"
 #include "kernels/reduce.cuh"
 
@@ -129,6 +130,47 @@ int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t i
                         int64_t rows, q35_stream stream, q35_error *err)
 {
     return launch<OP_SWIGLU>("swiglu_rows_f16", (__half *)y16, nullptr, g, u, in_stride, width, rows, stream, err);
+}
+
+/* SwiGLU with FP8 out: a block a row of width, its values (pointwise_op's:
+ * the f32 form's arithmetic) staged in shared memory with the threads' amax,
+ * then quantized (kernels/fp8_row.cuh). Quads through 16-byte loads where the
+ * row's g and u are 16-byte aligned (q35_norm_quad: the tail's values past
+ * width read as 0 and dropped). */
+constexpr int kSwigluFp8Threads = 512;
+
+__global__ void __launch_bounds__(kSwigluFp8Threads)
+    q35_swiglu_fp8_kernel(uint8_t *q, float *scale, const float *g, const float *u, int64_t in_stride, int width)
+{
+    float *ys = q35_fp8_staged_row();
+    const int64_t r = blockIdx.x;
+    const float *gr = g + r * in_stride, *ur = u + r * in_stride;
+    const bool vec = q35_aligned16(gr) && q35_aligned16(ur);
+    q35_fp8_stage put{ys, width, 0.0f};
+    for (int j = threadIdx.x; j < (width + 3) / 4; j += kSwigluFp8Threads) {
+        const float4 a = q35_norm_quad(gr, j, width, vec), b = q35_norm_quad(ur, j, width, vec);
+        put(j, make_float4(pointwise_op<OP_SWIGLU>(0.0f, a.x, b.x), pointwise_op<OP_SWIGLU>(0.0f, a.y, b.y),
+                           pointwise_op<OP_SWIGLU>(0.0f, a.z, b.z), pointwise_op<OP_SWIGLU>(0.0f, a.w, b.w)));
+    }
+    q35_fp8_row_out<kSwigluFp8Threads>(q + r * width, scale + r, ys, width, put.amax);
+}
+
+int q35_swiglu_rows_fp8(uint8_t *q, float *scale, const float *g, const float *u, int64_t in_stride, int64_t width,
+                        int64_t rows, q35_stream stream, q35_error *err)
+{
+    if (width < 1 || rows < 0 || rows > INT32_MAX)
+        return q35_fail(err, "swiglu_rows_fp8: width %lld, rows %lld (want width >= 1, rows 0..%d)", (long long)width,
+                        (long long)rows, INT32_MAX);
+    if (in_stride < width)
+        return q35_fail(err, "swiglu_rows_fp8: input row stride %lld shorter than its width %lld", (long long)in_stride,
+                        (long long)width);
+    size_t bytes = 0;
+    if (q35_fp8_stage_ready("swiglu_rows_fp8", q35_swiglu_fp8_kernel, width, &bytes, err))
+        return -1;
+    if (rows == 0)
+        return 0;
+    q35_swiglu_fp8_kernel<<<(unsigned)rows, kSwigluFp8Threads, bytes, stream>>>(q, scale, g, u, in_stride, (int)width);
+    return Q35_LAUNCH_CHECK("swiglu_rows_fp8", err);
 }
 
 int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream, q35_error *err)

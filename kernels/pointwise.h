@@ -42,6 +42,16 @@ int q35_swiglu_rows(float *y, const float *g, const float *u, int64_t in_stride,
  * alias g or u. */
 int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t in_stride, int64_t width,
                         int64_t rows, q35_stream stream, q35_error *err);
+/* SwiGLU with FP8 out (ffn_down's input on the FP8 GEMM path, kernels/fp8.h):
+ * e4m3 codes q [rows][width] and scale [rows], bitwise
+ * q35_fp8_quantize_rows(q, scale, y, rows, width, width) of q35_swiglu_rows's
+ * f32 y (the same arithmetic; no f32 y written), g and u rows at in_stride, in
+ * one launch: a block a row, the row kept in shared memory for its amax and its
+ * codes. width in 1..Q35_FP8_ROW_MAX (24576), refused beyond. Bytes a row: 8
+ * width read (g, u) + width + 4 written, against 12 width + 5 width + 4 for the
+ * f32 form and q35_fp8_quantize_rows. */
+int q35_swiglu_rows_fp8(uint8_t *q, float *scale, const float *g, const float *u, int64_t in_stride, int64_t width,
+                        int64_t rows, q35_stream stream, q35_error *err);
 int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream,
                           q35_error *err);
 /* The sigmoid gate with f16 out (the o projection's rounded input on the f16

@@ -4,24 +4,42 @@
 #ifndef Q35_KERNELS_REDUCE_CUH
 #define Q35_KERNELS_REDUCE_CUH
 
-/* Sum over the `width` lanes of a group (a power of two dividing 32); every lane
+#include <math.h>
+
+/* The two reductions: a sum (its order fixed below) and a max (exact in any
+ * order). */
+enum q35_reduce_op { Q35_REDUCE_SUM, Q35_REDUCE_MAX };
+
+template <int OP>
+__device__ __forceinline__ float q35_reduce2(float a, float b)
+{
+    return OP == Q35_REDUCE_SUM ? a + b : fmaxf(a, b);
+}
+
+/* OP over the `width` lanes of a group (a power of two dividing 32); every lane
  * of the group gets the same bits. */
-template <int WIDTH>
-__device__ __forceinline__ float q35_group_sum(float v)
+template <int WIDTH, int OP = Q35_REDUCE_SUM>
+__device__ __forceinline__ float q35_group_reduce(float v)
 {
 #pragma unroll
     for (int off = WIDTH / 2; off > 0; off /= 2)
-        v += __shfl_xor_sync(0xffffffffu, v, off, WIDTH);
+        v = q35_reduce2<OP>(v, __shfl_xor_sync(0xffffffffu, v, off, WIDTH));
     return v;
 }
 
-/* Sum over a block of THREADS (a multiple of 32); every thread gets the result.
- * Uses 32 floats of shared memory; contains __syncthreads. */
-template <int THREADS>
-__device__ __forceinline__ float q35_block_sum(float v)
+template <int WIDTH>
+__device__ __forceinline__ float q35_group_sum(float v)
+{
+    return q35_group_reduce<WIDTH, Q35_REDUCE_SUM>(v);
+}
+
+/* OP over a block of THREADS (a multiple of 32); every thread gets the result.
+ * Uses 32 floats of shared memory; contains __syncthreads when THREADS > 32. */
+template <int THREADS, int OP = Q35_REDUCE_SUM>
+__device__ __forceinline__ float q35_block_reduce(float v)
 {
     static_assert(THREADS % 32 == 0 && THREADS <= 1024, "block of whole warps");
-    v = q35_group_sum<32>(v);
+    v = q35_group_reduce<32, OP>(v);
     if (THREADS == 32)
         return v;
     __shared__ float part[32];
@@ -29,10 +47,23 @@ __device__ __forceinline__ float q35_block_sum(float v)
     if (lane == 0)
         part[warp] = v;
     __syncthreads();
-    float s = lane < THREADS / 32 ? part[lane] : 0.0f;
-    s = q35_group_sum<32>(s);
+    float s = lane < THREADS / 32 ? part[lane] : OP == Q35_REDUCE_SUM ? 0.0f : -INFINITY;
+    s = q35_group_reduce<32, OP>(s);
     __syncthreads(); /* part[] may be reused by a later call */
     return s;
+}
+
+template <int THREADS>
+__device__ __forceinline__ float q35_block_sum(float v)
+{
+    return q35_block_reduce<THREADS, Q35_REDUCE_SUM>(v);
+}
+
+/* The largest of a block's values (THREADS as q35_block_reduce). */
+template <int THREADS>
+__device__ __forceinline__ float q35_block_max(float v)
+{
+    return q35_block_reduce<THREADS, Q35_REDUCE_MAX>(v);
 }
 
 __device__ __forceinline__ float q35_silu(float x)

@@ -26,15 +26,24 @@ static int rmsnorm_rows(const char *who, Y *y, const float *x, const float *w, i
     return Q35_LAUNCH_CHECK(who, err);
 }
 
+/* The fused form's shape, and its output (out, named out_name) apart from x and r. */
+static int check_add(const char *who, const char *out_name, const void *out, const float *x, const float *r, int64_t n,
+                     int64_t rows, q35_error *err)
+{
+    if (check_shape(who, n, rows, err))
+        return -1;
+    if (out == (const void *)x || out == (const void *)r)
+        return q35_fail(err, "%s: %s must not alias x or r", who, out_name);
+    return 0;
+}
+
 /* The fused add + RMSNorm into y of Y (f32 or f16). */
 template <class Y>
 static int add_rmsnorm_rows(const char *who, Y *y, float *x, const float *r, const float *w, int64_t n, int64_t rows,
                             float eps, q35_stream stream, q35_error *err)
 {
-    if (check_shape(who, n, rows, err))
+    if (check_add(who, "y", y, x, r, n, rows, err))
         return -1;
-    if ((const void *)y == (const void *)x || (const void *)y == (const void *)r)
-        return q35_fail(err, "%s: y must not alias x or r", who);
     if (rows == 0)
         return 0;
     q35_norm_launch<Q35_NORM_ADD_RMS>(y, x, r, w, (int)n, 1, n, n, eps, rows, stream, x);
@@ -63,6 +72,24 @@ int q35_add_rmsnorm_rows_f16(uint16_t *y16, float *x, const float *r, const floa
                              float eps, q35_stream stream, q35_error *err)
 {
     return add_rmsnorm_rows("add_rmsnorm_rows_f16", (__half *)y16, x, r, w, n, rows, eps, stream, err);
+}
+
+int q35_rmsnorm_rows_fp8(uint8_t *q, float *scale, const float *x, const float *w, int64_t n, int64_t rows, float eps,
+                         q35_stream stream, q35_error *err)
+{
+    if (check_shape("rmsnorm_rows_fp8", n, rows, err))
+        return -1;
+    return q35_norm_fp8_launch<Q35_NORM_RMS>("rmsnorm_rows_fp8", q, scale, x, nullptr, w, (int)n, 1, n, eps, rows,
+                                             stream, nullptr, err);
+}
+
+int q35_add_rmsnorm_rows_fp8(uint8_t *q, float *scale, float *x, const float *r, const float *w, int64_t n,
+                             int64_t rows, float eps, q35_stream stream, q35_error *err)
+{
+    if (check_add("add_rmsnorm_rows_fp8", "q", q, x, r, n, rows, err))
+        return -1;
+    return q35_norm_fp8_launch<Q35_NORM_ADD_RMS>("add_rmsnorm_rows_fp8", q, scale, x, r, w, (int)n, 1, n, eps, rows,
+                                                 stream, x, err);
 }
 
 int q35_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps, q35_stream stream, q35_error *err)

@@ -50,6 +50,23 @@ int q35_rmsnorm_rows_f16(uint16_t *y16, const float *x, const float *w, int64_t 
 int q35_add_rmsnorm_rows_f16(uint16_t *y16, float *x, const float *r, const float *w, int64_t n, int64_t rows,
                              float eps, q35_stream stream, q35_error *err);
 
+/* CUDA, FP8 out (the next FP8 GEMM's input, kernels/fp8.h): e4m3 codes
+ * q [rows][n] and one f32 scale a row, scale [rows], bitwise
+ * q35_fp8_quantize_rows(q, scale, y, rows, n, n) of the f32 y the form above
+ * computes (the same arithmetic; no f32 y written), in one launch: a block a
+ * row, the row's y kept in shared memory for its amax and its codes. The fused
+ * form still adds into x (bitwise the f32 form's x); q must not alias x or r.
+ * n in 1..Q35_FP8_ROW_MAX (24576, kernels/fp8.h), refused beyond. Bytes a row:
+ * 4n read (x) + n + 4 written (codes, scale), against 8n + 5n + 4 for the f32
+ * form and q35_fp8_quantize_rows (the fused form: 8n read, 4n + n + 4 written,
+ * against 16n + 5n + 4); w (4n) is shared by every row; past 4096 values the
+ * rest of x (the sum) is read a second time, from cache, as the f32 form does.
+ * Not yet run on a GPU. */
+int q35_rmsnorm_rows_fp8(uint8_t *q, float *scale, const float *x, const float *w, int64_t n, int64_t rows, float eps,
+                         q35_stream stream, q35_error *err);
+int q35_add_rmsnorm_rows_fp8(uint8_t *q, float *scale, float *x, const float *r, const float *w, int64_t n,
+                             int64_t rows, float eps, q35_stream stream, q35_error *err);
+
 #ifdef __cplusplus
 }
 #endif

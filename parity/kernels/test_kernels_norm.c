@@ -7,9 +7,17 @@
  * the CPU's rounding of the f32 form's output (memcmp) and within 1e-3 of
  * float64 (the rounding: 2^-11 of a value at most). Gated RMSNorm with z read
  * in place from merged rows with NaN gaps, bitwise the contiguous z's. RMSNorm
- * and L2 norm bitwise a CPU emulation of the kernels' f32 order of summing. */
+ * and L2 norm bitwise a CPU emulation of the kernels' f32 order of summing.
+ * The FP8-out forms (the
+ * same three: the next FP8 GEMM's input, codes and a scale a row; the gated
+ * norm's a token) bitwise q35_fp8_quantize_rows of the f32 form's output on the
+ * GPU and q35_ref_fp8_quantize_rows of it on the CPU (memcmp, codes and
+ * scales), within one e4m3 step of the float64 reference quantized, the fused
+ * form's sum bitwise the f32 form's; at 1..24576 values a row (the shared
+ * memory opt-in past 47 KiB) and 2048 rows; and the shapes they refuse. */
 #include "parity/lib/gpu.h"
 
+#include "kernels/fp8.h"
 #include "kernels/gated_rmsnorm.h"
 #include "kernels/l2norm.h"
 #include "kernels/pointwise.h"
@@ -56,6 +64,12 @@ static void check_rmsnorm(q35_suite *s, const char *what, int64_t n, int64_t row
     snprintf(name, sizeof name, "rmsnorm_rows_f16 %-15s n %5" PRId64 " rows %5" PRId64, what, n, rows);
     q35_check_f16_out(s, name, d16, y, ref, total, LIMIT_F16);
     q35_gpu_free(d16);
+    uint8_t *d8 = q35_gpu_bytes((size_t)total);
+    float *dscale = q35_gpu_floats(rows);
+    q35_gpu_ok(q35_rmsnorm_rows_fp8(d8, dscale, dx, dw, n, rows, EPS, NULL, &err), &err);
+    snprintf(name, sizeof name, "rmsnorm_rows_fp8 %-15s n %5" PRId64 " rows %5" PRId64, what, n, rows);
+    q35_check_fp8_out(s, name, d8, dscale, dy, ref, rows, n, LIMIT);
+    q35_gpu_free(d8), q35_gpu_free(dscale);
     /* in place: y may be x */
     q35_gpu_ok(q35_rmsnorm_rows(dx, dx, dw, n, rows, EPS, NULL, &err), &err);
     q35_gpu_download(yt, dx, (size_t)total * sizeof *yt);
@@ -77,10 +91,13 @@ static void check_add_rmsnorm(q35_suite *s, const char *what, int64_t n, int64_t
     float *w = q35_host_normal(n, 1.0, 0.1, &g_rng);
     float *dx = q35_gpu_from_host(x, total), *dr = q35_gpu_from_host(r, total), *dw = q35_gpu_from_host(w, n);
     float *dx2 = q35_gpu_from_host(x, total), *dx3 = q35_gpu_from_host(x, total), *dx4 = q35_gpu_from_host(x, total);
+    float *dx5 = q35_gpu_from_host(x, total), *dscale = q35_gpu_floats(rows);
+    uint8_t *d8 = q35_gpu_bytes((size_t)total);
     float *dy = q35_gpu_floats(total), *dy2 = q35_gpu_floats(total), *dy3 = q35_gpu_floats(total);
     uint16_t *d16 = q35_gpu_bytes((size_t)total * 2);
     q35_gpu_ok(q35_add_rmsnorm_rows(dy, dx, dr, dw, n, rows, EPS, NULL, &err), &err);
     q35_gpu_ok(q35_add_rmsnorm_rows_f16(d16, dx4, dr, dw, n, rows, EPS, NULL, &err), &err);
+    q35_gpu_ok(q35_add_rmsnorm_rows_fp8(d8, dscale, dx5, dr, dw, n, rows, EPS, NULL, &err), &err);
     q35_gpu_ok(q35_residual_add_rows(dx2, dr, n, rows, NULL, &err), &err); /* the two ops it fuses */
     q35_gpu_ok(q35_rmsnorm_rows(dy2, dx2, dw, n, rows, EPS, NULL, &err), &err);
     for (int64_t t = 0; t < rows; t++) /* per token */
@@ -112,7 +129,13 @@ static void check_add_rmsnorm(q35_suite *s, const char *what, int64_t n, int64_t
     q35_case(s, memcmp(sum16, h[0], bytes) == 0, "add_rmsnorm_f16 %-16s its sum bitwise the f32 form's: %s", what,
              memcmp(sum16, h[0], bytes) == 0 ? "bitwise equal" : "differ");
     free(sum16);
-    q35_gpu_free(dx4), q35_gpu_free(d16);
+    snprintf(name, sizeof name, "add_rmsnorm_fp8 %-16s n %5" PRId64 " rows %5" PRId64, what, n, rows);
+    q35_check_fp8_out(s, name, d8, dscale, dy, yd, rows, n, LIMIT);
+    float *sum8 = q35_gpu_to_host(dx5, total);
+    q35_case(s, memcmp(sum8, h[0], bytes) == 0, "add_rmsnorm_fp8 %-16s its sum bitwise the f32 form's: %s", what,
+             memcmp(sum8, h[0], bytes) == 0 ? "bitwise equal" : "differ");
+    free(sum8);
+    q35_gpu_free(dx4), q35_gpu_free(d16), q35_gpu_free(dx5), q35_gpu_free(d8), q35_gpu_free(dscale);
     for (int i = 0; i < 6; i++)
         free(h[i]);
     free(x), free(r), free(w), free(xd), free(rd), free(wd), free(yd);
@@ -185,6 +208,13 @@ static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads
     if (z_stride > 0)
         check_gated_strided(s, what, z, dO, dw, dy, d16, n, heads, T, zcol, z_stride);
     q35_gpu_free(d16);
+    uint8_t *d8 = q35_gpu_bytes((size_t)total);
+    float *dscale = q35_gpu_floats(T);
+    q35_gpu_ok(q35_gated_rmsnorm_rows_fp8(d8, dscale, dO, dz, heads * n, dw, n, heads, T, EPS, NULL, &err), &err);
+    snprintf(name, sizeof name, "gated_rmsnorm_fp8 %-14s n %4" PRId64 " heads %2" PRId64 " T %4" PRId64, what, n,
+             heads, T);
+    q35_check_fp8_out(s, name, d8, dscale, dy, ref, T, heads * n, LIMIT); /* a scale a token */
+    q35_gpu_free(d8), q35_gpu_free(dscale);
     free(o), free(z), free(w), free(y), free(yt), free(od), free(zd), free(wd), free(ref);
     q35_gpu_free(dO), q35_gpu_free(dz), q35_gpu_free(dw), q35_gpu_free(dy), q35_gpu_free(dt);
 }
@@ -330,6 +360,33 @@ static void check_refusals(q35_suite *s)
     rc = q35_gated_rmsnorm_rows_f16(h, d, d, 255, d, 128, 2, 1, EPS, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gated_rmsnorm_rows_f16: z row stride 255 shorter") != NULL,
              "gated_rmsnorm_rows_f16 refuses a z stride below heads * n: %s", err.msg);
+    uint8_t *q = (uint8_t *)d;
+    static const struct {
+        int op; /* 0 rmsnorm_rows_fp8, 1 add_rmsnorm_rows_fp8, 2 gated_rmsnorm_rows_fp8 */
+        int64_t n, heads, T;
+        bool alias; /* add: q = x */
+        const char *want;
+    } fp8[] = {
+        {0, 0, 1, 1, false, "rmsnorm_rows_fp8: n = 0 (want 1.."},
+        {0, Q35_FP8_ROW_MAX + 1, 1, 1, false, "rmsnorm_rows_fp8: a row of 24577 values (want 1..24576"},
+        {1, Q35_FP8_ROW_MAX + 1, 1, 1, false, "add_rmsnorm_rows_fp8: a row of 24577 values (want 1..24576"},
+        {1, 4, 1, 1, true, "add_rmsnorm_rows_fp8: q must not alias x or r"},
+        {1, 4, 1, -1, false, "add_rmsnorm_rows_fp8: n = 4 (want 1..1048576), rows = -1"},
+        {2, 128, 193, 1, false, "gated_rmsnorm_rows_fp8: a row of 24704 values (want 1..24576"},
+        {2, 128, 0, 1, false, "heads = 0 (want 1.."},
+        {2, 128, 32, -1, false, "T = -1 (want 0.."},
+    };
+    for (size_t i = 0; i < sizeof fp8 / sizeof *fp8; i++) {
+        memset(&err, 0, sizeof err);
+        float *x = fp8[i].alias ? d : d + 8;
+        rc = fp8[i].op == 0   ? q35_rmsnorm_rows_fp8(q, d + 4, x, d + 16, fp8[i].n, fp8[i].T, EPS, NULL, &err)
+             : fp8[i].op == 1 ? q35_add_rmsnorm_rows_fp8(q, d + 4, x, d + 16, d + 32, fp8[i].n, fp8[i].T, EPS, NULL,
+                                                         &err)
+                              : q35_gated_rmsnorm_rows_fp8(q, d + 4, x, d + 16, fp8[i].heads * fp8[i].n, d + 32,
+                                                           fp8[i].n, fp8[i].heads, fp8[i].T, EPS, NULL, &err);
+        q35_case(s, rc == -1 && strstr(err.msg, fp8[i].want) != NULL, "fp8 norms refuse (want \"%s\"): %s",
+                 fp8[i].want, err.msg);
+    }
     q35_gpu_free(d);
 }
 
@@ -353,6 +410,12 @@ int main(void)
         check_add_rmsnorm(&s, "residual 9B", 4096, odd_rows[i]);
         check_add_rmsnorm(&s, "residual 27B", 5120, odd_rows[i]); /* 5 quads a thread: one read back */
     }
+    const int64_t many = q35_quick() ? 64 : 2048; /* a prefill chunk's rows */
+    check_rmsnorm(&s, "residual 9B", 4096, many, 1);
+    check_add_rmsnorm(&s, "residual 9B", 4096, many);
+    check_rmsnorm(&s, "past 47 KiB", 20480, 7, 1); /* the fp8 form's shared memory opt-in */
+    check_rmsnorm(&s, "fp8 row max", Q35_FP8_ROW_MAX, 3, 1);
+    check_add_rmsnorm(&s, "past 47 KiB", 12289, 7);
     check_add_rmsnorm(&s, "odd width", 37, 7);
     check_add_rmsnorm(&s, "odd width", 1001, 3); /* misaligned rows: the scalar loads */
     check_rmsnorm(&s, "odd width", 37, 7, 1);
@@ -372,6 +435,9 @@ int main(void)
     check_gated(&s, "27B", 128, 48, big, 0, 0);
     check_gated(&s, "9B one token", 128, 32, 1, 5, 4096 + 9);
     check_gated(&s, "odd", 100, 3, 3, 1, 307);
+    check_gated(&s, "9B", 128, 32, many, 0, 0);
+    check_gated(&s, "27B one token", 128, 48, 1, 0, 0);
+    check_gated(&s, "512 a head", 512, 2, 3, 0, 0); /* 64 threads a head, the heads one after another */
 
     /* conv rows: [q heads | k heads | v]; stride = 2*Hk*dk + Hv*dv */
     check_l2(&s, "0.8B q+k", 128, 32, 6144, 37);

@@ -8,11 +8,18 @@
  * bitwise the CPU's rounding of the f32 form's output (memcmp), within 1e-3 of
  * float64, aligned and one float off; the gate's refuses an f16 output over
  * its input; SwiGLU over g and u read in place from merged rows with NaN gaps,
- * bitwise the contiguous inputs' result. */
+ * bitwise the contiguous inputs' result.
+ * Its FP8-out
+ * form (codes and a scale a row) bitwise q35_fp8_quantize_rows of the f32
+ * form's output on the GPU and q35_ref_fp8_quantize_rows of it on the CPU
+ * (memcmp, codes and scales), within one e4m3 step of the float64 reference
+ * quantized, aligned and one float off, to 24576 a row and at 2048 rows; the
+ * widths it refuses. */
 #include "parity/lib/gpu.h"
 
 #include "core/quant.h"
 #include "kernels/embedding.h"
+#include "kernels/fp8.h"
 #include "kernels/pointwise.h"
 #include "kernels/rope.h"
 
@@ -88,6 +95,17 @@ static void check_elementwise(q35_suite *s, int op, const char *what, int64_t wi
                  width, rows);
         q35_check_f16_out(s, name, d16 + 1, h1, ref, n, 1e-3);
         q35_gpu_free(d16);
+        /* FP8 out: aligned (quads, 4-code stores), and one float / one code off */
+        uint8_t *d8 = q35_gpu_bytes((size_t)n + 1);
+        float *dscale = q35_gpu_floats(rows);
+        q35_gpu_ok(q35_swiglu_rows_fp8(d8, dscale, da, db, width, width, rows, NULL, &err), &err);
+        snprintf(name, sizeof name, "swiglu_rows_fp8   %-10s width %5" PRId64 " rows %4" PRId64, what, width, rows);
+        q35_check_fp8_out(s, name, d8, dscale, y1, ref, rows, width, LIMIT);
+        q35_gpu_ok(q35_swiglu_rows_fp8(d8 + 1, dscale, ma + 1, mb + 1, width, width, rows, NULL, &err), &err);
+        snprintf(name, sizeof name, "swiglu_rows_fp8   %-10s width %5" PRId64 " rows %4" PRId64 " unaligned", what,
+                 width, rows);
+        q35_check_fp8_out(s, name, d8 + 1, dscale, y1, ref, rows, width, LIMIT);
+        q35_gpu_free(d8), q35_gpu_free(dscale);
     }
     char diff[160];
     q35_case(s, bm.equal, "%-17s %-10s width %5" PRId64 " rows %4" PRId64 " off 16-byte alignment: %s", names[op],
@@ -280,7 +298,22 @@ static void check_refusals(q35_suite *s)
         nan += isnan(h[i]) != 0;
     q35_case(s, nan == 512, "embedding of tokens -1 and 7 (vocab 7): rows of NaN, no read outside the table");
     free(h);
-    q35_gpu_free(dt), q35_gpu_free(tab), q35_gpu_free(out), q35_gpu_free(d);
+    q35_gpu_free(dt), q35_gpu_free(tab), q35_gpu_free(out);
+    static const struct {
+        int64_t width, rows;
+        const char *want;
+    } fp8[] = {
+        {Q35_FP8_ROW_MAX + 1, 1, "swiglu_rows_fp8: a row of 24577 values (want 1..24576"},
+        {0, 1, "swiglu_rows_fp8: width 0, rows 1"},
+        {64, -1, "swiglu_rows_fp8: width 64, rows -1"},
+    };
+    for (size_t i = 0; i < sizeof fp8 / sizeof *fp8; i++) {
+        memset(&err, 0, sizeof err);
+        rc = q35_swiglu_rows_fp8((uint8_t *)d, d + 4, d + 8, d + 16, fp8[i].width, fp8[i].width, fp8[i].rows, NULL, &err);
+        q35_case(s, rc == -1 && strstr(err.msg, fp8[i].want) != NULL, "swiglu_rows_fp8 refuses (want \"%s\"): %s",
+                 fp8[i].want, err.msg);
+    }
+    q35_gpu_free(d);
 }
 
 int main(void)
@@ -299,7 +332,10 @@ int main(void)
         check_elementwise(&s, RESIDUAL, "9B H", 4096, Ts[i]);
     }
     check_elementwise(&s, SWIGLU, "0.8B ffn", 3584, 37);
-    check_elementwise(&s, SWIGLU, "27B ffn", 17408, 7);
+    check_elementwise(&s, SWIGLU, "27B ffn", 17408, 7); /* the fp8 form's shared memory opt-in */
+    check_elementwise(&s, SWIGLU, "9B ffn", 12288, q35_quick() ? 64 : 2048);
+    check_elementwise(&s, SWIGLU, "fp8 max", Q35_FP8_ROW_MAX, 3);
+    check_elementwise(&s, SWIGLU, "odd", 37, 3);
     check_elementwise(&s, GATE, "27B heads", 24 * 256, 37);
     check_elementwise(&s, RESIDUAL, "27B H", 5120, big);
     check_elementwise(&s, RESIDUAL, "odd", 37, 3);

@@ -1,10 +1,13 @@
 #include "gpu.h"
 #include "device_env.h"
 
+#include "core/fp8.h"
 #include "core/half.h"
+#include "kernels/fp8.h"
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,4 +158,87 @@ void q35_check_f16_out(q35_suite *s, const char *name, const void *d_y16, const 
         q35_case(s, false, "%s: %" PRId64 " of %" PRId64 " halves differ from the f32 form rounded (first [%" PRId64
                  "]: 0x%04x, want 0x%04x from %.9g)", name, n_diff, n, first, h[first], want[first], (double)y[first]);
     free(h), free(want), free(wide);
+}
+
+static void *host_alloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        printf("FAIL  out of host memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+/* e4m3 code c as a signed count of steps from zero (both zeros 0). */
+static int fp8_steps(uint8_t c)
+{
+    return (c & 0x80u) ? -(int)(c & 0x7fu) : (int)(c & 0x7fu);
+}
+
+/* The codes and scales of one quantization of rows x cols against another's,
+ * bitwise: one case line. */
+static void fp8_case_bitwise(q35_suite *s, const char *name, const char *against, const uint8_t *q, const float *sc,
+                             const uint8_t *want, const float *want_sc, int64_t rows, int64_t cols)
+{
+    int64_t first = -1, n_diff = 0;
+    for (int64_t i = 0; i < rows * cols; i++)
+        if (q[i] != want[i] && n_diff++ == 0)
+            first = i;
+    const q35_bitcmp bs = q35_bitwise_f32(sc, want_sc, rows);
+    char diff[200];
+    if (n_diff == 0 && bs.equal)
+        q35_case(s, true, "%s: codes and scales bitwise %s", name, against);
+    else if (n_diff == 0)
+        q35_case(s, false, "%s: codes bitwise %s, scales %s", name, against, q35_bitcmp_str(&bs, diff, sizeof diff));
+    else
+        q35_case(s, false, "%s: %" PRId64 " of %" PRId64 " codes differ from %s (first row %" PRId64 " col %" PRId64
+                 ": 0x%02x, want 0x%02x), scales %s", name, n_diff, rows * cols, against, first / cols, first % cols,
+                 q[first], want[first], q35_bitcmp_str(&bs, diff, sizeof diff));
+}
+
+void q35_check_fp8_out(q35_suite *s, const char *name, const uint8_t *d_q, const float *d_scale, const float *d_y,
+                       const double *ref, int64_t rows, int64_t cols, double limit)
+{
+    const int64_t n = rows * cols;
+    uint8_t *q = host_alloc((size_t)n), *want = host_alloc((size_t)n), *near = host_alloc((size_t)n);
+    float *sc = host_alloc((size_t)rows * sizeof *sc), *want_sc = host_alloc((size_t)rows * sizeof *sc);
+    float *near_sc = host_alloc((size_t)rows * sizeof *sc), *rf = host_alloc((size_t)n * sizeof *rf);
+    q35_gpu_download(q, d_q, (size_t)n);
+    q35_gpu_download(sc, d_scale, (size_t)rows * sizeof *sc);
+    uint8_t *d_want = q35_gpu_bytes((size_t)n);
+    float *d_want_sc = q35_gpu_floats(rows);
+    q35_error err = {{0}};
+    q35_gpu_ok(q35_fp8_quantize_rows(d_want, d_want_sc, d_y, rows, cols, cols, NULL, &err), &err);
+    q35_gpu_download(want, d_want, (size_t)n);
+    q35_gpu_download(want_sc, d_want_sc, (size_t)rows * sizeof *sc);
+    fp8_case_bitwise(s, name, "the f32 form + q35_fp8_quantize_rows (GPU)", q, sc, want, want_sc, rows, cols);
+    float *y = q35_gpu_to_host(d_y, n);
+    q35_ref_fp8_quantize_rows(want, want_sc, y, rows, cols, cols);
+    fp8_case_bitwise(s, name, "q35_ref_fp8_quantize_rows of the f32 form (CPU)", q, sc, want, want_sc, rows, cols);
+    for (int64_t i = 0; i < n; i++)
+        rf[i] = (float)ref[i];
+    q35_ref_fp8_quantize_rows(near, near_sc, rf, rows, cols, cols);
+    int64_t nan = 0, far = 0, first = -1;
+    double worst = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        nan += (q[i] & 0x7fu) == Q35_E4M3_NAN;
+        const int d = fp8_steps(q[i]) - fp8_steps(near[i]);
+        if ((d > 1 || d < -1) && far++ == 0)
+            first = i;
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        const double e = isfinite(sc[r]) ? fabs((double)sc[r] - near_sc[r]) / fabs((double)near_sc[r]) : INFINITY;
+        worst = e > worst ? e : worst;
+    }
+    if (first < 0)
+        q35_case(s, nan == 0 && worst <= limit,
+                 "%s: vs the float64 reference quantized: %" PRId64 " NaN codes, every code within one step, scales "
+                 "rel %.2e (<= %.0e)", name, nan, worst, limit);
+    else
+        q35_case(s, false, "%s: vs the float64 reference quantized: %" PRId64 " codes past one step (first row %" PRId64
+                 " col %" PRId64 ": 0x%02x, want 0x%02x from %.9g), %" PRId64 " NaN codes, scales rel %.2e", name, far,
+                 first / cols, first % cols, q[first], near[first], ref[first], nan, worst);
+    free(q), free(want), free(near), free(sc), free(want_sc), free(near_sc), free(rf), free(y);
+    q35_gpu_free(d_want), q35_gpu_free(d_want_sc);
 }

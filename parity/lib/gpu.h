@@ -44,6 +44,16 @@ void q35_gpu_sync(void);
 void q35_check_f16_out(q35_suite *s, const char *name, const void *d_y16, const float *y, const double *ref,
                        int64_t n, double limit);
 
+/* An FP8 output (the _fp8 forms, which write the next FP8 GEMM's input):
+ * codes d_q [rows][cols] and scales d_scale [rows] on the device, of the rows
+ * d_y [rows][cols] the f32 form wrote on the same inputs (ref: their float64
+ * reference). Three case lines named `name`: codes and scales bitwise (memcmp)
+ * q35_fp8_quantize_rows of d_y on the GPU; bitwise q35_ref_fp8_quantize_rows of
+ * d_y on the CPU; against q35_ref_fp8_quantize_rows of ref rounded to f32, no
+ * NaN code, every code within one e4m3 step and every scale within rel limit. */
+void q35_check_fp8_out(q35_suite *s, const char *name, const uint8_t *d_q, const float *d_scale, const float *d_y,
+                       const double *ref, int64_t rows, int64_t cols, double limit);
+
 /* Exits 1 with the message when rc != 0 (a launcher's status). */
 void q35_gpu_ok(int rc, const q35_error *err);
 
