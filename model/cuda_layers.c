@@ -190,13 +190,15 @@ void q35_run_choose(q35_run *r)
                                                : project_gemm_f32;
         r->attend = p->attention == Q35_ATTN_FLASH ? attend_flash : attend_f32;
         r->f16_inputs = p->gemm == Q35_GEMM_F16;
+        r->fp8_inputs = p->gemm == Q35_GEMM_FP8;
         r->merge = (p->gemm == Q35_GEMM_F16 || p->gemm == Q35_GEMM_FP8) && !p->split_proj;
         r->add_in_gemm = p->gemm == Q35_GEMM_F16;
     }
 }
 
-/* After an op that wrote x's f16 rounding (only) into the f16 scratch: the projections from x take it. */
-static int f16_written(q35_run *r, const float *x, int rc)
+/* After an op that wrote x's GEMM input (only: f16, or e4m3 codes and scales) into the activation scratch:
+ * the projections from x take it. */
+static int input_written(q35_run *r, const float *x, int rc)
 {
     if (rc == 0)
         r->x16_of = r->x16_only = x;
@@ -229,12 +231,19 @@ static int residual_norm(q35_run *r, const float *w, const char *const names[2])
     r->residual_pending = false;
     q35_op_begin(r, Q35_OP_NORM, names[add]);
     if (r->f16_inputs) /* NORMED as the projections' f16 input only */
-        return f16_written(
+        return input_written(
             r, BUF(r, NORMED),
             q35_op_end(r, add ? q35_add_rmsnorm_rows_f16(cm->f16_act, BUF(r, X), BUF(r, PROJ), w, H, r->T, cm->hp.eps,
                                                          cm->stream, r->err)
                               : q35_rmsnorm_rows_f16(cm->f16_act, BUF(r, X), w, H, r->T, cm->hp.eps, cm->stream,
                                                      r->err)));
+    if (r->fp8_inputs) /* NORMED as the projections' e4m3 input only */
+        return input_written(
+            r, BUF(r, NORMED),
+            q35_op_end(r, add ? q35_add_rmsnorm_rows_fp8(fp8_codes(r), fp8_scales(r, H), BUF(r, X), BUF(r, PROJ), w, H,
+                                                         r->T, cm->hp.eps, cm->stream, r->err)
+                              : q35_rmsnorm_rows_fp8(fp8_codes(r), fp8_scales(r, H), BUF(r, X), w, H, r->T, cm->hp.eps,
+                                                     cm->stream, r->err)));
     if (!add)
         return q35_op_end(r, rmsnorm(r, BUF(r, NORMED), BUF(r, X), w, H, 1));
     return q35_op_end(r, q35_add_rmsnorm_rows(BUF(r, NORMED), BUF(r, X), BUF(r, PROJ), w, H, r->T, cm->hp.eps,
@@ -279,11 +288,15 @@ static int ffn(q35_run *r, const q35_dlayer *l)
                   : proj(r, g, 2 * ff, BUF(r, NORMED), &l->ffn_gate) || proj(r, u, 2 * ff, BUF(r, NORMED), &l->ffn_up)))
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
-    if (r->f16_inputs ? f16_written(r, BUF(r, FFN_ACT),
-                                    q35_op_end(r, q35_swiglu_rows_f16(r->cm->f16_act, g, u, 2 * ff, ff, r->T,
-                                                                      r->cm->stream, r->err)))
-                      : q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), g, u, 2 * ff, ff, r->T, r->cm->stream,
-                                                      r->err)))
+    const int rc =
+        r->f16_inputs   ? input_written(r, BUF(r, FFN_ACT),
+                                      q35_op_end(r, q35_swiglu_rows_f16(r->cm->f16_act, g, u, 2 * ff, ff, r->T,
+                                                                        r->cm->stream, r->err)))
+        : r->fp8_inputs ? input_written(r, BUF(r, FFN_ACT),
+                                      q35_op_end(r, q35_swiglu_rows_fp8(fp8_codes(r), fp8_scales(r, ff), g, u, 2 * ff,
+                                                                        ff, r->T, r->cm->stream, r->err)))
+                        : q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), g, u, 2 * ff, ff, r->T, r->cm->stream, r->err));
+    if (rc)
         return -1;
     return out_proj(r, BUF(r, FFN_ACT), &l->ffn_down, l->index == r->cm->hp.n_layer - 1);
 }
@@ -357,10 +370,16 @@ static int gated_norm(q35_run *r, const q35_dlayer *l)
         return q35_op_end(r, q35_gated_rmsnorm(BUF(r, O), BUF(r, O), z, l->ssm_norm, hp->ssm_dv, hp->ssm_hv, hp->eps,
                                                r->cm->stream, r->err));
     if (r->f16_inputs) /* O as ssm_out's f16 input only */
-        return f16_written(r, BUF(r, O),
+        return input_written(r, BUF(r, O),
                            q35_op_end(r, q35_gated_rmsnorm_rows_f16(r->cm->f16_act, BUF(r, O), z, mc.width,
                                                                     l->ssm_norm, hp->ssm_dv, hp->ssm_hv, r->T, hp->eps,
                                                                     r->cm->stream, r->err)));
+    if (r->fp8_inputs) /* O as ssm_out's e4m3 input only */
+        return input_written(r, BUF(r, O),
+                           q35_op_end(r, q35_gated_rmsnorm_rows_fp8(fp8_codes(r), fp8_scales(r, hp->ssm_hv * hp->ssm_dv),
+                                                                    BUF(r, O), z, mc.width, l->ssm_norm, hp->ssm_dv,
+                                                                    hp->ssm_hv, r->T, hp->eps, r->cm->stream,
+                                                                    r->err)));
     return q35_op_end(r, q35_gated_rmsnorm_rows(BUF(r, O), BUF(r, O), z, mc.width, l->ssm_norm, hp->ssm_dv, hp->ssm_hv,
                                                 r->T, hp->eps, r->cm->stream, r->err));
 }
@@ -452,7 +471,7 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
         return -1;
     q35_op_begin(r, Q35_OP_OUT_GATE, "out_gate");
     const int gated = r->f16_inputs /* ATTN_O as attn_output's f16 input only */
-                          ? f16_written(r, BUF(r, ATTN_O),
+                          ? input_written(r, BUF(r, ATTN_O),
                                         q35_op_end(r, q35_sigmoid_gate_rows_f16(r->cm->f16_act, BUF(r, ATTN_O),
                                                                                 BUF(r, GATE), qd, r->T, r->cm->stream,
                                                                                 r->err)))
