@@ -129,8 +129,8 @@ struct q35_run {
     bool f16_inputs;          /* the f16 GEMM path (prefill, not deterministic): the residual norms, the
                                  gated norm and SwiGLU write their projections' input as f16 straight
                                  into cm->f16_act (x16_of), its f32 copy not written */
-    bool fp8_inputs;          /* the fp8 GEMM path: the same ops write e4m3 codes and a scale a row (a token)
-                                 into cm->f16_act (kernels/fp8.h's layout) instead */
+    bool fp8_inputs;          /* the fp8 GEMM path: the residual norms and SwiGLU write e4m3 codes and a
+                                 scale a row into cm->f16_act (kernels/fp8.h's layout) instead */
     bool merge;               /* the fast GEMM paths (f16, fp8): the projections that share an input run as
                                  their merged weight (q35_dlayer's gu, mix), one GEMM */
     bool add_in_gemm;         /* the f16 GEMM path: the output projections add into x in their GEMM

@@ -95,7 +95,8 @@ static void check_elementwise(q35_suite *s, int op, const char *what, int64_t wi
                  width, rows);
         q35_check_f16_out(s, name, d16 + 1, h1, ref, n, 1e-3);
         q35_gpu_free(d16);
-        /* FP8 out: aligned (quads, 4-code stores), and one float / one code off */
+    }
+    if (op == SWIGLU) { /* FP8 out: aligned (quads, 4-code stores), and one float / one code off */
         uint8_t *d8 = q35_gpu_bytes((size_t)n + 1);
         float *dscale = q35_gpu_floats(rows);
         q35_gpu_ok(q35_swiglu_rows_fp8(d8, dscale, da, db, width, width, rows, NULL, &err), &err);
