@@ -24,7 +24,11 @@
  * (ceil(T/32) - 1) of halo rows (read again by the next tile, mostly from L2)
  * + 16 T hv (alpha, b in; g, beta out) + 4 (2K - 1) C (taps, the window in and
  * out). The unfused chain moves 4 (2 T C) for the conv, 4 (4 T hk dk) more for
- * the norm's read and write of the q/k heads, 16 T hv for the gates. */
+ * the norm's read and write of the q/k heads, 16 T hv for the gates. *
+ * Measured (bench/results/README.md, the H200 at fb0947d): bitwise the chain,
+ * but slower than it: 81.1 us against 67.9 at 2048 rows of the 9B (26.7 / 25.8
+ * at 512), 40 % of the copy ceiling; the model keeps the chain until this unit
+ * wins (a larger row tile, more loads in flight are the next things to try). */
 #ifndef Q35_KERNELS_DELTA_PREP_H
 #define Q35_KERNELS_DELTA_PREP_H
 
