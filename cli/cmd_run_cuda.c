@@ -1,10 +1,13 @@
 /* q35 run on the GPU (run.h): load with the options the flags set, a timed
  * prefill (per-op device times from CUDA events, which also warms up), then an
- * untimed one for tokens/s. */
+ * untimed one for tokens/s; on the fp8 GEMM path, then its accuracy tier: the
+ * same prompt once more through the f32 GEMM (the other paths as they were),
+ * the logits of the reported positions compared (model/accuracy.h). */
 #include "run.h"
 #include "run_report.h"
 
 #include "core/parallel.h"
+#include "model/accuracy.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,6 +15,38 @@
 #include <string.h>
 
 #ifdef Q35_HAVE_CUDA_MODEL
+
+/* The fp8 path's tier: logits [rows][vocab] of the fp8 run against the same
+ * prompt through the f32 GEMM (dequantized weights, no TF32), the other paths
+ * unchanged. Said and skipped when that path cannot run here; -1 only when the
+ * model's state is left unusable. */
+static int print_fp8_tier(q35_cuda_model *cm, q35_cuda_state *st, const run_args *a, const int32_t *tokens, int64_t n,
+                          const float *logits, int vocab)
+{
+    const int64_t rows = a->n_at > 0 ? a->n_at : 1;
+    float *ref = malloc((size_t)rows * (size_t)vocab * sizeof *ref);
+    q35_cuda_paths p = *q35_cuda_model_paths(cm);
+    p.gemm = Q35_GEMM_F32;
+    q35_error err = {{0}};
+    if (!ref || q35_cuda_model_set_paths(cm, &p, &err)) {
+        printf("tier    fp8: not measured (%s)\n", ref ? err.msg : "out of memory for the reference logits");
+        free(ref);
+        return 0;
+    }
+    const int rc = q35_cuda_state_reset(st, &err) ||
+                   q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, a->at, a->n_at, ref, NULL, &err);
+    if (rc) {
+        cli_error("fp8 tier: the f32 GEMM reference prefill: %s", err.msg);
+        free(ref);
+        return -1;
+    }
+    const q35_logit_tier t = q35_logit_tier_of(logits, NULL, ref, rows, vocab);
+    char line[200];
+    printf("tier    fp8 against the f32 GEMM (the other paths the same), %" PRId64 " position%s: %s\n", rows,
+           rows == 1 ? "" : "s", q35_logit_tier_line(&t, line, (int)sizeof line));
+    free(ref);
+    return 0;
+}
 
 static void print_phases(const q35_op_times *t)
 {
@@ -78,6 +113,8 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
     printf("prefill %.3f ms untimed (after the timed run): %.1f tokens/s\n", 1e3 * untimed,
            untimed > 0 ? (double)n / untimed : 0.0);
     rc = run_report_logits(a, logits, vocab, n);
+    if (rc == 0 && p->gemm == Q35_GEMM_FP8 && !p->deterministic && print_fp8_tier(cm, st, a, tokens, n, logits, vocab))
+        rc = 1;
 out:
     q35_cuda_state_free(st);
     q35_cuda_model_free(cm);
