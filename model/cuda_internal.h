@@ -128,13 +128,13 @@ struct q35_run {
                                  but a projection clears it (q35_op_begin) */
     bool f16_inputs;          /* the f16 GEMM path (prefill, not deterministic): the residual norms, the
                                  gated norm and SwiGLU write their projections' input as f16 straight
-                                 into cm->f16_act (x16_of), its f32 copy not written */
+                                 into cm->f16_act (x16_of), its f32 copy not written; and the output
+                                 projections add into x in their GEMM (q35_gemm_f16_rounded_add), no
+                                 residual left pending */
     bool fp8_inputs;          /* the fp8 GEMM path: the residual norms and SwiGLU write e4m3 codes and a
                                  scale a row into cm->f16_act (kernels/fp8.h's layout) instead */
     bool merge;               /* the fast GEMM paths (f16, fp8): the projections that share an input run as
                                  their merged weight (q35_dlayer's gu, mix), one GEMM */
-    bool add_in_gemm;         /* the f16 GEMM path: the output projections add into x in their GEMM
-                                 (q35_gemm_f16_rounded_add), no residual left pending */
     const float *x16_only;    /* the x of the last such op: its f16 rounding is its only copy */
     bool residual_pending;    /* x += PROJ not yet done: the next residual RMSNorm adds it first
                                  (q35_add_rmsnorm_rows), the last layer's FFN adds it itself */

@@ -112,24 +112,21 @@ static int gemm_done(q35_run *r, const float *y, int rc)
     return rc;
 }
 
-static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+/* y = x W^T, or with add y += x W^T in the GEMM (cuBLAS beta = 1: an output projection's residual add) */
+static int gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w, bool add)
 {
     if (!w->w16)
         return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
     if (gemm_input(r, x, w, round_f16))
         return -1;
-    return gemm_done(r, y, q35_gemm_f16_rounded(r->cm->blas, y, ldy, r->cm->f16_act, r->T, w->w16, w->n, w->k, r->err));
+    const uint16_t *x16 = r->cm->f16_act;
+    return gemm_done(r, y, add ? q35_gemm_f16_rounded_add(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, r->err)
+                               : q35_gemm_f16_rounded(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, r->err));
 }
 
-/* y += x W^T in the GEMM (cuBLAS beta = 1): the residual add of an output projection */
-static int project_gemm_f16_add(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
 {
-    if (!w->w16)
-        return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
-    if (gemm_input(r, x, w, round_f16))
-        return -1;
-    return gemm_done(r, y,
-                     q35_gemm_f16_rounded_add(r->cm->blas, y, ldy, r->cm->f16_act, r->T, w->w16, w->n, w->k, r->err));
+    return gemm_f16(r, y, ldy, x, w, false);
 }
 
 static int project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
@@ -192,7 +189,6 @@ void q35_run_choose(q35_run *r)
         r->f16_inputs = p->gemm == Q35_GEMM_F16;
         r->fp8_inputs = p->gemm == Q35_GEMM_FP8;
         r->merge = (p->gemm == Q35_GEMM_F16 || p->gemm == Q35_GEMM_FP8) && !p->split_proj;
-        r->add_in_gemm = p->gemm == Q35_GEMM_F16;
     }
 }
 
@@ -266,14 +262,14 @@ static int residual_add(q35_run *r, bool last)
 }
 
 /* A sublayer's output projection and its residual: x += in W^T. On the f16
- * GEMM path the GEMM adds into x itself (project_gemm_f16_add), nothing left
- * pending; elsewhere into PROJ, the add deferred (residual_add). */
+ * GEMM path (f16_inputs) the GEMM adds into x itself, nothing left pending;
+ * elsewhere into PROJ, the add deferred (residual_add). */
 static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last)
 {
     const int64_t H = r->cm->hp.n_embd;
-    if (r->add_in_gemm) {
+    if (r->f16_inputs) {
         q35_op_begin(r, Q35_OP_PROJ, w->label);
-        return q35_op_end(r, project_gemm_f16_add(r, BUF(r, X), H, in, w));
+        return q35_op_end(r, gemm_f16(r, BUF(r, X), H, in, w, true));
     }
     return proj(r, BUF(r, PROJ), H, in, w) || residual_add(r, last);
 }
