@@ -28,6 +28,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The fused-or-chain benchmarks' argument: the fused op, or the launches it replaces. */
+static const int k_fused = 0, k_chain = 1;
+
 struct delta_ctx {
     float *o, *S, *rows, *g, *beta;
     int64_t stride, T;
@@ -169,9 +172,11 @@ static int dprep_chain_launch(void *p, q35_error *err)
  * model's layout, fused or as the chain. Bytes as each moves them (C = conv_dim):
  * both 4 (2 T C) through the conv, 16 T hv through the gates and 4 (2K - 1) C of
  * taps and window; the chain 16 T hk dk more (the norm reads and writes the q/k
- * heads again). The fused kernel's halo rows, read again from L2, are not counted. */
-static void bench_dprep(q35_bench_state *st, int fused)
+ * heads again). The fused kernel's halo rows, read again from L2, are not counted.
+ * arg: &k_fused or &k_chain. */
+static void bench_delta_prep(q35_bench_state *st, void *arg)
 {
+    const int fused = !*(const int *)arg;
     const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
     struct dprep_ctx c = {.T = q35_bench_arg(st, 1),
                          .d = {2 * (int64_t)m->ssm_hk * m->ssm_dk + (int64_t)m->ssm_hv * m->ssm_dv, m->conv_kernel,
@@ -198,18 +203,6 @@ static void bench_dprep(q35_bench_state *st, int fused)
     float *bufs[] = {c.mix, c.out, c.g, c.beta, c.alpha, c.b, c.win, c.w, c.dt, c.a};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         q35_bench_free(bufs[i]);
-}
-
-static void bench_delta_prep(q35_bench_state *st, void *unused)
-{
-    (void)unused;
-    bench_dprep(st, 1);
-}
-
-static void bench_delta_prep_chain(q35_bench_state *st, void *unused)
-{
-    (void)unused;
-    bench_dprep(st, 0);
 }
 
 struct norm_ctx {
@@ -348,9 +341,10 @@ static int prep_chain_launch(void *p, q35_error *err)
  * [q | gate | k | v] read (4 bytes a value), q and gate written (4), the k and
  * v cache rows (2); the chain, the split (read and write 2 qd), the norms
  * (q and k, read and write), RoPE (the rotated n_rot of each head, read and
- * written), the append (k and v read, 4, written, 2). */
-static void bench_attn_prep(q35_bench_state *st, int chain)
+ * written), the append (k and v read, 4, written, 2). arg: &k_fused or &k_chain. */
+static void bench_attn_prep(q35_bench_state *st, void *arg)
 {
+    const int chain = *(const int *)arg;
     struct prep_ctx c = {.m = q35_bench_model((int)q35_bench_arg(st, 0)), .T = q35_bench_arg(st, 1)};
     const q35_shape *m = c.m;
     c.qd = (int64_t)m->n_head * m->head_dim, c.kvd = (int64_t)m->n_head_kv * m->head_dim;
@@ -379,18 +373,6 @@ static void bench_attn_prep(q35_bench_state *st, int chain)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             q35_bench_free(bufs[i]);
-}
-
-static void bench_prep_fused(q35_bench_state *st, void *unused)
-{
-    (void)unused;
-    bench_attn_prep(st, 0);
-}
-
-static void bench_prep_chain(q35_bench_state *st, void *unused)
-{
-    (void)unused;
-    bench_attn_prep(st, 1);
 }
 
 /* The model axis at the 9B alone (its index in bench/models.c's list). */
@@ -543,8 +525,8 @@ int main(int argc, char **argv)
     q35_bench_register("conv1d_silu_rows", bench_conv, NULL, scan_axes, 2);
     static const int64_t prep_rows[] = {512, 2048};
     const q35_bench_axis prep_axes[] = {model_9b_axis(), {"rows", prep_rows, 2}};
-    q35_bench_register("delta_prep", bench_delta_prep, NULL, prep_axes, 2);
-    q35_bench_register("delta_prep_chain", bench_delta_prep_chain, NULL, prep_axes, 2);
+    q35_bench_register("delta_prep", bench_delta_prep, (void *)&k_fused, prep_axes, 2);
+    q35_bench_register("delta_prep_chain", bench_delta_prep, (void *)&k_chain, prep_axes, 2);
     q35_bench_register("rmsnorm_rows", bench_rmsnorm, NULL, scan_axes, 2);
     static const int64_t fused[] = {0, 1};
     q35_bench_register("add_rmsnorm_rows", bench_add_rmsnorm, NULL,
@@ -552,8 +534,8 @@ int main(int argc, char **argv)
     static const int64_t f16_out[] = {0, 1};
     q35_bench_register("gated_rmsnorm_rows", bench_gated_rmsnorm, NULL,
                        (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"f16", f16_out, 2}}, 3);
-    q35_bench_register("attn_prep", bench_prep_fused, NULL, prep_axes, 2);
-    q35_bench_register("attn_prep_chain", bench_prep_chain, NULL, prep_axes, 2);
+    q35_bench_register("attn_prep", bench_attn_prep, (void *)&k_fused, prep_axes, 2);
+    q35_bench_register("attn_prep_chain", bench_attn_prep, (void *)&k_chain, prep_axes, 2);
     static const int64_t act_ops[] = {ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED}, outs[] = {0, 1, 2, 3},
                          act_rows[] = {2048};
     static const char *const act_names[] = {"rmsnorm", "add_rmsnorm", "swiglu", "gated_rmsnorm"},
