@@ -28,3 +28,15 @@ if(NOT CUOBJDUMP OR NOT NVDISASM)
 else()
   get_filename_component(nvdisasm_dir "${NVDISASM}" DIRECTORY)
 endif()
+
+# sass_functions(SASS OUT): the text of cuobjdump -sass split into a list of one
+# element per kernel ("Function : name" and its code), brackets turned into
+# parentheses and semicolons dropped first so each stays one list element.
+function(sass_functions sass out)
+  string(REPLACE ";" "" sass "${sass}")
+  string(REPLACE "[" "(" sass "${sass}")
+  string(REPLACE "]" ")" sass "${sass}")
+  string(REPLACE "Function : " ";Function : " functions "${sass}")
+  list(REMOVE_AT functions 0)
+  set(${out} "${functions}" PARENT_SCOPE)
+endfunction()

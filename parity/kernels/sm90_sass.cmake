@@ -42,12 +42,7 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -E env "NVDISASM_PATH=${nvdisasm_dir}
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "${CUOBJDUMP} -sass failed on ${cubin}:\n${err}")
 endif()
-# one list element per kernel (every variant): brackets and semicolons out first
-string(REPLACE ";" "" sass "${sass}")
-string(REPLACE "[" "(" sass "${sass}")
-string(REPLACE "]" ")" sass "${sass}")
-string(REPLACE "Function : " ";Function : " functions "${sass}")
-list(REMOVE_AT functions 0)
+sass_functions("${sass}" functions) # one list element per kernel (every variant)
 set(found "")
 foreach(f IN LISTS functions)
   string(REGEX MATCH "^Function : ([^ \t\r\n]+)" _ "${f}")
