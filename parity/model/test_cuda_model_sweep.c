@@ -10,7 +10,10 @@
  * the first is kept (said). Also: the f32 attention under a 16 KiB scores
  * budget (passes of a few query rows) bitwise equal to the default budget, and
  * a prefill split in two calls at n/3 followed by a decode step.
- * Under Q35_QUICK: the tiny model, lengths {1, 65}, chunk rows {7, 64}. */
+ * Under Q35_QUICK: the tiny model, lengths {1, 65}, chunk rows {7, 64}.
+ * Q35_SWEEP_MODELS (labels, comma-separated, e.g. "9b-4") runs only those
+ * models; a model left out still draws its seed and tokens from the suite's
+ * generator, so Q35_SEED replays the same model and prompt as a full run. */
 #include "cuda_model_cases.h"
 
 #include <inttypes.h>
@@ -145,6 +148,33 @@ static void sweep(q35_suite *s, const sweep_model *sm, const int64_t *lengths, i
     q35_model_free(m);
 }
 
+/* Whether Q35_SWEEP_MODELS (unset: every model) names label. */
+static bool model_wanted(const char *label)
+{
+    const char *list = getenv("Q35_SWEEP_MODELS");
+    if (!list || !*list)
+        return true;
+    const size_t n = strlen(label);
+    for (const char *p = list; *p;) {
+        const size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, label, n) == 0)
+            return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
+}
+
+/* What sweep() draws from rng for a model it does not run: the model's seed
+ * and its prompt, so the models after it see the same generator state. */
+static void skip_model(const sweep_model *sm, const int64_t *lengths, int n_len, int64_t split_len, q35_rng *rng)
+{
+    const int64_t longest = lengths[n_len - 1], n_tok = (longest > split_len ? longest : split_len) + 1;
+    (void)q35_rng_next(rng);
+    for (int64_t i = 0; i < n_tok; i++)
+        (void)q35_rng_next(rng);
+    printf("skip  %s: not in Q35_SWEEP_MODELS\n", sm->label);
+}
+
 int main(void)
 {
     q35_suite s;
@@ -164,6 +194,9 @@ int main(void)
         return q35_suite_end(&s);
     }
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
-        sweep(&s, &models[i], lengths, 6, rows, 5, 600, &rng);
+        if (model_wanted(models[i].label))
+            sweep(&s, &models[i], lengths, 6, rows, 5, 600, &rng);
+        else
+            skip_model(&models[i], lengths, 6, 600, &rng);
     return q35_suite_end(&s);
 }
