@@ -103,7 +103,10 @@ bool cm_f16_path(const q35_cuda_paths *p)
 
 cm_tol cm_tolerance(const q35_cuda_paths *p)
 {
-    return cm_f16_path(p) ? (cm_tol){CM_GUARD_F16, CM_LIMIT_F16} : (cm_tol){CM_LIMIT_F32, INFINITY};
+    if (!cm_f16_path(p))
+        return (cm_tol){CM_LIMIT_F32, INFINITY};
+    const int parts = (q35_gemm_is_fast(p->gemm) ? 1 : 0) + (p->delta == Q35_DELTA_CHUNKED ? 1 : 0);
+    return (cm_tol){CM_GUARD_F16, CM_LIMIT_F16 * (parts > 1 ? 2 : 1)};
 }
 
 bool cm_within(cm_tol t, double linf, double l2)
