@@ -37,6 +37,7 @@ __global__ void __launch_bounds__(kThreads) quantize_rows_kernel(uint8_t *q, flo
 
 struct algo_entry {
     int n, k, T, ldy; /* T == 0: empty */
+    bool add;         /* beta = 1 */
     cublasLtMatmulAlgo_t algo;
 };
 
@@ -191,8 +192,11 @@ int check_gemm(const uint8_t *xq, const uint8_t *wq, const float *y, int64_t T, 
 
 } // namespace
 
-int q35_gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
-                 const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err)
+namespace {
+
+/* y = the product (beta 0) or y + the product (add: beta 1, in place) */
+int gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T, const uint8_t *wq,
+             const float *sw, int64_t n, int64_t k, bool add, q35_error *err)
 {
     if (check_gemm(xq, wq, y, T, n, k, ldy, err))
         return -1;
@@ -203,7 +207,8 @@ int q35_gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, cons
         return q35_fail_context(err, "gemm_fp8: the cuBLASLt descriptors");
     algo_entry *e = nullptr;
     for (int i = 0; i < kCache; i++)
-        if (g->cache[i].T == T && g->cache[i].n == n && g->cache[i].k == k && g->cache[i].ldy == ldy) {
+        if (g->cache[i].T == T && g->cache[i].n == n && g->cache[i].k == k && g->cache[i].ldy == ldy &&
+            g->cache[i].add == add) {
             e = &g->cache[i];
             break;
         }
@@ -230,13 +235,27 @@ int q35_gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, cons
                             (long long)ldy);
         e = &g->cache[g->next];
         g->next = (g->next + 1) % kCache;
-        *e = algo_entry{(int)n, (int)k, (int)T, (int)ldy, res.algo};
+        *e = algo_entry{(int)n, (int)k, (int)T, (int)ldy, add, res.algo};
     }
-    const float one = 1.0f, zero = 0.0f;
-    if (Q35_CUBLAS_CHECK(cublasLtMatmul(g->lt, c.desc, &one, wq, c.a, xq, c.b, &zero, y, c.d, y, c.d, &e->algo,
+    const float one = 1.0f, beta = add ? 1.0f : 0.0f;
+    if (Q35_CUBLAS_CHECK(cublasLtMatmul(g->lt, c.desc, &one, wq, c.a, xq, c.b, &beta, y, c.d, y, c.d, &e->algo,
                                         g->workspace, kWorkspace, g->stream),
                          err))
-        return q35_fail_context(err, "gemm_fp8 (n %lld, k %lld, T %lld, ldy %lld)", (long long)n, (long long)k,
-                                (long long)T, (long long)ldy);
+        return q35_fail_context(err, "gemm_fp8%s (n %lld, k %lld, T %lld, ldy %lld)", add ? "_add" : "",
+                                (long long)n, (long long)k, (long long)T, (long long)ldy);
     return 0;
+}
+
+} // namespace
+
+int q35_gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
+                 const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err)
+{
+    return gemm_fp8(g, y, ldy, xq, sx, T, wq, sw, n, k, false, err);
+}
+
+int q35_gemm_fp8_add(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
+                     const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err)
+{
+    return gemm_fp8(g, y, ldy, xq, sx, T, wq, sw, n, k, true, err);
 }

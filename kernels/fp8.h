@@ -90,6 +90,13 @@ void q35_fp8_gemm_destroy(q35_fp8_gemm *g);
  * and a shape cuBLASLt has no algorithm for (the device: at create). */
 int q35_gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
                  const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err);
+/* The same GEMM added into y (cuBLASLt's beta = 1, C = D = y in place: y[t][o]
+ * + the scaled f32 accumulation, one f32 rounding): an output projection's
+ * residual add in its epilogue, as q35_gemm_f16_rounded_add. Not bitwise
+ * q35_gemm_fp8 then an add (one rounding fewer; cuBLASLt may take another
+ * algorithm); checked against y + the float64 product at the GEMM's bound. */
+int q35_gemm_fp8_add(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
+                     const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err);
 
 #ifdef __cplusplus
 }

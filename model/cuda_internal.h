@@ -132,7 +132,8 @@ struct q35_run {
                                  projections add into x in their GEMM (q35_gemm_f16_rounded_add), no
                                  residual left pending */
     bool fp8_inputs;          /* the fp8 GEMM path: the residual norms and SwiGLU write e4m3 codes and a
-                                 scale a row into cm->f16_act (kernels/fp8.h's layout) instead */
+                                 scale a row into cm->f16_act (kernels/fp8.h's layout) instead; the output
+                                 projections add into x in their GEMM (q35_gemm_fp8_add) as on f16 */
     bool merge;               /* the fast GEMM paths (f16, fp8): the projections that share an input run as
                                  their merged weight (q35_dlayer's gu, mix), one GEMM */
     const float *x16_only;    /* the x of the last such op: its f16 rounding is its only copy */

@@ -22,7 +22,9 @@
  * the norm, the same adds and reduction order, one pass over x fewer); the
  * last layer's FFN does its own add ("residual") so the tail reads the whole
  * x. Bitwise, so on every path: the results are those of the add-then-norm
- * order, only the launches and the NVTX ops differ. */
+ * order, only the launches and the NVTX ops differ. On the f16 and fp8 GEMM
+ * paths the output projections add into x in their GEMM instead (beta = 1:
+ * one rounding fewer, not bitwise), and nothing is left pending. */
 #include "cuda_internal.h"
 
 #include "kernels/attention_decode.h"
@@ -129,14 +131,23 @@ static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, c
     return gemm_f16(r, y, ldy, x, w, false);
 }
 
-static int project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+/* y = x W^T, or with add y += x W^T in the GEMM (cuBLASLt beta = 1), as gemm_f16 */
+static int gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w, bool add)
 {
     if (!w->w8)
         return q35_fail(r->err, "%s: the fp8 GEMM path without its fp8 weight", w->label);
     if (gemm_input(r, x, w, quantize_fp8))
         return -1;
-    return gemm_done(r, y, q35_gemm_fp8(r->cm->fp8_gemm, y, ldy, fp8_codes(r), fp8_scales(r, w->k), r->T, w->w8, w->s8,
-                                        w->n, w->k, r->err));
+    q35_fp8_gemm *g = r->cm->fp8_gemm;
+    const uint8_t *xq = fp8_codes(r);
+    const float *sx = fp8_scales(r, w->k);
+    return gemm_done(r, y, add ? q35_gemm_fp8_add(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err)
+                               : q35_gemm_fp8(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err));
+}
+
+static int project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
+{
+    return gemm_fp8(r, y, ldy, x, w, false);
 }
 
 /* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */
@@ -262,14 +273,15 @@ static int residual_add(q35_run *r, bool last)
 }
 
 /* A sublayer's output projection and its residual: x += in W^T. On the f16
- * GEMM path (f16_inputs) the GEMM adds into x itself, nothing left pending;
- * elsewhere into PROJ, the add deferred (residual_add). */
+ * and fp8 GEMM paths (f16_inputs, fp8_inputs) the GEMM adds into x itself,
+ * nothing left pending; elsewhere into PROJ, the add deferred (residual_add). */
 static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last)
 {
     const int64_t H = r->cm->hp.n_embd;
-    if (r->f16_inputs) {
+    if (r->f16_inputs || r->fp8_inputs) {
         q35_op_begin(r, Q35_OP_PROJ, w->label);
-        return q35_op_end(r, gemm_f16(r, BUF(r, X), H, in, w, true));
+        return q35_op_end(r, r->f16_inputs ? gemm_f16(r, BUF(r, X), H, in, w, true)
+                                           : gemm_fp8(r, BUF(r, X), H, in, w, true));
     }
     return proj(r, BUF(r, PROJ), H, in, w) || residual_add(r, last);
 }

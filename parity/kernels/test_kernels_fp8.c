@@ -162,6 +162,23 @@ static void check_gemm(q35_suite *s, q35_fp8_gemm *g, const char *what, int64_t 
     q35_case(s, c.nonfinite == 0 && c.rel_l2 <= GEMM_LIMIT,
              "gemm_fp8 %-12s n %6" PRId64 " k %5" PRId64 " T %4" PRId64 " vs f64 of the f32 operands: rel L2 %.2e "
              "Linf %.2e (bound %.0e)", what, n, k, T, c.rel_l2, c.rel_linf, GEMM_LIMIT);
+    /* the same product added into y (the residual in the epilogue): r + Y against r + the float64 product of
+     * the e4m3 operands, at the same bound */
+    float *r = q35_host_normal(T * n, 0.0, 1.0, &g_rng);
+    q35_gpu_upload(dy, r, (size_t)(T * n) * sizeof *r);
+    q35_gpu_ok(q35_gemm_fp8_add(g, dy, n, dxq, dsx, T, dwq, dsw, n, k, &err), &err);
+    float *ya = q35_gpu_to_host(dy, T * n);
+    for (int64_t j = 0; j < rows; j++) {
+        const int64_t t = rows == T ? j : j * (T - 1) / (rows - 1);
+        memcpy(got + j * n, ya + t * n, (size_t)n * sizeof *got);
+        for (int64_t o = 0; o < n; o++)
+            ref_q[j * n + o] += (double)r[t * n + o];
+    }
+    const q35_cmp ca = q35_compare_f32_f64(got, ref_q, rows * n);
+    q35_case(s, ca.nonfinite == 0 && ca.rel_l2 <= GEMM_Q_LIMIT,
+             "gemm_fp8_add %-8s n %6" PRId64 " k %5" PRId64 " T %4" PRId64 " y + XW vs y + f64 of the e4m3 operands: "
+             "rel L2 %.2e Linf %.2e (bound %.0e)", what, n, k, T, ca.rel_l2, ca.rel_linf, GEMM_Q_LIMIT);
+    free(r), free(ya);
     free(x), free(w), free(xq), free(wq), free(sx), free(sw), free(y), free(got), free(ref_q), free(ref);
     q35_gpu_free(dxq), q35_gpu_free(dwq), q35_gpu_free(dsx), q35_gpu_free(dsw), q35_gpu_free(dy);
 }
