@@ -234,6 +234,10 @@ int main(void)
     }
     check_quantize(&s, "9B H", q35_quick() ? 64 : 2048, 4096, 4096);
 
+    if (q35_racecheck()) { /* cuBLASLt's FP8 kernels (nvjet, TMA) are outside racecheck's model; memcheck runs them */
+        printf("SKIP  gemm_fp8 cases: under racecheck (cuBLASLt's FP8 GEMM)\n");
+        return q35_suite_end(&s);
+    }
     q35_error err = {{0}};
     q35_fp8_gemm *g = NULL;
     q35_gpu_ok(q35_fp8_gemm_create(&g, NULL, &err), &err);
