@@ -9,6 +9,7 @@
 set -u
 src=$1 tmp=$2
 . "$src/tools/tests/lib.sh"
+need_jq
 rm -rf "$tmp" && mkdir -p "$tmp"
 fx=$src/data/fixtures/bench
 cmp=$src/tools/bench-compare.sh

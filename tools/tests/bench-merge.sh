@@ -6,6 +6,7 @@
 set -u
 src=$1 tmp=$2
 . "$src/tools/tests/lib.sh"
+need_jq
 rm -rf "$tmp" && mkdir -p "$tmp"
 h=$src/data/fixtures/bench/h200-small.json a=$src/data/fixtures/bench/a100-small.json
 merge=$src/tools/bench-merge.sh

@@ -7,6 +7,7 @@
 set -u
 src=$1 tmp=$2
 . "$src/tools/tests/lib.sh"
+need_jq
 rm -rf "$tmp" && mkdir -p "$tmp"
 gen=$src/tools/gpu-resource-spec.sh
 

@@ -1,9 +1,13 @@
 # Sourced by the shell tests of the benchmark tools: one PASS/FAIL line per
-# check, a non-zero exit at `finish` when any failed. JQ names jq; without it
-# the test is skipped (exit 77, ctest's skip code), saying so.
+# check, a non-zero exit at `finish` when any failed. JQ names jq; a test that
+# reads JSON calls need_jq first, which skips it without jq (exit 77, ctest's
+# skip code), saying so.
 JQ=${JQ:-jq}
-[ -n "$JQ" ] && command -v "$JQ" >/dev/null 2>&1 || { echo "SKIP  jq not found (tools/deps.sh installs it)"; exit 77; }
 q35_fails=0
+
+need_jq() {
+    [ -n "$JQ" ] && command -v "$JQ" >/dev/null 2>&1 || { echo "SKIP  jq not found (tools/deps.sh installs it)"; exit 77; }
+}
 
 # check DESCRIPTION COMMAND...: passes when the command succeeds.
 check() {

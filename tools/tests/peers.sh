@@ -9,6 +9,7 @@
 set -u
 src=$1 tmp=$2
 . "$src/tools/tests/lib.sh"
+need_jq
 rm -rf "$tmp" && mkdir -p "$tmp"
 peers=$src/bench/peers.py
 command -v python3 >/dev/null 2>&1 || { echo "SKIP  python3 not found (tools/deps.sh installs it)"; exit 77; }

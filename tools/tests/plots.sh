@@ -12,6 +12,7 @@
 set -u
 src=$1 build=$2 tmp=$3
 . "$src/tools/tests/lib.sh"
+need_jq
 command -v "${GNUPLOT:-gnuplot}" >/dev/null 2>&1 || { echo "SKIP  gnuplot not found (tools/deps.sh installs gnuplot-nox)"; exit 77; }
 rm -rf "$tmp" && mkdir -p "$tmp"
 figures="prefill_tokens_per_s prefill_chunk_rows prefill_time_split attention_f32_vs_flash roofline devices"
