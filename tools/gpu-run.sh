@@ -3,7 +3,9 @@
 # .deps (apt-get download libbenchmark-dev libbenchmark1debian; a carried jq the
 # same way), build for the local GPU, and run the stages named: build, test
 # (ctest -L gpu), cpu (ctest -L cpu), bench (the benchmarks to JSON), sanitize
-# (compute-sanitizer memcheck and racecheck over the GPU suites), model (the CUDA
+# (compute-sanitizer memcheck and racecheck over the GPU suites), seeds (the
+# sweep under Q35_SEEDS_N random seeds, default 4, four at once, only the models
+# of Q35_SWEEP_MODELS, default 9b-4: tools/model-seeds.sh), model (the CUDA
 # model's suites, ctest -L model, then q35 run on the full 9B shape, Q4_K, a
 # 4096-token prompt, f16 and f32 GEMM), peers (ours and the peers side by side,
 # below). Logs and results go to $OUT (default ./out).
@@ -21,7 +23,7 @@
 # peers-ours.json, peers-peers.json and peers-all.json (for plots/plot.sh), and
 # tools/bench-compare.sh --map bench/peers.map into peers-compare.txt.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 root=$PWD/.deps/root
@@ -56,6 +58,9 @@ for stage in "$@"; do
                $build/cli/q35 run --shape 9b --quant q4_k --random 4096 --gemm $g >"$OUT/run-9b-4096-$g.log" 2>&1 || rc=1
                grep -E "^(path|plan|load|phases|prefill)|tokens/s|q35 cuda" "$OUT/run-9b-4096-$g.log"
            done ;;
+    seeds) tools/model-seeds.sh -n "${Q35_SEEDS_N:-4}" -j 4 -m "${Q35_SWEEP_MODELS:-9b-4}" -d "$OUT/seeds" -- \
+               $build/parity/model/test_cuda_model_sweep >"$OUT/seeds.txt" 2>&1 || rc=1
+           cat "$OUT/seeds.txt" ;;
     sanitize) (cd $build && ctest -L sanitize --output-on-failure -j4) >"$OUT/sanitize.log" 2>&1 || rc=1
               grep -E "ERROR SUMMARY|Test +#|tests passed" "$OUT/sanitize.log" | tail -30 ;;
     peers) site=${TMPDIR:-/tmp}/q35-peers-site
