@@ -10,6 +10,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <new>
+#include <utility>
 
 namespace {
 
@@ -35,10 +36,42 @@ __global__ void __launch_bounds__(kThreads) quantize_rows_kernel(uint8_t *q, flo
     q35_fp8_row_out<kThreads>(q + (int64_t)blockIdx.x * cols, scale + blockIdx.x, xr, cols, amax);
 }
 
+/* The cuBLASLt descriptors of one GEMM shape; destroyed together. */
+struct lt_call {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+    lt_call() = default;
+    lt_call(const lt_call &) = delete;
+    lt_call &operator=(const lt_call &) = delete;
+    ~lt_call() { reset(); }
+    void reset()
+    {
+        if (d)
+            cublasLtMatrixLayoutDestroy(d);
+        if (b)
+            cublasLtMatrixLayoutDestroy(b);
+        if (a)
+            cublasLtMatrixLayoutDestroy(a);
+        if (desc)
+            cublasLtMatmulDescDestroy(desc);
+        desc = nullptr, a = b = d = nullptr;
+    }
+    void swap(lt_call &o)
+    {
+        std::swap(desc, o.desc);
+        std::swap(a, o.a);
+        std::swap(b, o.b);
+        std::swap(d, o.d);
+    }
+};
+
+/* A shape's descriptors and the algorithm cuBLASLt chose for it; each call
+ * sets only the scale pointers. */
 struct algo_entry {
-    int n, k, T, ldy; /* T == 0: empty */
-    bool add;         /* beta = 1 */
-    cublasLtMatmulAlgo_t algo;
+    int n = 0, k = 0, T = 0, ldy = 0; /* T == 0: empty */
+    bool add = false;                 /* beta = 1 */
+    lt_call call;
+    cublasLtMatmulAlgo_t algo = {};
 };
 
 } // namespace
@@ -123,24 +156,7 @@ void q35_fp8_gemm_destroy(q35_fp8_gemm *g)
 
 namespace {
 
-/* The descriptors of one call; destroyed together. */
-struct lt_call {
-    cublasLtMatmulDesc_t desc = nullptr;
-    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-    ~lt_call()
-    {
-        if (d)
-            cublasLtMatrixLayoutDestroy(d);
-        if (b)
-            cublasLtMatrixLayoutDestroy(b);
-        if (a)
-            cublasLtMatrixLayoutDestroy(a);
-        if (desc)
-            cublasLtMatmulDescDestroy(desc);
-    }
-};
-
-int make_call(lt_call *c, const float *sx, const float *sw, int n, int k, int T, int ldy, q35_error *err)
+int make_call(lt_call *c, int n, int k, int T, int ldy, q35_error *err)
 {
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     const int32_t outer = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
@@ -159,15 +175,22 @@ int make_call(lt_call *c, const float *sx, const float *sw, int n, int k, int T,
                    Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &outer,
                                                                    sizeof outer),
                                     err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sw,
-                                                                   sizeof sw),
-                                    err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sx,
-                                                                   sizeof sx),
-                                    err) ||
                    Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->a, CUDA_R_8F_E4M3, k, n, k), err) ||
                    Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->b, CUDA_R_8F_E4M3, k, T, k), err) ||
                    Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->d, CUDA_R_32F, n, T, ldy), err)
+               ? -1
+               : 0;
+}
+
+/* The scale vectors of this call: sw of W's rows (A), sx of X's (B). */
+int set_scales(lt_call *c, const float *sx, const float *sw, q35_error *err)
+{
+    return Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sw,
+                                                           sizeof sw),
+                            err) ||
+                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sx,
+                                                                   sizeof sx),
+                                    err)
                ? -1
                : 0;
 }
@@ -202,9 +225,6 @@ int gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const fl
         return -1;
     if (T == 0)
         return 0;
-    lt_call c; /* the device was checked once, when g was made */
-    if (make_call(&c, sx, sw, (int)n, (int)k, (int)T, (int)ldy, err))
-        return q35_fail_context(err, "gemm_fp8: the cuBLASLt descriptors");
     algo_entry *e = nullptr;
     for (int i = 0; i < kCache; i++)
         if (g->cache[i].T == T && g->cache[i].n == n && g->cache[i].k == k && g->cache[i].ldy == ldy &&
@@ -212,7 +232,10 @@ int gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const fl
             e = &g->cache[i];
             break;
         }
-    if (!e) {
+    if (!e) { /* a new shape: its descriptors and algorithm, into the entry the oldest shape held */
+        lt_call c; /* the device was checked once, when g was made */
+        if (make_call(&c, (int)n, (int)k, (int)T, (int)ldy, err) || set_scales(&c, sx, sw, err))
+            return q35_fail_context(err, "gemm_fp8: the cuBLASLt descriptors");
         cublasLtMatmulPreference_t pref = nullptr;
         cublasLtMatmulHeuristicResult_t res = {};
         int found = 0;
@@ -235,8 +258,12 @@ int gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const fl
                             (long long)ldy);
         e = &g->cache[g->next];
         g->next = (g->next + 1) % kCache;
-        *e = algo_entry{(int)n, (int)k, (int)T, (int)ldy, add, res.algo};
+        e->call.swap(c); /* c now holds the evicted shape's descriptors, destroyed with it */
+        e->n = (int)n, e->k = (int)k, e->T = (int)T, e->ldy = (int)ldy, e->add = add, e->algo = res.algo;
+    } else if (set_scales(&e->call, sx, sw, err)) {
+        return q35_fail_context(err, "gemm_fp8: the scale pointers");
     }
+    const lt_call &c = e->call;
     const float one = 1.0f, beta = add ? 1.0f : 0.0f;
     if (Q35_CUBLAS_CHECK(cublasLtMatmul(g->lt, c.desc, &one, wq, c.a, xq, c.b, &beta, y, c.d, y, c.d, &e->algo,
                                         g->workspace, kWorkspace, g->stream),

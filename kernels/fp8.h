@@ -74,8 +74,9 @@ int q35_fp8_quantize_rows(uint8_t *q, float *scale, const float *x, int64_t rows
  * (norms), 3584..17408 (SwiGLU), 2048..6144 (a token's DeltaNet heads). */
 #define Q35_FP8_ROW_MAX 24576
 
-/* A cuBLASLt handle with its workspace and a cache of the algorithms chosen per
- * shape, bound to a stream. */
+/* A cuBLASLt handle with its workspace and, per GEMM shape (the last 32), the
+ * descriptors and the algorithm chosen for it, so a call sets only its two
+ * scale pointers; bound to a stream, used from one thread at a time. */
 typedef struct q35_fp8_gemm q35_fp8_gemm;
 
 /* On the current device; refuses one below compute capability 8.9 (the check
