@@ -403,8 +403,8 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
         (r->merge ? proj(r, mix, mc.width, x, &l->mix)
                   : proj(r, mix + mc.qkv, mc.width, x, &l->qkv) || proj(r, mix + mc.alpha, mc.width, x, &l->alpha) ||
                         proj(r, mix + mc.beta, mc.width, x, &l->beta) || proj(r, mix + mc.z, mc.width, x, &l->z)) ||
-        /* kernels/delta_prep.h fuses these three, bitwise, but measured slower than
-         * them at fb0947d on the H200 (81 against 68 us at 2048 rows of the 9B) */
+        /* the experiment kernels/experiments/delta_prep.h fuses these three, bitwise, but measured
+         * slower than them at fb0947d on the H200 (81 against 68 us at 2048 rows of the 9B) */
         conv1d(r, l, win) || l2norm_qk(r) || gates(r, l) || delta_rule(r, S) || gated_norm(r, l) ||
         out_proj(r, BUF(r, O), &l->ssm_out, false))
         return -1;
