@@ -5,16 +5,19 @@
  * heads, f32 or f16 out), the attention prologue on the f16 cache path (fused,
  * and the six-launch chain it replaces), the ops that write a GEMM's input by
  * their output (f32, f16, f32 + the FP8 quantization, the fused FP8 form); and
- * the device-to-device copy as the
- * bandwidth ceiling (gpu_ceilings.h's). Each reports time, FLOP/s and bytes/s
- * counted from the shape. */
+ * the device-to-device copy as the bandwidth ceiling (gpu_ceilings.h's). Each
+ * reports time, FLOP/s and bytes/s counted from the shape. The fused DeltaNet
+ * prologue and the gated norm's FP8 form are experiments (kernels/experiments/):
+ * their names are the same in every build, their points skipped, saying so,
+ * where the experiments are not built. */
 #include "bench/gpu_bench.h"
 #include "bench/models.h"
 #include "kernels/attn_prep.h"
 #include "kernels/conv1d.h"
 #include "kernels/delta_chunk.h"
-#include "kernels/delta_prep.h"
 #include "kernels/delta_rule.h"
+#include "kernels/experiments/delta_prep.h"
+#include "kernels/experiments/gated_rmsnorm_fp8.h"
 #include "kernels/fp8.h"
 #include "kernels/gated_rmsnorm.h"
 #include "kernels/gates.h"
@@ -148,11 +151,18 @@ struct dprep_ctx {
     q35_delta_prep_dims d;
 };
 
+/* The fused unit, an experiment (kernels/experiments/delta_prep.h): where it is
+ * not built, its points are skipped saying so. */
 static int dprep_launch(void *p, q35_error *err)
 {
+#if Q35_KERNEL_EXPERIMENTS
     struct dprep_ctx *c = p;
     return q35_delta_prep_rows(c->out, c->d.conv_dim, c->g, c->beta, c->win, c->mix, c->in_stride, c->alpha_col,
                                c->b_col, c->w, c->dt, c->a, c->d, c->T, 1e-6f, NULL, err);
+#else
+    (void)p;
+    return q35_fail(err, "delta_prep_rows: an experiment, not built (Q35_KERNEL_EXPERIMENTS off)");
+#endif
 }
 
 /* The chain the model runs today (model/cuda_layers.c: conv1d, l2norm_qk, gates). */
@@ -429,9 +439,13 @@ static int act_fp8(struct act_ctx *c, q35_error *err)
         return q35_add_rmsnorm_rows_fp8(c->q, c->scale, c->x, c->r, c->w, c->n, c->rows, eps, NULL, err);
     case ACT_SWIGLU:
         return q35_swiglu_rows_fp8(c->q, c->scale, c->x, c->r, c->n, c->n, c->rows, NULL, err);
-    default:
+    default: /* an experiment (kernels/experiments/gated_rmsnorm_fp8.h): skipped, saying so, where not built */
+#if Q35_KERNEL_EXPERIMENTS
         return q35_gated_rmsnorm_rows_fp8(c->q, c->scale, c->x, c->r, c->heads * c->n, c->w, c->n, c->heads, c->rows,
                                           eps, NULL, err);
+#else
+        return q35_fail(err, "gated_rmsnorm_rows_fp8: an experiment, not built (Q35_KERNEL_EXPERIMENTS off)");
+#endif
     }
 }
 

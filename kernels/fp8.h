@@ -64,8 +64,8 @@ int q35_fp8_quantize_rows(uint8_t *q, float *scale, const float *x, int64_t rows
                           q35_stream stream, q35_error *err);
 
 /* The FP8-out forms of the ops that produce a GEMM's input (the RMSNorms,
- * kernels/rmsnorm.h; SwiGLU, kernels/pointwise.h; the gated norm,
- * kernels/gated_rmsnorm.h): each writes the codes and scales of this
+ * kernels/rmsnorm.h; SwiGLU, kernels/pointwise.h; the gated norm, the
+ * experiment kernels/experiments/gated_rmsnorm_fp8.h): each writes the codes and scales of this
  * quantization of the f32 row it computes, bitwise q35_fp8_quantize_rows of
  * its f32 form's output, in one launch, the row kept in shared memory between
  * the op and its amax (kernels/fp8_row.cuh). The longest row they take: 24576

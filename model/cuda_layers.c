@@ -382,8 +382,9 @@ static int gated_norm(q35_run *r, const q35_dlayer *l)
                            q35_op_end(r, q35_gated_rmsnorm_rows_f16(r->cm->f16_act, BUF(r, O), z, mc.width,
                                                                     l->ssm_norm, hp->ssm_dv, hp->ssm_hv, r->T, hp->eps,
                                                                     r->cm->stream, r->err)));
-    /* the fp8 path keeps the f32 form and the GEMM's quantization: q35_gated_rmsnorm_rows_fp8 (a block a
-     * token) measured 55 us at 2048 rows of the 9B against 45 for the two (the H200, 000af94) */
+    /* the fp8 path keeps the f32 form and the GEMM's quantization: the experiment
+     * kernels/experiments/gated_rmsnorm_fp8.h (a block a token) measured 55 us at 2048 rows of the 9B
+     * against 45 for the two (the H200, 000af94) */
     return q35_op_end(r, q35_gated_rmsnorm_rows(BUF(r, O), BUF(r, O), z, mc.width, l->ssm_norm, hp->ssm_dv, hp->ssm_hv,
                                                 r->T, hp->eps, r->cm->stream, r->err));
 }
@@ -403,8 +404,8 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
         (r->merge ? proj(r, mix, mc.width, x, &l->mix)
                   : proj(r, mix + mc.qkv, mc.width, x, &l->qkv) || proj(r, mix + mc.alpha, mc.width, x, &l->alpha) ||
                         proj(r, mix + mc.beta, mc.width, x, &l->beta) || proj(r, mix + mc.z, mc.width, x, &l->z)) ||
-        /* kernels/delta_prep.h fuses these three, bitwise, but measured slower than
-         * them at fb0947d on the H200 (81 against 68 us at 2048 rows of the 9B) */
+        /* the experiment kernels/experiments/delta_prep.h fuses these three, bitwise, but measured
+         * slower than them at fb0947d on the H200 (81 against 68 us at 2048 rows of the 9B) */
         conv1d(r, l, win) || l2norm_qk(r) || gates(r, l) || delta_rule(r, S) || gated_norm(r, l) ||
         out_proj(r, BUF(r, O), &l->ssm_out, false))
         return -1;

@@ -1,7 +1,8 @@
-/* GPU parity of the fused DeltaNet prologue (kernels/delta_prep.h): two
- * consecutive calls, the window carried, on fresh random inputs laid out as the
- * model's merged projection rows [qkv | z | alpha | b], outputs poisoned before
- * each launch. Each call's out (q/k heads and v apart), g, beta and window
+/* GPU parity of the fused DeltaNet prologue (kernels/experiments/delta_prep.h,
+ * an experiment: built where Q35_KERNEL_EXPERIMENTS is on, else ctest lists
+ * this suite skipped, saying so): two consecutive calls, the window carried, on
+ * fresh random inputs laid out as the model's merged projection rows
+ * [qkv | z | alpha | b], outputs poisoned before each launch. Each call's out (q/k heads and v apart), g, beta and window
  * (1) bitwise (memcmp) against the unfused chain q35_conv1d_silu_rows ->
  * q35_l2norm_rows -> q35_gates_rows on the same inputs, (2) against the float64
  * reference within the conv/l2norm/gates suites' bound (rel L-inf <= 1e-5; the
@@ -11,7 +12,7 @@
 #include "parity/lib/gpu.h"
 
 #include "kernels/conv1d.h"
-#include "kernels/delta_prep.h"
+#include "kernels/experiments/delta_prep.h"
 #include "kernels/gates.h"
 #include "kernels/l2norm.h"
 

@@ -8,15 +8,18 @@
  * float64 (the rounding: 2^-11 of a value at most). Gated RMSNorm with z read
  * in place from merged rows with NaN gaps, bitwise the contiguous z's. RMSNorm
  * and L2 norm bitwise a CPU emulation of the kernels' f32 order of summing.
- * The FP8-out forms (the
- * same three: the next FP8 GEMM's input, codes and a scale a row; the gated
- * norm's a token) bitwise q35_fp8_quantize_rows of the f32 form's output on the
- * GPU and q35_ref_fp8_quantize_rows of it on the CPU (memcmp, codes and
- * scales), within one e4m3 step of the float64 reference quantized, the fused
- * form's sum bitwise the f32 form's; at 1..24576 values a row (the shared
- * memory opt-in past 47 KiB) and 2048 rows; and the shapes they refuse. */
+ * The FP8-out forms (the same three: the next FP8 GEMM's input, codes and a
+ * scale a row; the gated norm's a token, an experiment,
+ * kernels/experiments/gated_rmsnorm_fp8.h: its cases where
+ * Q35_KERNEL_EXPERIMENTS is on, else a SKIP line) bitwise q35_fp8_quantize_rows
+ * of the f32 form's output on the GPU and q35_ref_fp8_quantize_rows of it on
+ * the CPU (memcmp, codes and scales), within one e4m3 step of the float64
+ * reference quantized, the fused form's sum bitwise the f32 form's; at
+ * 1..24576 values a row (the shared memory opt-in past 47 KiB) and 2048 rows;
+ * and the shapes they refuse. */
 #include "parity/lib/gpu.h"
 
+#include "kernels/experiments/gated_rmsnorm_fp8.h"
 #include "kernels/fp8.h"
 #include "kernels/gated_rmsnorm.h"
 #include "kernels/l2norm.h"
@@ -208,6 +211,7 @@ static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads
     if (z_stride > 0)
         check_gated_strided(s, what, z, dO, dw, dy, d16, n, heads, T, zcol, z_stride);
     q35_gpu_free(d16);
+#if Q35_KERNEL_EXPERIMENTS
     uint8_t *d8 = q35_gpu_bytes((size_t)total);
     float *dscale = q35_gpu_floats(T);
     q35_gpu_ok(q35_gated_rmsnorm_rows_fp8(d8, dscale, dO, dz, heads * n, dw, n, heads, T, EPS, NULL, &err), &err);
@@ -215,6 +219,7 @@ static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads
              heads, T);
     q35_check_fp8_out(s, name, d8, dscale, dy, ref, T, heads * n, LIMIT); /* a scale a token */
     q35_gpu_free(d8), q35_gpu_free(dscale);
+#endif
     free(o), free(z), free(w), free(y), free(yt), free(od), free(zd), free(wd), free(ref);
     q35_gpu_free(dO), q35_gpu_free(dz), q35_gpu_free(dw), q35_gpu_free(dy), q35_gpu_free(dt);
 }
@@ -362,7 +367,7 @@ static void check_refusals(q35_suite *s)
              "gated_rmsnorm_rows_f16 refuses a z stride below heads * n: %s", err.msg);
     uint8_t *q = (uint8_t *)d;
     static const struct {
-        int op; /* 0 rmsnorm_rows_fp8, 1 add_rmsnorm_rows_fp8, 2 gated_rmsnorm_rows_fp8 */
+        int op; /* 0 rmsnorm_rows_fp8, 1 add_rmsnorm_rows_fp8, 2 gated_rmsnorm_rows_fp8 (an experiment) */
         int64_t n, heads, T;
         bool alias; /* add: q = x */
         const char *want;
@@ -372,18 +377,24 @@ static void check_refusals(q35_suite *s)
         {1, Q35_FP8_ROW_MAX + 1, 1, 1, false, "add_rmsnorm_rows_fp8: a row of 24577 values (want 1..24576"},
         {1, 4, 1, 1, true, "add_rmsnorm_rows_fp8: q must not alias x or r"},
         {1, 4, 1, -1, false, "add_rmsnorm_rows_fp8: n = 4 (want 1..1048576), rows = -1"},
+#if Q35_KERNEL_EXPERIMENTS
         {2, 128, 193, 1, false, "gated_rmsnorm_rows_fp8: a row of 24704 values (want 1..24576"},
         {2, 128, 0, 1, false, "heads = 0 (want 1.."},
         {2, 128, 32, -1, false, "T = -1 (want 0.."},
+#endif
     };
     for (size_t i = 0; i < sizeof fp8 / sizeof *fp8; i++) {
         memset(&err, 0, sizeof err);
         float *x = fp8[i].alias ? d : d + 8;
-        rc = fp8[i].op == 0   ? q35_rmsnorm_rows_fp8(q, d + 4, x, d + 16, fp8[i].n, fp8[i].T, EPS, NULL, &err)
-             : fp8[i].op == 1 ? q35_add_rmsnorm_rows_fp8(q, d + 4, x, d + 16, d + 32, fp8[i].n, fp8[i].T, EPS, NULL,
-                                                         &err)
-                              : q35_gated_rmsnorm_rows_fp8(q, d + 4, x, d + 16, fp8[i].heads * fp8[i].n, d + 32,
-                                                           fp8[i].n, fp8[i].heads, fp8[i].T, EPS, NULL, &err);
+        if (fp8[i].op == 0)
+            rc = q35_rmsnorm_rows_fp8(q, d + 4, x, d + 16, fp8[i].n, fp8[i].T, EPS, NULL, &err);
+        else if (fp8[i].op == 1)
+            rc = q35_add_rmsnorm_rows_fp8(q, d + 4, x, d + 16, d + 32, fp8[i].n, fp8[i].T, EPS, NULL, &err);
+#if Q35_KERNEL_EXPERIMENTS
+        else
+            rc = q35_gated_rmsnorm_rows_fp8(q, d + 4, x, d + 16, fp8[i].heads * fp8[i].n, d + 32, fp8[i].n,
+                                            fp8[i].heads, fp8[i].T, EPS, NULL, &err);
+#endif
         q35_case(s, rc == -1 && strstr(err.msg, fp8[i].want) != NULL, "fp8 norms refuse (want \"%s\"): %s",
                  fp8[i].want, err.msg);
     }
@@ -396,6 +407,9 @@ int main(void)
     const int skip = q35_gpu_suite(&s, "GPU norms: RMSNorm, gated RMSNorm, L2 norm", &g_rng);
     if (skip)
         return skip;
+    if (!Q35_KERNEL_EXPERIMENTS)
+        printf("SKIP  gated_rmsnorm_fp8 cases and refusals: q35_gated_rmsnorm_rows_fp8 is an experiment "
+               "(kernels/experiments/gated_rmsnorm_fp8.h), not built (Q35_KERNEL_EXPERIMENTS off)\n");
 
     const int64_t *odd_rows;
     const int n_sizes = q35_test_rows(&odd_rows); /* the 600-row cases off under a sanitizer */

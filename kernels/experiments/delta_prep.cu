@@ -1,7 +1,8 @@
-/* The DeltaNet prologue in one pass (kernels/delta_prep.h): conv1d + SiLU, the
- * q/k heads' L2 norm, the gates; the per-element code is the unfused units'
- * own (kernels/conv1d.cuh, norm_kernels.cuh, gates.cuh), so are the bits. */
-#include "kernels/delta_prep.h"
+/* The DeltaNet prologue in one pass (kernels/experiments/delta_prep.h: an
+ * experiment, measured slower than the chain): conv1d + SiLU, the q/k heads'
+ * L2 norm, the gates; the per-element code is the unfused units' own
+ * (kernels/conv1d.cuh, norm_kernels.cuh, gates.cuh), so are the bits. */
+#include "kernels/experiments/delta_prep.h"
 #include "kernels/conv1d.cuh"
 #include "kernels/gates.cuh"
 #include "kernels/norm_kernels.cuh"

@@ -1,4 +1,9 @@
-/* The DeltaNet layer's prologue in one pass (SPEC §2.1-2.3): from the merged
+/* An experiment (kernels/experiments/, built into the suites and benchmarks
+ * where Q35_KERNEL_EXPERIMENTS is on; not in q35_kernels, not the model's path):
+ * measured slower than the chain it would replace (below), kept for the record
+ * and as the start of a faster version.
+ *
+ * The DeltaNet layer's prologue in one pass (SPEC §2.1-2.3): from the merged
  * projection output MIX [T][in_stride], columns [qkv (conv_dim) | z | alpha (hv) | b (hv)],
  * what the delta rule reads:
  *
@@ -10,7 +15,7 @@
  * heads, then q35_gates_rows (the same device code: kernels/conv1d.cuh,
  * norm_kernels.cuh, gates.cuh).
  *
- * Design (kernels/delta_prep.cu): a block per (tile of 32 rows, group of dk
+ * Design (kernels/experiments/delta_prep.cu): a block per (tile of 32 rows, group of dk
  * channels), 8 warps; the block stages its group's inputs of the tile and the
  * K-1 rows before it (the window, for the first tile) in shared memory, read
  * once from MIX with 16-byte loads; a warp then takes a row at a time, lane l
@@ -24,13 +29,14 @@
  * (ceil(T/32) - 1) of halo rows (read again by the next tile, mostly from L2)
  * + 16 T hv (alpha, b in; g, beta out) + 4 (2K - 1) C (taps, the window in and
  * out). The unfused chain moves 4 (2 T C) for the conv, 4 (4 T hk dk) more for
- * the norm's read and write of the q/k heads, 16 T hv for the gates. *
+ * the norm's read and write of the q/k heads, 16 T hv for the gates.
+ *
  * Measured (bench/results/README.md, the H200 at fb0947d): bitwise the chain,
  * but slower than it: 81.1 us against 67.9 at 2048 rows of the 9B (26.7 / 25.8
  * at 512), 40 % of the copy ceiling; the model keeps the chain until this unit
  * wins (a larger row tile, more loads in flight are the next things to try). */
-#ifndef Q35_KERNELS_DELTA_PREP_H
-#define Q35_KERNELS_DELTA_PREP_H
+#ifndef Q35_KERNELS_EXPERIMENTS_DELTA_PREP_H
+#define Q35_KERNELS_EXPERIMENTS_DELTA_PREP_H
 
 #include "kernels/cuda.h"
 
@@ -46,7 +52,7 @@ typedef struct q35_delta_prep_dims {
     int64_t hk, dk, hv; /* q/k heads, their width, value heads (the gates) */
 } q35_delta_prep_dims;
 
-/* float64 reference: one token, composing q35_ref_conv1d_silu, q35_ref_l2norm
+/* float64 reference (kernels/ref/delta_prep.c, in q35_ref): one token, composing q35_ref_conv1d_silu, q35_ref_l2norm
  * (each q/k head) and q35_ref_gates. out [conv_dim], g, beta [hv], win
  * [conv_dim][K-1] (advanced), mix one row (its alpha at alpha_col, b at b_col),
  * conv_w [conv_dim][K], dt, a [hv]. */
@@ -74,4 +80,4 @@ int q35_delta_prep_rows(float *out, int64_t out_stride, float *g, float *beta, f
 }
 #endif
 
-#endif /* Q35_KERNELS_DELTA_PREP_H */
+#endif /* Q35_KERNELS_EXPERIMENTS_DELTA_PREP_H */
