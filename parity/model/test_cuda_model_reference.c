@@ -67,6 +67,21 @@ static void verdict(q35_suite *s, const char *label, const char *path, cm_tol to
     q35_cuda_state_host_free(&h);
 }
 
+/* logits [n][vocab] of a prefill of tokens from a reset state on cm's current
+ * paths, every position (at), the output poisoned first; exits naming `what`
+ * on an error */
+static void prefill_all(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n, const int64_t *at,
+                        float *logits, int vocab, const char *what)
+{
+    q35_error err = {{0}};
+    q35_poison_f32(logits, n * vocab);
+    if (q35_cuda_state_reset(st, &err) ||
+        q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, at, n, logits, NULL, &err)) {
+        printf("FAIL  %s: %s\n", what, err.msg);
+        exit(1);
+    }
+}
+
 static void against_reference(q35_suite *s, const char *label, const q35_model *m, int64_t n, q35_rng *rng)
 {
     int32_t *tokens = cm_tokens(n, m->hp.n_vocab, rng);
@@ -90,12 +105,7 @@ static void against_reference(q35_suite *s, const char *label, const q35_model *
     };
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         cm_set(cm, paths[i].a, paths[i].g, 37, paths[i].det, 0);
-        q35_poison_f32(logits, n * r.vocab);
-        if (q35_cuda_state_reset(st, &err) ||
-            q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, at, n, logits, NULL, &err)) {
-            printf("FAIL  prefill: %s\n", err.msg);
-            exit(1);
-        }
+        prefill_all(cm, st, tokens, n, at, logits, r.vocab, "prefill");
         char name[64], what[64];
         snprintf(what, sizeof what, "prefill %s rows 37", cm_paths_name(q35_cuda_model_paths(cm), name, sizeof name));
         verdict(s, label, what, cm_tolerance(q35_cuda_model_paths(cm)), logits, st, &r);
@@ -118,22 +128,12 @@ static void against_reference(q35_suite *s, const char *label, const q35_model *
     snprintf(what, sizeof what, "%-7s prefill flash/fp8 rows 37 against float64", label);
     if (cm_fp8_here(what)) {
         cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_FP8, 37, false, 0);
-        q35_poison_f32(logits, n * r.vocab);
-        if (q35_cuda_state_reset(st, &err) ||
-            q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, at, n, logits, NULL, &err)) {
-            printf("FAIL  prefill fp8: %s\n", err.msg);
-            exit(1);
-        }
+        prefill_all(cm, st, tokens, n, at, logits, r.vocab, "prefill fp8");
         cm_fp8_case(s, what, logits, r.logits, NULL, n, r.vocab);
         /* back to f16 with both sets built: building the fp8 set must leave the f16 set's
          * pointers (the merged projections' too) as they were */
         cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, 37, false, 0);
-        q35_poison_f32(logits, n * r.vocab);
-        if (q35_cuda_state_reset(st, &err) ||
-            q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, at, n, logits, NULL, &err)) {
-            printf("FAIL  prefill f16 after fp8: %s\n", err.msg);
-            exit(1);
-        }
+        prefill_all(cm, st, tokens, n, at, logits, r.vocab, "prefill f16 after fp8");
         verdict(s, label, "prefill flash/f16 rows 37 after the fp8 set", cm_tolerance(q35_cuda_model_paths(cm)),
                 logits, st, &r);
     }

@@ -92,11 +92,18 @@ static void check_budget(q35_suite *s, const char *label, q35_cuda_model *cm, q3
     free(b);
 }
 
+/* The prompt a model's sweep draws: the longest length or the split run's, and a decode step. */
+static int64_t prompt_tokens(const int64_t *lengths, int n_len, int64_t split_len)
+{
+    const int64_t longest = lengths[n_len - 1];
+    return (longest > split_len ? longest : split_len) + 1;
+}
+
 static void sweep(q35_suite *s, const sweep_model *sm, const int64_t *lengths, int n_len, const int64_t *rows,
                   int n_rows, int64_t split_len, q35_rng *rng)
 {
     q35_model *m = cm_model(sm->shape, sm->layers, sm->vocab, sm->mix, q35_rng_next(rng));
-    const int64_t longest = lengths[n_len - 1], n_tok = (longest > split_len ? longest : split_len) + 1;
+    const int64_t n_tok = prompt_tokens(lengths, n_len, split_len);
     q35_cuda_model *cm = cm_load(m, n_tok);
     int32_t *tokens = cm_tokens(n_tok, m->hp.n_vocab, rng);
     int64_t snaps[8];
@@ -168,7 +175,7 @@ static bool model_wanted(const char *label)
  * and its prompt, so the models after it see the same generator state. */
 static void skip_model(const sweep_model *sm, const int64_t *lengths, int n_len, int64_t split_len, q35_rng *rng)
 {
-    const int64_t longest = lengths[n_len - 1], n_tok = (longest > split_len ? longest : split_len) + 1;
+    const int64_t n_tok = prompt_tokens(lengths, n_len, split_len);
     (void)q35_rng_next(rng);
     for (int64_t i = 0; i < n_tok; i++)
         (void)q35_rng_next(rng);
