@@ -396,7 +396,7 @@ static q35_bench_axis model_9b_axis(void)
 }
 
 /* The ops that write a GEMM's input (the op axis) and what they write (out). */
-enum { ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED, ACT_OPS };
+enum { ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED, ACT_SWIGLU_BF16, ACT_OPS }; /* the last: g, u bf16 in, fp8 out only */
 enum { OUT_F32, OUT_F16, OUT_F32_QUANT, OUT_FP8, OUTS };
 
 struct act_ctx {
@@ -439,6 +439,9 @@ static int act_fp8(struct act_ctx *c, q35_error *err)
         return q35_add_rmsnorm_rows_fp8(c->q, c->scale, c->x, c->r, c->w, c->n, c->rows, eps, NULL, err);
     case ACT_SWIGLU:
         return q35_swiglu_rows_fp8(c->q, c->scale, c->x, c->r, c->n, c->n, c->rows, NULL, err);
+    case ACT_SWIGLU_BF16: /* the bf16 rows in the f32 buffers' first halves */
+        return q35_swiglu_rows_bf16_fp8(c->q, c->scale, (const uint16_t *)(void *)c->x, (const uint16_t *)(void *)c->r,
+                                        c->n, c->n, c->rows, NULL, err);
     default: /* an experiment (kernels/experiments/gated_rmsnorm_fp8.h): skipped, saying so, where not built */
 #if Q35_KERNEL_EXPERIMENTS
         return q35_gated_rmsnorm_rows_fp8(c->q, c->scale, c->x, c->r, c->heads * c->n, c->w, c->n, c->heads, c->rows,
@@ -463,7 +466,7 @@ static int act_launch(void *p, q35_error *err)
 /* An op by its output, at a model's width: the RMSNorm and the fused add +
  * RMSNorm at n_embd, SwiGLU at n_ff, the gated norm at ssm_hv heads of ssm_dv
  * (a row: a token). Bytes as each moves them, c values a row: in, 4c (the
- * norm's x), 12c (the fused form's x and r in, x out), 8c (SwiGLU's g, u; the
+ * norm's x), 12c (the fused form's x and r in, x out), 8c (SwiGLU's g, u; 4c its bf16 form's; the
  * gated norm's o, z); out, 4c (f32), 2c (f16), 4c + 4c + c + 4 (f32, read back,
  * codes and scale), c + 4 (fused FP8); plus the norms' w, 4n. */
 static void bench_act_out(q35_bench_state *st, void *unused)
@@ -472,7 +475,12 @@ static void bench_act_out(q35_bench_state *st, void *unused)
     const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
     struct act_ctx c = {.op = (int)q35_bench_arg(st, 1), .out = (int)q35_bench_arg(st, 2), .rows = q35_bench_arg(st, 3),
                         .heads = 1};
-    c.n = c.op == ACT_SWIGLU ? m->n_ff : c.op == ACT_GATED ? m->ssm_dv : m->n_embd;
+    if (c.op == ACT_SWIGLU_BF16 && c.out != OUT_FP8) {
+        q35_bench_skip(st, "swiglu_bf16: only the fp8 form (q35_swiglu_rows_bf16_fp8)");
+        return;
+    }
+    const bool swiglu = c.op == ACT_SWIGLU || c.op == ACT_SWIGLU_BF16;
+    c.n = swiglu ? m->n_ff : c.op == ACT_GATED ? m->ssm_dv : m->n_embd;
     if (c.op == ACT_GATED)
         c.heads = m->ssm_hv;
     c.cols = c.heads * c.n;
@@ -488,10 +496,10 @@ static void bench_act_out(q35_bench_state *st, void *unused)
     }
     q35_bench_time(st, act_launch, &c);
     const double v = (double)values, rows = (double)c.rows;
-    const double in = c.op == ACT_RMS ? 4.0 * v : c.op == ACT_ADD_RMS ? 12.0 * v : 8.0 * v;
+    const double in = c.op == ACT_RMS ? 4.0 * v : c.op == ACT_ADD_RMS ? 12.0 * v : c.op == ACT_SWIGLU_BF16 ? 4.0 * v : 8.0 * v;
     const double out = c.out == OUT_F32 ? 4.0 * v : c.out == OUT_F16 ? 2.0 * v
                        : c.out == OUT_F32_QUANT ? 9.0 * v + 4.0 * rows : v + 4.0 * rows;
-    const double moved = in + out + (c.op == ACT_SWIGLU ? 0.0 : 4.0 * (double)c.n);
+    const double moved = in + out + (swiglu ? 0.0 : 4.0 * (double)c.n);
     q35_bench_rate(st, "bytes", moved);
     q35_bench_pct_of(st, Q35_CEILING_COPY, moved);
     q35_bench_rate(st, "tokens", rows);
@@ -550,9 +558,9 @@ int main(int argc, char **argv)
                        (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"f16", f16_out, 2}}, 3);
     q35_bench_register("attn_prep", bench_attn_prep, (void *)&k_fused, prep_axes, 2);
     q35_bench_register("attn_prep_chain", bench_attn_prep, (void *)&k_chain, prep_axes, 2);
-    static const int64_t act_ops[] = {ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED}, outs[] = {0, 1, 2, 3},
+    static const int64_t act_ops[] = {ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED, ACT_SWIGLU_BF16}, outs[] = {0, 1, 2, 3},
                          act_rows[] = {2048};
-    static const char *const act_names[] = {"rmsnorm", "add_rmsnorm", "swiglu", "gated_rmsnorm"},
+    static const char *const act_names[] = {"rmsnorm", "add_rmsnorm", "swiglu", "gated_rmsnorm", "swiglu_bf16"},
                              *const out_names[] = {"f32", "f16", "f32_quant", "fp8"};
     q35_bench_register("act_out", bench_act_out, NULL,
                        (q35_bench_axis[]){scan_axes[0], {"op", act_ops, ACT_OPS}, {"out", outs, OUTS},
@@ -564,7 +572,8 @@ int main(int argc, char **argv)
     q35_bench_context("models", q35_bench_model_legend(legend, sizeof legend));
     q35_bench_context("add_rmsnorm_fused", "0 = residual_add_rows then rmsnorm_rows, 1 = add_rmsnorm_rows");
     q35_bench_context("act_out", "an op writing a GEMM's input, by output: f32, f16 (the _f16 form), f32_quant (the "
-                                 "f32 form then fp8_quantize_rows), fp8 (the fused _fp8 form)");
+                                 "f32 form then fp8_quantize_rows), fp8 (the fused _fp8 form); op swiglu_bf16: SwiGLU "
+                                 "from bf16 g and u (the fp8 path's bf16 [gate | up]), fp8 out only");
     q35_bench_context("delta_rule_variants", names);
     q35_bench_context("gated_rmsnorm_f16", "0 = f32 out in place (gated_rmsnorm_rows), 1 = f16 out (_f16)");
     return q35_bench_main(argc, argv);

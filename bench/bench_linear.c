@@ -72,8 +72,8 @@ static q35_blas g_blas;
 static q35_fp8_gemm *g_fp8; /* NULL where the device has no FP8: those points skip */
 static char g_fp8_why[sizeof(q35_error)];
 
-enum { GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8, HGEMM_LT };
-static const int k_which[] = {GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8, HGEMM_LT};
+enum { GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8, HGEMM_LT, FP8_BF16 };
+static const int k_which[] = {GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8, HGEMM_LT, FP8_BF16};
 
 /* ---- ceiling/hgemm_lt: the fastest of cuBLASLt's candidates ------------------------- */
 
@@ -224,6 +224,9 @@ static int gemm_launch(void *p, q35_error *err)
         return q35_gemm_fp8(g_fp8, c->y, c->n, c->x8, c->sx, c->T, c->w8, c->sw, c->n, c->k, err);
     case FP8:
         return q35_gemm_fp8(g_fp8, c->y, c->n, c->x8, c->sx, c->T, c->w8, c->sw, c->n, c->k, err);
+    case FP8_BF16:
+        return q35_gemm_fp8_bf16(g_fp8, (uint16_t *)(void *)c->y, c->n, c->x8, c->sx, c->T, c->w8, c->sw, c->n, c->k,
+                                 err);
     case HGEMM_LT:
         return lt_call(&c->lt, &c->lt.algo, c->y, c->x16, c->w16, err);
     case HGEMM:
@@ -243,7 +246,7 @@ static void bench_gemm(q35_bench_state *st, void *which)
 {
     const proj *p = &k_proj[q35_bench_arg(st, 0)];
     struct gemm_ctx c = {.which = *(const int *)which, .n = p->n, .k = p->k, .T = q35_bench_arg(st, 1)};
-    const bool f32 = c.which == GEMM_F32 || c.which == SGEMM, fp8 = c.which == GEMM_FP8 || c.which == FP8;
+    const bool f32 = c.which == GEMM_F32 || c.which == SGEMM, fp8 = c.which == GEMM_FP8 || c.which == FP8 || c.which == FP8_BF16;
     const size_t wq_bytes = q35_row_bytes(Q35_TYPE_Q4_K, c.k) * (size_t)c.n;
     float *pattern = NULL;
     if (fp8 && !g_fp8) {
@@ -294,8 +297,8 @@ static void bench_gemm(q35_bench_state *st, void *which)
     q35_bench_time(st, gemm_launch, &c);
     q35_bench_rate(st, "FLOP", 2.0 * (double)c.T * (double)c.n * (double)c.k);
     const double weight = c.which == GEMM_F32 ? (double)wq_bytes : (double)(c.n * c.k) * (f32 ? 4.0 : fp8 ? 1.0 : 2.0);
-    const double y_bytes = (double)(c.T * c.n) * (c.which == HGEMM_F16OUT ? 2.0 : 4.0);
-    q35_bench_rate(st, "bytes", weight + (double)(c.T * c.k) * (c.which == FP8 ? 1.0 : 4.0) + y_bytes);
+    const double y_bytes = (double)(c.T * c.n) * (c.which == HGEMM_F16OUT || c.which == FP8_BF16 ? 2.0 : 4.0);
+    q35_bench_rate(st, "bytes", weight + (double)(c.T * c.k) * (c.which == FP8 || c.which == FP8_BF16 ? 1.0 : 4.0) + y_bytes);
 out: /* cudaFree(NULL) does nothing */
     if (c.which == HGEMM_LT)
         lt_free(&c.lt);
@@ -433,6 +436,8 @@ int main(int argc, char **argv)
     q35_bench_register("ceiling/hgemm", bench_gemm, (void *)&k_which[HGEMM], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("gemm_fp8", bench_gemm, (void *)&k_which[GEMM_FP8], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("ceiling/fp8", bench_gemm, (void *)&k_which[FP8], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
+    q35_bench_register("gemm_fp8_bf16", bench_gemm, (void *)&k_which[FP8_BF16], (q35_bench_axis[]){proj_axis, rows_axis},
+                       2);
     q35_bench_register("ceiling/hgemm_f16out", bench_gemm, (void *)&k_which[HGEMM_F16OUT],
                        (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("ceiling/hgemm_lt", bench_gemm, (void *)&k_which[HGEMM_LT],
@@ -450,7 +455,8 @@ int main(int argc, char **argv)
     q35_bench_context("variant", "gemv: 0 registers, 1 staged (cp.async through shared memory; other types and "
                                  "unaligned weights run 0); q35_gemv runs 1 for q4_K, q5_K, q6_K, 0 for the rest");
     q35_bench_context("ceilings", "gemm_f32: ceiling/sgemm; gemm_f16: ceiling/hgemm (and hgemm_f16out, hgemm_lt: the fastest "
-                                  "of cuBLASLt's candidates); gemm_fp8: ceiling/fp8; "
+                                  "of cuBLASLt's candidates); gemm_fp8: ceiling/fp8 (gemm_fp8_bf16, the bf16-out form, like "
+                                  "ceiling/fp8 from quantized rows); "
                                   "dequant, "
                                   "gemv: bench_kernels ceiling/d2d_copy (bytes/s)");
     q35_error why = {{0}};

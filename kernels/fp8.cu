@@ -67,9 +67,11 @@ struct lt_call {
 
 /* A shape's descriptors and the algorithm cuBLASLt chose for it; each call
  * sets only the scale pointers. */
+enum out_kind { OUT_F32, OUT_F32_ADD, OUT_BF16 }; /* y f32 (beta 0), f32 += (beta 1), bf16 (beta 0) */
+
 struct algo_entry {
     int n = 0, k = 0, T = 0, ldy = 0; /* T == 0: empty */
-    bool add = false;                 /* beta = 1 */
+    out_kind out = OUT_F32;
     lt_call call;
     cublasLtMatmulAlgo_t algo = {};
 };
@@ -156,8 +158,9 @@ void q35_fp8_gemm_destroy(q35_fp8_gemm *g)
 
 namespace {
 
-int make_call(lt_call *c, int n, int k, int T, int ldy, q35_error *err)
+int make_call(lt_call *c, int n, int k, int T, int ldy, out_kind out, q35_error *err)
 {
+    const cudaDataType_t dt = out == OUT_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     const int32_t outer = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
     const int8_t fast = 0;
@@ -177,7 +180,7 @@ int make_call(lt_call *c, int n, int k, int T, int ldy, q35_error *err)
                                     err) ||
                    Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->a, CUDA_R_8F_E4M3, k, n, k), err) ||
                    Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->b, CUDA_R_8F_E4M3, k, T, k), err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->d, CUDA_R_32F, n, T, ldy), err)
+                   Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->d, dt, n, T, ldy), err)
                ? -1
                : 0;
 }
@@ -195,21 +198,21 @@ int set_scales(lt_call *c, const float *sx, const float *sw, q35_error *err)
                : 0;
 }
 
-int check_gemm(const uint8_t *xq, const uint8_t *wq, const float *y, int64_t T, int64_t n, int64_t k, int64_t ldy,
-               q35_error *err)
+int check_gemm(const char *who, const uint8_t *xq, const uint8_t *wq, const void *y, int64_t T, int64_t n, int64_t k,
+               int64_t ldy, int ld_multiple, q35_error *err)
 {
     if (T < 0 || T > INT32_MAX || n < 1 || n > INT32_MAX)
-        return q35_fail(err, "gemm_fp8: T = %lld, n = %lld (want 0..%d and 1..%d)", (long long)T, (long long)n,
+        return q35_fail(err, "%s: T = %lld, n = %lld (want 0..%d and 1..%d)", who, (long long)T, (long long)n,
                         INT32_MAX, INT32_MAX);
     if (k < 16 || k > INT32_MAX || k % 16)
-        return q35_fail(err, "gemm_fp8: k = %lld (want a multiple of 16, 16..%d: FP8 rows of whole 16 bytes)",
+        return q35_fail(err, "%s: k = %lld (want a multiple of 16, 16..%d: FP8 rows of whole 16 bytes)", who,
                         (long long)k, INT32_MAX);
-    if (ldy < n || ldy > INT32_MAX || ldy % 4)
-        return q35_fail(err, "gemm_fp8: ldy = %lld (want n = %lld..%d, a multiple of 4)", (long long)ldy, (long long)n,
-                        INT32_MAX);
+    if (ldy < n || ldy > INT32_MAX || ldy % ld_multiple)
+        return q35_fail(err, "%s: ldy = %lld (want n = %lld..%d, a multiple of %d)", who, (long long)ldy,
+                        (long long)n, INT32_MAX, ld_multiple);
     if (((uintptr_t)xq | (uintptr_t)wq | (uintptr_t)y) % 16)
-        return q35_fail(err, "gemm_fp8: xq %p, wq %p, y %p (want each 16-byte aligned)", (const void *)xq,
-                        (const void *)wq, (const void *)y);
+        return q35_fail(err, "%s: xq %p, wq %p, y %p (want each 16-byte aligned)", who, (const void *)xq,
+                        (const void *)wq, y);
     return 0;
 }
 
@@ -217,25 +220,28 @@ int check_gemm(const uint8_t *xq, const uint8_t *wq, const float *y, int64_t T, 
 
 namespace {
 
-/* y = the product (beta 0) or y + the product (add: beta 1, in place) */
-int gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T, const uint8_t *wq,
-             const float *sw, int64_t n, int64_t k, bool add, q35_error *err)
+const char *const k_who[] = {"gemm_fp8", "gemm_fp8_add", "gemm_fp8_bf16"};
+
+/* y = the product (OUT_F32; OUT_BF16: rounded to bf16) or y + the product (OUT_F32_ADD: beta 1, in place) */
+int gemm_fp8(q35_fp8_gemm *g, void *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T, const uint8_t *wq,
+             const float *sw, int64_t n, int64_t k, out_kind out, q35_error *err)
 {
-    if (check_gemm(xq, wq, y, T, n, k, ldy, err))
+    const char *who = k_who[out];
+    if (check_gemm(who, xq, wq, y, T, n, k, ldy, out == OUT_BF16 ? 8 : 4, err))
         return -1;
     if (T == 0)
         return 0;
     algo_entry *e = nullptr;
     for (int i = 0; i < kCache; i++)
         if (g->cache[i].T == T && g->cache[i].n == n && g->cache[i].k == k && g->cache[i].ldy == ldy &&
-            g->cache[i].add == add) {
+            g->cache[i].out == out) {
             e = &g->cache[i];
             break;
         }
     if (!e) { /* a new shape: its descriptors and algorithm, into the entry the oldest shape held */
         lt_call c; /* the device was checked once, when g was made */
-        if (make_call(&c, (int)n, (int)k, (int)T, (int)ldy, err) || set_scales(&c, sx, sw, err))
-            return q35_fail_context(err, "gemm_fp8: the cuBLASLt descriptors");
+        if (make_call(&c, (int)n, (int)k, (int)T, (int)ldy, out, err) || set_scales(&c, sx, sw, err))
+            return q35_fail_context(err, "%s: the cuBLASLt descriptors", who);
         cublasLtMatmulPreference_t pref = nullptr;
         cublasLtMatmulHeuristicResult_t res = {};
         int found = 0;
@@ -250,26 +256,26 @@ int gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const fl
         if (pref)
             cublasLtMatmulPreferenceDestroy(pref);
         if (rc)
-            return q35_fail_context(err, "gemm_fp8: choosing an algorithm (n %lld, k %lld, T %lld)", (long long)n,
+            return q35_fail_context(err, "%s: choosing an algorithm (n %lld, k %lld, T %lld)", who, (long long)n,
                                     (long long)k, (long long)T);
         if (found < 1)
-            return q35_fail(err, "gemm_fp8: cuBLASLt has no FP8 algorithm for n %lld, k %lld, T %lld, ldy %lld "
-                            "(e4m3 x e4m3, outer-vector scales, f32 out)", (long long)n, (long long)k, (long long)T,
-                            (long long)ldy);
+            return q35_fail(err, "%s: cuBLASLt has no FP8 algorithm for n %lld, k %lld, T %lld, ldy %lld "
+                            "(e4m3 x e4m3, outer-vector scales, %s out)", who, (long long)n, (long long)k,
+                            (long long)T, (long long)ldy, out == OUT_BF16 ? "bf16" : "f32");
         e = &g->cache[g->next];
         g->next = (g->next + 1) % kCache;
         e->call.swap(c); /* c now holds the evicted shape's descriptors, destroyed with it */
-        e->n = (int)n, e->k = (int)k, e->T = (int)T, e->ldy = (int)ldy, e->add = add, e->algo = res.algo;
+        e->n = (int)n, e->k = (int)k, e->T = (int)T, e->ldy = (int)ldy, e->out = out, e->algo = res.algo;
     } else if (set_scales(&e->call, sx, sw, err)) {
-        return q35_fail_context(err, "gemm_fp8: the scale pointers");
+        return q35_fail_context(err, "%s: the scale pointers", who);
     }
     const lt_call &c = e->call;
-    const float one = 1.0f, beta = add ? 1.0f : 0.0f;
+    const float one = 1.0f, beta = out == OUT_F32_ADD ? 1.0f : 0.0f;
     if (Q35_CUBLAS_CHECK(cublasLtMatmul(g->lt, c.desc, &one, wq, c.a, xq, c.b, &beta, y, c.d, y, c.d, &e->algo,
                                         g->workspace, kWorkspace, g->stream),
                          err))
-        return q35_fail_context(err, "gemm_fp8%s (n %lld, k %lld, T %lld, ldy %lld)", add ? "_add" : "",
-                                (long long)n, (long long)k, (long long)T, (long long)ldy);
+        return q35_fail_context(err, "%s (n %lld, k %lld, T %lld, ldy %lld)", who, (long long)n, (long long)k,
+                                (long long)T, (long long)ldy);
     return 0;
 }
 
@@ -278,11 +284,17 @@ int gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const fl
 int q35_gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
                  const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err)
 {
-    return gemm_fp8(g, y, ldy, xq, sx, T, wq, sw, n, k, false, err);
+    return gemm_fp8(g, y, ldy, xq, sx, T, wq, sw, n, k, OUT_F32, err);
 }
 
 int q35_gemm_fp8_add(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
                      const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err)
 {
-    return gemm_fp8(g, y, ldy, xq, sx, T, wq, sw, n, k, true, err);
+    return gemm_fp8(g, y, ldy, xq, sx, T, wq, sw, n, k, OUT_F32_ADD, err);
+}
+
+int q35_gemm_fp8_bf16(q35_fp8_gemm *g, uint16_t *y16, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
+                      const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err)
+{
+    return gemm_fp8(g, y16, ldy, xq, sx, T, wq, sw, n, k, OUT_BF16, err);
 }

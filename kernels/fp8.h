@@ -98,6 +98,19 @@ int q35_gemm_fp8(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, cons
  * algorithm); checked against y + the float64 product at the GEMM's bound. */
 int q35_gemm_fp8_add(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
                      const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err);
+/* The same GEMM with bf16 out: y16 [T][ldy] bf16 bits, the scaled f32
+ * accumulation rounded once to nearest even in cuBLASLt's epilogue (D type
+ * 16BF), for a product only an op that widens it again reads (the FP8 path's
+ * [gate | up], read by q35_swiglu_rows_bf16_fp8): half the bytes written and
+ * read of the f32 form. bf16, not f16: f32's range, so no activation
+ * overflows. Its rounding is at most 2^-8 of a value; over values spread
+ * across binades the rel L2 it adds is 2^-8 / sqrt(3 E[m^2]) ~ 1.5e-3 (m the
+ * mantissa, log-uniform on [1, 2): E[m^2] = 3 / (2 ln 2)), ~1/20 of what
+ * e4m3's inputs cost (3.5e-2, above). Against the float64 product of the e4m3
+ * operands expect ~1.5e-3, bounded at 3e-3. ldy a multiple of 8 (16-byte
+ * rows). */
+int q35_gemm_fp8_bf16(q35_fp8_gemm *g, uint16_t *y16, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
+                      const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #include "kernels/pointwise.h"
 #include "kernels/reduce.cuh"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -136,41 +137,77 @@ int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t i
  * the f32 form's arithmetic) staged in shared memory with the threads' amax,
  * then quantized (kernels/fp8_row.cuh). Quads through 16-byte loads where the
  * row's g and u are 16-byte aligned (q35_norm_quad: the tail's values past
- * width read as 0 and dropped). */
+ * width read as 0 and dropped). The inputs f32, or bf16 (the _bf16_fp8 form:
+ * each widened exactly to f32 first, 8-byte loads of four where aligned), so
+ * the same f32 arithmetic on the same values: the same bits. */
 constexpr int kSwigluFp8Threads = 512;
 
+__device__ __forceinline__ float4 swiglu_quad(const float *v, int q, int n, bool vec)
+{
+    return q35_norm_quad(v, q, n, vec);
+}
+
+__device__ __forceinline__ float4 swiglu_quad(const __nv_bfloat16 *v, int q, int n, bool vec)
+{
+    const int i = 4 * q;
+    if (vec && i + 4 <= n) {
+        const uint2 b = *(const uint2 *)(v + i);
+        return make_float4(__uint_as_float(b.x << 16), __uint_as_float(b.x & 0xffff0000u), __uint_as_float(b.y << 16),
+                           __uint_as_float(b.y & 0xffff0000u));
+    }
+    return make_float4(__bfloat162float(v[i]), i + 1 < n ? __bfloat162float(v[i + 1]) : 0.0f,
+                       i + 2 < n ? __bfloat162float(v[i + 2]) : 0.0f, i + 3 < n ? __bfloat162float(v[i + 3]) : 0.0f);
+}
+
+template <class X>
 __global__ void __launch_bounds__(kSwigluFp8Threads)
-    q35_swiglu_fp8_kernel(uint8_t *q, float *scale, const float *g, const float *u, int64_t in_stride, int width)
+    q35_swiglu_fp8_kernel(uint8_t *q, float *scale, const X *g, const X *u, int64_t in_stride, int width)
 {
     float *ys = q35_fp8_staged_row();
     const int64_t r = blockIdx.x;
-    const float *gr = g + r * in_stride, *ur = u + r * in_stride;
-    const bool vec = q35_aligned16(gr) && q35_aligned16(ur);
+    const X *gr = g + r * in_stride, *ur = u + r * in_stride;
+    const uintptr_t quad = 4 * sizeof(X); /* a quad's load: 16 bytes (f32), 8 (bf16) */
+    const bool vec = ((uintptr_t)gr % quad) == 0 && ((uintptr_t)ur % quad) == 0;
     q35_fp8_stage put{ys, width, 0.0f};
     for (int j = threadIdx.x; j < (width + 3) / 4; j += kSwigluFp8Threads) {
-        const float4 a = q35_norm_quad(gr, j, width, vec), b = q35_norm_quad(ur, j, width, vec);
+        const float4 a = swiglu_quad(gr, j, width, vec), b = swiglu_quad(ur, j, width, vec);
         put(j, make_float4(pointwise_op<OP_SWIGLU>(0.0f, a.x, b.x), pointwise_op<OP_SWIGLU>(0.0f, a.y, b.y),
                            pointwise_op<OP_SWIGLU>(0.0f, a.z, b.z), pointwise_op<OP_SWIGLU>(0.0f, a.w, b.w)));
     }
     q35_fp8_row_out<kSwigluFp8Threads>(q + r * width, scale + r, ys, width, put.amax);
 }
 
-int q35_swiglu_rows_fp8(uint8_t *q, float *scale, const float *g, const float *u, int64_t in_stride, int64_t width,
-                        int64_t rows, q35_stream stream, q35_error *err)
+template <class X>
+static int swiglu_fp8(const char *who, uint8_t *q, float *scale, const X *g, const X *u, int64_t in_stride,
+                      int64_t width, int64_t rows, q35_stream stream, q35_error *err)
 {
     if (width < 1 || rows < 0 || rows > INT32_MAX)
-        return q35_fail(err, "swiglu_rows_fp8: width %lld, rows %lld (want width >= 1, rows 0..%d)", (long long)width,
+        return q35_fail(err, "%s: width %lld, rows %lld (want width >= 1, rows 0..%d)", who, (long long)width,
                         (long long)rows, INT32_MAX);
     if (in_stride < width)
-        return q35_fail(err, "swiglu_rows_fp8: input row stride %lld shorter than its width %lld", (long long)in_stride,
+        return q35_fail(err, "%s: input row stride %lld shorter than its width %lld", who, (long long)in_stride,
                         (long long)width);
     size_t bytes = 0;
-    if (q35_fp8_stage_ready("swiglu_rows_fp8", q35_swiglu_fp8_kernel, width, &bytes, err))
+    if (q35_fp8_stage_ready(who, q35_swiglu_fp8_kernel<X>, width, &bytes, err))
         return -1;
     if (rows == 0)
         return 0;
-    q35_swiglu_fp8_kernel<<<(unsigned)rows, kSwigluFp8Threads, bytes, stream>>>(q, scale, g, u, in_stride, (int)width);
-    return Q35_LAUNCH_CHECK("swiglu_rows_fp8", err);
+    q35_swiglu_fp8_kernel<X><<<(unsigned)rows, kSwigluFp8Threads, bytes, stream>>>(q, scale, g, u, in_stride,
+                                                                                   (int)width);
+    return Q35_LAUNCH_CHECK(who, err);
+}
+
+int q35_swiglu_rows_fp8(uint8_t *q, float *scale, const float *g, const float *u, int64_t in_stride, int64_t width,
+                        int64_t rows, q35_stream stream, q35_error *err)
+{
+    return swiglu_fp8("swiglu_rows_fp8", q, scale, g, u, in_stride, width, rows, stream, err);
+}
+
+int q35_swiglu_rows_bf16_fp8(uint8_t *q, float *scale, const uint16_t *g16, const uint16_t *u16, int64_t in_stride,
+                             int64_t width, int64_t rows, q35_stream stream, q35_error *err)
+{
+    return swiglu_fp8("swiglu_rows_bf16_fp8", q, scale, (const __nv_bfloat16 *)g16, (const __nv_bfloat16 *)u16,
+                      in_stride, width, rows, stream, err);
 }
 
 int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream, q35_error *err)

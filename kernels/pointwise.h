@@ -52,6 +52,13 @@ int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t i
  * f32 form and q35_fp8_quantize_rows. */
 int q35_swiglu_rows_fp8(uint8_t *q, float *scale, const float *g, const float *u, int64_t in_stride, int64_t width,
                         int64_t rows, q35_stream stream, q35_error *err);
+/* The same from bf16 g and u (bits; the FP8 path's [gate | up], written by
+ * q35_gemm_fp8_bf16, kernels/fp8.h): each value widened exactly to f32, then
+ * the f32 form's arithmetic, so bitwise q35_swiglu_rows_fp8 of the widened
+ * rows. in_stride in bf16 values. Bytes a row: 4 width read + width + 4
+ * written, against 8 width + width + 4. */
+int q35_swiglu_rows_bf16_fp8(uint8_t *q, float *scale, const uint16_t *g16, const uint16_t *u16, int64_t in_stride,
+                             int64_t width, int64_t rows, q35_stream stream, q35_error *err);
 int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream,
                           q35_error *err);
 /* The sigmoid gate with f16 out (the o projection's rounded input on the f16

@@ -150,6 +150,19 @@ static int project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, c
     return gemm_fp8(r, y, ldy, x, w, false);
 }
 
+/* y16 = x W^T rounded to bf16 (kernels/fp8.h, q35_gemm_fp8_bf16): the fp8
+ * path's [gate | up], which only SwiGLU's bf16 form reads */
+static int gemm_fp8_bf16(q35_run *r, uint16_t *y16, int64_t ldy, const float *x, const q35_dweight *w)
+{
+    if (!w->w8)
+        return q35_fail(r->err, "%s: the fp8 GEMM path without its fp8 weight", w->label);
+    if (gemm_input(r, x, w, quantize_fp8))
+        return -1;
+    return gemm_done(r, (const float *)(const void *)y16,
+                     q35_gemm_fp8_bf16(r->cm->fp8_gemm, y16, ldy, fp8_codes(r), fp8_scales(r, w->k), r->T, w->w8,
+                                       w->s8, w->n, w->k, r->err));
+}
+
 /* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */
 
 static int attend_decode(q35_run *r, float *o, const float *q, const void *kc, const void *vc)
@@ -286,14 +299,36 @@ static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last
     return proj(r, BUF(r, PROJ), H, in, w) || residual_add(r, last);
 }
 
+/* The fp8 path's FFN with [gate | up] merged (its rows whole 16 bytes as bf16):
+ * the GEMM writes GU as bf16 (half the bytes of f32, written and read), and
+ * SwiGLU widens them back, quantizing ffn_down's input. The rounding is 1/20
+ * of what e4m3's inputs cost (kernels/fp8.h); the fp8 tier measures both. */
+static int ffn_fp8_bf16(q35_run *r, const q35_dlayer *l)
+{
+    const int64_t ff = r->cm->hp.n_ff;
+    uint16_t *gu = (uint16_t *)(void *)BUF(r, GU);
+    q35_op_begin(r, Q35_OP_PROJ, l->gu.label);
+    if (q35_op_end(r, gemm_fp8_bf16(r, gu, 2 * ff, BUF(r, NORMED), &l->gu)))
+        return -1;
+    q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
+    if (input_written(r, BUF(r, FFN_ACT),
+                      q35_op_end(r, q35_swiglu_rows_bf16_fp8(fp8_codes(r), fp8_scales(r, ff), gu, gu + ff, 2 * ff, ff,
+                                                             r->T, r->cm->stream, r->err))))
+        return -1;
+    return out_proj(r, BUF(r, FFN_ACT), &l->ffn_down, l->index == r->cm->hp.n_layer - 1);
+}
+
 /* post_attention_norm -> SwiGLU FFN -> the second residual; both layer kinds. */
 static int ffn(q35_run *r, const q35_dlayer *l)
 {
     const int64_t ff = r->cm->hp.n_ff;
     float *g = BUF(r, GU), *u = g + ff; /* [gate | up] side by side */
-    if (residual_norm(r, l->post_norm, k_post_norm) ||
-        (r->merge ? proj(r, g, 2 * ff, BUF(r, NORMED), &l->gu)
-                  : proj(r, g, 2 * ff, BUF(r, NORMED), &l->ffn_gate) || proj(r, u, 2 * ff, BUF(r, NORMED), &l->ffn_up)))
+    if (residual_norm(r, l->post_norm, k_post_norm))
+        return -1;
+    if (r->fp8_inputs && r->merge && !r->cm->paths.fp8_gu_f32 && (2 * ff) % 8 == 0)
+        return ffn_fp8_bf16(r, l);
+    if (r->merge ? proj(r, g, 2 * ff, BUF(r, NORMED), &l->gu)
+                 : proj(r, g, 2 * ff, BUF(r, NORMED), &l->ffn_gate) || proj(r, u, 2 * ff, BUF(r, NORMED), &l->ffn_up))
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
     const int rc =

@@ -188,6 +188,8 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths.flash_sm90 = in->flash_sm90 && !c->flash_variant.name && !(off && strcmp(off, "0") == 0);
     const char *merge = getenv("Q35_PREFILL_MERGE");
     cm->paths.split_proj = merge && strcmp(merge, "0") == 0;
+    const char *gu_bf16 = getenv("Q35_FP8_GU_BF16");
+    cm->paths.fp8_gu_f32 = gu_bf16 && strcmp(gu_bf16, "0") == 0;
     char line[512];
     q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "plan for %" PRId64 " positions: attention %s, chunk rows %"
                    PRId64 ": %s", in->plan.seq, q35_attn_path_name(in->plan.attention), in->plan.chunk_rows,

@@ -88,6 +88,9 @@ typedef struct q35_cuda_paths {
     bool split_proj;         /* the fast GEMM paths run each projection alone instead of the
                                 merged groups ([qkv | z | alpha | beta], [gate | up], [q | k | v]):
                                 $Q35_PREFILL_MERGE=0 at load, to measure the merge against it */
+    bool fp8_gu_f32;         /* the fp8 path's merged [gate | up] written in f32 instead of bf16
+                                (model/cuda_layers.c, ffn_fp8_bf16): $Q35_FP8_GU_BF16=0 at load,
+                                to measure the bf16 form against it */
 } q35_cuda_paths;
 
 #ifdef __cplusplus

@@ -10,6 +10,7 @@
 #include "parity/lib/gpu.h"
 
 #include "core/fp8.h"
+#include "core/half.h"
 #include "kernels/fp8.h"
 
 #include <cuda_runtime_api.h>
@@ -21,6 +22,7 @@
 
 #define GEMM_Q_LIMIT 1e-3
 #define GEMM_LIMIT 6e-2
+#define GEMM_BF16_LIMIT 3e-3 /* the bf16-out form against the e4m3 operands' float64 product (kernels/fp8.h) */
 #define SAMPLE_ROWS 24 /* rows of a GEMM checked against float64 (all when fewer) */
 
 static q35_rng g_rng;
@@ -178,7 +180,23 @@ static void check_gemm(q35_suite *s, q35_fp8_gemm *g, const char *what, int64_t 
     q35_case(s, ca.nonfinite == 0 && ca.rel_l2 <= GEMM_Q_LIMIT,
              "gemm_fp8_add %-8s n %6" PRId64 " k %5" PRId64 " T %4" PRId64 " y + XW vs y + f64 of the e4m3 operands: "
              "rel L2 %.2e Linf %.2e (bound %.0e)", what, n, k, T, ca.rel_l2, ca.rel_linf, GEMM_Q_LIMIT);
-    free(r), free(ya);
+    /* the bf16-out form (poisoned first): the same product rounded to bf16 */
+    uint16_t *dy16 = gpu_poisoned((size_t)(T * n) * sizeof(uint16_t));
+    q35_gpu_ok(q35_gemm_fp8_bf16(g, dy16, n, dxq, dsx, T, dwq, dsw, n, k, &err), &err);
+    uint16_t *y16 = malloc((size_t)(T * n) * sizeof *y16);
+    q35_gpu_download(y16, dy16, (size_t)(T * n) * sizeof *y16);
+    for (int64_t j = 0; j < rows; j++) {
+        const int64_t t = rows == T ? j : j * (T - 1) / (rows - 1);
+        for (int64_t o = 0; o < n; o++) {
+            got[j * n + o] = q35_bf16_to_f32(y16[t * n + o]);
+            ref_q[j * n + o] -= (double)r[t * n + o]; /* back to the product alone */
+        }
+    }
+    const q35_cmp cb = q35_compare_f32_f64(got, ref_q, rows * n);
+    q35_case(s, cb.nonfinite == 0 && cb.rel_l2 <= GEMM_BF16_LIMIT,
+             "gemm_fp8_bf16 %-7s n %6" PRId64 " k %5" PRId64 " T %4" PRId64 " vs f64 of the e4m3 operands: rel L2 "
+             "%.2e Linf %.2e (bound %.0e)", what, n, k, T, cb.rel_l2, cb.rel_linf, GEMM_BF16_LIMIT);
+    free(y16), q35_gpu_free(dy16), free(r), free(ya);
     free(x), free(w), free(xq), free(wq), free(sx), free(sw), free(y), free(got), free(ref_q), free(ref);
     q35_gpu_free(dxq), q35_gpu_free(dwq), q35_gpu_free(dsx), q35_gpu_free(dsw), q35_gpu_free(dy);
 }
@@ -200,6 +218,12 @@ static void check_refusals(q35_suite *s, q35_fp8_gemm *g)
                                     cases[i].k, &err);
         q35_case(s, rc != 0 && strstr(err.msg, cases[i].want) != NULL, "gemm_fp8 refuses (want \"%s\"): %s",
                  cases[i].want, err.msg);
+    }
+    { /* the bf16 form's rows are whole 16 bytes */
+        q35_error err = {{0}};
+        const int rc = q35_gemm_fp8_bf16(g, (uint16_t *)y, 36, b, sc, 4, b, sc, 32, 64, &err);
+        q35_case(s, rc != 0 && strstr(err.msg, "gemm_fp8_bf16: ldy = 36") && strstr(err.msg, "multiple of 8"),
+                 "gemm_fp8_bf16 refuses (want \"gemm_fp8_bf16: ldy = 36 ... multiple of 8\"): %s", err.msg);
     }
     /* T = 0 does nothing: y keeps its poison */
     float *p = gpu_poisoned(64 * sizeof(float));

@@ -17,6 +17,7 @@
  * widths it refuses. */
 #include "parity/lib/gpu.h"
 
+#include "core/half.h"
 #include "core/quant.h"
 #include "kernels/embedding.h"
 #include "kernels/fp8.h"
@@ -154,6 +155,48 @@ static void check_swiglu_strided(q35_suite *s, const char *what, int64_t width, 
     free(g), free(u), free(a), free(b), free(ha), free(hb), free(ref), free(gd);
     q35_gpu_free(dg), q35_gpu_free(du), q35_gpu_free(gu), q35_gpu_free(y1), q35_gpu_free(y2), q35_gpu_free(h1),
         q35_gpu_free(h2);
+}
+
+/* SwiGLU FP8 out from bf16 [g | pad1 | u | pad2] rows (GU of the FP8 path's
+ * bf16-out [gate | up] GEMM; the gaps NaN, never read): codes and scales
+ * bitwise q35_swiglu_rows_fp8 of the rows widened to f32 (which the suite
+ * checks against float64 above). pad1 odd: u off 8 bytes, the scalar loads. */
+static void check_swiglu_bf16_fp8(q35_suite *s, const char *what, int64_t width, int64_t pad1, int64_t pad2,
+                                  int64_t rows)
+{
+    q35_error err = {{0}};
+    const int64_t n = width * rows, stride = 2 * width + pad1 + pad2;
+    float *g = q35_host_normal(n, 0.0, 3.0, &g_rng), *u = q35_host_normal(n, 0.0, 1.0, &g_rng);
+    uint16_t *gu = malloc((size_t)(rows * stride) * 2);
+    for (int64_t i = 0; i < rows * stride; i++)
+        gu[i] = 0x7fc0; /* bf16 NaN */
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t i = 0; i < width; i++) {
+            uint16_t *row = gu + r * stride;
+            row[i] = q35_f32_to_bf16(g[r * width + i]);
+            row[width + pad1 + i] = q35_f32_to_bf16(u[r * width + i]);
+            g[r * width + i] = q35_bf16_to_f32(row[i]);
+            u[r * width + i] = q35_bf16_to_f32(row[width + pad1 + i]);
+        }
+    float *dg = q35_gpu_from_host(g, n), *du = q35_gpu_from_host(u, n);
+    uint16_t *dgu = q35_gpu_bytes((size_t)(rows * stride) * 2);
+    q35_gpu_upload(dgu, gu, (size_t)(rows * stride) * 2);
+    uint8_t *q1 = q35_gpu_bytes((size_t)n), *q2 = q35_gpu_bytes((size_t)n);
+    float *s1 = q35_gpu_floats(rows), *s2 = q35_gpu_floats(rows);
+    q35_gpu_ok(q35_swiglu_rows_fp8(q1, s1, dg, du, width, width, rows, NULL, &err), &err);
+    q35_gpu_ok(q35_swiglu_rows_bf16_fp8(q2, s2, dgu, dgu + width + pad1, stride, width, rows, NULL, &err), &err);
+    uint8_t *c1 = malloc((size_t)n), *c2 = malloc((size_t)n);
+    q35_gpu_download(c1, q1, (size_t)n);
+    q35_gpu_download(c2, q2, (size_t)n);
+    float *h1 = q35_gpu_to_host(s1, rows), *h2 = q35_gpu_to_host(s2, rows);
+    const bool codes = memcmp(c1, c2, (size_t)n) == 0, scales = memcmp(h1, h2, (size_t)rows * sizeof *h1) == 0;
+    q35_case(s, codes && scales,
+             "swiglu_rows_bf16_fp8 %-10s width %5" PRId64 " rows %4" PRId64 " in stride %5" PRId64
+             " vs swiglu_rows_fp8 of the widened rows: codes %s, scales %s",
+             what, width, rows, stride, codes ? "bitwise equal" : "differ", scales ? "bitwise equal" : "differ");
+    free(g), free(u), free(gu), free(c1), free(c2), free(h1), free(h2);
+    q35_gpu_free(dg), q35_gpu_free(du), q35_gpu_free(dgu), q35_gpu_free(q1), q35_gpu_free(q2), q35_gpu_free(s1),
+        q35_gpu_free(s2);
 }
 
 static void check_split(q35_suite *s, const char *what, int heads, int hd, int64_t rows)
@@ -314,6 +357,11 @@ static void check_refusals(q35_suite *s)
         q35_case(s, rc == -1 && strstr(err.msg, fp8[i].want) != NULL, "swiglu_rows_fp8 refuses (want \"%s\"): %s",
                  fp8[i].want, err.msg);
     }
+    memset(&err, 0, sizeof err);
+    rc = q35_swiglu_rows_bf16_fp8((uint8_t *)d, d + 4, (const uint16_t *)(d + 8), (const uint16_t *)(d + 16), 99, 100,
+                                  2, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "swiglu_rows_bf16_fp8: input row stride 99 shorter than its width 100"),
+             "swiglu_rows_bf16_fp8 refuses an input stride below the width: %s", err.msg);
     q35_gpu_free(d);
 }
 
@@ -346,6 +394,10 @@ int main(void)
     check_swiglu_strided(&s, "9B GU", 12288, 0, 0, 37);
     check_swiglu_strided(&s, "9B GU gaps", 12288, 4, 8, big);
     check_swiglu_strided(&s, "27B GU off", 17408, 1, 3, 7);
+    check_swiglu_bf16_fp8(&s, "9B GU", 12288, 0, 0, 37);
+    check_swiglu_bf16_fp8(&s, "9B GU gaps", 12288, 8, 8, big);
+    check_swiglu_bf16_fp8(&s, "27B GU off", 17408, 1, 3, 7);
+    check_swiglu_bf16_fp8(&s, "odd width", 37, 3, 0, 5);
     check_swiglu_strided(&s, "odd", 37, 2, 5, 3);
 
     check_split(&s, "0.8B", 8, 256, 37);
