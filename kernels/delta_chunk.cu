@@ -27,38 +27,56 @@ __device__ __forceinline__ uint4 f16x8(float4 a, float4 b)
                       q35_pack_half2(b.z, b.w));
 }
 
-/* acc (16 rows of this warp x 32 columns) = T (rows 16w.., f16 [64][64] at sT)
- * times X (f16 [64][8 NC] at src, columns col0..col0+31); T is unit lower
- * triangular, so only its blocks at or left of the diagonal. X is the B operand
- * stored [k = token][n = column]: ldmatrix.trans. */
+/* acc[rb] (chunk rows 16 rb .. 16 rb + 15, for every row block rb, x 32
+ * columns col0..col0+31) = T (f16 [64][64] at sT) times X (f16 [64][8 NC] at
+ * src); T is unit lower triangular, so only its blocks at or left of the
+ * diagonal. Each output sums its k blocks 0..rb in ascending order. X is the
+ * B operand stored [k = token][n = column]: ldmatrix.trans, once a k block for
+ * the row blocks that take it. */
 template <int NC>
-__device__ __forceinline__ void t_times(float (&acc)[4][4], uint32_t sT, uint32_t src, int col0, int warp, int lane)
+__device__ __forceinline__ void t_times(float (&acc)[4][4][4], uint32_t sT, uint32_t src, int col0, int lane)
 {
 #pragma unroll
-    for (int ni = 0; ni < 4; ni++)
-        acc[ni][0] = acc[ni][1] = acc[ni][2] = acc[ni][3] = 0.0f;
+    for (int rb = 0; rb < 4; rb++)
+#pragma unroll
+        for (int ni = 0; ni < 4; ni++)
+            acc[rb][ni][0] = acc[rb][ni][1] = acc[rb][ni][2] = acc[rb][ni][3] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < CH / 16; kk++) {
-        if (kk > warp)
-            break;
-        uint32_t a[4];
-        q35_ldsm_x4(a, sT + q35_swz_rows<CH / 8>(16 * warp + lane % 16, 2 * kk + lane / 16));
+        uint32_t b[2][4];
 #pragma unroll
-        for (int nb = 0; nb < 2; nb++) {
-            uint32_t b[4];
-            q35_ldsm_x4_trans(b, src + q35_swz_rows<NC>(16 * kk + lane % 8 + (lane / 8) % 2 * 8,
-                                                        (col0 + 16 * nb) / 8 + lane / 16));
-            q35_mma16816(acc[2 * nb], a, b[0], b[1]);
-            q35_mma16816(acc[2 * nb + 1], a, b[2], b[3]);
+        for (int nb = 0; nb < 2; nb++)
+            q35_ldsm_x4_trans(b[nb], src + q35_swz_rows<NC>(16 * kk + lane % 8 + (lane / 8) % 2 * 8,
+                                                            (col0 + 16 * nb) / 8 + lane / 16));
+#pragma unroll
+        for (int rb = kk; rb < CH / 16; rb++) {
+            uint32_t a[4];
+            q35_ldsm_x4(a, sT + q35_swz_rows<CH / 8>(16 * rb + lane % 16, 2 * kk + lane / 16));
+#pragma unroll
+            for (int nb = 0; nb < 2; nb++) {
+                q35_mma16816(acc[rb][2 * nb], a, b[nb][0], b[nb][1]);
+                q35_mma16816(acc[rb][2 * nb + 1], a, b[nb][2], b[nb][3]);
+            }
         }
     }
 }
 
-/* Stores a warp's 16 x 32 accumulators as f16 rows of a global [.][ld] array
- * (rows 16w + g and 16w + g + 8, columns col0 + 8 ni + 2 q). */
-__device__ __forceinline__ void store_f16(__half *dst, int ld, int col0, const float (&acc)[4][4], int warp, int lane)
+/* The 16 x 16 blocks (rb, nb), nb <= rb, of k.k and q.k at or below the
+ * diagonal, 3 / 3 / 2 / 2 a warp: row block rb costs rb + 1 blocks, so one warp
+ * a row block gave warp 3 four times warp 0's products (and every block's warp
+ * 3 shares one SM sub-partition). A warp's b-th block; (-1, -1) past its last. */
+__device__ __forceinline__ void kk_block(int warp, int b, int &rb, int &nb)
 {
-    const int r = 16 * warp + lane / 4, c = col0 + 2 * (lane % 4);
+    static constexpr int8_t k_rb[4][3] = {{3, 3, 3}, {3, 2, 2}, {2, 1, -1}, {1, 0, -1}};
+    static constexpr int8_t k_nb[4][3] = {{0, 1, 2}, {3, 1, 2}, {0, 1, -1}, {0, 0, -1}};
+    rb = k_rb[warp][b], nb = k_nb[warp][b];
+}
+
+/* Stores 16 x 32 accumulators of row block rb as f16 rows of a global [.][ld]
+ * array (rows 16 rb + g and 16 rb + g + 8, columns col0 + 8 ni + 2 q). */
+__device__ __forceinline__ void store_f16(__half *dst, int ld, int col0, const float (&acc)[4][4], int rb, int lane)
+{
+    const int r = 16 * rb + lane / 4, c = col0 + 2 * (lane % 4);
 #pragma unroll
     for (int ni = 0; ni < 4; ni++) {
         *reinterpret_cast<uint32_t *>(dst + (size_t)r * ld + c + 8 * ni) = q35_pack_half2(acc[ni][0], acc[ni][1]);
@@ -161,46 +179,63 @@ __global__ void __launch_bounds__(THREADS, 3) q35_delta_chunk_prep(const float *
     }
     __syncthreads();
 
-    /* k.k and q.k of the warp's rows t against tokens s < 16 (w + 1): A operand K
-     * or Q [t][dk] (ldmatrix), B operand K stored [n = s][k = dk] (ldmatrix) */
-    float kk[8][4] = {}, qk[8][4] = {};
+    /* k.k and q.k over the warp's blocks (kk_block): A operand K or Q [t][dk]
+     * (ldmatrix), B operand K stored [n = s][k = dk] (ldmatrix); each sum over
+     * ks ascending */
+    const int nblk = warp < 2 ? 3 : 2;
+    float kk[3][2][4] = {}, qk[3][2][4] = {};
 #pragma unroll
     for (int ks = 0; ks < DK / 16; ks++) {
-        uint32_t ak[4], aq[4];
-        const uint32_t at = q35_swz_rows<DK / 8>(16 * warp + lane % 16, 2 * ks + lane / 16);
-        q35_ldsm_x4(ak, sK + at);
-        q35_ldsm_x4(aq, sQ + at);
 #pragma unroll
-        for (int nb = 0; nb < 4; nb++) {
-            if (nb > warp)
+        for (int bl = 0; bl < 3; bl++) {
+            if (bl >= nblk)
                 break;
-            uint32_t b[4];
+            int rb, nb;
+            kk_block(warp, bl, rb, nb);
+            uint32_t ak[4], aq[4], b[4];
+            const uint32_t at = q35_swz_rows<DK / 8>(16 * rb + lane % 16, 2 * ks + lane / 16);
+            q35_ldsm_x4(ak, sK + at);
+            q35_ldsm_x4(aq, sQ + at);
             q35_ldsm_x4(b, sK + q35_swz_rows<DK / 8>(16 * nb + lane % 8 + lane / 16 * 8, 2 * ks + (lane / 8) % 2));
-            q35_mma16816(kk[2 * nb], ak, b[0], b[1]);
-            q35_mma16816(kk[2 * nb + 1], ak, b[2], b[3]);
-            q35_mma16816(qk[2 * nb], aq, b[0], b[1]);
-            q35_mma16816(qk[2 * nb + 1], aq, b[2], b[3]);
+            q35_mma16816(kk[bl][0], ak, b[0], b[1]);
+            q35_mma16816(kk[bl][1], ak, b[2], b[3]);
+            q35_mma16816(qk[bl][0], aq, b[0], b[1]);
+            q35_mma16816(qk[bl][1], aq, b[2], b[3]);
         }
     }
     __syncthreads(); /* every warp's reads of K and Q: A takes their place */
-    /* A = beta_t e^{G_t - G_s} k.k below the diagonal (shared, f32); P = e^{G_t - G_s}
-     * q.k at and below it, zeros above (workspace, f16) */
+    /* A = beta_t e^{G_t - G_s} k.k below the diagonal (shared, f32; its blocks
+     * above the diagonal are never read); P = e^{G_t - G_s} q.k at and below it
+     * (workspace, f16), zeros above */
     __half *Pc = Pg + ((size_t)c * hv + j) * CH * CH;
 #pragma unroll
-    for (int ni = 0; ni < 8; ni++)
+    for (int bl = 0; bl < 3; bl++) {
+        if (bl >= nblk)
+            break;
+        int rb, nb;
+        kk_block(warp, bl, rb, nb);
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int t = 16 * warp + lane / 4 + 8 * h, s = 8 * ni + 2 * (lane % 4);
-            float a[2], p[2];
+        for (int ni = 0; ni < 2; ni++)
 #pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const float dec = s + e <= t ? expf(sG[t] - sG[s + e]) : 0.0f;
-                a[e] = s + e < t ? sB[t] * dec * kk[ni][2 * h + e] : 0.0f;
-                p[e] = dec * qk[ni][2 * h + e];
+            for (int h = 0; h < 2; h++) {
+                const int t = 16 * rb + lane / 4 + 8 * h, s = 16 * nb + 8 * ni + 2 * (lane % 4);
+                float a[2], p[2];
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const float dec = s + e <= t ? expf(sG[t] - sG[s + e]) : 0.0f;
+                    a[e] = s + e < t ? sB[t] * dec * kk[bl][ni][2 * h + e] : 0.0f;
+                    p[e] = dec * qk[bl][ni][2 * h + e];
+                }
+                *reinterpret_cast<float2 *>(sA + t * (CH + APAD) + s) = make_float2(a[0], a[1]);
+                *reinterpret_cast<uint32_t *>(Pc + t * CH + s) = q35_pack_half2(p[0], p[1]);
             }
-            *reinterpret_cast<float2 *>(sA + t * (CH + APAD) + s) = make_float2(a[0], a[1]);
-            *reinterpret_cast<uint32_t *>(Pc + t * CH + s) = q35_pack_half2(p[0], p[1]);
-        }
+    }
+#pragma unroll
+    for (int idx = tid; idx < CH * CH / 8; idx += THREADS) { /* 8 halves a store */
+        const int t = idx / (CH / 8), s = 8 * (idx % (CH / 8));
+        if (s >= 16 * (t / 16 + 1))
+            *reinterpret_cast<uint4 *>(Pc + t * CH + s) = make_uint4(0u, 0u, 0u, 0u);
+    }
     __syncthreads();
 
     /* T = (I + A)^-1, column `col` by thread col: T_tc = [t == c] - sum_{s<t} A_ts T_sc
@@ -232,19 +267,23 @@ __global__ void __launch_bounds__(THREADS, 3) q35_delta_chunk_prep(const float *
     }
     __syncthreads();
 
-    /* W = T (beta e^G K) and U = T (beta V), 32 columns at a time */
-    float acc[4][4];
+    /* W = T (beta e^G K) and U = T (beta V): warp w the 32 columns 32 w.. of W
+     * and U's slices w, w + 4, .. over every row block (the same products
+     * for each warp) */
+    static_assert(DK == 4 * 32, "W: a warp 32 columns");
+    float acc[4][4][4];
     __half *Wc = Wg + ((size_t)c * hv + j) * CH * DK;
-#pragma unroll 1
-    for (int col0 = 0; col0 < DK; col0 += 32) {
-        t_times<DK / 8>(acc, sT, sKb, col0, warp, lane);
-        store_f16(Wc, DK, col0, acc, warp, lane);
-    }
+    t_times<DK / 8>(acc, sT, sKb, 32 * warp, lane);
+#pragma unroll
+    for (int rb = 0; rb < 4; rb++)
+        store_f16(Wc, DK, 32 * warp, acc[rb], rb, lane);
     __half *Uc = Ug + ((size_t)c * hv + j) * CH * dv;
 #pragma unroll 1
-    for (int u = 0; u < dv / SL; u++) {
-        t_times<SL / 8>(acc, sT, sVb + u * CH * SL * 2, 0, warp, lane);
-        store_f16(Uc + (size_t)u * CH * SL, SL, 0, acc, warp, lane);
+    for (int u = warp; u < dv / SL; u += 4) {
+        t_times<SL / 8>(acc, sT, sVb + u * CH * SL * 2, 0, lane);
+#pragma unroll
+        for (int rb = 0; rb < 4; rb++)
+            store_f16(Uc + (size_t)u * CH * SL, SL, 0, acc[rb], rb, lane);
     }
     if (tid < CH)
         Gg[((size_t)c * hv + j) * CH + tid] = sG[tid];

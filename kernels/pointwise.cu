@@ -138,7 +138,7 @@ int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t i
  * then quantized (kernels/fp8_row.cuh). Quads through 16-byte loads where the
  * row's g and u are 16-byte aligned (q35_norm_quad: the tail's values past
  * width read as 0 and dropped). The inputs f32, or bf16 (the _bf16_fp8 form:
- * each widened exactly to f32 first, 8-byte loads of four where aligned), so
+ * each widened exactly to f32 first, 16-byte loads of eight where aligned), so
  * the same f32 arithmetic on the same values: the same bits. */
 constexpr int kSwigluFp8Threads = 512;
 
@@ -159,6 +159,21 @@ __device__ __forceinline__ float4 swiglu_quad(const __nv_bfloat16 *v, int q, int
                        i + 2 < n ? __bfloat162float(v[i + 2]) : 0.0f, i + 3 < n ? __bfloat162float(v[i + 3]) : 0.0f);
 }
 
+__device__ __forceinline__ float4 swiglu_of(float4 a, float4 b)
+{
+    return make_float4(pointwise_op<OP_SWIGLU>(0.0f, a.x, b.x), pointwise_op<OP_SWIGLU>(0.0f, a.y, b.y),
+                       pointwise_op<OP_SWIGLU>(0.0f, a.z, b.z), pointwise_op<OP_SWIGLU>(0.0f, a.w, b.w));
+}
+
+/* bf16 bits of a 16-byte load: values 2i, 2i + 1 from word i (little-endian) */
+__device__ __forceinline__ void bf16x8(uint4 w, float4 &lo, float4 &hi)
+{
+    lo = make_float4(__uint_as_float(w.x << 16), __uint_as_float(w.x & 0xffff0000u), __uint_as_float(w.y << 16),
+                     __uint_as_float(w.y & 0xffff0000u));
+    hi = make_float4(__uint_as_float(w.z << 16), __uint_as_float(w.z & 0xffff0000u), __uint_as_float(w.w << 16),
+                     __uint_as_float(w.w & 0xffff0000u));
+}
+
 template <class X>
 __global__ void __launch_bounds__(kSwigluFp8Threads)
     q35_swiglu_fp8_kernel(uint8_t *q, float *scale, const X *g, const X *u, int64_t in_stride, int width)
@@ -166,13 +181,23 @@ __global__ void __launch_bounds__(kSwigluFp8Threads)
     float *ys = q35_fp8_staged_row();
     const int64_t r = blockIdx.x;
     const X *gr = g + r * in_stride, *ur = u + r * in_stride;
-    const uintptr_t quad = 4 * sizeof(X); /* a quad's load: 16 bytes (f32), 8 (bf16) */
-    const bool vec = ((uintptr_t)gr % quad) == 0 && ((uintptr_t)ur % quad) == 0;
     q35_fp8_stage put{ys, width, 0.0f};
-    for (int j = threadIdx.x; j < (width + 3) / 4; j += kSwigluFp8Threads) {
-        const float4 a = swiglu_quad(gr, j, width, vec), b = swiglu_quad(ur, j, width, vec);
-        put(j, make_float4(pointwise_op<OP_SWIGLU>(0.0f, a.x, b.x), pointwise_op<OP_SWIGLU>(0.0f, a.y, b.y),
-                           pointwise_op<OP_SWIGLU>(0.0f, a.z, b.z), pointwise_op<OP_SWIGLU>(0.0f, a.w, b.w)));
+    if (sizeof(X) == 2 && ((uintptr_t)gr % 16) == 0 && ((uintptr_t)ur % 16) == 0) {
+        /* bf16 on 16-byte boundaries: eight values a load (as many bytes in flight as the f32 quads) */
+        for (int j = threadIdx.x; j < width / 8; j += kSwigluFp8Threads) {
+            float4 g0, g1, u0, u1;
+            bf16x8(((const uint4 *)gr)[j], g0, g1);
+            bf16x8(((const uint4 *)ur)[j], u0, u1);
+            put(2 * j, swiglu_of(g0, u0));
+            put(2 * j + 1, swiglu_of(g1, u1));
+        }
+        for (int j = width / 8 * 2 + threadIdx.x; j < (width + 3) / 4; j += kSwigluFp8Threads) /* the tail */
+            put(j, swiglu_of(swiglu_quad(gr, j, width, false), swiglu_quad(ur, j, width, false)));
+    } else {
+        const uintptr_t quad = 4 * sizeof(X); /* a quad's load: 16 bytes (f32), 8 (bf16) */
+        const bool vec = ((uintptr_t)gr % quad) == 0 && ((uintptr_t)ur % quad) == 0;
+        for (int j = threadIdx.x; j < (width + 3) / 4; j += kSwigluFp8Threads)
+            put(j, swiglu_of(swiglu_quad(gr, j, width, vec), swiglu_quad(ur, j, width, vec)));
     }
     q35_fp8_row_out<kSwigluFp8Threads>(q + r * width, scale + r, ys, width, put.amax);
 }

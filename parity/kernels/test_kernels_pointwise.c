@@ -398,6 +398,7 @@ int main(void)
     check_swiglu_bf16_fp8(&s, "9B GU gaps", 12288, 8, 8, big);
     check_swiglu_bf16_fp8(&s, "27B GU off", 17408, 1, 3, 7);
     check_swiglu_bf16_fp8(&s, "odd width", 37, 3, 0, 5);
+    check_swiglu_bf16_fp8(&s, "quad tail", 44, 4, 4, 9); /* 16-byte rows: five loads of eight, a quad after */
     check_swiglu_strided(&s, "odd", 37, 2, 5, 3);
 
     check_split(&s, "0.8B", 8, 256, 37);
