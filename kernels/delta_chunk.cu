@@ -238,70 +238,32 @@ __global__ void __launch_bounds__(THREADS, 3) q35_delta_chunk_prep(const float *
     }
     __syncthreads();
 
-    /* T = (I + A)^-1 in f32, in 16 x 16 blocks, in place of A's blocks at and
-     * below the diagonal (T_ii in A_ii's place, T_ij in A_ij's once row block
-     * i's A is read), every thread at work; then T as f16 into sT:
-     *   T_ii = (I + A_ii)^-1               forward substitution, 16 steps, a
-     *                                      thread a column of the four blocks
-     *   for i = 1, 2, 3 (row blocks, in order):
-     *     X      = A_{i,<i} T_{<i,<i}      [16][16 i], each sum over the rows m
-     *                                      of T from col's block on (T_m,col = 0
-     *                                      above the diagonal)
-     *     T_{i,<i} = -T_ii X               (T_ii unit lower triangular)
-     * One thread a column over 64 steps left two of four warps in a fully
-     * unrolled chain of ~2600 instructions (27 % of the pass's warp samples,
-     * with the barrier after it, under ncu). */
-    float *sX = reinterpret_cast<float *>(smem + CH * (CH + APAD) * 4 + CH * CH * 2); /* X [16][48] */
-    static_assert(CH * (CH + APAD) * 4 + CH * CH * 2 + 16 * 48 * 4 <= 2 * CH * DK * 2, "X fits where K and Q were");
-    constexpr int LDA = CH + APAD;
-    float x[16]; /* thread tid < 64: column tid % 16 of T_ii, i = tid / 16 */
+    /* T = (I + A)^-1, column `col` by thread col: T_tc = [t == c] - sum_{s<t} A_ts T_sc
+     * (T_sc = 0 for s < c, so the sums need no bound), four partial sums */
     if (tid < CH) {
-        const float *ai = sA + 16 * (tid / 16) * (LDA + 1); /* A_ii */
+        const int col = tid;
+        float Tc[CH];
 #pragma unroll
-        for (int t = 0; t < 16; t++) {
-            float acc = t == tid % 16 ? 1.0f : 0.0f;
+        for (int t = 0; t < CH; t++) {
+            const float *a = sA + t * (CH + APAD);
+            float x[4] = {t == col ? 1.0f : 0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-            for (int m = 0; m < t; m++)
-                acc -= ai[t * LDA + m] * x[m];
-            x[t] = acc;
-        }
-    }
-    __syncthreads(); /* every thread's reads of A_ii */
-    if (tid < CH) {
-        float *ti = sA + 16 * (tid / 16) * (LDA + 1) + tid % 16;
+            for (int s = 0; s + 4 <= t; s += 4) {
+                const float4 a4 = *reinterpret_cast<const float4 *>(a + s);
+                x[0] -= a4.x * Tc[s];
+                x[1] -= a4.y * Tc[s + 1];
+                x[2] -= a4.z * Tc[s + 2];
+                x[3] -= a4.w * Tc[s + 3];
+            }
 #pragma unroll
-        for (int t = 0; t < 16; t++)
-            ti[t * LDA] = x[t];
-    }
-    __syncthreads();
-#pragma unroll 1
-    for (int i = 1; i < CH / 16; i++) {
-        const int w = 16 * i; /* X's columns; element e: row e / w, column e % w */
-        for (int e = tid; e < 16 * w; e += THREADS) {
-            const int r = e / w, col = e % w;
-            const float *ar = sA + (16 * i + r) * LDA;
-            float acc = 0.0f;
-#pragma unroll 4
-            for (int m = col & ~15; m < w; m++)
-                acc += ar[m] * sA[m * LDA + col];
-            sX[r * 48 + col] = acc;
+            for (int s = t / 4 * 4; s < t; s++)
+                x[s % 4] -= a[s] * Tc[s];
+            Tc[t] = (x[0] + x[1]) + (x[2] + x[3]);
         }
-        __syncthreads(); /* X whole; row block i's A read */
-        const float *tii = sA + 16 * i * LDA + 16 * i;
-        for (int e = tid; e < 16 * w; e += THREADS) {
-            const int r = e / w, col = e % w;
-            float acc = sX[r * 48 + col];
-#pragma unroll 4
-            for (int m = 0; m < r; m++)
-                acc += tii[r * LDA + m] * sX[m * 48 + col];
-            sA[(16 * i + r) * LDA + col] = -acc;
-        }
-        __syncthreads();
-    }
-    for (int e = tid; e < CH * CH / 2; e += THREADS) { /* two halves a store; zeros above the diagonal */
-        const int t = e / (CH / 2), s2 = 2 * (e % (CH / 2));
-        const float lo = s2 <= t ? sA[t * LDA + s2] : 0.0f, hi = s2 + 1 <= t ? sA[t * LDA + s2 + 1] : 0.0f;
-        q35_st_shared_b32(sT + q35_swz_at<CH / 8>(t, s2), q35_pack_half2(lo, hi));
+#pragma unroll
+        for (int t = 0; t < CH; t++)
+            asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(sT + q35_swz_at<CH / 8>(t, col)),
+                         "h"(__half_as_ushort(__float2half_rn(Tc[t]))));
     }
     __syncthreads();
 

@@ -7,13 +7,11 @@
  * parallel: the chunk's gates and their cumulative sum G (f32, one warp's
  * scan); K, Q, beta e^G K and beta V rounded to f16 into shared memory (K and Q
  * also to the workspace, by the block of j < hk, once per key head); k.k and
- * q.k on tensor cores, the 10 blocks at or below the diagonal 3 / 3 / 2 / 2 a
- * warp; A (f32, shared) and P (f16, workspace) masked and decayed from them;
- * T = (I + A)^-1 in f32 in 16 x 16 blocks (the diagonal ones by forward
- * substitution, then each row block from the ones above it), by every thread;
- * W and U = T times beta e^G K and beta V on tensor cores (only T's lower
- * blocks; a warp 32 columns over every row block), to the workspace in f16 (U
- * as [dv / 32][64][32] slices).
+ * q.k on tensor cores, each warp 16 rows; A (f32, shared) and P (f16,
+ * workspace) masked and decayed from them; T = (I + A)^-1 by forward
+ * substitution, one thread a column in f32 with four partial sums; W and U =
+ * T times beta e^G K and beta V on tensor cores (only T's lower blocks), to the
+ * workspace in f16 (U as [dv / 32][64][32] slices).
  *
  * q35_delta_chunk_state, one block per (value head j, SW value columns), the
  * chunks in order: the block's [SW][128] slice of the state in f32
