@@ -35,7 +35,7 @@
  * model's head layouts and lengths and with slow decay (gate -> 0, beta -> 1),
  * is stated and asserted in parity/kernels/test_kernels_delta_chunk.c.
  *
- * What bounds it (H200, 9B heads, 2048 rows, bench/results/README.md): 0.147 ms
+ * What bounds it (H200, 9B heads, 2048 rows, bench/results/README.md): 0.146 ms
  * against a floor of ~0.053 ms for this two-launch design (q, k, v read and o
  * written in f32, 100 MB; the workspace written and read back, 2 x 59 MB; at
  * the 4.2 TB/s copy rate) and ~0.025 ms for a design without the workspace;
@@ -45,10 +45,13 @@
  * wave in step (DRAM at 22 % on average), ~27 % of its warp samples in T's
  * substitution (2 of 4 warps) and the barrier after it; the state pass runs
  * one 4-warp block an SM at 3.3 cycles between instructions, its products a
- * dependent chain per chunk. The next steps this points to: loads that overlap
- * the previous chunk's work (a block that walks several chunks), T solved in
- * 16 x 16 blocks by every warp, and the parallel pass overlapping the state
- * pass (programmatic dependent launch, or one kernel with producer warps). */
+ * dependent chain per chunk. Balancing the parallel pass's tensor-core work
+ * over its warps (eef2b14) took 3 us; T solved in 16 x 16 blocks by every
+ * thread (035948e) was 10 us slower and is not kept: the substitution's share
+ * of ncu's samples was not time the block solve could win back. The next steps
+ * this points to: loads that overlap the previous chunk's work (a block that
+ * walks several chunks), and the parallel pass overlapping the state pass
+ * (programmatic dependent launch, or one kernel with producer warps). */
 #ifndef Q35_KERNELS_DELTA_CHUNK_H
 #define Q35_KERNELS_DELTA_CHUNK_H
 
