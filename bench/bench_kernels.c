@@ -486,6 +486,10 @@ static void bench_act_out(q35_bench_state *st, void *unused)
     c.cols = c.heads * c.n;
     const size_t values = (size_t)(c.cols * c.rows);
     c.x = q35_bench_alloc(values * 4), c.r = q35_bench_alloc(values * 4), c.w = q35_bench_alloc((size_t)c.n * 4);
+    if (c.op == ACT_SWIGLU_BF16) { /* valid bf16 g and u: floats of bits 0x3f803f80 are two bf16 1.0s each */
+        q35_bench_fill(c.x, values, 0x1.007fp+0f);
+        q35_bench_fill(c.r, values, 0x1.007fp+0f);
+    }
     if (c.out == OUT_F32 || c.out == OUT_F32_QUANT)
         c.y = q35_bench_alloc(values * 4);
     if (c.out == OUT_F16)
