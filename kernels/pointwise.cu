@@ -142,6 +142,13 @@ int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t i
  * the same f32 arithmetic on the same values: the same bits. */
 constexpr int kSwigluFp8Threads = 512;
 
+/* Four bf16 (bits of an 8-byte load: values 2i, 2i + 1 from word i, little-endian) widened exactly. */
+__device__ __forceinline__ float4 bf16x4(uint2 b)
+{
+    return make_float4(__uint_as_float(b.x << 16), __uint_as_float(b.x & 0xffff0000u), __uint_as_float(b.y << 16),
+                       __uint_as_float(b.y & 0xffff0000u));
+}
+
 __device__ __forceinline__ float4 swiglu_quad(const float *v, int q, int n, bool vec)
 {
     return q35_norm_quad(v, q, n, vec);
@@ -150,11 +157,8 @@ __device__ __forceinline__ float4 swiglu_quad(const float *v, int q, int n, bool
 __device__ __forceinline__ float4 swiglu_quad(const __nv_bfloat16 *v, int q, int n, bool vec)
 {
     const int i = 4 * q;
-    if (vec && i + 4 <= n) {
-        const uint2 b = *(const uint2 *)(v + i);
-        return make_float4(__uint_as_float(b.x << 16), __uint_as_float(b.x & 0xffff0000u), __uint_as_float(b.y << 16),
-                           __uint_as_float(b.y & 0xffff0000u));
-    }
+    if (vec && i + 4 <= n)
+        return bf16x4(*(const uint2 *)(v + i));
     return make_float4(__bfloat162float(v[i]), i + 1 < n ? __bfloat162float(v[i + 1]) : 0.0f,
                        i + 2 < n ? __bfloat162float(v[i + 2]) : 0.0f, i + 3 < n ? __bfloat162float(v[i + 3]) : 0.0f);
 }
@@ -168,10 +172,8 @@ __device__ __forceinline__ float4 swiglu_of(float4 a, float4 b)
 /* bf16 bits of a 16-byte load: values 2i, 2i + 1 from word i (little-endian) */
 __device__ __forceinline__ void bf16x8(uint4 w, float4 &lo, float4 &hi)
 {
-    lo = make_float4(__uint_as_float(w.x << 16), __uint_as_float(w.x & 0xffff0000u), __uint_as_float(w.y << 16),
-                     __uint_as_float(w.y & 0xffff0000u));
-    hi = make_float4(__uint_as_float(w.z << 16), __uint_as_float(w.z & 0xffff0000u), __uint_as_float(w.w << 16),
-                     __uint_as_float(w.w & 0xffff0000u));
+    lo = bf16x4(make_uint2(w.x, w.y));
+    hi = bf16x4(make_uint2(w.z, w.w));
 }
 
 template <class X>

@@ -131,8 +131,13 @@ static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, c
     return gemm_f16(r, y, ldy, x, w, false);
 }
 
-/* y = x W^T, or with add y += x W^T in the GEMM (cuBLASLt beta = 1), as gemm_f16 */
-static int gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w, bool add)
+/* What an fp8 GEMM writes: y = x W^T (f32), y += x W^T (f32, cuBLASLt beta = 1:
+ * an output projection's residual add, as gemm_f16's add), or y = x W^T rounded
+ * to bf16 (q35_gemm_fp8_bf16: the fp8 path's [gate | up], which only SwiGLU's
+ * bf16 form reads) */
+enum fp8_out { FP8_F32, FP8_F32_ADD, FP8_BF16 };
+
+static int gemm_fp8(q35_run *r, void *y, int64_t ldy, const float *x, const q35_dweight *w, enum fp8_out out)
 {
     if (!w->w8)
         return q35_fail(r->err, "%s: the fp8 GEMM path without its fp8 weight", w->label);
@@ -141,26 +146,15 @@ static int gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35
     q35_fp8_gemm *g = r->cm->fp8_gemm;
     const uint8_t *xq = fp8_codes(r);
     const float *sx = fp8_scales(r, w->k);
-    return gemm_done(r, y, add ? q35_gemm_fp8_add(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err)
-                               : q35_gemm_fp8(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err));
+    const int rc = out == FP8_BF16 ? q35_gemm_fp8_bf16(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err)
+                   : out == FP8_F32_ADD ? q35_gemm_fp8_add(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err)
+                                        : q35_gemm_fp8(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err);
+    return gemm_done(r, y, rc);
 }
 
 static int project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
 {
-    return gemm_fp8(r, y, ldy, x, w, false);
-}
-
-/* y16 = x W^T rounded to bf16 (kernels/fp8.h, q35_gemm_fp8_bf16): the fp8
- * path's [gate | up], which only SwiGLU's bf16 form reads */
-static int gemm_fp8_bf16(q35_run *r, uint16_t *y16, int64_t ldy, const float *x, const q35_dweight *w)
-{
-    if (!w->w8)
-        return q35_fail(r->err, "%s: the fp8 GEMM path without its fp8 weight", w->label);
-    if (gemm_input(r, x, w, quantize_fp8))
-        return -1;
-    return gemm_done(r, (const float *)(const void *)y16,
-                     q35_gemm_fp8_bf16(r->cm->fp8_gemm, y16, ldy, fp8_codes(r), fp8_scales(r, w->k), r->T, w->w8,
-                                       w->s8, w->n, w->k, r->err));
+    return gemm_fp8(r, y, ldy, x, w, FP8_F32);
 }
 
 /* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */
@@ -294,7 +288,7 @@ static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last
     if (r->f16_inputs || r->fp8_inputs) {
         q35_op_begin(r, Q35_OP_PROJ, w->label);
         return q35_op_end(r, r->f16_inputs ? gemm_f16(r, BUF(r, X), H, in, w, true)
-                                           : gemm_fp8(r, BUF(r, X), H, in, w, true));
+                                           : gemm_fp8(r, BUF(r, X), H, in, w, FP8_F32_ADD));
     }
     return proj(r, BUF(r, PROJ), H, in, w) || residual_add(r, last);
 }
@@ -308,7 +302,7 @@ static int ffn_fp8_bf16(q35_run *r, const q35_dlayer *l)
     const int64_t ff = r->cm->hp.n_ff;
     uint16_t *gu = (uint16_t *)(void *)BUF(r, GU);
     q35_op_begin(r, Q35_OP_PROJ, l->gu.label);
-    if (q35_op_end(r, gemm_fp8_bf16(r, gu, 2 * ff, BUF(r, NORMED), &l->gu)))
+    if (q35_op_end(r, gemm_fp8(r, gu, 2 * ff, BUF(r, NORMED), &l->gu, FP8_BF16)))
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
     if (input_written(r, BUF(r, FFN_ACT),
