@@ -16,7 +16,7 @@
 #include "kernels/conv1d.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
-#include "kernels/experiments/delta_prep.h"
+#include "kernels/delta_prep.h"
 #include "kernels/experiments/gated_rmsnorm_fp8.h"
 #include "kernels/fp8.h"
 #include "kernels/gated_rmsnorm.h"
@@ -151,21 +151,15 @@ struct dprep_ctx {
     q35_delta_prep_dims d;
 };
 
-/* The fused unit, an experiment (kernels/experiments/delta_prep.h): where it is
- * not built, its points are skipped saying so. */
+/* The fused unit (kernels/delta_prep.h). */
 static int dprep_launch(void *p, q35_error *err)
 {
-#if Q35_KERNEL_EXPERIMENTS
     struct dprep_ctx *c = p;
     return q35_delta_prep_rows(c->out, c->d.conv_dim, c->g, c->beta, c->win, c->mix, c->in_stride, c->alpha_col,
                                c->b_col, c->w, c->dt, c->a, c->d, c->T, 1e-6f, NULL, err);
-#else
-    (void)p;
-    return q35_fail(err, "delta_prep_rows: an experiment, not built (Q35_KERNEL_EXPERIMENTS off)");
-#endif
 }
 
-/* The chain the model runs today (model/cuda_layers.c: conv1d, l2norm_qk, gates). */
+/* The chain it replaces (model/cuda_layers.c with $Q35_DELTA_PREP=0: conv1d, l2norm_qk, gates). */
 static int dprep_chain_launch(void *p, q35_error *err)
 {
     struct dprep_ctx *c = p;

@@ -8,13 +8,15 @@
  *                   (cublasGemmEx, CUBLAS_COMPUTE_32F_PEDANTIC)
  *   ceiling/hgemm   the pure cuBLAS call of gemm_f16 on already-f16 weight and rows
  *   ceiling/hgemm_f16out  classic HGEMM: f16 output, CUBLAS_COMPUTE_16F
- *   ceiling/hgemm_lt  gemm_f16's product through cuBLASLt with the fastest of up
- *                   to 16 algorithms its heuristic offers, each timed once at the
- *                   point's setup (2 warm-up and 5 timed calls; counters:
+ *   ceiling/hgemm_lt  gemm_f16's product through the tuned cuBLASLt context
+ *                   the model's f16 path runs (kernels/gemm_lt.h,
+ *                   q35_hgemm_rounded): the fastest of up to 8 algorithms its
+ *                   heuristic offers, timed at the shape's first call, in the
+ *                   point's setup (1 warm-up and 3 timed calls; counters:
  *                   candidates, chosen = the winner's rank in the heuristic's
  *                   order, first_ms and best_ms = the first's and the winner's
- *                   time there): how much an autotuned GEMM could gain over
- *                   cublasGemmEx's default choice (ceiling/hgemm)
+ *                   time there): what the tuned GEMM gains over cublasGemmEx's
+ *                   default choice (ceiling/hgemm)
  *   gemm_fp8        the rows quantized to e4m3 with a scale a row (q35_fp8_quantize_rows)
  *                   + q35_gemm_fp8 (cuBLASLt, e4m3 weight with a scale an output
  *                   row, f32 accumulation and output); sm_89+, else skipped
@@ -39,13 +41,14 @@
 #include "kernels/dequant.h"
 #include "kernels/fp8.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_lt.h"
 #include "kernels/gemv.h"
 
-#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define ROTATE_BYTES ((size_t)512 << 20)
 #define ITER_BYTES ((size_t)256 << 20)
@@ -71,122 +74,11 @@ static q35_blas g_blas;
 
 static q35_fp8_gemm *g_fp8; /* NULL where the device has no FP8: those points skip */
 static char g_fp8_why[sizeof(q35_error)];
+static q35_hgemm *g_hgemm; /* ceiling/hgemm_lt's context, tuning on; NULL where it could not be made: those skip */
+static char g_hgemm_why[sizeof(q35_error)];
 
 enum { GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8, HGEMM_LT, FP8_BF16 };
 static const int k_which[] = {GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8, HGEMM_LT, FP8_BF16};
-
-/* ---- ceiling/hgemm_lt: the fastest of cuBLASLt's candidates ------------------------- */
-
-#define LT_CANDIDATES 16
-#define LT_WORKSPACE ((size_t)32 << 20)
-
-typedef struct lt_gemm {
-    cublasLtHandle_t lt;
-    cublasLtMatmulDesc_t desc;
-    cublasLtMatrixLayout_t a, b, d;
-    cublasLtMatmulAlgo_t algo; /* the winner */
-    void *ws;
-    int candidates, chosen;
-    float first_ms, best_ms;
-} lt_gemm;
-
-static void lt_free(lt_gemm *l)
-{
-    if (l->d)
-        cublasLtMatrixLayoutDestroy(l->d);
-    if (l->b)
-        cublasLtMatrixLayoutDestroy(l->b);
-    if (l->a)
-        cublasLtMatrixLayoutDestroy(l->a);
-    if (l->desc)
-        cublasLtMatmulDescDestroy(l->desc);
-    if (l->lt)
-        cublasLtDestroy(l->lt);
-    q35_bench_free(l->ws);
-}
-
-/* y (n x T column-major, f32) = op_T(w16: k x n) x16 (k x T), f16 inputs, f32 accumulation: gemm_f16's product */
-static int lt_call(const lt_gemm *l, const cublasLtMatmulAlgo_t *algo, float *y, const uint16_t *x16,
-                   const uint16_t *w16, q35_error *err)
-{
-    const float one = 1.0f, zero = 0.0f;
-    return Q35_CUBLAS_CHECK(cublasLtMatmul(l->lt, l->desc, &one, w16, l->a, x16, l->b, &zero, y, l->d, y, l->d, algo,
-                                           l->ws, LT_WORKSPACE, NULL),
-                            err);
-}
-
-/* ms a call of algo over 5 calls after 2 warm-up ones; a negative value where the algorithm refuses */
-static float lt_time(const lt_gemm *l, const cublasLtMatmulAlgo_t *algo, float *y, const uint16_t *x16,
-                     const uint16_t *w16, cudaEvent_t e0, cudaEvent_t e1)
-{
-    q35_error err = {{0}};
-    for (int i = 0; i < 2; i++)
-        if (lt_call(l, algo, y, x16, w16, &err))
-            return -1.0f;
-    float ms = -1.0f;
-    if (Q35_CUDA_CHECK(cudaEventRecord(e0, NULL), &err))
-        return -1.0f;
-    for (int i = 0; i < 5; i++)
-        if (lt_call(l, algo, y, x16, w16, &err))
-            return -1.0f;
-    if (Q35_CUDA_CHECK(cudaEventRecord(e1, NULL), &err) || Q35_CUDA_CHECK(cudaEventSynchronize(e1), &err) ||
-        Q35_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1), &err))
-        return -1.0f;
-    return ms / 5.0f;
-}
-
-/* The descriptors of the (n, k, T) product and the fastest of the heuristic's candidates: 0, or -1 and why. */
-static int lt_choose(lt_gemm *l, int n, int k, int T, float *y, const uint16_t *x16, const uint16_t *w16,
-                     q35_bench_state *st, q35_error *err)
-{
-    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    const size_t ws = LT_WORKSPACE;
-    cublasLtMatmulPreference_t pref = NULL;
-    cublasLtMatmulHeuristicResult_t res[LT_CANDIDATES];
-    int found = 0;
-    if (!(l->ws = q35_bench_try_alloc(LT_WORKSPACE, st)))
-        return q35_fail(err, "hgemm_lt: no room for the %zu MiB workspace", LT_WORKSPACE >> 20);
-    const int rc = Q35_CUBLAS_CHECK(cublasLtCreate(&l->lt), err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulDescCreate(&l->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(l->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
-                                    err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(l->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
-                                    err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l->a, CUDA_R_16F, k, n, k), err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l->b, CUDA_R_16F, k, T, k), err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l->d, CUDA_R_32F, n, T, n), err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref), err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                                         &ws, sizeof ws),
-                                    err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(l->lt, l->desc, l->a, l->b, l->d, l->d, pref,
-                                                                   LT_CANDIDATES, res, &found),
-                                    err);
-    if (pref)
-        cublasLtMatmulPreferenceDestroy(pref);
-    if (rc)
-        return -1;
-    if (found < 1)
-        return q35_fail(err, "hgemm_lt: cuBLASLt offers no algorithm for n %d, k %d, T %d", n, k, T);
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    if (Q35_CUDA_CHECK(cudaEventCreate(&e0), err) || Q35_CUDA_CHECK(cudaEventCreate(&e1), err)) {
-        if (e0)
-            cudaEventDestroy(e0);
-        return -1;
-    }
-    l->candidates = found, l->chosen = -1, l->first_ms = -1.0f, l->best_ms = -1.0f;
-    for (int i = 0; i < found; i++) {
-        const float ms = lt_time(l, &res[i].algo, y, x16, w16, e0, e1);
-        if (i == 0)
-            l->first_ms = ms;
-        if (ms > 0.0f && (l->chosen < 0 || ms < l->best_ms))
-            l->chosen = i, l->best_ms = ms, l->algo = res[i].algo;
-    }
-    cudaEventDestroy(e0), cudaEventDestroy(e1);
-    if (l->chosen < 0)
-        return q35_fail(err, "hgemm_lt: none of the %d candidates ran for n %d, k %d, T %d", found, n, k, T);
-    return 0;
-}
 
 /* ---- the GEMMs and their ceilings ------------------------------------------------- */
 
@@ -199,7 +91,6 @@ struct gemm_ctx {
     uint16_t *w16, *x16; /* the f16 weight; gemm_f16's scratch, hgemm's f16 rows */
     uint8_t *w8, *x8;    /* the e4m3 weight and rows (gemm_fp8, fp8) */
     float *sw, *sx;      /* their scales */
-    lt_gemm lt;          /* hgemm_lt's descriptors and winner */
 };
 
 static int gemm_launch(void *p, q35_error *err)
@@ -228,7 +119,7 @@ static int gemm_launch(void *p, q35_error *err)
         return q35_gemm_fp8_bf16(g_fp8, (uint16_t *)(void *)c->y, c->n, c->x8, c->sx, c->T, c->w8, c->sw, c->n, c->k,
                                  err);
     case HGEMM_LT:
-        return lt_call(&c->lt, &c->lt.algo, c->y, c->x16, c->w16, err);
+        return q35_hgemm_rounded(g_hgemm, c->y, c->n, c->x16, c->T, c->w16, c->n, c->k, 0, err);
     case HGEMM:
         return Q35_CUBLAS_CHECK(cublasGemmEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, n, T, k, &one, c->w16, CUDA_R_16F, k,
                                              c->x16, CUDA_R_16F, k, &zero, c->y, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
@@ -251,6 +142,10 @@ static void bench_gemm(q35_bench_state *st, void *which)
     float *pattern = NULL;
     if (fp8 && !g_fp8) {
         q35_bench_skip(st, g_fp8_why);
+        return;
+    }
+    if (c.which == HGEMM_LT && !g_hgemm) {
+        q35_bench_skip(st, g_hgemm_why);
         return;
     }
     if (!(c.y = q35_bench_try_alloc((size_t)(c.T * c.n) * 4, st)) ||
@@ -283,16 +178,17 @@ static void bench_gemm(q35_bench_state *st, void *which)
             q35_dequant_f16(c.w16 + r * c.k, pattern, Q35_TYPE_F32, c.n - r < chunk ? c.n - r : chunk, c.k, NULL, &err);
         q35_dequant_f16(c.x16, c.x, Q35_TYPE_F32, c.T, c.k, NULL, &err);
     }
-    if (c.which == HGEMM_LT) {
+    if (c.which == HGEMM_LT) { /* the shape's first call tunes it (or it was tuned at an earlier point) */
         q35_error err = {{0}};
-        if (lt_choose(&c.lt, (int)c.n, (int)c.k, (int)c.T, c.y, c.x16, c.w16, st, &err)) {
+        q35_hgemm_choice lt;
+        if (gemm_launch(&c, &err) || q35_hgemm_last_choice(g_hgemm, &lt)) {
             q35_bench_skip(st, err.msg);
             goto out;
         }
-        q35_bench_value(st, "candidates", c.lt.candidates);
-        q35_bench_value(st, "chosen", c.lt.chosen);
-        q35_bench_value(st, "first_ms", c.lt.first_ms);
-        q35_bench_value(st, "best_ms", c.lt.best_ms);
+        q35_bench_value(st, "candidates", lt.candidates);
+        q35_bench_value(st, "chosen", lt.chosen);
+        q35_bench_value(st, "first_ms", lt.first_ms);
+        q35_bench_value(st, "best_ms", lt.best_ms);
     }
     q35_bench_time(st, gemm_launch, &c);
     q35_bench_rate(st, "FLOP", 2.0 * (double)c.T * (double)c.n * (double)c.k);
@@ -300,8 +196,6 @@ static void bench_gemm(q35_bench_state *st, void *which)
     const double y_bytes = (double)(c.T * c.n) * (c.which == HGEMM_F16OUT || c.which == FP8_BF16 ? 2.0 : 4.0);
     q35_bench_rate(st, "bytes", weight + (double)(c.T * c.k) * (c.which == FP8 || c.which == FP8_BF16 ? 1.0 : 4.0) + y_bytes);
 out: /* cudaFree(NULL) does nothing */
-    if (c.which == HGEMM_LT)
-        lt_free(&c.lt);
     q35_bench_free(c.w8), q35_bench_free(c.x8), q35_bench_free(c.sw), q35_bench_free(c.sx);
     q35_bench_free(pattern), q35_bench_free(c.x16), q35_bench_free(c.w16), q35_bench_free(c.wq);
     q35_bench_free(c.w32), q35_bench_free(c.x), q35_bench_free(c.y);
@@ -462,7 +356,11 @@ int main(int argc, char **argv)
     q35_error why = {{0}};
     if (q35_fp8_gemm_create(&g_fp8, NULL, &why)) /* refuses a device without FP8, saying so */
         snprintf(g_fp8_why, sizeof g_fp8_why, "%s", why.msg);
+    memset(&why, 0, sizeof why);
+    if (q35_hgemm_create(&g_hgemm, NULL, 1, &why))
+        snprintf(g_hgemm_why, sizeof g_hgemm_why, "%s", why.msg);
     const int rc = q35_bench_main(argc, argv);
+    q35_hgemm_destroy(g_hgemm);
     q35_fp8_gemm_destroy(g_fp8);
     q35_blas_destroy(g_blas);
     return rc;

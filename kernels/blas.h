@@ -6,11 +6,18 @@
 
 #include "kernels/cuda.h"
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct cublasContext *q35_blas; /* a cublasHandle_t */
+
+/* The workspace each cuBLASLt context holds (kernels/fp8.h's FP8 GEMM,
+ * kernels/gemm_lt.h's f16 GEMM): 32 MiB, cuBLASLt's recommendation for Hopper.
+ * The capacity plan (model/capacity.h) counts one where the model makes one. */
+#define Q35_LT_WORKSPACE_BYTES ((size_t)32 << 20)
 
 /* Creates a handle whose work goes to `stream`, in CUBLAS_DEFAULT_MATH (no TF32
  * unless a call asks for it; the f32 paths ask for CUBLAS_COMPUTE_32F_PEDANTIC

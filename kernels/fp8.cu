@@ -6,17 +6,17 @@
 #include "kernels/blas.h"
 #include "kernels/fp8.h"
 #include "kernels/fp8_row.cuh"
+#include "kernels/lt_call.cuh"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 #include <new>
-#include <utility>
 
 namespace {
 
 constexpr int kThreads = 256;
-constexpr size_t kWorkspace = (size_t)32 << 20; /* cuBLASLt's recommendation for Hopper */
-constexpr int kCache = 32;                      /* shapes whose algorithm is kept */
+constexpr size_t kWorkspace = Q35_LT_WORKSPACE_BYTES;
+constexpr int kCache = 32; /* shapes whose algorithm is kept */
 
 __global__ void __launch_bounds__(kThreads) round_kernel(uint8_t *y, const float *x, int64_t n)
 {
@@ -36,35 +36,6 @@ __global__ void __launch_bounds__(kThreads) quantize_rows_kernel(uint8_t *q, flo
     q35_fp8_row_out<kThreads>(q + (int64_t)blockIdx.x * cols, scale + blockIdx.x, xr, cols, amax);
 }
 
-/* The cuBLASLt descriptors of one GEMM shape; destroyed together. */
-struct lt_call {
-    cublasLtMatmulDesc_t desc = nullptr;
-    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-    lt_call() = default;
-    lt_call(const lt_call &) = delete;
-    lt_call &operator=(const lt_call &) = delete;
-    ~lt_call() { reset(); }
-    void reset()
-    {
-        if (d)
-            cublasLtMatrixLayoutDestroy(d);
-        if (b)
-            cublasLtMatrixLayoutDestroy(b);
-        if (a)
-            cublasLtMatrixLayoutDestroy(a);
-        if (desc)
-            cublasLtMatmulDescDestroy(desc);
-        desc = nullptr, a = b = d = nullptr;
-    }
-    void swap(lt_call &o)
-    {
-        std::swap(desc, o.desc);
-        std::swap(a, o.a);
-        std::swap(b, o.b);
-        std::swap(d, o.d);
-    }
-};
-
 /* A shape's descriptors and the algorithm cuBLASLt chose for it; each call
  * sets only the scale pointers. */
 enum out_kind { OUT_F32, OUT_F32_ADD, OUT_BF16 }; /* y f32 (beta 0), f32 += (beta 1), bf16 (beta 0) */
@@ -72,7 +43,7 @@ enum out_kind { OUT_F32, OUT_F32_ADD, OUT_BF16 }; /* y f32 (beta 0), f32 += (bet
 struct algo_entry {
     int n = 0, k = 0, T = 0, ldy = 0; /* T == 0: empty */
     out_kind out = OUT_F32;
-    lt_call call;
+    q35_lt_call call;
     cublasLtMatmulAlgo_t algo = {};
 };
 
@@ -158,42 +129,22 @@ void q35_fp8_gemm_destroy(q35_fp8_gemm *g)
 
 namespace {
 
-int make_call(lt_call *c, int n, int k, int T, int ldy, out_kind out, q35_error *err)
+int make_call(q35_lt_call *c, int n, int k, int T, int ldy, out_kind out, q35_error *err)
 {
-    const cudaDataType_t dt = out == OUT_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     const int32_t outer = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
-    const int8_t fast = 0;
-    return Q35_CUBLAS_CHECK(cublasLtMatmulDescCreate(&c->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta),
-                                    err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
-                                    err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
-                                                                   sizeof fast),
-                                    err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &outer,
-                                                                   sizeof outer),
-                                    err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &outer,
-                                                                   sizeof outer),
-                                    err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->a, CUDA_R_8F_E4M3, k, n, k), err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->b, CUDA_R_8F_E4M3, k, T, k), err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c->d, dt, n, T, ldy), err)
+    return q35_lt_call_make(c, CUDA_R_8F_E4M3, out == OUT_BF16 ? CUDA_R_16BF : CUDA_R_32F, n, k, T, ldy, err) ||
+                   q35_lt_desc_set(c, CUBLASLT_MATMUL_DESC_FAST_ACCUM, (int8_t)0, err) ||
+                   q35_lt_desc_set(c, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, outer, err) ||
+                   q35_lt_desc_set(c, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, outer, err)
                ? -1
                : 0;
 }
 
 /* The scale vectors of this call: sw of W's rows (A), sx of X's (B). */
-int set_scales(lt_call *c, const float *sx, const float *sw, q35_error *err)
+int set_scales(q35_lt_call *c, const float *sx, const float *sw, q35_error *err)
 {
-    return Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sw,
-                                                           sizeof sw),
-                            err) ||
-                   Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sx,
-                                                                   sizeof sx),
-                                    err)
+    return q35_lt_desc_set(c, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, sw, err) ||
+                   q35_lt_desc_set(c, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, sx, err)
                ? -1
                : 0;
 }
@@ -239,23 +190,12 @@ int gemm_fp8(q35_fp8_gemm *g, void *y, int64_t ldy, const uint8_t *xq, const flo
             break;
         }
     if (!e) { /* a new shape: its descriptors and algorithm, into the entry the oldest shape held */
-        lt_call c; /* the device was checked once, when g was made */
+        q35_lt_call c; /* the device was checked once, when g was made */
         if (make_call(&c, (int)n, (int)k, (int)T, (int)ldy, out, err) || set_scales(&c, sx, sw, err))
             return q35_fail_context(err, "%s: the cuBLASLt descriptors", who);
-        cublasLtMatmulPreference_t pref = nullptr;
         cublasLtMatmulHeuristicResult_t res = {};
         int found = 0;
-        const size_t ws = kWorkspace;
-        const int rc = Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref), err) ||
-                       Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-                                            pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
-                                        err) ||
-                       Q35_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(g->lt, c.desc, c.a, c.b, c.d, c.d, pref, 1,
-                                                                       &res, &found),
-                                        err);
-        if (pref)
-            cublasLtMatmulPreferenceDestroy(pref);
-        if (rc)
+        if (q35_lt_candidates(g->lt, c, nullptr, 1, &res, &found, err))
             return q35_fail_context(err, "%s: choosing an algorithm (n %lld, k %lld, T %lld)", who, (long long)n,
                                     (long long)k, (long long)T);
         if (found < 1)
@@ -269,7 +209,7 @@ int gemm_fp8(q35_fp8_gemm *g, void *y, int64_t ldy, const uint8_t *xq, const flo
     } else if (set_scales(&e->call, sx, sw, err)) {
         return q35_fail_context(err, "%s: the scale pointers", who);
     }
-    const lt_call &c = e->call;
+    const q35_lt_call &c = e->call;
     const float one = 1.0f, beta = out == OUT_F32_ADD ? 1.0f : 0.0f;
     if (Q35_CUBLAS_CHECK(cublasLtMatmul(g->lt, c.desc, &one, wq, c.a, xq, c.b, &beta, y, c.d, y, c.d, &e->algo,
                                         g->workspace, kWorkspace, g->stream),

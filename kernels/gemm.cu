@@ -35,14 +35,6 @@ __global__ void __launch_bounds__(kThreads) round_f16_kernel(uint16_t *y, const 
         y[j] = __half_as_ushort(__float2half_rn(x[j]));
 }
 
-/* The shapes both paths take: n, k, T, ldy within cuBLAS's int. */
-int check_shapes(const char *who, q35_type type, int64_t n, int64_t k, int64_t T, int64_t ldy, q35_error *err)
-{
-    return q35_check_weight(who, type, n, 1, INT32_MAX, k, err) || q35_check_rows(who, n, T, INT32_MAX, ldy, err)
-               ? -1
-               : 0;
-}
-
 /* Y = X W^T + beta Y (beta 0 or 1): a and b of cuBLAS type ab (CUDA_R_32F or CUDA_R_16F), f32 output. */
 int gemm(const char *who, q35_blas blas, float *y, int64_t ldy, const void *x, int64_t T, const void *w, int64_t n,
          int64_t k, cudaDataType_t ab, cublasComputeType_t compute, float beta, q35_error *err)
@@ -76,7 +68,7 @@ int64_t q35_gemm_f16_scratch_halves(int64_t T, int64_t k)
 int q35_gemm_f32(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T, const void *w, q35_type type,
                  int64_t n, int64_t k, float *w_scratch, q35_error *err)
 {
-    if (check_shapes("gemm_f32", type, n, k, T, ldy, err))
+    if (q35_check_gemm("gemm_f32", type, n, k, T, ldy, err))
         return -1;
     if (T == 0)
         return 0;
@@ -107,7 +99,7 @@ int q35_gemm_f16_round(q35_blas blas, uint16_t *x16, const float *x, int64_t T, 
 int q35_gemm_f16_rounded(q35_blas blas, float *y, int64_t ldy, const uint16_t *x16, int64_t T, const uint16_t *w16,
                          int64_t n, int64_t k, q35_error *err)
 {
-    if (check_shapes("gemm_f16", Q35_TYPE_F16, n, k, T, ldy, err))
+    if (q35_check_gemm("gemm_f16", Q35_TYPE_F16, n, k, T, ldy, err))
         return -1;
     if (T == 0)
         return 0;
@@ -117,7 +109,7 @@ int q35_gemm_f16_rounded(q35_blas blas, float *y, int64_t ldy, const uint16_t *x
 int q35_gemm_f16_rounded_add(q35_blas blas, float *y, int64_t ldy, const uint16_t *x16, int64_t T,
                              const uint16_t *w16, int64_t n, int64_t k, q35_error *err)
 {
-    if (check_shapes("gemm_f16_add", Q35_TYPE_F16, n, k, T, ldy, err))
+    if (q35_check_gemm("gemm_f16_add", Q35_TYPE_F16, n, k, T, ldy, err))
         return -1;
     if (T == 0)
         return 0;
@@ -127,7 +119,7 @@ int q35_gemm_f16_rounded_add(q35_blas blas, float *y, int64_t ldy, const uint16_
 int q35_gemm_f16(q35_blas blas, float *y, int64_t ldy, const float *x, int64_t T, const uint16_t *w16, int64_t n,
                  int64_t k, uint16_t *x_scratch, q35_error *err)
 {
-    if (check_shapes("gemm_f16", Q35_TYPE_F16, n, k, T, ldy, err))
+    if (q35_check_gemm("gemm_f16", Q35_TYPE_F16, n, k, T, ldy, err))
         return -1;
     if (T == 0)
         return 0;

@@ -1,5 +1,6 @@
 /* The argument checks the projection launchers share (kernels/dequant.cu,
- * gemm.cu, gemv.cu): each refusal names the launcher, the value and the limit. */
+ * gemm.cu, gemm_lt.cu, gemv.cu): each refusal names the launcher, the value
+ * and the limit. */
 #ifndef Q35_KERNELS_LINEAR_ARGS_CUH
 #define Q35_KERNELS_LINEAR_ARGS_CUH
 
@@ -38,6 +39,16 @@ static inline int q35_check_rows(const char *who, int64_t n, int64_t T, int64_t 
     if (ldy > INT32_MAX)
         return q35_fail(err, "%s: ldy = %lld (want <= %d)", who, (long long)ldy, INT32_MAX);
     return 0;
+}
+
+/* The shapes the GEMMs take (kernels/gemm.cu's, kernels/gemm_lt.cu's): a
+ * weight of n rows of k, T rows written at ldy, each within cuBLAS's int. */
+static inline int q35_check_gemm(const char *who, q35_type type, int64_t n, int64_t k, int64_t T, int64_t ldy,
+                                 q35_error *err)
+{
+    return q35_check_weight(who, type, n, 1, INT32_MAX, k, err) || q35_check_rows(who, n, T, INT32_MAX, ldy, err)
+               ? -1
+               : 0;
 }
 
 #endif /* Q35_KERNELS_LINEAR_ARGS_CUH */

@@ -1,6 +1,7 @@
 /* The capacity plan (capacity.h): sums of bytes, first fit over candidates. */
 #include "capacity.h"
 
+#include "kernels/blas.h"
 #include "kernels/delta_chunk.h"
 
 #include <inttypes.h>
@@ -216,7 +217,10 @@ q35_capacity_terms q35_capacity_terms_of(const q35_capacity_request *r, q35_attn
         .workspace = ws->total,
         .overhead = Q35_CAPACITY_OVERHEAD,
     };
-    t.total = t.weights + t.f16_weights + t.kv + t.recurrent + t.workspace + t.overhead;
+    /* the cuBLASLt context made with the fast GEMM path's set (model/cuda_model.c) */
+    if (!r->deterministic && (r->gemm == Q35_GEMM_FP8 || (r->gemm == Q35_GEMM_F16 && !r->gemm_lt_off)))
+        t.lt_workspace = Q35_LT_WORKSPACE_BYTES;
+    t.total = t.weights + t.f16_weights + t.kv + t.recurrent + t.workspace + t.lt_workspace + t.overhead;
     return t;
 }
 
@@ -228,11 +232,15 @@ static double mib(uint64_t b)
 const char *q35_capacity_str(const q35_capacity_plan *p, char *buf, size_t cap)
 {
     const q35_capacity_terms *t = &p->terms;
+    char lt[40] = "";
+    if (t->lt_workspace)
+        snprintf(lt, sizeof lt, " + cuBLASLt %.1f", mib(t->lt_workspace));
     snprintf(buf, cap,
-             "weights %.1f + %s weights %.1f + KV %.1f + recurrent %.1f + workspace %.1f + overhead %.1f = %.1f MiB"
+             "weights %.1f + %s weights %.1f + KV %.1f + recurrent %.1f + workspace %.1f%s + overhead %.1f = %.1f MiB"
              " %s %.1f MiB free",
-             mib(t->weights), p->gemm == Q35_GEMM_FP8 ? "fp8" : "f16", mib(t->f16_weights), mib(t->kv), mib(t->recurrent), mib(t->workspace), mib(t->overhead),
-             mib(t->total), t->total <= p->free_bytes ? "<=" : ">", mib(p->free_bytes));
+             mib(t->weights), p->gemm == Q35_GEMM_FP8 ? "fp8" : "f16", mib(t->f16_weights), mib(t->kv),
+             mib(t->recurrent), mib(t->workspace), lt, mib(t->overhead), mib(t->total),
+             t->total <= p->free_bytes ? "<=" : ">", mib(p->free_bytes));
     return buf;
 }
 

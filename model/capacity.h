@@ -2,7 +2,7 @@
  * anything is uploaded: pure C, no CUDA, so the CPU tests can check it against
  * hand-computed figures.
  *
- *   total = weights + f16 weights + KV(seq) + recurrent state + workspace + overhead
+ *   total = weights + f16 weights + KV(seq) + recurrent state + workspace + cuBLASLt + overhead
  *
  *   weights      quantized projections as stored, small vectors as f32,
  *                token_embd (the lm_head too when tied) and output
@@ -21,7 +21,12 @@
  *                the chunked delta rule's workspace (kernels/delta_chunk.h,
  *                for rows rows), the token ids (4 * seq) and the tail
  *                (4 * (H + vocab))
- *   overhead     Q35_CAPACITY_OVERHEAD: cuBLAS workspaces, modules, rounding
+ *   cuBLASLt     the workspace of the model's cuBLASLt context
+ *                (Q35_LT_WORKSPACE_BYTES, kernels/blas.h): on the fp8 path
+ *                (kernels/fp8.h's GEMM) and on the f16 path unless its tuned
+ *                GEMM is off (kernels/gemm_lt.h; gemm_lt_off); neither when
+ *                deterministic
+ *   overhead     Q35_CAPACITY_OVERHEAD: cuBLAS's own workspace, modules, rounding
  *
  * against the device's free memory. The candidates (chunk rows outer, attention
  * path inner, each in the caller's order of preference) are tried in turn; the
@@ -128,6 +133,7 @@ typedef struct q35_capacity_request {
     q35_gemm_path gemm;                /* F32, F16 or FP8 (then the f16 or fp8 set is counted) */
     q35_delta_path delta;              /* SCAN or CHUNKED (then its workspace is counted) */
     bool deterministic;
+    bool gemm_lt_off;                  /* on F16: no cuBLASLt context (cublasGemmEx), its workspace not counted */
     size_t scores_budget;              /* bytes of one pass of one KV group's scores */
     uint64_t free_bytes;               /* the device's free memory */
     const q35_attn_path *attention;    /* candidates, most preferred first */
@@ -138,7 +144,8 @@ typedef struct q35_capacity_request {
 
 typedef struct q35_capacity_terms {
     uint64_t weights, f16_weights, kv, recurrent, workspace, overhead; /* f16_weights: the fp8 set on GEMM FP8 */
-    uint64_t total; /* the sum */
+    uint64_t lt_workspace; /* the cuBLASLt context's workspace (0 where none is made) */
+    uint64_t total;        /* the sum */
 } q35_capacity_terms;
 
 typedef struct q35_capacity_plan {
@@ -162,7 +169,8 @@ q35_capacity_terms q35_capacity_terms_of(const q35_capacity_request *r, q35_attn
 int q35_capacity_plan_make(q35_capacity_plan *plan, const q35_capacity_request *r, q35_error *err);
 
 /* "weights 4562.1 + f16 0.0 + KV 256.0 + recurrent 37.5 + workspace 612.0 +
- * overhead 512.0 = 5979.6 MiB of 139000.0 MiB free" */
+ * overhead 512.0 = 5979.6 MiB of 139000.0 MiB free" (with "+ cuBLASLt 32.0"
+ * before the overhead where that term is not 0) */
 const char *q35_capacity_str(const q35_capacity_plan *p, char *buf, size_t cap);
 
 #ifdef __cplusplus

@@ -75,6 +75,7 @@ struct q35_cuda_model {
     void *f16;                       /* one allocation: the f16 set (or NULL) */
     void *fp8;                       /* one allocation: the fp8 set (or NULL) */
     struct q35_fp8_gemm *fp8_gemm;   /* cuBLASLt for the fp8 set (made with it) */
+    struct q35_hgemm *hgemm;         /* cuBLASLt, tuned, for the f16 set (made on the f16 path unless gemm_lt_off) */
     q35_dlayer *layers;              /* [hp.n_layer] */
     const void *embd;                /* token_embd as stored */
     q35_type embd_type;

@@ -33,12 +33,14 @@
 #include "kernels/attention_flash_sm90.h"
 #include "kernels/attn_prep.h"
 #include "kernels/conv1d.h"
+#include "kernels/delta_prep.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
 #include "kernels/gated_rmsnorm.h"
 #include "kernels/gates.h"
 #include "kernels/fp8.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_lt.h"
 #include "kernels/gemv.h"
 #include "kernels/kv_append.h"
 #include "kernels/l2norm.h"
@@ -114,7 +116,8 @@ static int gemm_done(q35_run *r, const float *y, int rc)
     return rc;
 }
 
-/* y = x W^T, or with add y += x W^T in the GEMM (cuBLAS beta = 1: an output projection's residual add) */
+/* y = x W^T, or with add y += x W^T in the GEMM (cuBLAS beta = 1: an output projection's residual add);
+ * through the tuned cuBLASLt context where the model has one (kernels/gemm_lt.h), else cublasGemmEx */
 static int gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w, bool add)
 {
     if (!w->w16)
@@ -122,6 +125,8 @@ static int gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35
     if (gemm_input(r, x, w, round_f16))
         return -1;
     const uint16_t *x16 = r->cm->f16_act;
+    if (r->cm->hgemm && !r->cm->paths.gemm_lt_off)
+        return gemm_done(r, y, q35_hgemm_rounded(r->cm->hgemm, y, ldy, x16, r->T, w->w16, w->n, w->k, add, r->err));
     return gemm_done(r, y, add ? q35_gemm_f16_rounded_add(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, r->err)
                                : q35_gemm_f16_rounded(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, r->err));
 }
@@ -375,6 +380,23 @@ static int gates(q35_run *r, const q35_dlayer *l)
                                         r->cm->stream, r->err));
 }
 
+/* conv1d, the q/k L2 norm and the gates: on the rows paths one fused launch
+ * (kernels/delta_prep.h, the same bits as the three) where it takes the
+ * heads, unless $Q35_DELTA_PREP=0 asked for the three */
+static int deltanet_prep(q35_run *r, const q35_dlayer *l, float *win)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    const q35_mix_cols mc = q35_mix_cols_of(hp);
+    const q35_delta_prep_dims d = {.conv_dim = hp->conv_dim, .K = hp->conv_kernel, .hk = hp->ssm_hk,
+                                   .dk = hp->ssm_dk, .hv = hp->ssm_hv};
+    if (r->per_token || r->cm->paths.delta_prep_chain || !q35_delta_prep_fits(d))
+        return conv1d(r, l, win) || l2norm_qk(r) || gates(r, l);
+    q35_op_begin(r, Q35_OP_CONV, "delta_prep");
+    return q35_op_end(r, q35_delta_prep_rows(BUF(r, CONV_OUT), hp->conv_dim, BUF(r, G), BUF(r, BETA), win,
+                                             BUF(r, MIX) + mc.qkv, mc.width, mc.alpha - mc.qkv, mc.beta - mc.qkv,
+                                             l->conv_w, l->dt, l->a, d, r->T, hp->eps, r->cm->stream, r->err));
+}
+
 static int delta_rule(q35_run *r, float *S)
 {
     const q35_hparams *hp = &r->cm->hp;
@@ -433,9 +455,7 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
         (r->merge ? proj(r, mix, mc.width, x, &l->mix)
                   : proj(r, mix + mc.qkv, mc.width, x, &l->qkv) || proj(r, mix + mc.alpha, mc.width, x, &l->alpha) ||
                         proj(r, mix + mc.beta, mc.width, x, &l->beta) || proj(r, mix + mc.z, mc.width, x, &l->z)) ||
-        /* the experiment kernels/experiments/delta_prep.h fuses these three, bitwise, but measured
-         * slower than them at fb0947d on the H200 (81 against 68 us at 2048 rows of the 9B) */
-        conv1d(r, l, win) || l2norm_qk(r) || gates(r, l) || delta_rule(r, S) || gated_norm(r, l) ||
+        deltanet_prep(r, l, win) || delta_rule(r, S) || gated_norm(r, l) ||
         out_proj(r, BUF(r, O), &l->ssm_out, false))
         return -1;
     return ffn(r, l);

@@ -9,6 +9,7 @@
 #include "kernels/delta_rule.h"
 #include "kernels/dequant.h"
 #include "kernels/fp8.h"
+#include "kernels/gemm_lt.h"
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
@@ -97,12 +98,19 @@ static int open_device(q35_cuda_model *cm, const q35_path_env *env, q35_error *e
 
 /* ---- the plan ---- */
 
+/* $Q35_GEMM_LT=0: the f16 path's GEMMs through cublasGemmEx, no tuned cuBLASLt context (paths' gemm_lt_off) */
+static bool gemm_lt_off(void)
+{
+    const char *lt = getenv("Q35_GEMM_LT");
+    return lt && strcmp(lt, "0") == 0;
+}
+
 static int make_plan(q35_cuda_model *cm, const q35_path_choice *c, q35_gemm_path gemm, q35_capacity_plan *plan,
                      q35_error *err)
 {
     const q35_capacity_request r = {
         .hp = &cm->hp, .weights = cm->wbytes, .seq = c->max_seq, .gemm = gemm,
-        .delta = q35_paths_delta_for(c, gemm), .deterministic = c->deterministic,
+        .delta = q35_paths_delta_for(c, gemm), .deterministic = c->deterministic, .gemm_lt_off = gemm_lt_off(),
         .scores_budget = c->scores_budget, .free_bytes = cm->info.free_bytes, .attention = c->attention,
         .n_attention = c->n_attention, .chunk_rows = c->chunk_rows, .n_chunk_rows = c->n_chunk_rows,
     };
@@ -190,6 +198,9 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths.split_proj = merge && strcmp(merge, "0") == 0;
     const char *gu_bf16 = getenv("Q35_FP8_GU_BF16");
     cm->paths.fp8_gu_f32 = gu_bf16 && strcmp(gu_bf16, "0") == 0;
+    cm->paths.gemm_lt_off = gemm_lt_off();
+    const char *prep = getenv("Q35_DELTA_PREP");
+    cm->paths.delta_prep_chain = prep && strcmp(prep, "0") == 0;
     char line[512];
     q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "plan for %" PRId64 " positions: attention %s, chunk rows %"
                    PRId64 ": %s", in->plan.seq, q35_attn_path_name(in->plan.attention), in->plan.chunk_rows,
@@ -490,6 +501,17 @@ static int build_set(q35_cuda_model *cm, q35_gemm_path gemm, q35_error *err)
     return 1;
 }
 
+/* The f16 path's tuned cuBLASLt GEMM (kernels/gemm_lt.h), made once where
+ * paths p take it (the capacity plan counts its workspace). */
+static int make_hgemm(q35_cuda_model *cm, const q35_cuda_paths *p, q35_error *err)
+{
+    if (!q35_paths_tune_gemm(p) || cm->hgemm)
+        return 0;
+    if (q35_hgemm_create(&cm->hgemm, cm->stream, 1, err))
+        return q35_fail_context(err, "cuda model: the f16 GEMM's cuBLASLt context");
+    return 0;
+}
+
 /* ---- the workspace ---- */
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -594,7 +616,7 @@ int q35_cuda_model_load(q35_cuda_model **out, const q35_model *m, const q35_cuda
         cm->paths.gemm = cm->paths.gemm == Q35_GEMM_FP8 ? Q35_GEMM_F16 : Q35_GEMM_F32;
         cm->paths.delta = q35_paths_delta_for(&choice, cm->paths.gemm);
     }
-    if (q35_workspace_ensure(cm, cm->paths.chunk_rows, cm->info.plan.seq, err))
+    if (make_hgemm(cm, &cm->paths, err) || q35_workspace_ensure(cm, cm->paths.chunk_rows, cm->info.plan.seq, err))
         goto fail;
     *out = cm;
     return 0;
@@ -616,6 +638,7 @@ void q35_cuda_model_free(q35_cuda_model *cm)
     cudaFree(cm->f16);
     cudaFree(cm->fp8);
     q35_fp8_gemm_destroy(cm->fp8_gemm);
+    q35_hgemm_destroy(cm->hgemm);
     cudaFree(cm->weights);
     q35_blas_destroy(cm->blas);
     if (cm->stream)
@@ -684,6 +707,8 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
                                              (double)(p->gemm == Q35_GEMM_FP8 ? cm->wbytes.fp8 : cm->wbytes.f16) /
                                                  (double)Q35_MIB);
     }
+    if (make_hgemm(cm, p, err))
+        return -1;
     const q35_cuda_paths old = cm->paths;
     cm->paths = *p;
     if (q35_workspace_ensure(cm, p->chunk_rows, cm->info.plan.seq, err)) {
@@ -706,7 +731,8 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                  p->attention != Q35_ATTN_FLASH ? ""
                  : p->flash_sm90 ? q35_attention_flash_sm90_variant_name(q35_attention_flash_sm90_variant_default())
                                  : q35_attention_flash_variant_name(p->flash_variant),
-                 p->gemm == Q35_GEMM_F16   ? "f16 (f32 accumulation)"
+                 p->gemm == Q35_GEMM_F16   ? (p->gemm_lt_off ? "f16 (f32 accumulation)"
+                                                             : "f16 (f32 accumulation, cuBLASLt tuned)")
                  : p->gemm == Q35_GEMM_FP8 ? "fp8 (e4m3, row scales, f32 accumulation)"
                                            : "f32 (dequant + SGEMM)",
                  p->delta == Q35_DELTA_CHUNKED ? "chunked (tensor cores), variant " : "scan, variant ",

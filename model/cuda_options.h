@@ -91,7 +91,23 @@ typedef struct q35_cuda_paths {
     bool fp8_gu_f32;         /* the fp8 path's merged [gate | up] written in f32 instead of bf16
                                 (model/cuda_layers.c, ffn_fp8_bf16): $Q35_FP8_GU_BF16=0 at load,
                                 to measure the bf16 form against it */
+    bool gemm_lt_off;        /* the f16 path's GEMMs through cublasGemmEx's default algorithm
+                                (kernels/gemm.h) instead of the cuBLASLt context that times
+                                cuBLASLt's candidates per shape (kernels/gemm_lt.h):
+                                $Q35_GEMM_LT=0 at load, to measure the tuned GEMM against it */
+    bool delta_prep_chain;   /* the DeltaNet prologue of a chunk as three launches (conv1d, l2norm,
+                                gates) instead of the fused q35_delta_prep_rows (the same bits):
+                                $Q35_DELTA_PREP=0 at load, to measure the fused kernel against it */
 } q35_cuda_paths;
+
+/* Whether paths p run the prefill's projections through the f16 GEMM path's
+ * tuned cuBLASLt context (kernels/gemm_lt.h): a shape's first call then times
+ * cuBLASLt's candidates (~32 GEMMs of it), so a first prefill pays that and a
+ * measurement runs one untimed first. */
+static inline bool q35_paths_tune_gemm(const q35_cuda_paths *p)
+{
+    return p->gemm == Q35_GEMM_F16 && !p->deterministic && !p->gemm_lt_off;
+}
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@ typedef enum q35_op {
     Q35_OP_EMBED,        /* embedding gather */
     Q35_OP_NORM,         /* RMSNorm of the residual stream */
     Q35_OP_PROJ,         /* every projection (GEMM / GEMV) */
-    Q35_OP_CONV,         /* causal conv1d + SiLU */
+    Q35_OP_CONV,         /* causal conv1d + SiLU (with the q/k L2 norm and the gates where fused: kernels/delta_prep.h) */
     Q35_OP_L2NORM,       /* per-head L2 norm of q, k */
     Q35_OP_GATES,        /* g and beta */
     Q35_OP_DELTA,        /* the delta-rule scan */

@@ -1,7 +1,6 @@
-/* float64 reference of kernels/experiments/delta_prep.h (an experiment; its
- * reference stays here, CPU code always built): the three references it fuses,
+/* float64 reference of kernels/delta_prep.h: the three references it fuses,
  * in order. */
-#include "kernels/experiments/delta_prep.h"
+#include "kernels/delta_prep.h"
 #include "kernels/conv1d.h"
 #include "kernels/gates.h"
 #include "kernels/l2norm.h"

@@ -1,6 +1,4 @@
-/* GPU parity of the fused DeltaNet prologue (kernels/experiments/delta_prep.h,
- * an experiment: built where Q35_KERNEL_EXPERIMENTS is on, else ctest lists
- * this suite skipped, saying so): two consecutive calls, the window carried, on
+/* GPU parity of the fused DeltaNet prologue (kernels/delta_prep.h): two consecutive calls, the window carried, on
  * fresh random inputs laid out as the model's merged projection rows
  * [qkv | z | alpha | b], outputs poisoned before each launch. Each call's out (q/k heads and v apart), g, beta and window
  * (1) bitwise (memcmp) against the unfused chain q35_conv1d_silu_rows ->
@@ -12,7 +10,7 @@
 #include "parity/lib/gpu.h"
 
 #include "kernels/conv1d.h"
-#include "kernels/experiments/delta_prep.h"
+#include "kernels/delta_prep.h"
 #include "kernels/gates.h"
 #include "kernels/l2norm.h"
 
@@ -254,10 +252,11 @@ int main(void)
         return skip;
 
     /* the model layouts (model/shapes.c: hk 16, dk = dv = 128, K 4; hv 16, 32, 48) at
-     * 1 row (the window: two old slots and the row), 3 (= K-1: the window all new), 7, 64 (two
-     * tiles), 2048 (many tiles, the halo from the tile before) */
+     * 1 row (the window: two old slots and the row), 3 (= K-1: the window all new), 7, 17 (a
+     * warp's 16-row tile and one row of the next warp), 64 (a block's four tiles), 1000 and 2048
+     * (many blocks, each tile's halo from the tile before) */
     const q35_delta_prep_dims d08 = {6144, 4, 16, 128, 16}, d9 = {8192, 4, 16, 128, 32}, d27 = {10240, 4, 16, 128, 48};
-    const int64_t Ts[] = {1, 3, 7, 64, q35_quick() ? 65 : 2048};
+    const int64_t Ts[] = {1, 3, 7, 17, 64, q35_quick() ? 65 : 1000, q35_quick() ? 130 : 2048};
     for (size_t i = 0; i < sizeof Ts / sizeof Ts[0]; i++) {
         const prep_case model[] = {
             {"0.8B", d08, 128, 0, Ts[i]}, {"9B", d9, 128, 0, Ts[i]}, {"27B", d27, 128, 0, Ts[i]}};

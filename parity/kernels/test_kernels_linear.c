@@ -4,6 +4,10 @@
  *   gemm_f16   f16 weight and rows, f32 accumulation       <= 2e-3; and <= 1e-4
  *              against the reference on the f16-rounded weight and rows (that
  *              the accumulation is f32), on the first 32 checked outputs
+ *   lt_tuned, lt_first  the same product through gemm_lt.h's cuBLASLt context,
+ *              tuning on and off: gemm_f16's bounds; and each call bitwise
+ *              (memcmp, all T * ldy values) a second call of its shape, with
+ *              how its algorithm was chosen (tuned, or the heuristic's first)
  *   gemv_rows  the batch-invariant rows form               <= 1e-5, and bitwise
  *              (memcmp) q35_gemv of each row, all outputs
  *   gemm~gemv  gemm_f32 row t against q35_gemv of row t    <= 1e-5, all outputs
@@ -12,20 +16,26 @@
  * at every projection of 0.8B, 9B and 27B (SPEC §1; alpha/beta, k/v, gate/up share
  * a shape) at 1 and 512 rows, the largest (27B lm_head) at 2048 through the GEMMs,
  * some at 7 and 64; over the types Q8_0 (0.8B), F16 (0.8B attention), Q4_K and
- * Q6_K (9B, 27B), and Q4_0, Q5_0, Q5_K, BF16, F32 at one shape each; odd sizes, a
- * weight only 2-byte aligned and rows off 16-byte alignment. Past 256 outputs
+ * Q6_K (9B, 27B), and Q4_0, Q5_0, Q5_K, BF16, F32 at one shape each; the 9B
+ * f16 path's merged and residual-adding GEMMs at 1, 7, 64 and 2048 rows; odd
+ * sizes, a weight only 2-byte aligned (its f16 copy too) and rows off 16-byte
+ * alignment (the f16 rows and the output too). The f16 forms add into y too
+ * (gemm_f16+, lt_tuned+, lt_first+: y = r + X W^T). Past 256 outputs
  * the reference covers a random subset of the output columns (every row of
  * them), the case line says how many. Outputs are poisoned first; written into
  * rows of ldy > n, the other columns stay poisoned. Each refusal shows its
  * message. Q35_QUICK (the sanitizer runs) keeps the 0.8B shapes below lm_head at
- * 1 and 7 rows, the odd sizes and the refusals. */
+ * 1 and 7 rows, the first f16-path GEMM at 1 and 7, the odd sizes and the
+ * refusals. */
 #include "parity/lib/gpu.h"
 #include "linear_inputs.h"
 
 #include "kernels/blas.h"
 #include "kernels/dequant.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_lt.h"
 #include "kernels/gemv.h"
+#include "model/capacity.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -42,8 +52,9 @@
 
 static q35_rng g_rng;
 static q35_blas g_blas;
+static q35_hgemm *g_lt_tuned, *g_lt_first; /* gemm_lt.h's context, tuning on and off */
 
-enum { GEMM_F32 = 1, GEMM_F16 = 2, GEMV = 4, ALL = 7 };
+enum { GEMM_F32 = 1, GEMM_F16 = 2, GEMV = 4, GEMM_LT = 8, ALL = 15 };
 
 /* A weight on the host and the device, with what the paths keep of it. */
 typedef struct weight {
@@ -53,7 +64,8 @@ typedef struct weight {
     uint8_t *host;
     uint8_t *dev;      /* the buffer; the weight starts `offset` bytes in */
     size_t offset;
-    uint16_t *dev16;   /* the f16 path's cached weight (q35_dequant_f16), or NULL */
+    uint8_t *dev16_buf; /* the f16 path's cached weight (q35_dequant_f16), `offset` bytes in, or NULL */
+    uint16_t *dev16;
     float *scratch;    /* the f32 path's dequant scratch, or NULL */
 } weight;
 
@@ -66,8 +78,9 @@ static void weight_make(weight *w, const char *model, const char *name, q35_type
     const size_t bytes = q35_row_bytes(type, k) * (size_t)n;
     w->dev = q35_gpu_bytes(bytes + offset);
     q35_gpu_upload(w->dev + offset, w->host, bytes);
-    if (paths & GEMM_F16) {
-        w->dev16 = q35_gpu_bytes((size_t)(n * k) * 2);
+    if (paths & (GEMM_F16 | GEMM_LT)) {
+        w->dev16_buf = q35_gpu_bytes((size_t)(n * k) * 2 + offset);
+        w->dev16 = (uint16_t *)(void *)(w->dev16_buf + offset);
         q35_gpu_ok(q35_dequant_f16(w->dev16, w->dev + offset, type, n, k, NULL, &err), &err);
     }
     if (paths & GEMM_F32)
@@ -78,8 +91,8 @@ static void weight_free(weight *w)
 {
     free(w->host);
     q35_gpu_free(w->dev);
-    if (w->dev16)
-        q35_gpu_free(w->dev16);
+    if (w->dev16_buf)
+        q35_gpu_free(w->dev16_buf);
     if (w->scratch)
         q35_gpu_free(w->scratch);
 }
@@ -115,11 +128,126 @@ static void name_case(char *buf, size_t cap, const char *path, const weight *w, 
              w->name, q35_type_name(w->type), w->n, w->k, T, w->offset ? " w+2" : "", sub);
 }
 
+/* The f16 product's forms: gemm.h's (cublasGemmEx's default algorithm) and
+ * gemm_lt.h's cuBLASLt context, tuned and not (the heuristic's first). */
+typedef struct f16_form {
+    const char *path, *path_add; /* the case names' paths */
+    q35_hgemm **lt;              /* NULL: gemm.h's */
+    int paths;                   /* the check_rows bit that runs it */
+} f16_form;
+
+static const f16_form g_f16_forms[] = {
+    {"gemm_f16", "gemm_f16+", NULL, GEMM_F16},
+    {"lt_tuned", "lt_tuned+", &g_lt_tuned, GEMM_LT},
+    {"lt_first", "lt_first+", &g_lt_first, GEMM_LT},
+};
+#define N_F16_FORMS ((int)(sizeof g_f16_forms / sizeof g_f16_forms[0]))
+
+/* y = x16 W^T (gemm.h's form: q35_gemm_f16 from x, rounding it into xs again), or y += it */
+static void f16_gemm(const f16_form *f, float *dy, int64_t ldy, const float *dx, uint16_t *xs, int64_t T,
+                     const weight *w, bool add)
+{
+    q35_error err = {{0}};
+    if (f->lt)
+        q35_gpu_ok(q35_hgemm_rounded(*f->lt, dy, ldy, xs, T, w->dev16, w->n, w->k, add, &err), &err);
+    else if (add)
+        q35_gpu_ok(q35_gemm_f16_rounded_add(g_blas, dy, ldy, xs, T, w->dev16, w->n, w->k, &err), &err);
+    else
+        q35_gpu_ok(q35_gemm_f16(g_blas, dy, ldy, dx, T, w->dev16, w->n, w->k, xs, &err), &err);
+}
+
+/* An Lt form's shape called again into y2 (set to what y held before the
+ * first call): bitwise the first call's y, all T * ldy values (the shape's
+ * algorithm is kept); and how it was chosen. */
+static void check_lt_repeat(q35_suite *s, const f16_form *f, const char *name, const float *y, float *dy2,
+                            int64_t ldy, const float *dx, uint16_t *xs, int64_t T, const weight *w, bool add)
+{
+    f16_gemm(f, dy2, ldy, dx, xs, T, w, add);
+    float *y2 = q35_gpu_to_host(dy2, T * ldy);
+    const q35_bitcmp b = q35_bitwise_f32(y2, y, T * ldy);
+    q35_hgemm_choice c = {0};
+    const int have = q35_hgemm_last_choice(*f->lt, &c);
+    const bool tuned = f->lt == &g_lt_tuned;
+    const bool choice_ok = have == 0 && c.candidates >= 1 && c.candidates <= Q35_HGEMM_CANDIDATES &&
+                           c.chosen >= 0 && c.chosen < c.candidates && c.tuned == tuned &&
+                           (tuned ? c.best_ms >= 0.0f && (c.first_ms < 0.0f || c.best_ms <= c.first_ms)
+                                  : c.chosen == 0 && c.best_ms < 0.0f);
+    char bits[160];
+    q35_case(s, b.equal && choice_ok,
+             "%s: called again, %s; candidates %d, chosen %d, tuned %d, first %.4f ms, best %.4f ms", name,
+             q35_bitcmp_str(&b, bits, sizeof bits), c.candidates, c.chosen, c.tuned, (double)c.first_ms,
+             (double)c.best_ms);
+    free(y2);
+}
+
+/* One f16 form at T rows: y = X W^T into poisoned rows of ldy (columns past n
+ * untouched; y placed y_off floats into its buffer), against the float64
+ * reference (rel Linf <= LIMIT_F16) and, on the first m16 checked outputs,
+ * against the reference on the f16-rounded inputs (<= LIMIT_F16_ACC: the
+ * accumulation is f32); then y = r + X W^T (add) against r + the reference,
+ * every column past n still r's. The Lt forms: each called twice, bitwise. */
+static void check_f16(q35_suite *s, const f16_form *f, const weight *w, int64_t T, int64_t ldy, int64_t y_off,
+                      const float *dx, uint16_t *xs, const int64_t *cols, int64_t m, const double *ref, int64_t m16,
+                      const double *ref16)
+{
+    const int64_t n = w->n;
+    char name[200];
+    int64_t written;
+    float *sub = malloc((size_t)(T * m) * sizeof *sub), *sub16 = malloc((size_t)(T * m16) * sizeof *sub16);
+    float *ybuf = q35_gpu_floats(T * ldy + y_off), *y2buf = q35_gpu_floats(T * ldy + y_off);
+    float *dy16 = ybuf + y_off, *dy2 = y2buf + y_off;
+    f16_gemm(f, dy16, ldy, dx, xs, T, w, false);
+    float *y16 = fetch(dy16, T, n, ldy, cols, m, sub, &written);
+    const q35_cmp c = q35_compare_f32_f64(sub, ref, T * m);
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t j = 0; j < m16; j++)
+            sub16[t * m16 + j] = sub[t * m + j];
+    const q35_cmp c16 = q35_compare_f32_f64(sub16, ref16, T * m16);
+    name_case(name, sizeof name, f->path, w, T, ldy, m);
+    const bool ok = written == 0 && c.nonfinite == 0 && c.rel_linf <= LIMIT_F16 && c16.rel_linf <= LIMIT_F16_ACC;
+    q35_case(s, ok,
+             "%s: rel Linf %.2e (<= %.0e), rel L2 %.2e; against f16-rounded inputs (%" PRId64
+             " outputs) %.2e (<= %.0e); %" PRId64 " non-finite, %" PRId64 " written past column n",
+             name, c.rel_linf, LIMIT_F16, c.rel_l2, m16, c16.rel_linf, LIMIT_F16_ACC, c.nonfinite, written);
+    if (f->lt)
+        check_lt_repeat(s, f, name, y16, dy2, ldy, dx, xs, T, w, false);
+    free(y16);
+    /* the same product added into y (the residual folded into the GEMM): y = r + X W^T against r + the
+     * float64 reference, every column past n still r's */
+    float *r = malloc((size_t)(T * ldy) * sizeof *r);
+    for (int64_t i = 0; i < T * ldy; i++)
+        r[i] = q35_rng_normal_fast(&g_rng);
+    q35_gpu_upload(dy16, r, (size_t)(T * ldy) * sizeof *r);
+    f16_gemm(f, dy16, ldy, dx, xs, T, w, true);
+    float *ya = q35_gpu_to_host(dy16, T * ldy);
+    double *refa = malloc((size_t)(T * m) * sizeof *refa);
+    int64_t kept = 0;
+    for (int64_t t = 0; t < T; t++) {
+        for (int64_t j = 0; j < m; j++) {
+            sub[t * m + j] = ya[t * ldy + cols[j]];
+            refa[t * m + j] = ref[t * m + j] + (double)r[t * ldy + cols[j]];
+        }
+        for (int64_t o = n; o < ldy; o++)
+            kept += memcmp(&ya[t * ldy + o], &r[t * ldy + o], 4) == 0;
+    }
+    const q35_cmp ca = q35_compare_f32_f64(sub, refa, T * m);
+    name_case(name, sizeof name, f->path_add, w, T, ldy, m);
+    q35_case(s, ca.nonfinite == 0 && ca.rel_linf <= LIMIT_F16 && kept == T * (ldy - n),
+             "%s: y + X W^T rel Linf %.2e (<= %.0e), rel L2 %.2e; %" PRId64 " non-finite; columns past n kept "
+             "%" PRId64 " of %" PRId64, name, ca.rel_linf, LIMIT_F16, ca.rel_l2, ca.nonfinite, kept, T * (ldy - n));
+    if (f->lt) {
+        q35_gpu_upload(dy2, r, (size_t)(T * ldy) * sizeof *r);
+        check_lt_repeat(s, f, name, ya, dy2, ldy, dx, xs, T, w, true);
+    }
+    free(r), free(ya), free(refa), free(sub), free(sub16);
+    q35_gpu_free(ybuf), q35_gpu_free(y2buf);
+}
+
 /* One row count through the chosen paths; x placed x_off floats into its buffer. */
 static void check_rows(q35_suite *s, const weight *w, int64_t T, int64_t ldy, int paths, int64_t x_off)
 {
     if (q35_racecheck()) /* cuBLAS's kernels are outside racecheck's model (harness.h) */
-        paths &= ~(GEMM_F32 | GEMM_F16);
+        paths &= ~(GEMM_F32 | GEMM_F16 | GEMM_LT);
     q35_error err = {{0}};
     const int64_t n = w->n, k = w->k;
     const void *wd = w->dev + w->offset;
@@ -148,53 +276,18 @@ static void check_rows(q35_suite *s, const weight *w, int64_t T, int64_t ldy, in
         else
             q35_case_unit(s, name, &c, LIMIT_F32, NULL);
     }
-    if (paths & GEMM_F16) {
-        int64_t written;
-        uint16_t *xs = q35_gpu_bytes((size_t)q35_gemm_f16_scratch_halves(T, k) * 2);
-        float *dy16 = q35_gpu_floats(T * ldy);
-        q35_gpu_ok(q35_gemm_f16(g_blas, dy16, ldy, dx, T, w->dev16, n, k, xs, &err), &err);
-        float *y16 = fetch(dy16, T, n, ldy, cols, m, sub, &written);
-        const q35_cmp c = q35_compare_f32_f64(sub, ref, T * m);
+    if (paths & (GEMM_F16 | GEMM_LT)) {
+        uint16_t *xbuf16 = q35_gpu_bytes((size_t)(q35_gemm_f16_scratch_halves(T, k) + x_off) * 2);
+        uint16_t *xs = xbuf16 + x_off; /* x16, y: x_off halves and floats into their buffers, as x */
+        q35_gpu_ok(q35_gemm_f16_round(g_blas, xs, dx, T, k, &err), &err); /* the Lt forms' x16 */
         const int64_t m16 = m < F16_REF_COLUMNS ? m : F16_REF_COLUMNS;
         double *ref16 = malloc((size_t)(T * m16) * sizeof *ref16);
-        float *sub16 = malloc((size_t)(T * m16) * sizeof *sub16);
         q35_test_ref_columns(ref16, x, T, w->host, w->type, k, cols, m16, true);
-        for (int64_t t = 0; t < T; t++)
-            for (int64_t j = 0; j < m16; j++)
-                sub16[t * m16 + j] = sub[t * m + j];
-        const q35_cmp c16 = q35_compare_f32_f64(sub16, ref16, T * m16);
-        name_case(name, sizeof name, "gemm_f16", w, T, ldy, m);
-        const bool ok = written == 0 && c.nonfinite == 0 && c.rel_linf <= LIMIT_F16 && c16.rel_linf <= LIMIT_F16_ACC;
-        q35_case(s, ok,
-                 "%s: rel Linf %.2e (<= %.0e), rel L2 %.2e; against f16-rounded inputs (%" PRId64
-                 " outputs) %.2e (<= %.0e); %" PRId64 " non-finite, %" PRId64 " written past column n",
-                 name, c.rel_linf, LIMIT_F16, c.rel_l2, m16, c16.rel_linf, LIMIT_F16_ACC, c.nonfinite, written);
-        /* the same product added into y (the residual folded into the GEMM): y = r + X W^T against r + the
-         * float64 reference, every column past n still r's */
-        float *r = malloc((size_t)(T * ldy) * sizeof *r);
-        for (int64_t i = 0; i < T * ldy; i++)
-            r[i] = q35_rng_normal_fast(&g_rng);
-        q35_gpu_upload(dy16, r, (size_t)(T * ldy) * sizeof *r);
-        q35_gpu_ok(q35_gemm_f16_rounded_add(g_blas, dy16, ldy, xs, T, w->dev16, n, k, &err), &err);
-        float *ya = q35_gpu_to_host(dy16, T * ldy);
-        double *refa = malloc((size_t)(T * m) * sizeof *refa);
-        int64_t kept = 0;
-        for (int64_t t = 0; t < T; t++) {
-            for (int64_t j = 0; j < m; j++) {
-                sub[t * m + j] = ya[t * ldy + cols[j]];
-                refa[t * m + j] = ref[t * m + j] + (double)r[t * ldy + cols[j]];
-            }
-            for (int64_t o = n; o < ldy; o++)
-                kept += memcmp(&ya[t * ldy + o], &r[t * ldy + o], 4) == 0;
-        }
-        const q35_cmp ca = q35_compare_f32_f64(sub, refa, T * m);
-        name_case(name, sizeof name, "gemm_f16+", w, T, ldy, m);
-        q35_case(s, ca.nonfinite == 0 && ca.rel_linf <= LIMIT_F16 && kept == T * (ldy - n),
-                 "%s: y + X W^T rel Linf %.2e (<= %.0e), rel L2 %.2e; %" PRId64 " non-finite; columns past n kept "
-                 "%" PRId64 " of %" PRId64, name, ca.rel_linf, LIMIT_F16, ca.rel_l2, ca.nonfinite, kept, T * (ldy - n));
-        free(r), free(ya), free(refa);
-        free(y16), free(ref16), free(sub16);
-        q35_gpu_free(xs), q35_gpu_free(dy16);
+        for (int f = 0; f < N_F16_FORMS; f++)
+            if (paths & g_f16_forms[f].paths)
+                check_f16(s, &g_f16_forms[f], w, T, ldy, x_off, dx, xs, cols, m, ref, m16, ref16);
+        free(ref16);
+        q35_gpu_free(xbuf16);
     }
     if (paths & GEMV) {
         int64_t written;
@@ -281,8 +374,41 @@ static void check_model(q35_suite *s, const char *model, const char *shape, cons
         if (!quick && i % 3 == 1) /* attn_gate, attn_q, ffn_gate/up: a few odd and small row counts too */
             rows[nr] = i == 1 ? 7 : 64, paths[nr++] = ALL;
         if (largest)
-            rows[nr] = 2048, paths[nr++] = GEMM_F32 | GEMM_F16;
+            rows[nr] = 2048, paths[nr++] = GEMM_F32 | GEMM_F16 | GEMM_LT;
         check_projection(s, model, &p[i], types[i], rows, paths, nr);
+    }
+}
+
+/* The GEMMs of the 9B's f16 path (model/cuda_model.c's weight set): the
+ * merged [qkv | z | alpha | beta], [q | k | v] and [gate | up], and the output
+ * projections that add into x (ssm_out and attn_output share a shape,
+ * ffn_down), widths from the shapes table (model/capacity.h), Q4_K weights,
+ * through gemm.h and the Lt context at 1, 7 and 64 rows, and 2048 for the
+ * first and the fourth (not under Q35_QUICK, which keeps 1 and 7 rows of the
+ * first). */
+static void check_f16_path(q35_suite *s)
+{
+    q35_hparams hp;
+    q35_shape_hparams(q35_shape_find("9b"), &hp);
+    const int64_t H = hp.n_embd;
+    const struct {
+        const char *name;
+        int64_t n, k;
+    } k_gemm[] = {
+        {"qkv+z+a+b", q35_mix_cols_of(&hp).width, H},
+        {"q+k+v", q35_chunk_buf_floats(&hp, Q35_BUF_Q_FULL), H},
+        {"gate+up", q35_chunk_buf_floats(&hp, Q35_BUF_GU), H},
+        {"ssm_out", H, (int64_t)hp.ssm_hv * hp.ssm_dv},
+        {"ffn_down", H, hp.n_ff},
+    };
+    const bool quick = q35_quick();
+    for (int i = 0; i < (quick ? 1 : 5); i++) {
+        const int64_t rows[] = {1, 7, 64, 2048};
+        weight w;
+        weight_make(&w, "9B", k_gemm[i].name, Q35_TYPE_Q4_K, k_gemm[i].n, k_gemm[i].k, 0, GEMM_F16 | GEMM_LT);
+        for (int r = 0; r < (quick ? 2 : i == 0 || i == 3 ? 4 : 3); r++)
+            check_rows(s, &w, rows[r], w.n, GEMM_F16 | GEMM_LT, 0);
+        weight_free(&w);
     }
 }
 
@@ -294,6 +420,56 @@ static void check_one(q35_suite *s, const char *model, const char *name, q35_typ
     weight_make(&w, model, name, type, n, k, offset, ALL);
     check_rows(s, &w, T, ldy, ALL, x_off);
     weight_free(&w);
+}
+
+/* gemm_lt.h's refusals (gemm.h's checks, named "hgemm" and "hgemm_add"), each
+ * writing nothing; T = 0 writes nothing; no choice before a call. d: 1 << 16
+ * poisoned floats. */
+static void check_lt_refusals(q35_suite *s, float *d)
+{
+    static const struct {
+        int64_t ldy, T, n, k;
+        int add;
+        const char *want;
+    } k_bad[] = {
+        {60, 2, 64, 32, 0, "hgemm: ldy = 60 is less than n = 64"},
+        {60, 2, 64, 32, 1, "hgemm_add: ldy = 60 is less than n = 64"},
+        {(int64_t)INT32_MAX + 1, 2, 64, 32, 0, "hgemm: ldy = 2147483648 (want <= 2147483647)"},
+        {64, -1, 64, 32, 0, "hgemm: T = -1 (want 0..2147483647)"},
+        {64, (int64_t)INT32_MAX + 1, 64, 32, 1, "hgemm_add: T = 2147483648 (want 0..2147483647)"},
+        {64, 2, 0, 32, 0, "hgemm: n = 0 rows (want 1..2147483647)"},
+        {(int64_t)INT32_MAX + 2, 2, (int64_t)INT32_MAX + 1, 32, 0, "hgemm: n = 2147483648 rows (want 1..2147483647)"},
+        {64, 2, 64, 0, 1, "hgemm_add: k = 0 (want 1..2147483647)"},
+        {64, 2, 64, (int64_t)INT32_MAX + 1, 0, "hgemm: k = 2147483648 (want 1..2147483647)"},
+    };
+    q35_hgemm *h = NULL;
+    q35_error err = {{0}};
+    q35_gpu_ok(q35_hgemm_create(&h, NULL, 1, &err), &err);
+    q35_hgemm_choice c;
+    q35_case(s, q35_hgemm_last_choice(h, &c) == -1, "hgemm: no choice before a call");
+    for (size_t i = 0; i < sizeof k_bad / sizeof k_bad[0]; i++) {
+        memset(&err, 0, sizeof err);
+        const int rc = q35_hgemm_rounded(h, d, k_bad[i].ldy, (const uint16_t *)d, k_bad[i].T, (const uint16_t *)d,
+                                         k_bad[i].n, k_bad[i].k, k_bad[i].add, &err);
+        q35_case(s, rc == -1 && strstr(err.msg, k_bad[i].want), "hgemm refuses \"%s\": %s", k_bad[i].want, err.msg);
+    }
+    memset(&err, 0, sizeof err);
+    const int rc = q35_hgemm_rounded(h, d, 64, (const uint16_t *)(d + 4096), 0, (const uint16_t *)(d + 8192), 64, 32,
+                                     0, &err) ||
+                   q35_hgemm_rounded(h, d, 64, (const uint16_t *)(d + 4096), 0, (const uint16_t *)(d + 8192), 64, 32,
+                                     1, &err);
+    float *y = q35_gpu_to_host(d, 1 << 16);
+    int64_t written = 0;
+    for (int i = 0; i < 1 << 16; i++) {
+        uint32_t u;
+        memcpy(&u, &y[i], 4);
+        written += u != 0xffffffffu;
+    }
+    q35_case(s, rc == 0 && written == 0 && q35_hgemm_last_choice(h, &c) == -1,
+             "hgemm: the refusals and T = 0 (plain and add) write nothing (%" PRId64 " written), make no choice",
+             written);
+    free(y);
+    q35_hgemm_destroy(h);
 }
 
 static void check_refusals(q35_suite *s)
@@ -325,6 +501,7 @@ static void check_refusals(q35_suite *s)
     memset(&err, 0, sizeof err);
     rc = q35_gemm_f16(g_blas, d, 64, d, -1, (const uint16_t *)d, 64, 32, (uint16_t *)d, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gemm_f16: T = -1"), "gemm_f16 refuses T = -1: %s", err.msg);
+    check_lt_refusals(s, d);
     memset(&err, 0, sizeof err);
     rc = q35_gemv(d, d, Q35_TYPE_Q4_K, 600000, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gemv: n = 600000 rows (want 1..524280)"), "gemv refuses n = 600000: %s",
@@ -354,6 +531,8 @@ int main(void)
         return skip;
     q35_error err = {{0}};
     q35_gpu_ok(q35_blas_create(&g_blas, NULL, &err), &err);
+    q35_gpu_ok(q35_hgemm_create(&g_lt_tuned, NULL, 1, &err), &err);
+    q35_gpu_ok(q35_hgemm_create(&g_lt_first, NULL, 0, &err), &err);
 
     const q35_type K4 = Q35_TYPE_Q4_K, K6 = Q35_TYPE_Q6_K, Q8 = Q35_TYPE_Q8_0, F16 = Q35_TYPE_F16;
     /* qkv, gate, alpha/beta, ssm_out, attn_q, attn_k/v, attn_output, ffn_gate/up, ffn_down, lm_head */
@@ -364,6 +543,9 @@ int main(void)
     check_model(&s, "0.8B", "0.8b", t08);
     check_model(&s, "9B", "9b", t9);
     check_model(&s, "27B", "27b", t27);
+
+    printf("-- the 9B's f16-path GEMMs (merged groups, output projections)\n");
+    check_f16_path(&s);
 
     printf("-- the other types, at the 9B attn_gate shape (a small one under Q35_QUICK)\n");
     const bool quick = q35_quick();
@@ -393,6 +575,8 @@ int main(void)
 
     printf("-- refusals\n");
     check_refusals(&s);
+    q35_hgemm_destroy(g_lt_first);
+    q35_hgemm_destroy(g_lt_tuned);
     q35_blas_destroy(g_blas);
     return q35_suite_end(&s);
 }

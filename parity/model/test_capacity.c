@@ -59,7 +59,8 @@
  *   4194304 = 536870912: f32 23599728640 (22506.5 MiB), flash 14472923136
  *   (13802.5 MiB); at 64 flash 14447986688 (13778.7 MiB)
  *   f16 GEMM at 4096: + f16 set 13837008896, no dequant, + f16 activations
- *   512*12288*2 = 12582912: 19981830144
+ *   512*12288*2 = 12582912, + the tuned GEMM's cuBLASLt workspace 32 MiB =
+ *   33554432: 20015384576 (19981830144 with it off)
  *   deterministic at 4096: no scores, no dequant: 6098683904
  *
  * 27B: H 5120, 64 layers (48/16), heads 24/4 (6 per KV head), ffn 17408, Hk
@@ -122,6 +123,15 @@ static q35_capacity_request request(const q35_hparams *hp, bool tied, int64_t se
         .n_attention = 2, .chunk_rows = k_rows, .n_chunk_rows = 4,
     };
     return r;
+}
+
+/* The 9B's request at 4096 positions on a device of unbounded memory (GEMM
+ * f32, f32 and flash candidates); hp filled with its hyperparameters. */
+static q35_capacity_request request_9b_4096(q35_hparams *hp)
+{
+    const q35_shape *shape = q35_shape_find("9b");
+    q35_shape_hparams(shape, hp);
+    return request(hp, shape->tied, 4096, UINT64_MAX);
 }
 
 static void check_terms(q35_suite *s, const hand *h)
@@ -210,10 +220,8 @@ static void check_delta_workspace(q35_suite *s)
  * 9B at 4096: 2*8*4096*1024 values = 134217728 bytes at 2, 268435456 at 4. */
 static void check_kv_bytes(q35_suite *s)
 {
-    const q35_shape *shape = q35_shape_find("9b");
     q35_hparams hp;
-    q35_shape_hparams(shape, &hp);
-    q35_capacity_request r = request(&hp, shape->tied, 4096, UINT64_MAX);
+    q35_capacity_request r = request_9b_4096(&hp);
     q35_workspace ws;
     const uint64_t f32 = q35_capacity_terms_of(&r, Q35_ATTN_F32, 512, &ws).kv;
     const uint64_t flash = q35_capacity_terms_of(&r, Q35_ATTN_FLASH, 512, &ws).kv;
@@ -227,6 +235,35 @@ static void check_kv_bytes(q35_suite *s)
              f32, flash, det);
 }
 
+/* The cuBLASLt workspace (Q35_LT_WORKSPACE_BYTES, 32 MiB = 33554432): on GEMM
+ * F16 (the tuned GEMM's context) unless gemm_lt_off, on GEMM FP8 (the FP8
+ * GEMM's), never on F32 or when deterministic; counted in the total. 9B at
+ * 4096, 512 rows: F16 20015384576, 19981830144 with gemm_lt_off. */
+static void check_lt_workspace(q35_suite *s)
+{
+    q35_hparams hp;
+    q35_capacity_request r = request_9b_4096(&hp);
+    q35_workspace ws;
+    r.gemm = Q35_GEMM_F16;
+    const q35_capacity_terms f16 = q35_capacity_terms_of(&r, Q35_ATTN_F32, 512, &ws);
+    r.gemm_lt_off = true;
+    const q35_capacity_terms off = q35_capacity_terms_of(&r, Q35_ATTN_F32, 512, &ws);
+    r.gemm_lt_off = false;
+    r.gemm = Q35_GEMM_FP8;
+    const uint64_t fp8 = q35_capacity_terms_of(&r, Q35_ATTN_F32, 512, &ws).lt_workspace;
+    r.gemm = Q35_GEMM_F32;
+    const uint64_t f32 = q35_capacity_terms_of(&r, Q35_ATTN_F32, 512, &ws).lt_workspace;
+    r.gemm = Q35_GEMM_F16;
+    r.deterministic = true;
+    const uint64_t det = q35_capacity_terms_of(&r, Q35_ATTN_F32, 512, &ws).lt_workspace;
+    q35_case(s, f16.lt_workspace == 33554432 && f16.total == 20015384576 && off.lt_workspace == 0 &&
+                    off.total == 19981830144 && fp8 == 33554432 && f32 == 0 && det == 0,
+             "9b cuBLASLt workspace at 4096: f16 %" PRIu64 " (hand 33554432, total %" PRIu64 ", hand 20015384576), "
+             "f16 with it off %" PRIu64 " (total %" PRIu64 ", hand 19981830144), fp8 %" PRIu64 ", f32 %" PRIu64
+             ", deterministic %" PRIu64,
+             f16.lt_workspace, f16.total, off.lt_workspace, off.total, fp8, f32, det);
+}
+
 int main(void)
 {
     q35_suite s;
@@ -235,6 +272,7 @@ int main(void)
         check_terms(&s, &k_hand[i]);
     check_delta_workspace(&s);
     check_kv_bytes(&s);
+    check_lt_workspace(&s);
 
     /* an H200 (about 140 GiB free): everything fits on f32 attention at 512 rows */
     check_pick(&s, "27b", 262144, 140 * 1024, Q35_GEMM_F32, false, Q35_ATTN_F32, 512, 51899041792);
@@ -246,7 +284,7 @@ int main(void)
     /* past flash at 512 and 256 rows: flash at 128 (f32 at 128 needs 22506.5 MiB) */
     check_pick(&s, "9b", 262144, 13805, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 128, 14472923136);
     /* the f16 set and the deterministic mode */
-    check_pick(&s, "9b", 4096, 24 * 1024, Q35_GEMM_F16, false, Q35_ATTN_F32, 512, 19981830144);
+    check_pick(&s, "9b", 4096, 24 * 1024, Q35_GEMM_F16, false, Q35_ATTN_F32, 512, 20015384576);
     check_pick(&s, "9b", 4096, 8 * 1024, Q35_GEMM_F32, true, Q35_ATTN_F32, 512, 6098683904);
     /* nothing fits: every candidate's total, the last one's terms */
     check_pick(&s, "9b", 262144, 12 * 1024, Q35_GEMM_F32, false, Q35_ATTN_DEFAULT, 0, 0);

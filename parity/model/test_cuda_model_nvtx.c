@@ -4,7 +4,9 @@
  * the next residual RMSNorm (model/cuda_layers.c): a layer opens with
  * "rmsnorm attn_norm" (the first) or "add_rmsnorm attn_norm" (the previous
  * layer's FFN add in it), its FFN with "add_rmsnorm post_attention_norm" (the
- * mixer's add), and only the last layer ends with "residual". Recorded by a small NVTX injection
+ * mixer's add), and only the last layer ends with "residual". A prefill's
+ * DeltaNet layers run their prologue as the one op "delta_prep"
+ * (kernels/delta_prep.h), a token's as "conv1d", "l2norm", "gates". Recorded by a small NVTX injection
  * library (nvtx_record.c, loaded by NVTX through NVTX_INJECTION64_PATH, which
  * this suite sets before its first NVTX call). Also the per-op timing: each op
  * timed as many times as its ranges were pushed, every time positive. */
@@ -28,10 +30,17 @@ static q35_nvtx_record_at_fn rec_at;
 static q35_nvtx_record_clear_fn rec_clear;
 
 #define N_DELTANET_MIXER 10
+#define N_DELTANET_FUSED 8
 #define N_ATTENTION_MIXER 7
 #define N_FFN 5
+/* per token: conv1d, l2norm, gates; the rows paths (a prefill's chunks): the
+ * fused prologue (kernels/delta_prep.h) in their place */
 static const char *const k_deltanet_mixer[N_DELTANET_MIXER] = {
     "proj attn_qkv", "proj ssm_alpha", "proj ssm_beta", "proj attn_gate", "conv1d", "l2norm", "gates",
+    "delta_rule", "gated_norm", "proj ssm_out",
+};
+static const char *const k_deltanet_fused[N_DELTANET_FUSED] = {
+    "proj attn_qkv", "proj ssm_alpha", "proj ssm_beta", "proj attn_gate", "delta_prep",
     "delta_rule", "gated_norm", "proj ssm_out",
 };
 static const char *const k_attention_mixer[N_ATTENTION_MIXER] = {
@@ -42,13 +51,15 @@ static const char *const k_ffn[N_FFN] = {
 };
 static const char *const k_edges[] = {"rmsnorm attn_norm", "add_rmsnorm attn_norm", "residual"};
 
-/* The ops of a layer, in order, into out (up to 1 + 10 + 5 + 1); their count. */
-static int layer_ops(bool attn, bool first, bool last, const char **out)
+/* The ops of a layer, in order, into out (up to 1 + 10 + 5 + 1); their count.
+ * fused: the DeltaNet prologue as one op (a prefill's chunks). */
+static int layer_ops(bool attn, bool fused, bool first, bool last, const char **out)
 {
     int n = 0;
     out[n++] = first ? "rmsnorm attn_norm" : "add_rmsnorm attn_norm";
-    for (int i = 0; i < (attn ? N_ATTENTION_MIXER : N_DELTANET_MIXER); i++)
-        out[n++] = attn ? k_attention_mixer[i] : k_deltanet_mixer[i];
+    const int mixer = attn ? N_ATTENTION_MIXER : fused ? N_DELTANET_FUSED : N_DELTANET_MIXER;
+    for (int i = 0; i < mixer; i++)
+        out[n++] = attn ? k_attention_mixer[i] : fused ? k_deltanet_fused[i] : k_deltanet_mixer[i];
     for (int i = 0; i < N_FFN; i++)
         out[n++] = k_ffn[i];
     if (last)
@@ -82,6 +93,8 @@ static bool ours(const char *name)
     for (int i = 0; i < N_DELTANET_MIXER; i++)
         if (strcmp(name, k_deltanet_mixer[i]) == 0)
             return true;
+    if (strcmp(name, "delta_prep") == 0)
+        return true;
     for (int i = 0; i < N_ATTENTION_MIXER; i++)
         if (strcmp(name, k_attention_mixer[i]) == 0)
             return true;
@@ -116,9 +129,10 @@ static bool balanced(void)
     return depth == 0;
 }
 
-/* One top-level range `top` holding the chunks of rows `rows` over n tokens. */
+/* One top-level range `top` holding the chunks of rows `rows` over n tokens
+ * (fused: the DeltaNet prologue as one op). */
 static void check_tree(q35_suite *s, const char *top, const q35_hparams *hp, int64_t pos0, int64_t n, int64_t rows,
-                       int64_t tail_row)
+                       int64_t tail_row, bool fused)
 {
     int tops[4], chunks[64], parts[64], ops[64];
     const int n_top = children(-1, tops, 4);
@@ -152,7 +166,7 @@ static void check_tree(q35_suite *s, const char *top, const q35_hparams *hp, int
             const bool attn = hp->is_attn[il];
             snprintf(name, sizeof name, "layer %d %s", il, attn ? "attention" : "deltanet");
             const char *want[1 + N_DELTANET_MIXER + N_FFN + 1];
-            const int n_want = layer_ops(attn, il == 0, il == hp->n_layer - 1, want);
+            const int n_want = layer_ops(attn, fused, il == 0, il == hp->n_layer - 1, want);
             const int n_ops = children(parts[1 + il], ops, 64);
             ok = strcmp(rec_at(parts[1 + il])->name, name) == 0 && n_ops == n_want;
             for (int k = 0; ok && k < n_ops; k++)
@@ -169,17 +183,20 @@ static void check_tree(q35_suite *s, const char *top, const q35_hparams *hp, int
              top, n, pos0, rows, rec_count(), n_chunks, layer_ranges, op_ranges, why[0] ? "; " : "", why);
 }
 
-/* The timed ops against the op ranges pushed. */
-static void check_times(q35_suite *s, const q35_op_times *t)
+/* The timed ops against the op ranges pushed (fused: a prefill, whose
+ * DeltaNet prologue is conv1d's op and l2norm and gates never run). */
+static void check_times(q35_suite *s, const q35_op_times *t, bool fused)
 {
-    /* an op's ranges: the names starting with its prefix, or its second (the fused norm's) */
-    static const struct { const char *prefix, *also; q35_op op; } map[] = {
-        {"embed", NULL, Q35_OP_EMBED}, {"rmsnorm", "add_rmsnorm", Q35_OP_NORM}, {"proj", NULL, Q35_OP_PROJ},
-        {"conv1d", NULL, Q35_OP_CONV}, {"l2norm", NULL, Q35_OP_L2NORM}, {"gates", NULL, Q35_OP_GATES},
-        {"delta_rule", NULL, Q35_OP_DELTA}, {"gated_norm", NULL, Q35_OP_GATED_NORM},
-        {"qk_norm_rope", NULL, Q35_OP_QK_NORM_ROPE}, {"attention", NULL, Q35_OP_ATTN},
-        {"out_gate", NULL, Q35_OP_OUT_GATE}, {"swiglu", NULL, Q35_OP_SWIGLU}, {"residual", NULL, Q35_OP_RESIDUAL},
-        {"tail", NULL, Q35_OP_TAIL},
+    /* an op's ranges: the names starting with its prefix, or its second (the
+     * fused norm's, the fused prologue's); folded: none where fused */
+    static const struct { const char *prefix, *also; q35_op op; bool folded; } map[] = {
+        {"embed", NULL, Q35_OP_EMBED, false}, {"rmsnorm", "add_rmsnorm", Q35_OP_NORM, false},
+        {"proj", NULL, Q35_OP_PROJ, false}, {"conv1d", "delta_prep", Q35_OP_CONV, false},
+        {"l2norm", NULL, Q35_OP_L2NORM, true}, {"gates", NULL, Q35_OP_GATES, true},
+        {"delta_rule", NULL, Q35_OP_DELTA, false}, {"gated_norm", NULL, Q35_OP_GATED_NORM, false},
+        {"qk_norm_rope", NULL, Q35_OP_QK_NORM_ROPE, false}, {"attention", NULL, Q35_OP_ATTN, false},
+        {"out_gate", NULL, Q35_OP_OUT_GATE, false}, {"swiglu", NULL, Q35_OP_SWIGLU, false},
+        {"residual", NULL, Q35_OP_RESIDUAL, false}, {"tail", NULL, Q35_OP_TAIL, false},
     };
     bool ok = true;
     char line[512] = "";
@@ -191,7 +208,9 @@ static void check_times(q35_suite *s, const q35_op_times *t)
                                (map[k].also && strncmp(name, map[k].also, strlen(map[k].also)) == 0);
             pushed += rec_at(i)->push && named && rec_at(i)->depth >= 2;
         }
-        const bool this_ok = t->calls[map[k].op] == pushed && pushed > 0 && t->seconds[map[k].op] > 0.0;
+        const bool absent = fused && map[k].folded; /* then neither timed nor pushed */
+        const bool this_ok = absent ? t->calls[map[k].op] == 0 && pushed == 0
+                                    : t->calls[map[k].op] == pushed && pushed > 0 && t->seconds[map[k].op] > 0.0;
         ok = ok && this_ok;
         const size_t used = strlen(line);
         snprintf(line + used, sizeof line - used, "%s%s %" PRId64 "/%" PRId64 " %.3f ms%s", k ? ", " : "",
@@ -248,15 +267,15 @@ int main(void)
         printf("FAIL  prefill: %s\n", err.msg);
         return 1;
     }
-    check_tree(&s, "prefill", &m->hp, 0, 10, 4, 9);
-    check_times(&s, &times);
+    check_tree(&s, "prefill", &m->hp, 0, 10, 4, 9, true);
+    check_times(&s, &times, true);
 
     rec_clear();
     if (q35_cuda_forward_token(cm, st, tokens[10], 10, logits, NULL, &err)) {
         printf("FAIL  forward_token: %s\n", err.msg);
         return 1;
     }
-    check_tree(&s, "forward_token", &m->hp, 10, 1, 1, 10);
+    check_tree(&s, "forward_token", &m->hp, 10, 1, 1, 10, false);
 
     rec_clear();
     const int64_t at[] = {12};
@@ -264,7 +283,7 @@ int main(void)
         printf("FAIL  prefill_logits_at: %s\n", err.msg);
         return 1;
     }
-    check_tree(&s, "prefill", &m->hp, 11, 5, 4, 12); /* the tail in the first chunk only */
+    check_tree(&s, "prefill", &m->hp, 11, 5, 4, 12, true); /* the tail in the first chunk only */
 
     q35_cuda_state_free(st);
     q35_cuda_model_free(cm);

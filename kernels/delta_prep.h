@@ -1,9 +1,4 @@
-/* An experiment (kernels/experiments/, built into the suites and benchmarks
- * where Q35_KERNEL_EXPERIMENTS is on; not in q35_kernels, not the model's path):
- * measured slower than the chain it would replace (below), kept for the record
- * and as the start of a faster version.
- *
- * The DeltaNet layer's prologue in one pass (SPEC §2.1-2.3): from the merged
+/* The DeltaNet layer's prologue in one pass (SPEC §2.1-2.3): from the merged
  * projection output MIX [T][in_stride], columns [qkv (conv_dim) | z | alpha (hv) | b (hv)],
  * what the delta rule reads:
  *
@@ -13,30 +8,36 @@
  *
  * the same bits as q35_conv1d_silu_rows, then q35_l2norm_rows over the q and k
  * heads, then q35_gates_rows (the same device code: kernels/conv1d.cuh,
- * norm_kernels.cuh, gates.cuh).
+ * norm_kernels.cuh, gates.cuh), so the model runs it on every rows path,
+ * deterministic mode included ($Q35_DELTA_PREP=0 keeps the three launches,
+ * the A/B; model/README.md).
  *
- * Design (kernels/experiments/delta_prep.cu): a block per (tile of 32 rows, group of dk
- * channels), 8 warps; the block stages its group's inputs of the tile and the
- * K-1 rows before it (the window, for the first tile) in shared memory, read
- * once from MIX with 16-byte loads; a warp then takes a row at a time, lane l
- * the group's quad l: its 4 channels' conv + SiLU from K staged rows, a warp sum
- * of squares where the group is a q or k head (l2norm_rows's own order for a
- * head of dk <= 128: a warp a head, lane l quad l), one 16-byte store each. One
- * more block a tile computes the gates of its rows. The first tile's blocks
- * move the window on once they have staged it (no other block reads it).
+ * Design (kernels/delta_prep.cu): a warp per (group of dk channels, tile of
+ * 8 rows), lane l the group's quad l (channels 4l .. 4l+3, as l2norm_rows
+ * sums a head of dk <= 128). The warp loads its tile's 8 rows and the K-1
+ * before it (the window's slots for the first tile) into registers with
+ * 16-byte loads, all issued before any is used; then, a row at a time, each
+ * lane's 4 channels' conv + SiLU from registers, the warp's sum of squares
+ * where the group is a q or k head, one 16-byte store. No shared memory and no
+ * barrier. A block is 4 warps: 32 consecutive rows of one group; the last
+ * group index of the grid computes the gates of those rows. The warp of the
+ * first tile moves the window on once it holds the old one (no other warp reads
+ * it).
  *
  * Bytes moved a call (C = conv_dim): 4 (T C in + T C out) + 4 (K - 1) C
- * (ceil(T/32) - 1) of halo rows (read again by the next tile, mostly from L2)
- * + 16 T hv (alpha, b in; g, beta out) + 4 (2K - 1) C (taps, the window in and
- * out). The unfused chain moves 4 (2 T C) for the conv, 4 (4 T hk dk) more for
- * the norm's read and write of the q/k heads, 16 T hv for the gates.
+ * ceil(T / 8) of halo rows (read again by the next tile's warp, mostly from
+ * L2) + 16 T hv (alpha, b in; g, beta out) + 4 (2K - 1) C (taps, the window in
+ * and out). The unfused chain moves 4 (2 T C) for the conv, 4 (4 T hk dk) more
+ * for the norm's read and write of the q/k heads, 16 T hv for the gates, in
+ * three launches (four: the conv's window is a launch of its own).
  *
- * Measured (bench/results/README.md, the H200 at fb0947d): bitwise the chain,
- * but slower than it: 81.1 us against 67.9 at 2048 rows of the 9B (26.7 / 25.8
- * at 512), 40 % of the copy ceiling; the model keeps the chain until this unit
- * wins (a larger row tile, more loads in flight are the next things to try). */
-#ifndef Q35_KERNELS_EXPERIMENTS_DELTA_PREP_H
-#define Q35_KERNELS_EXPERIMENTS_DELTA_PREP_H
+ * Measured (bench/results/README.md, the H200, 2048 rows of the 9B): 56 us
+ * against the chain's 69 in one call (tiles of 16 rows a warp: 64 us, fewer
+ * warps an SM at 124 registers a thread); the first design, a block per
+ * 32-row tile staged in shared memory by 8 warps, 81.1 us against 67.9 at
+ * fb0947d (it was an experiment until this one). */
+#ifndef Q35_KERNELS_DELTA_PREP_H
+#define Q35_KERNELS_DELTA_PREP_H
 
 #include "kernels/cuda.h"
 
@@ -51,6 +52,17 @@ typedef struct q35_delta_prep_dims {
     int K;             /* conv kernel width (4) */
     int64_t hk, dk, hv; /* q/k heads, their width, value heads (the gates) */
 } q35_delta_prep_dims;
+
+/* 1 when q35_delta_prep_rows takes heads d (its checks below other than the
+ * strides, pointers and T): K in 2..8, dk a multiple of 4 in 4..128, hk and hv
+ * in 1..2^20, conv_dim a multiple of 4 in 2*hk*dk..2^30; else 0 (a caller
+ * then runs the three units). */
+static inline int q35_delta_prep_fits(q35_delta_prep_dims d)
+{
+    return d.K >= 2 && d.K <= 8 && d.dk >= 4 && d.dk <= 128 && d.dk % 4 == 0 && d.hk >= 1 && d.hk <= (1 << 20) &&
+           d.hv >= 1 && d.hv <= (1 << 20) && d.conv_dim % 4 == 0 && d.conv_dim >= 2 * d.hk * d.dk &&
+           d.conv_dim <= (1 << 30);
+}
 
 /* float64 reference (kernels/ref/delta_prep.c, in q35_ref): one token, composing q35_ref_conv1d_silu, q35_ref_l2norm
  * (each q/k head) and q35_ref_gates. out [conv_dim], g, beta [hv], win
@@ -80,4 +92,4 @@ int q35_delta_prep_rows(float *out, int64_t out_stride, float *g, float *beta, f
 }
 #endif
 
-#endif /* Q35_KERNELS_EXPERIMENTS_DELTA_PREP_H */
+#endif /* Q35_KERNELS_DELTA_PREP_H */

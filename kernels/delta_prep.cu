@@ -1,23 +1,23 @@
-/* The DeltaNet prologue in one pass (kernels/experiments/delta_prep.h: an
- * experiment, measured slower than the chain): conv1d + SiLU, the q/k heads'
- * L2 norm, the gates; the per-element code is the unfused units' own
- * (kernels/conv1d.cuh, norm_kernels.cuh, gates.cuh), so are the bits. */
-#include "kernels/experiments/delta_prep.h"
+/* The DeltaNet prologue in one pass (kernels/delta_prep.h): conv1d + SiLU,
+ * the q/k heads' L2 norm, the gates; the per-element code is the unfused
+ * units' own (kernels/conv1d.cuh, norm_kernels.cuh, gates.cuh), so are the
+ * bits. */
 #include "kernels/conv1d.cuh"
+#include "kernels/delta_prep.h"
 #include "kernels/gates.cuh"
 #include "kernels/norm_kernels.cuh"
 
 #include <cuda_runtime.h>
 
-#define PREP_ROWS 32  /* rows a tile */
-#define PREP_WARPS 8  /* a block's warps, a row each at a time */
+#define PREP_R 8        /* rows a warp */
+#define PREP_WARPS 4    /* a block's warps: consecutive tiles of one group */
 #define PREP_THREADS (32 * PREP_WARPS)
 #define PREP_MAX_DK 128 /* a quad a lane of a warp */
 #define PREP_MAX_HEADS (1 << 20)
 #define PREP_MAX_CONV_DIM (1 << 30)
 
 /* Only the first tile reaches back into the window; a head is one quad a lane, as l2norm_rows sums it. */
-static_assert(PREP_ROWS >= Q35_CONV_MAX_K - 1, "a tile's halo lies in the tile before it");
+static_assert(PREP_R >= Q35_CONV_MAX_K - 1, "a tile's halo lies in the tile before it");
 static_assert(PREP_MAX_DK == 4 * 32 && PREP_MAX_DK <= Q35_NORM_WARP_MAX_N, "l2norm_rows's warp a head, lane l quad l");
 
 /* Quad c .. c+3 of token s's inputs: its row of mix, or for s < 0 (the first
@@ -32,47 +32,52 @@ __device__ __forceinline__ float4 q35_prep_input_quad(const float *mix, int64_t 
     return make_float4(w[0], w[K - 1], w[2 * (K - 1)], w[3 * (K - 1)]);
 }
 
-/* Block (x, tile): x < groups, channels [x dk, x dk + dk) of the tile's rows
- * (a q/k head where x < qk_heads); x = groups (the last), the tile's gates.
- * Tile rows t0 .. t0 + rows - 1, t0 = PREP_ROWS (y + gridDim.y z). */
+/* Block (x, tile): x < groups, channels [x dk, x dk + dk) of rows tb ..
+ * tb + PREP_WARPS PREP_R - 1, warp w the PREP_R from tb + w PREP_R (a q/k
+ * head where x < qk_heads); x = groups (the last), the gates of the block's
+ * rows. tb = PREP_WARPS PREP_R (blockIdx.y + gridDim.y blockIdx.z). */
 template <int K>
 __global__ void __launch_bounds__(PREP_THREADS)
     q35_delta_prep_kernel(float *out, int64_t out_stride, float *g, float *beta, float *win, const float *mix,
                           int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w, const float *dt,
                           const float *a, int64_t conv_dim, int dk, int qk_heads, int hv, int64_t T, float eps)
 {
-    extern __shared__ float4 q35_prep_tile[]; /* [rows + K - 1][nq]: tokens t0 - (K-1) .. t0 + rows - 1 */
-    const int64_t t0 = (blockIdx.y + (int64_t)gridDim.y * blockIdx.z) * PREP_ROWS;
-    if (t0 >= T)
+    const int64_t tb = (blockIdx.y + (int64_t)gridDim.y * blockIdx.z) * (PREP_WARPS * PREP_R);
+    if (tb >= T)
         return;
-    const int rows = (int)min((int64_t)PREP_ROWS, T - t0);
     if (blockIdx.x == gridDim.x - 1) {
+        const int rows = (int)min((int64_t)(PREP_WARPS * PREP_R), T - tb);
         for (int e = threadIdx.x; e < rows * hv; e += PREP_THREADS) {
             const int r = e / hv, j = e - r * hv;
-            const int64_t t = t0 + r;
+            const int64_t t = tb + r;
             const float *m = mix + t * in_stride;
             g[t * hv + j] = q35_gate_decay(m[alpha_col + j], dt[j], a[j]);
             beta[t * hv + j] = q35_sigmoid(m[b_col + j]);
         }
         return;
     }
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t t0 = tb + (int64_t)warp * PREP_R;
+    if (t0 >= T)
+        return; /* whole warps only: the head's sum below takes every lane */
     const int64_t c0 = (int64_t)blockIdx.x * dk;
     const int nq = (int)min((int64_t)dk, conv_dim - c0) / 4; /* the group's quads: dk / 4 but in the last */
-    const int staged = (rows + K - 1) * nq;
-#pragma unroll 4
-    for (int e = threadIdx.x; e < staged; e += PREP_THREADS) {
-        const int i = e / nq, q = e - i * nq;
-        q35_prep_tile[e] = q35_prep_input_quad<K>(mix, in_stride, win, c0 + 4 * q, t0 - (K - 1) + i);
-    }
-    __syncthreads();
-    if (t0 == 0) /* the window is staged, and no other tile reads it: move it on */
-        for (int c = threadIdx.x; c < 4 * nq; c += PREP_THREADS)
-            q35_conv1d_window_advance(win + (c0 + c) * (K - 1), mix + c0 + c, in_stride, K, T);
+    const bool mine = lane < nq, head = (int)blockIdx.x < qk_heads;
+    const int64_t c = c0 + 4 * (mine ? lane : 0); /* the lane's first channel */
 
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const bool mine = lane < nq, head = blockIdx.x < qk_heads; /* head: the whole block, so the whole warp */
-    float wx[K], wy[K], wz[K], ww[K]; /* the taps of the lane's channels c0 + 4 lane .. + 3 */
-    const float *wl = conv_w + (c0 + 4 * (mine ? lane : 0)) * K;
+    /* the inputs of the tile's rows, oldest first: tokens t0 - (K-1) .. t0 + PREP_R - 1, each channel apart */
+    constexpr int NX = PREP_R + K - 1;
+    float xx[NX], xy[NX], xz[NX], xw[NX];
+#pragma unroll
+    for (int i = 0; i < NX; i++) {
+        const int64_t s = t0 - (K - 1) + i;
+        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (mine && s < T)
+            v = q35_prep_input_quad<K>(mix, in_stride, win, c, s);
+        xx[i] = v.x, xy[i] = v.y, xz[i] = v.z, xw[i] = v.w;
+    }
+    float wx[K], wy[K], wz[K], ww[K]; /* the taps of the lane's channels c .. c + 3 */
+    const float *wl = conv_w + c * K;
 #pragma unroll
     for (int j = 0; j < K; j++) {
         wx[j] = mine ? wl[j] : 0.0f;
@@ -80,18 +85,18 @@ __global__ void __launch_bounds__(PREP_THREADS)
         wz[j] = mine ? wl[2 * K + j] : 0.0f;
         ww[j] = mine ? wl[3 * K + j] : 0.0f;
     }
-    for (int r = warp; r < rows; r += PREP_WARPS) {
-        float4 y = make_float4(0.0f, 0.0f, 0.0f, 0.0f); /* past the group: zeros, as l2norm_rows pads a head */
-        if (mine) {
-            float xx[K], xy[K], xz[K], xw[K]; /* each channel's inputs, oldest first: staged rows r .. r + K-1 */
+    if (t0 == 0 && mine) /* the old window is in registers, and no other warp reads it: move it on */
+        for (int q = 0; q < 4; q++)
+            q35_conv1d_window_advance(win + (c + q) * (K - 1), mix + c + q, in_stride, K, T);
+
 #pragma unroll
-            for (int j = 0; j < K; j++) {
-                const float4 v = q35_prep_tile[(r + j) * nq + lane];
-                xx[j] = v.x, xy[j] = v.y, xz[j] = v.z, xw[j] = v.w;
-            }
-            y = make_float4(q35_conv1d_silu_out<K>(xx, wx), q35_conv1d_silu_out<K>(xy, wy),
-                            q35_conv1d_silu_out<K>(xz, wz), q35_conv1d_silu_out<K>(xw, ww));
-        }
+    for (int r = 0; r < PREP_R; r++) {
+        if (t0 + r >= T)
+            break; /* the same for every lane of the warp */
+        float4 y = make_float4(0.0f, 0.0f, 0.0f, 0.0f); /* past the group: zeros, as l2norm_rows pads a head */
+        if (mine)
+            y = make_float4(q35_conv1d_silu_out<K>(xx + r, wx), q35_conv1d_silu_out<K>(xy + r, wy),
+                            q35_conv1d_silu_out<K>(xz + r, wz), q35_conv1d_silu_out<K>(xw + r, ww));
         if (head) {
             const float inv = q35_l2_head_inv_warp(y, eps);
             y = make_float4(q35_norm_out<Q35_NORM_L2>(y.x, inv, 0.0f, 0.0f),
@@ -100,7 +105,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
                             q35_norm_out<Q35_NORM_L2>(y.w, inv, 0.0f, 0.0f));
         }
         if (mine)
-            *(float4 *)(out + (t0 + r) * out_stride + c0 + 4 * lane) = y;
+            *(float4 *)(out + (t0 + r) * out_stride + c) = y;
     }
 }
 
@@ -164,12 +169,12 @@ int q35_delta_prep_rows(float *out, int64_t out_stride, float *g, float *beta, f
         return -1;
     if (T == 0)
         return 0;
-    const int64_t groups = (d.conv_dim + d.dk - 1) / d.dk, tiles = (T + PREP_ROWS - 1) / PREP_ROWS;
+    const int64_t groups = (d.conv_dim + d.dk - 1) / d.dk;
+    const int64_t tiles = (T + PREP_WARPS * PREP_R - 1) / (PREP_WARPS * PREP_R);
     const unsigned ty = tiles > 65535 ? 65535 : (unsigned)tiles, tz = (unsigned)((tiles + ty - 1) / ty);
     const dim3 grid((unsigned)groups + 1, ty, tz);
-    const size_t smem = (size_t)(PREP_ROWS + d.K - 1) * (size_t)(d.dk / 4) * sizeof(float4);
-    k_prep_kernels[d.K]<<<grid, PREP_THREADS, smem, stream>>>(out, out_stride, g, beta, win, mix, in_stride, alpha_col,
-                                                              b_col, conv_w, dt, a, d.conv_dim, (int)d.dk,
-                                                              (int)(2 * d.hk), (int)d.hv, T, eps);
+    k_prep_kernels[d.K]<<<grid, PREP_THREADS, 0, stream>>>(out, out_stride, g, beta, win, mix, in_stride, alpha_col,
+                                                           b_col, conv_w, dt, a, d.conv_dim, (int)d.dk,
+                                                           (int)(2 * d.hk), (int)d.hv, T, eps);
     return Q35_LAUNCH_CHECK("delta_prep_rows", err);
 }

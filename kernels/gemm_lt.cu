@@ -1,0 +1,260 @@
+/* The f16 GEMM through cuBLASLt with an algorithm chosen per shape
+ * (kernels/gemm_lt.h): gemm.cu's cublasGemmEx call as cuBLASLt descriptors
+ * (q35_lt_call_make: A = W, B = X f16, C = D = y f32, compute 32F). */
+#include "kernels/gemm_lt.h"
+#include "kernels/linear_args.cuh"
+#include "kernels/lt_call.cuh"
+
+#include <cuda_runtime.h>
+#include <new>
+
+namespace {
+
+constexpr int kTimed = 3; /* timed calls of a candidate, after one warm-up */
+
+/* What makes two calls one shape (gemm_lt.h). */
+struct shape_key {
+    int n, k, T, ldy, add;
+    uint32_t align[3]; /* of w16 (A), x16 (B), y (C = D) */
+};
+
+bool same_shape(const shape_key &a, const shape_key &b)
+{
+    return a.n == b.n && a.k == b.k && a.T == b.T && a.ldy == b.ldy && a.add == b.add && a.align[0] == b.align[0] &&
+           a.align[1] == b.align[1] && a.align[2] == b.align[2];
+}
+
+/* The largest power of two up to 256 that divides p's address. */
+uint32_t align_of(const void *p)
+{
+    uint32_t a = 256;
+    while (a > 1 && (uintptr_t)p % a)
+        a /= 2;
+    return a;
+}
+
+/* A shape's descriptors, its algorithm and how it was chosen. */
+struct entry {
+    bool used = false;
+    shape_key key = {};
+    q35_lt_call call;
+    cublasLtMatmulAlgo_t algo = {};
+    q35_hgemm_choice choice = {};
+};
+
+} // namespace
+
+struct q35_hgemm {
+    cublasLtHandle_t lt = nullptr;
+    cudaStream_t stream = nullptr;
+    void *workspace = nullptr;
+    cudaEvent_t start = nullptr, stop = nullptr; /* around a candidate's timed calls */
+    int tune = 0;
+    entry cache[Q35_HGEMM_CACHE];
+    int next = 0;  /* the entry the next new shape replaces */
+    int last = -1; /* the entry of the last call */
+};
+
+int q35_hgemm_create(q35_hgemm **out, q35_stream stream, int tune, q35_error *err)
+{
+    *out = nullptr;
+    q35_hgemm *h = new (std::nothrow) q35_hgemm();
+    if (!h)
+        return q35_fail(err, "hgemm_create: out of host memory");
+    h->stream = (cudaStream_t)stream;
+    h->tune = tune != 0;
+    if (Q35_CUBLAS_CHECK(cublasLtCreate(&h->lt), err) ||
+        Q35_CUDA_CHECK(cudaMalloc(&h->workspace, Q35_LT_WORKSPACE_BYTES), err) ||
+        Q35_CUDA_CHECK(cudaEventCreate(&h->start), err) || Q35_CUDA_CHECK(cudaEventCreate(&h->stop), err)) {
+        q35_hgemm_destroy(h);
+        return q35_fail_context(err, "hgemm_create (a cuBLASLt handle, its %zu MiB workspace, two events)",
+                                Q35_LT_WORKSPACE_BYTES >> 20);
+    }
+    *out = h;
+    return 0;
+}
+
+void q35_hgemm_destroy(q35_hgemm *h)
+{
+    if (!h)
+        return;
+    if (h->stop)
+        cudaEventDestroy(h->stop);
+    if (h->start)
+        cudaEventDestroy(h->start);
+    cudaFree(h->workspace);
+    if (h->lt)
+        cublasLtDestroy(h->lt);
+    delete h;
+}
+
+int q35_hgemm_last_choice(const q35_hgemm *h, q35_hgemm_choice *out)
+{
+    if (h->last < 0)
+        return -1;
+    *out = h->cache[h->last].choice;
+    return 0;
+}
+
+namespace {
+
+/* A choice not (yet) timed: `candidates` of them, `chosen` kept. */
+q35_hgemm_choice untimed(int candidates, int chosen)
+{
+    q35_hgemm_choice c;
+    c.candidates = candidates, c.chosen = chosen, c.tuned = 0, c.first_ms = -1.0f, c.best_ms = -1.0f;
+    return c;
+}
+
+/* One GEMM of the shape through algo into y (C = D = y; beta 1 adds). */
+int matmul(const q35_hgemm *h, const q35_lt_call &c, const cublasLtMatmulAlgo_t *algo, float *y, const uint16_t *x16,
+           const uint16_t *w16, float beta, q35_error *err)
+{
+    const float one = 1.0f;
+    return Q35_CUBLAS_CHECK(cublasLtMatmul(h->lt, c.desc, &one, w16, c.a, x16, c.b, &beta, y, c.d, y, c.d, algo,
+                                           h->workspace, Q35_LT_WORKSPACE_BYTES, h->stream),
+                            err);
+}
+
+/* A candidate cuBLASLt refused to run: its status is dropped (the next one is
+ * tried), and so is a launch error it may have left (not sticky: a device
+ * fault stays, and the next event's check reports it), which the next
+ * launch's check would otherwise take for its own. */
+int refused_candidate()
+{
+    (void)cudaGetLastError();
+    return 0;
+}
+
+/* *ms = ms a call of algo into y over kTimed calls after a warm-up, or -1 when
+ * cuBLASLt refuses to run it. -1 when an event fails (a device error: every
+ * later call would). */
+int time_algo(q35_hgemm *h, const q35_lt_call &c, const cublasLtMatmulAlgo_t *algo, float *y, const uint16_t *x16,
+              const uint16_t *w16, float beta, float *ms, q35_error *err)
+{
+    q35_error refused = {{0}};
+    float total = 0.0f;
+    *ms = -1.0f;
+    if (matmul(h, c, algo, y, x16, w16, beta, &refused))
+        return refused_candidate();
+    if (Q35_CUDA_CHECK(cudaEventRecord(h->start, h->stream), err))
+        return -1;
+    for (int i = 0; i < kTimed; i++)
+        if (matmul(h, c, algo, y, x16, w16, beta, &refused))
+            return refused_candidate();
+    if (Q35_CUDA_CHECK(cudaEventRecord(h->stop, h->stream), err) ||
+        Q35_CUDA_CHECK(cudaEventSynchronize(h->stop), err) ||
+        Q35_CUDA_CHECK(cudaEventElapsedTime(&total, h->start, h->stop), err))
+        return -1;
+    *ms = total / kTimed;
+    return 0;
+}
+
+/* The fastest of the candidates res[0..found), timed into y (add 0: the call
+ * then overwrites what the timing wrote) or into a copy of y at y's alignment
+ * (add 1: beta 1 as the call, on y's values, y itself untouched). */
+int tune_shape(q35_hgemm *h, const q35_lt_call &c, const shape_key &s, const cublasLtMatmulHeuristicResult_t *res,
+               int found, float *y, const uint16_t *x16, const uint16_t *w16, cublasLtMatmulAlgo_t *algo,
+               q35_hgemm_choice *choice, q35_error *err)
+{
+    const size_t y_floats = (size_t)(s.T - 1) * (size_t)s.ldy + (size_t)s.n; /* the last row ends at column n */
+    void *copy = nullptr;
+    float *into = y;
+    if (s.add) {
+        if (Q35_CUDA_CHECK(cudaMalloc(&copy, y_floats * sizeof(float) + 256), err))
+            return q35_fail_context(err, "a copy of y (%zu floats) to time the candidates with beta 1", y_floats);
+        into = (float *)((char *)copy + (uintptr_t)y % 256);
+        if (Q35_CUDA_CHECK(cudaMemcpyAsync(into, y, y_floats * sizeof(float), cudaMemcpyDeviceToDevice, h->stream),
+                           err)) {
+            cudaFree(copy);
+            return -1;
+        }
+    }
+    *choice = untimed(found, -1);
+    choice->tuned = 1;
+    int rc = 0;
+    for (int i = 0; i < found && rc == 0; i++) {
+        float ms = -1.0f;
+        rc = time_algo(h, c, &res[i].algo, into, x16, w16, s.add ? 1.0f : 0.0f, &ms, err);
+        if (i == 0)
+            choice->first_ms = ms;
+        if (rc == 0 && ms >= 0.0f && (choice->chosen < 0 || ms < choice->best_ms))
+            choice->chosen = i, choice->best_ms = ms, *algo = res[i].algo;
+    }
+    q35_error freed = {{0}};
+    if (copy && Q35_CUDA_CHECK(cudaFree(copy), &freed) && rc == 0)
+        rc = q35_fail(err, "%s", freed.msg);
+    if (rc)
+        return q35_fail_context(err, "timing the candidates");
+    if (choice->chosen < 0)
+        return q35_fail(err, "none of cuBLASLt's %d candidates ran", found);
+    return 0;
+}
+
+/* The algorithm of shape s (descriptors c): the heuristic's candidates, then
+ * the fastest of them (tune) or its first. */
+int choose(q35_hgemm *h, const q35_lt_call &c, const shape_key &s, bool tune, float *y, const uint16_t *x16,
+           const uint16_t *w16, cublasLtMatmulAlgo_t *algo, q35_hgemm_choice *choice, q35_error *err)
+{
+    cublasLtMatmulHeuristicResult_t res[Q35_HGEMM_CANDIDATES] = {};
+    int found = 0, ok = 0;
+    if (q35_lt_candidates(h->lt, c, s.align, Q35_HGEMM_CANDIDATES, res, &found, err))
+        return q35_fail_context(err, "asking cuBLASLt's heuristic");
+    for (int i = 0; i < found; i++) /* the usable ones, in the heuristic's order */
+        if (res[i].state == CUBLAS_STATUS_SUCCESS)
+            res[ok++] = res[i];
+    if (ok < 1)
+        return q35_fail(err, "cuBLASLt has no algorithm for it (f16 x f16, f32 accumulation and output, pointers "
+                        "aligned to %u, %u, %u bytes)", s.align[0], s.align[1], s.align[2]);
+    if (tune)
+        return tune_shape(h, c, s, res, ok, y, x16, w16, algo, choice, err);
+    *algo = res[0].algo;
+    *choice = untimed(ok, 0);
+    return 0;
+}
+
+} // namespace
+
+int q35_hgemm_rounded(q35_hgemm *h, float *y, int64_t ldy, const uint16_t *x16, int64_t T, const uint16_t *w16,
+                      int64_t n, int64_t k, int add, q35_error *err)
+{
+    const char *who = add ? "hgemm_add" : "hgemm";
+    if (q35_check_gemm(who, Q35_TYPE_F16, n, k, T, ldy, err))
+        return -1;
+    if (T == 0)
+        return 0;
+    const shape_key s = {(int)n, (int)k, (int)T, (int)ldy, add != 0, {align_of(w16), align_of(x16), align_of(y)}};
+    int at = -1;
+    for (int i = 0; i < Q35_HGEMM_CACHE && at < 0; i++)
+        if (h->cache[i].used && same_shape(h->cache[i].key, s))
+            at = i;
+    bool tune = h->tune && (at < 0 || !h->cache[at].choice.tuned);
+    if (tune) { /* nothing is timed while the stream is being captured into a graph */
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        if (Q35_CUDA_CHECK(cudaStreamIsCapturing(h->stream, &capture), err))
+            return q35_fail_context(err, "%s", who);
+        tune = capture == cudaStreamCaptureStatusNone;
+    }
+    q35_lt_call c; /* a new shape's descriptors */
+    cublasLtMatmulAlgo_t algo;
+    q35_hgemm_choice choice;
+    const bool fresh = at < 0, chosen = fresh || tune; /* tune on a kept shape: first met under a capture */
+    if (chosen && ((fresh && q35_lt_call_make(&c, CUDA_R_16F, CUDA_R_32F, s.n, s.k, s.T, s.ldy, err)) ||
+                   choose(h, fresh ? c : h->cache[at].call, s, tune, y, x16, w16, &algo, &choice, err)))
+        return q35_fail_context(err, "%s: choosing an algorithm (n %lld, k %lld, T %lld, ldy %lld)", who,
+                                (long long)n, (long long)k, (long long)T, (long long)ldy);
+    if (fresh) { /* into the entry the oldest shape held */
+        at = h->next;
+        h->next = (h->next + 1) % Q35_HGEMM_CACHE;
+        h->cache[at].call.swap(c); /* c now holds the evicted shape's descriptors, destroyed with it */
+        h->cache[at].used = true, h->cache[at].key = s;
+    }
+    entry *e = &h->cache[at];
+    if (chosen)
+        e->algo = algo, e->choice = choice;
+    if (matmul(h, e->call, &e->algo, y, x16, w16, add ? 1.0f : 0.0f, err))
+        return q35_fail_context(err, "%s (n %lld, k %lld, T %lld, ldy %lld)", who, (long long)n, (long long)k,
+                                (long long)T, (long long)ldy);
+    h->last = at;
+    return 0;
+}

@@ -1,0 +1,84 @@
+/* The f16 path's projection GEMM through cuBLASLt, its algorithm chosen per
+ * shape by timing cuBLASLt's candidates (issue 21):
+ *
+ *     Y[t][o] = sum_i X16[t][i] * W16[o][i]            (add: Y[t][o] + the sum)
+ *
+ * X16 [T][k] and W16 [n][k] f16 (row-major), f32 accumulation and output, Y
+ * [T][ldy] with columns 0..n-1 written and the others untouched: the product of
+ * q35_gemm_f16_rounded and q35_gemm_f16_rounded_add (kernels/gemm.h), with
+ * their shape checks and refusals, through cublasLtMatmul with the fastest of
+ * cuBLASLt's candidates instead of cublasGemmEx's default algorithm
+ * (bench_linear: ceiling/hgemm_lt against ceiling/hgemm).
+ *
+ * Bound: the f16 path's (gemm.h; parity/kernels/test_kernels_linear.c checks
+ * both against float64 at the same limits). Not bitwise cublasGemmEx: another
+ * algorithm may split K differently, so the order of the f32 additions, and so
+ * the last bits, differ; and since the choice is by timing, two processes (or
+ * two contexts) may pick different algorithms for one shape and differ in
+ * their bits. Within one context a shape's algorithm is fixed once chosen:
+ * calls of one shape on the same inputs give the same bits.
+ *
+ * A shape is (n, k, T, ldy, add) and the alignment of the three pointers (up
+ * to 256 bytes each: cuBLASLt's kernels need their operands aligned, so an
+ * algorithm chosen for aligned pointers may not run on others). At a shape's
+ * first call the context asks cuBLASLt's heuristic for up to
+ * Q35_HGEMM_CANDIDATES algorithms (a workspace of Q35_LT_WORKSPACE_BYTES at
+ * most); with tuning on it times each (1 warm-up and 3 timed calls between
+ * CUDA events on the context's stream, then waits for them: ~8 x 4 GEMMs of
+ * the shape and a host synchronisation, once per shape) and keeps the fastest;
+ * with tuning off, the heuristic's first. A new row count is a new shape (a
+ * prefill's shorter last chunk tunes its own). Timing calls with add write a
+ * copy of y (memory of y's size held while tuning), never y: y sees one call.
+ * While the stream is being captured into a CUDA graph (cudaStreamIsCapturing)
+ * nothing is timed: the shape takes the heuristic's first, and is tuned at its
+ * first call outside a capture (its algorithm may change then, once). The last
+ * Q35_HGEMM_CACHE shapes are kept, a new one replacing the oldest. */
+#ifndef Q35_KERNELS_GEMM_LT_H
+#define Q35_KERNELS_GEMM_LT_H
+
+#include "kernels/blas.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define Q35_HGEMM_CANDIDATES 8 /* the heuristic's algorithms a shape's tuning times */
+#define Q35_HGEMM_CACHE 64     /* shapes whose descriptors and algorithm are kept */
+
+/* A cuBLASLt handle, its workspace (Q35_LT_WORKSPACE_BYTES), two CUDA events
+ * and the cache of shapes; bound to a stream, used from one thread at a time. */
+typedef struct q35_hgemm q35_hgemm;
+
+/* On the current device, work on `stream`; tune 1 times the candidates of each
+ * new shape, 0 keeps the heuristic's first. 0, or -1 naming what failed. */
+int q35_hgemm_create(q35_hgemm **out, q35_stream stream, int tune, q35_error *err);
+void q35_hgemm_destroy(q35_hgemm *h); /* NULL is fine */
+
+/* CUDA: y [T][ldy] = x16 [T][k] w16^T (w16 [n][k]), or with add y += it
+ * (cuBLASLt's beta = 1, in place), as above. n, k >= 1, 0 <= T, n <= ldy, each
+ * at most INT32_MAX (T = 0 does nothing); the refusals of gemm.h's f16 GEMM
+ * (named "hgemm", "hgemm_add"), and a shape cuBLASLt has no algorithm for,
+ * naming it. */
+int q35_hgemm_rounded(q35_hgemm *h, float *y, int64_t ldy, const uint16_t *x16, int64_t T, const uint16_t *w16,
+                      int64_t n, int64_t k, int add, q35_error *err);
+
+/* How the algorithm of the last shape called was chosen. */
+typedef struct q35_hgemm_choice {
+    int candidates; /* the heuristic's algorithms for the shape (at most Q35_HGEMM_CANDIDATES) */
+    int chosen;     /* the rank of the one kept in the heuristic's order (0: its first) */
+    int tuned;      /* 1: chosen by timing; 0: the heuristic's first (tuning off, or under a capture) */
+    float first_ms; /* ms a call of the heuristic's first, as timed (-1: not timed) */
+    float best_ms;  /* ms a call of the one kept, as timed (-1: not timed) */
+} q35_hgemm_choice;
+
+/* 0 with the choice of the shape of the last successful q35_hgemm_rounded
+ * with T >= 1; -1 when there was none. */
+int q35_hgemm_last_choice(const q35_hgemm *h, q35_hgemm_choice *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_KERNELS_GEMM_LT_H */
