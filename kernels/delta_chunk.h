@@ -50,8 +50,14 @@
  * thread (035948e) was 10 us slower and is not kept: the substitution's share
  * of ncu's samples was not time the block solve could win back. The next steps
  * this points to: loads that overlap the previous chunk's work (a block that
- * walks several chunks), and the parallel pass overlapping the state pass
- * (programmatic dependent launch, or one kernel with producer warps). */
+ * walks several chunks), and the parallel pass overlapping the state pass.
+ * The overlap by programmatic dependent launch was tried (the state pass
+ * starting during the parallel pass's last wave, a flag per (chunk, value
+ * head) published with a release store and acquired before each chunk's
+ * copy): 0.170 / 0.308 ms at 2048 / 4096 rows, its serial form 0.174 / 0.328,
+ * so the overlap won 4-30 us but the handoff cost more than that; not kept
+ * (bench/results/README.md, 5a0d7e6). One kernel with producer warps, whose
+ * handoff is in shared memory, is what remains of that idea. */
 #ifndef Q35_KERNELS_DELTA_CHUNK_H
 #define Q35_KERNELS_DELTA_CHUNK_H
 

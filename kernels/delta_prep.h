@@ -31,9 +31,10 @@
  * for the norm's read and write of the q/k heads, 16 T hv for the gates, in
  * three launches (four: the conv's window is a launch of its own).
  *
- * Measured (bench/results/README.md, the H200, 2048 rows of the 9B): 56 us
+ * Measured (bench/results/README.md, the H200, 2048 rows of the 9B): 55-56 us
  * against the chain's 69 in one call (tiles of 16 rows a warp: 64 us, fewer
- * warps an SM at 124 registers a thread); the first design, a block per
+ * warps an SM at 124 registers a thread); latency-bound under ncu (94
+ * registers a thread cap an SM at 20 warps, DRAM at 39 %); the first design, a block per
  * 32-row tile staged in shared memory by 8 warps, 81.1 us against 67.9 at
  * fb0947d (it was an experiment until this one). */
 #ifndef Q35_KERNELS_DELTA_PREP_H
