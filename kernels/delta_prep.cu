@@ -12,9 +12,10 @@
 #define PREP_R 8        /* rows a warp */
 #define PREP_WARPS 4    /* a block's warps: consecutive tiles of one group */
 #define PREP_THREADS (32 * PREP_WARPS)
-#define PREP_MAX_DK 128 /* a quad a lane of a warp */
-#define PREP_MAX_HEADS (1 << 20)
-#define PREP_MAX_CONV_DIM (1 << 30)
+#define PREP_MAX_DK Q35_DELTA_PREP_MAX_DK /* the header's limits: a quad a lane of a warp */
+#define PREP_MAX_HEADS Q35_DELTA_PREP_MAX_HEADS
+#define PREP_MAX_CONV_DIM Q35_DELTA_PREP_MAX_CONV_DIM
+static_assert(Q35_DELTA_PREP_MAX_K == Q35_CONV_MAX_K, "the header's K limit is conv1d's");
 
 /* Only the first tile reaches back into the window; a head is one quad a lane, as l2norm_rows sums it. */
 static_assert(PREP_R >= Q35_CONV_MAX_K - 1, "a tile's halo lies in the tile before it");

@@ -54,15 +54,23 @@ typedef struct q35_delta_prep_dims {
     int64_t hk, dk, hv; /* q/k heads, their width, value heads (the gates) */
 } q35_delta_prep_dims;
 
-/* 1 when q35_delta_prep_rows takes heads d (its checks below other than the
- * strides, pointers and T): K in 2..8, dk a multiple of 4 in 4..128, hk and hv
- * in 1..2^20, conv_dim a multiple of 4 in 2*hk*dk..2^30; else 0 (a caller
- * then runs the three units). */
+/* The heads q35_delta_prep_rows takes (its launcher checks the same limits,
+ * naming the one a call breaks): K in 2..Q35_DELTA_PREP_MAX_K (conv1d.h's),
+ * dk a multiple of 4 in 4..Q35_DELTA_PREP_MAX_DK (a quad a lane of a warp),
+ * hk and hv in 1..Q35_DELTA_PREP_MAX_HEADS, conv_dim a multiple of 4 in
+ * 2*hk*dk..Q35_DELTA_PREP_MAX_CONV_DIM. */
+#define Q35_DELTA_PREP_MAX_K 8
+#define Q35_DELTA_PREP_MAX_DK 128
+#define Q35_DELTA_PREP_MAX_HEADS (1 << 20)
+#define Q35_DELTA_PREP_MAX_CONV_DIM (1 << 30)
+
+/* 1 when q35_delta_prep_rows takes heads d (the limits above; its strides,
+ * pointers and T aside); else 0 (a caller then runs the three units). */
 static inline int q35_delta_prep_fits(q35_delta_prep_dims d)
 {
-    return d.K >= 2 && d.K <= 8 && d.dk >= 4 && d.dk <= 128 && d.dk % 4 == 0 && d.hk >= 1 && d.hk <= (1 << 20) &&
-           d.hv >= 1 && d.hv <= (1 << 20) && d.conv_dim % 4 == 0 && d.conv_dim >= 2 * d.hk * d.dk &&
-           d.conv_dim <= (1 << 30);
+    return d.K >= 2 && d.K <= Q35_DELTA_PREP_MAX_K && d.dk >= 4 && d.dk <= Q35_DELTA_PREP_MAX_DK && d.dk % 4 == 0 &&
+           d.hk >= 1 && d.hk <= Q35_DELTA_PREP_MAX_HEADS && d.hv >= 1 && d.hv <= Q35_DELTA_PREP_MAX_HEADS &&
+           d.conv_dim % 4 == 0 && d.conv_dim >= 2 * d.hk * d.dk && d.conv_dim <= Q35_DELTA_PREP_MAX_CONV_DIM;
 }
 
 /* float64 reference (kernels/ref/delta_prep.c, in q35_ref): one token, composing q35_ref_conv1d_silu, q35_ref_l2norm
