@@ -390,7 +390,8 @@ static q35_bench_axis model_9b_axis(void)
 }
 
 /* The ops that write a GEMM's input (the op axis) and what they write (out). */
-enum { ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED, ACT_SWIGLU_BF16, ACT_OPS }; /* the last: g, u bf16 in, fp8 out only */
+/* the last two: g, u bf16 in, fp8 out only; g, u f16 in, f16 out only */
+enum { ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED, ACT_SWIGLU_BF16, ACT_SWIGLU_F16, ACT_OPS };
 enum { OUT_F32, OUT_F16, OUT_F32_QUANT, OUT_FP8, OUTS };
 
 struct act_ctx {
@@ -415,6 +416,9 @@ static int act_float(struct act_ctx *c, q35_error *err)
     case ACT_SWIGLU:
         return c->y16 ? q35_swiglu_rows_f16(c->y16, c->x, c->r, c->n, c->n, c->rows, NULL, err)
                       : q35_swiglu_rows(c->y, c->x, c->r, c->n, c->n, c->rows, NULL, err);
+    case ACT_SWIGLU_F16: /* the f16 rows in the f32 buffers' first halves; f16 out only */
+        return q35_swiglu_rows_f16_f16(c->y16, (const uint16_t *)(void *)c->x, (const uint16_t *)(void *)c->r, c->n,
+                                       c->n, c->rows, NULL, err);
     default:
         return c->y16 ? q35_gated_rmsnorm_rows_f16(c->y16, c->x, c->r, c->heads * c->n, c->w, c->n, c->heads, c->rows,
                                                    eps, NULL, err)
@@ -461,8 +465,9 @@ static int act_launch(void *p, q35_error *err)
  * RMSNorm at n_embd, SwiGLU at n_ff, the gated norm at ssm_hv heads of ssm_dv
  * (a row: a token). Bytes as each moves them, c values a row: in, 4c (the
  * norm's x), 12c (the fused form's x and r in, x out), 8c (SwiGLU's g, u; 4c its bf16 form's; the
- * gated norm's o, z); out, 4c (f32), 2c (f16), 4c + 4c + c + 4 (f32, read back,
- * codes and scale), c + 4 (fused FP8); plus the norms' w, 4n. */
+ * gated norm's o, z; 4c SwiGLU's f16 form's); out, 4c (f32), 2c (f16), 4c + 4c
+ * + c + 4 (f32, read back, codes and scale), c + 4 (fused FP8); plus the
+ * norms' w, 4n. */
 static void bench_act_out(q35_bench_state *st, void *unused)
 {
     (void)unused;
@@ -473,16 +478,22 @@ static void bench_act_out(q35_bench_state *st, void *unused)
         q35_bench_skip(st, "swiglu_bf16: only the fp8 form (q35_swiglu_rows_bf16_fp8)");
         return;
     }
-    const bool swiglu = c.op == ACT_SWIGLU || c.op == ACT_SWIGLU_BF16;
+    if (c.op == ACT_SWIGLU_F16 && c.out != OUT_F16) {
+        q35_bench_skip(st, "swiglu_f16: only the f16 form (q35_swiglu_rows_f16_f16)");
+        return;
+    }
+    const bool swiglu = c.op == ACT_SWIGLU || c.op == ACT_SWIGLU_BF16 || c.op == ACT_SWIGLU_F16;
     c.n = swiglu ? m->n_ff : c.op == ACT_GATED ? m->ssm_dv : m->n_embd;
     if (c.op == ACT_GATED)
         c.heads = m->ssm_hv;
     c.cols = c.heads * c.n;
     const size_t values = (size_t)(c.cols * c.rows);
     c.x = q35_bench_alloc(values * 4), c.r = q35_bench_alloc(values * 4), c.w = q35_bench_alloc((size_t)c.n * 4);
-    if (c.op == ACT_SWIGLU_BF16) { /* valid bf16 g and u: floats of bits 0x3f803f80 are two bf16 1.0s each */
-        q35_bench_fill(c.x, values, 0x1.007fp+0f);
-        q35_bench_fill(c.r, values, 0x1.007fp+0f);
+    if (c.op == ACT_SWIGLU_BF16 || c.op == ACT_SWIGLU_F16) { /* valid 16-bit g and u: floats of bits 0x3f803f80
+                                                                * (0x3c003c00) are two bf16 (f16) 1.0s each */
+        const float ones = c.op == ACT_SWIGLU_BF16 ? 0x1.007fp+0f : 0x1.0078p-7f;
+        q35_bench_fill(c.x, values, ones);
+        q35_bench_fill(c.r, values, ones);
     }
     if (c.out == OUT_F32 || c.out == OUT_F32_QUANT)
         c.y = q35_bench_alloc(values * 4);
@@ -494,7 +505,9 @@ static void bench_act_out(q35_bench_state *st, void *unused)
     }
     q35_bench_time(st, act_launch, &c);
     const double v = (double)values, rows = (double)c.rows;
-    const double in = c.op == ACT_RMS ? 4.0 * v : c.op == ACT_ADD_RMS ? 12.0 * v : c.op == ACT_SWIGLU_BF16 ? 4.0 * v : 8.0 * v;
+    const double in = c.op == ACT_RMS || c.op == ACT_SWIGLU_BF16 || c.op == ACT_SWIGLU_F16 ? 4.0 * v
+                      : c.op == ACT_ADD_RMS                                             ? 12.0 * v
+                                                                                        : 8.0 * v;
     const double out = c.out == OUT_F32 ? 4.0 * v : c.out == OUT_F16 ? 2.0 * v
                        : c.out == OUT_F32_QUANT ? 9.0 * v + 4.0 * rows : v + 4.0 * rows;
     const double moved = in + out + (swiglu ? 0.0 : 4.0 * (double)c.n);
@@ -556,9 +569,10 @@ int main(int argc, char **argv)
                        (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"f16", f16_out, 2}}, 3);
     q35_bench_register("attn_prep", bench_attn_prep, (void *)&k_fused, prep_axes, 2);
     q35_bench_register("attn_prep_chain", bench_attn_prep, (void *)&k_chain, prep_axes, 2);
-    static const int64_t act_ops[] = {ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED, ACT_SWIGLU_BF16}, outs[] = {0, 1, 2, 3},
-                         act_rows[] = {2048};
-    static const char *const act_names[] = {"rmsnorm", "add_rmsnorm", "swiglu", "gated_rmsnorm", "swiglu_bf16"},
+    static const int64_t act_ops[] = {ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED, ACT_SWIGLU_BF16, ACT_SWIGLU_F16},
+                         outs[] = {0, 1, 2, 3}, act_rows[] = {2048};
+    static const char *const act_names[] = {"rmsnorm", "add_rmsnorm", "swiglu", "gated_rmsnorm", "swiglu_bf16",
+                                            "swiglu_f16"},
                              *const out_names[] = {"f32", "f16", "f32_quant", "fp8"};
     q35_bench_register("act_out", bench_act_out, NULL,
                        (q35_bench_axis[]){scan_axes[0], {"op", act_ops, ACT_OPS}, {"out", outs, OUTS},
@@ -571,7 +585,8 @@ int main(int argc, char **argv)
     q35_bench_context("add_rmsnorm_fused", "0 = residual_add_rows then rmsnorm_rows, 1 = add_rmsnorm_rows");
     q35_bench_context("act_out", "an op writing a GEMM's input, by output: f32, f16 (the _f16 form), f32_quant (the "
                                  "f32 form then fp8_quantize_rows), fp8 (the fused _fp8 form); op swiglu_bf16: SwiGLU "
-                                 "from bf16 g and u (the fp8 path's bf16 [gate | up]), fp8 out only");
+                                 "from bf16 g and u (the fp8 path's bf16 [gate | up]), fp8 out only; op swiglu_f16: "
+                                 "SwiGLU from f16 g and u (the f16 path's f16 [gate | up]), f16 out only");
     q35_bench_context("delta_rule_variants", names);
     q35_bench_context("gated_rmsnorm_f16", "0 = f32 out in place (gated_rmsnorm_rows), 1 = f16 out (_f16)");
     return q35_bench_main(argc, argv);

@@ -17,6 +17,10 @@
  *                   order, first_ms and best_ms = the first's and the winner's
  *                   time there): what the tuned GEMM gains over cublasGemmEx's
  *                   default choice (ceiling/hgemm)
+ *   ceiling/hgemm_lt_f16  the same context's f16-out form (q35_hgemm_rounded_f16:
+ *                   the f32 sum rounded once to f16 in the epilogue, half y's
+ *                   bytes), what the model's f16 path runs for [gate | up]
+ *                   (proj 12); counters as hgemm_lt's, of its own shape
  *   gemm_fp8        the rows quantized to e4m3 with a scale a row (q35_fp8_quantize_rows)
  *                   + q35_gemm_fp8 (cuBLASLt, e4m3 weight with a scale an output
  *                   row, f32 accumulation and output); sm_89+, else skipped
@@ -77,8 +81,9 @@ static char g_fp8_why[sizeof(q35_error)];
 static q35_hgemm *g_hgemm; /* ceiling/hgemm_lt's context, tuning on; NULL where it could not be made: those skip */
 static char g_hgemm_why[sizeof(q35_error)];
 
-enum { GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8, HGEMM_LT, FP8_BF16 };
-static const int k_which[] = {GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8, HGEMM_LT, FP8_BF16};
+enum { GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8, HGEMM_LT, FP8_BF16, HGEMM_LT_F16 };
+static const int k_which[] = {GEMM_F32, GEMM_F16, SGEMM,    HGEMM,   HGEMM_F16OUT,
+                              GEMM_FP8, FP8,      HGEMM_LT, FP8_BF16, HGEMM_LT_F16};
 
 /* ---- the GEMMs and their ceilings ------------------------------------------------- */
 
@@ -120,6 +125,8 @@ static int gemm_launch(void *p, q35_error *err)
                                  err);
     case HGEMM_LT:
         return q35_hgemm_rounded(g_hgemm, c->y, c->n, c->x16, c->T, c->w16, c->n, c->k, 0, err);
+    case HGEMM_LT_F16:
+        return q35_hgemm_rounded_f16(g_hgemm, (uint16_t *)(void *)c->y, c->n, c->x16, c->T, c->w16, c->n, c->k, err);
     case HGEMM:
         return Q35_CUBLAS_CHECK(cublasGemmEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, n, T, k, &one, c->w16, CUDA_R_16F, k,
                                              c->x16, CUDA_R_16F, k, &zero, c->y, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
@@ -144,7 +151,8 @@ static void bench_gemm(q35_bench_state *st, void *which)
         q35_bench_skip(st, g_fp8_why);
         return;
     }
-    if (c.which == HGEMM_LT && !g_hgemm) {
+    const bool tuned_lt = c.which == HGEMM_LT || c.which == HGEMM_LT_F16;
+    if (tuned_lt && !g_hgemm) {
         q35_bench_skip(st, g_hgemm_why);
         return;
     }
@@ -178,7 +186,7 @@ static void bench_gemm(q35_bench_state *st, void *which)
             q35_dequant_f16(c.w16 + r * c.k, pattern, Q35_TYPE_F32, c.n - r < chunk ? c.n - r : chunk, c.k, NULL, &err);
         q35_dequant_f16(c.x16, c.x, Q35_TYPE_F32, c.T, c.k, NULL, &err);
     }
-    if (c.which == HGEMM_LT) { /* the shape's first call tunes it (or it was tuned at an earlier point) */
+    if (tuned_lt) { /* the shape's first call tunes it (or it was tuned at an earlier point) */
         q35_error err = {{0}};
         q35_hgemm_choice lt;
         if (gemm_launch(&c, &err) || q35_hgemm_last_choice(g_hgemm, &lt)) {
@@ -193,7 +201,8 @@ static void bench_gemm(q35_bench_state *st, void *which)
     q35_bench_time(st, gemm_launch, &c);
     q35_bench_rate(st, "FLOP", 2.0 * (double)c.T * (double)c.n * (double)c.k);
     const double weight = c.which == GEMM_F32 ? (double)wq_bytes : (double)(c.n * c.k) * (f32 ? 4.0 : fp8 ? 1.0 : 2.0);
-    const double y_bytes = (double)(c.T * c.n) * (c.which == HGEMM_F16OUT || c.which == FP8_BF16 ? 2.0 : 4.0);
+    const bool y16 = c.which == HGEMM_F16OUT || c.which == FP8_BF16 || c.which == HGEMM_LT_F16;
+    const double y_bytes = (double)(c.T * c.n) * (y16 ? 2.0 : 4.0);
     q35_bench_rate(st, "bytes", weight + (double)(c.T * c.k) * (c.which == FP8 || c.which == FP8_BF16 ? 1.0 : 4.0) + y_bytes);
 out: /* cudaFree(NULL) does nothing */
     q35_bench_free(c.w8), q35_bench_free(c.x8), q35_bench_free(c.sw), q35_bench_free(c.sx);
@@ -336,6 +345,8 @@ int main(int argc, char **argv)
                        (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("ceiling/hgemm_lt", bench_gemm, (void *)&k_which[HGEMM_LT],
                        (q35_bench_axis[]){proj_axis, rows_axis}, 2);
+    q35_bench_register("ceiling/hgemm_lt_f16", bench_gemm, (void *)&k_which[HGEMM_LT_F16],
+                       (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("dequant_f32", bench_bw, (void *)&kinds[0], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("dequant_f16", bench_bw, (void *)&kinds[1], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("gemv", bench_bw, (void *)&kinds[2], (q35_bench_axis[]){proj_axis, type_axis, variant_axis}, 3);
@@ -349,7 +360,7 @@ int main(int argc, char **argv)
     q35_bench_context("variant", "gemv: 0 registers, 1 staged (cp.async through shared memory; other types and "
                                  "unaligned weights run 0); q35_gemv runs 1 for q4_K, q5_K, q6_K, 0 for the rest");
     q35_bench_context("ceilings", "gemm_f32: ceiling/sgemm; gemm_f16: ceiling/hgemm (and hgemm_f16out, hgemm_lt: the fastest "
-                                  "of cuBLASLt's candidates); gemm_fp8: ceiling/fp8 (gemm_fp8_bf16, the bf16-out form, like "
+                                  "of cuBLASLt's candidates, hgemm_lt_f16: its f16-out form); gemm_fp8: ceiling/fp8 (gemm_fp8_bf16, the bf16-out form, like "
                                   "ceiling/fp8 from quantized rows); "
                                   "dequant, "
                                   "gemv: bench_kernels ceiling/d2d_copy (bytes/s)");

@@ -195,7 +195,7 @@ int gemm_fp8(q35_fp8_gemm *g, void *y, int64_t ldy, const uint8_t *xq, const flo
             return q35_fail_context(err, "%s: the cuBLASLt descriptors", who);
         cublasLtMatmulHeuristicResult_t res = {};
         int found = 0;
-        if (q35_lt_candidates(g->lt, c, nullptr, 1, &res, &found, err))
+        if (q35_lt_candidates(g->lt, c, nullptr, CUBLASLT_REDUCTION_SCHEME_MASK, 1, &res, &found, err))
             return q35_fail_context(err, "%s: choosing an algorithm (n %lld, k %lld, T %lld)", who, (long long)n,
                                     (long long)k, (long long)T);
         if (found < 1)

@@ -1,6 +1,8 @@
 /* The f16 GEMM through cuBLASLt with an algorithm chosen per shape
  * (kernels/gemm_lt.h): gemm.cu's cublasGemmEx call as cuBLASLt descriptors
- * (q35_lt_call_make: A = W, B = X f16, C = D = y f32, compute 32F). */
+ * (q35_lt_call_make: A = W, B = X f16, C = D = y f32, compute 32F), or with
+ * C = D = y16 f16 (the _f16 form: the same f32 accumulation rounded once in the
+ * epilogue). */
 #include "kernels/gemm_lt.h"
 #include "kernels/linear_args.cuh"
 #include "kernels/lt_call.cuh"
@@ -12,16 +14,31 @@ namespace {
 
 constexpr int kTimed = 3; /* timed calls of a candidate, after one warm-up */
 
+/* What y holds: f32 (beta 0), f32 added to (beta 1), f16 (beta 0). */
+enum out_kind { OUT_F32, OUT_F32_ADD, OUT_F16 };
+
+const char *const k_who[] = {"hgemm", "hgemm_add", "hgemm_f16"};
+
 /* What makes two calls one shape (gemm_lt.h). */
 struct shape_key {
-    int n, k, T, ldy, add;
+    int n, k, T, ldy;
+    out_kind out;
     uint32_t align[3]; /* of w16 (A), x16 (B), y (C = D) */
 };
 
 bool same_shape(const shape_key &a, const shape_key &b)
 {
-    return a.n == b.n && a.k == b.k && a.T == b.T && a.ldy == b.ldy && a.add == b.add && a.align[0] == b.align[0] &&
+    return a.n == b.n && a.k == b.k && a.T == b.T && a.ldy == b.ldy && a.out == b.out && a.align[0] == b.align[0] &&
            a.align[1] == b.align[1] && a.align[2] == b.align[2];
+}
+
+/* The split-K reductions a shape's algorithms may use: for f16 out only those
+ * that keep the partial sums in f32 (cublasLt.h: INPLACE adds the parts in the
+ * output's type, in y; OUTPUT_TYPE stores them in it), so the f32 sum is
+ * rounded to f16 once; for f32 out any. */
+uint32_t reductions_of(out_kind out)
+{
+    return out == OUT_F16 ? (uint32_t)CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE : (uint32_t)CUBLASLT_REDUCTION_SCHEME_MASK;
 }
 
 /* The largest power of two up to 256 that divides p's address. */
@@ -106,8 +123,9 @@ q35_hgemm_choice untimed(int candidates, int chosen)
     return c;
 }
 
-/* One GEMM of the shape through algo into y (C = D = y; beta 1 adds). */
-int matmul(const q35_hgemm *h, const q35_lt_call &c, const cublasLtMatmulAlgo_t *algo, float *y, const uint16_t *x16,
+/* One GEMM of the shape through algo into y (C = D = y, f32 or f16 as c's
+ * layout says; beta 1 adds). */
+int matmul(const q35_hgemm *h, const q35_lt_call &c, const cublasLtMatmulAlgo_t *algo, void *y, const uint16_t *x16,
            const uint16_t *w16, float beta, q35_error *err)
 {
     const float one = 1.0f;
@@ -129,7 +147,7 @@ int refused_candidate()
 /* *ms = ms a call of algo into y over kTimed calls after a warm-up, or -1 when
  * cuBLASLt refuses to run it. -1 when an event fails (a device error: every
  * later call would). */
-int time_algo(q35_hgemm *h, const q35_lt_call &c, const cublasLtMatmulAlgo_t *algo, float *y, const uint16_t *x16,
+int time_algo(q35_hgemm *h, const q35_lt_call &c, const cublasLtMatmulAlgo_t *algo, void *y, const uint16_t *x16,
               const uint16_t *w16, float beta, float *ms, q35_error *err)
 {
     q35_error refused = {{0}};
@@ -150,20 +168,21 @@ int time_algo(q35_hgemm *h, const q35_lt_call &c, const cublasLtMatmulAlgo_t *al
     return 0;
 }
 
-/* The fastest of the candidates res[0..found), timed into y (add 0: the call
+/* The fastest of the candidates res[0..found), timed into y (beta 0: the call
  * then overwrites what the timing wrote) or into a copy of y at y's alignment
- * (add 1: beta 1 as the call, on y's values, y itself untouched). */
+ * (OUT_F32_ADD: beta 1 as the call, on y's values, y itself untouched). */
 int tune_shape(q35_hgemm *h, const q35_lt_call &c, const shape_key &s, const cublasLtMatmulHeuristicResult_t *res,
-               int found, float *y, const uint16_t *x16, const uint16_t *w16, cublasLtMatmulAlgo_t *algo,
+               int found, void *y, const uint16_t *x16, const uint16_t *w16, cublasLtMatmulAlgo_t *algo,
                q35_hgemm_choice *choice, q35_error *err)
 {
+    const bool add = s.out == OUT_F32_ADD;
     const size_t y_floats = (size_t)(s.T - 1) * (size_t)s.ldy + (size_t)s.n; /* the last row ends at column n */
     void *copy = nullptr;
-    float *into = y;
-    if (s.add) {
+    void *into = y;
+    if (add) {
         if (Q35_CUDA_CHECK(cudaMalloc(&copy, y_floats * sizeof(float) + 256), err))
             return q35_fail_context(err, "a copy of y (%zu floats) to time the candidates with beta 1", y_floats);
-        into = (float *)((char *)copy + (uintptr_t)y % 256);
+        into = (char *)copy + (uintptr_t)y % 256;
         if (Q35_CUDA_CHECK(cudaMemcpyAsync(into, y, y_floats * sizeof(float), cudaMemcpyDeviceToDevice, h->stream),
                            err)) {
             cudaFree(copy);
@@ -175,7 +194,7 @@ int tune_shape(q35_hgemm *h, const q35_lt_call &c, const shape_key &s, const cub
     int rc = 0;
     for (int i = 0; i < found && rc == 0; i++) {
         float ms = -1.0f;
-        rc = time_algo(h, c, &res[i].algo, into, x16, w16, s.add ? 1.0f : 0.0f, &ms, err);
+        rc = time_algo(h, c, &res[i].algo, into, x16, w16, add ? 1.0f : 0.0f, &ms, err);
         if (i == 0)
             choice->first_ms = ms;
         if (rc == 0 && ms >= 0.0f && (choice->chosen < 0 || ms < choice->best_ms))
@@ -193,19 +212,20 @@ int tune_shape(q35_hgemm *h, const q35_lt_call &c, const shape_key &s, const cub
 
 /* The algorithm of shape s (descriptors c): the heuristic's candidates, then
  * the fastest of them (tune) or its first. */
-int choose(q35_hgemm *h, const q35_lt_call &c, const shape_key &s, bool tune, float *y, const uint16_t *x16,
+int choose(q35_hgemm *h, const q35_lt_call &c, const shape_key &s, bool tune, void *y, const uint16_t *x16,
            const uint16_t *w16, cublasLtMatmulAlgo_t *algo, q35_hgemm_choice *choice, q35_error *err)
 {
     cublasLtMatmulHeuristicResult_t res[Q35_HGEMM_CANDIDATES] = {};
     int found = 0, ok = 0;
-    if (q35_lt_candidates(h->lt, c, s.align, Q35_HGEMM_CANDIDATES, res, &found, err))
+    if (q35_lt_candidates(h->lt, c, s.align, reductions_of(s.out), Q35_HGEMM_CANDIDATES, res, &found, err))
         return q35_fail_context(err, "asking cuBLASLt's heuristic");
     for (int i = 0; i < found; i++) /* the usable ones, in the heuristic's order */
         if (res[i].state == CUBLAS_STATUS_SUCCESS)
             res[ok++] = res[i];
     if (ok < 1)
-        return q35_fail(err, "cuBLASLt has no algorithm for it (f16 x f16, f32 accumulation and output, pointers "
-                        "aligned to %u, %u, %u bytes)", s.align[0], s.align[1], s.align[2]);
+        return q35_fail(err, "cuBLASLt has no algorithm for it (f16 x f16, f32 accumulation, %s output, pointers "
+                        "aligned to %u, %u, %u bytes)", s.out == OUT_F16 ? "f16" : "f32", s.align[0], s.align[1],
+                        s.align[2]);
     if (tune)
         return tune_shape(h, c, s, res, ok, y, x16, w16, algo, choice, err);
     *algo = res[0].algo;
@@ -213,17 +233,16 @@ int choose(q35_hgemm *h, const q35_lt_call &c, const shape_key &s, bool tune, fl
     return 0;
 }
 
-} // namespace
-
-int q35_hgemm_rounded(q35_hgemm *h, float *y, int64_t ldy, const uint16_t *x16, int64_t T, const uint16_t *w16,
-                      int64_t n, int64_t k, int add, q35_error *err)
+/* y (f32, or f16 for OUT_F16) = the product, or y += it (OUT_F32_ADD). */
+int hgemm(q35_hgemm *h, void *y, int64_t ldy, const uint16_t *x16, int64_t T, const uint16_t *w16, int64_t n,
+          int64_t k, out_kind out, q35_error *err)
 {
-    const char *who = add ? "hgemm_add" : "hgemm";
+    const char *who = k_who[out];
     if (q35_check_gemm(who, Q35_TYPE_F16, n, k, T, ldy, err))
         return -1;
     if (T == 0)
         return 0;
-    const shape_key s = {(int)n, (int)k, (int)T, (int)ldy, add != 0, {align_of(w16), align_of(x16), align_of(y)}};
+    const shape_key s = {(int)n, (int)k, (int)T, (int)ldy, out, {align_of(w16), align_of(x16), align_of(y)}};
     int at = -1;
     for (int i = 0; i < Q35_HGEMM_CACHE && at < 0; i++)
         if (h->cache[i].used && same_shape(h->cache[i].key, s))
@@ -239,7 +258,8 @@ int q35_hgemm_rounded(q35_hgemm *h, float *y, int64_t ldy, const uint16_t *x16, 
     cublasLtMatmulAlgo_t algo;
     q35_hgemm_choice choice;
     const bool fresh = at < 0, chosen = fresh || tune; /* tune on a kept shape: first met under a capture */
-    if (chosen && ((fresh && q35_lt_call_make(&c, CUDA_R_16F, CUDA_R_32F, s.n, s.k, s.T, s.ldy, err)) ||
+    const cudaDataType_t d_type = out == OUT_F16 ? CUDA_R_16F : CUDA_R_32F;
+    if (chosen && ((fresh && q35_lt_call_make(&c, CUDA_R_16F, d_type, s.n, s.k, s.T, s.ldy, err)) ||
                    choose(h, fresh ? c : h->cache[at].call, s, tune, y, x16, w16, &algo, &choice, err)))
         return q35_fail_context(err, "%s: choosing an algorithm (n %lld, k %lld, T %lld, ldy %lld)", who,
                                 (long long)n, (long long)k, (long long)T, (long long)ldy);
@@ -252,9 +272,23 @@ int q35_hgemm_rounded(q35_hgemm *h, float *y, int64_t ldy, const uint16_t *x16, 
     entry *e = &h->cache[at];
     if (chosen)
         e->algo = algo, e->choice = choice;
-    if (matmul(h, e->call, &e->algo, y, x16, w16, add ? 1.0f : 0.0f, err))
+    if (matmul(h, e->call, &e->algo, y, x16, w16, out == OUT_F32_ADD ? 1.0f : 0.0f, err))
         return q35_fail_context(err, "%s (n %lld, k %lld, T %lld, ldy %lld)", who, (long long)n, (long long)k,
                                 (long long)T, (long long)ldy);
     h->last = at;
     return 0;
+}
+
+} // namespace
+
+int q35_hgemm_rounded(q35_hgemm *h, float *y, int64_t ldy, const uint16_t *x16, int64_t T, const uint16_t *w16,
+                      int64_t n, int64_t k, int add, q35_error *err)
+{
+    return hgemm(h, y, ldy, x16, T, w16, n, k, add ? OUT_F32_ADD : OUT_F32, err);
+}
+
+int q35_hgemm_rounded_f16(q35_hgemm *h, uint16_t *y16, int64_t ldy, const uint16_t *x16, int64_t T,
+                          const uint16_t *w16, int64_t n, int64_t k, q35_error *err)
+{
+    return hgemm(h, y16, ldy, x16, T, w16, n, k, OUT_F16, err);
 }

@@ -72,10 +72,12 @@ inline int q35_lt_call_make(q35_lt_call *c, cudaDataType_t ab, cudaDataType_t d,
 /* Up to `want` algorithms for c's product, the heuristic's best first, each
  * needing at most Q35_LT_WORKSPACE_BYTES of workspace and, where align is
  * given, pointers to A, B and C = D aligned to only align[0], align[1],
- * align[2] bytes (else cuBLASLt assumes 256): *found of them into res. 0, or -1
- * with the failing call in err (found 0 is not a failure here). */
-inline int q35_lt_candidates(cublasLtHandle_t lt, const q35_lt_call &c, const uint32_t *align, int want,
-                             cublasLtMatmulHeuristicResult_t *res, int *found, q35_error *err)
+ * align[2] bytes (else cuBLASLt assumes 256), and splitting K (if at all)
+ * only by the reduction schemes in `reductions` (cublasLtReductionScheme_t
+ * bits; CUBLASLT_REDUCTION_SCHEME_MASK: any): *found of them into res. 0, or
+ * -1 with the failing call in err (found 0 is not a failure here). */
+inline int q35_lt_candidates(cublasLtHandle_t lt, const q35_lt_call &c, const uint32_t *align, uint32_t reductions,
+                             int want, cublasLtMatmulHeuristicResult_t *res, int *found, q35_error *err)
 {
     static const cublasLtMatmulPreferenceAttributes_t k_align[] = {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
@@ -86,6 +88,9 @@ inline int q35_lt_candidates(cublasLtHandle_t lt, const q35_lt_call &c, const ui
     int rc = Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref), err) ||
              Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
                                                                    sizeof ws),
+                              err) ||
+             Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                                   &reductions, sizeof reductions),
                               err);
     for (int i = 0; align && i < 4 && rc == 0; i++) /* C and D: one buffer */
         rc = Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, k_align[i], &align[i < 2 ? i : 2],

@@ -1,6 +1,8 @@
 /* The pointwise units (kernels/pointwise.h): one element per thread, grid-stride;
  * the output f32, or f16 (the _f16 forms of SwiGLU and the sigmoid gate: the
- * f32 value rounded to nearest even at the store), or FP8 (SwiGLU's _fp8). */
+ * f32 value rounded to nearest even at the store), or FP8 (SwiGLU's _fp8); the
+ * inputs f32, or f16 / bf16 for SwiGLU (_f16_f16, _bf16_fp8: each value
+ * widened exactly to f32 first, then the f32 arithmetic). */
 #include "kernels/norm_kernels.cuh"
 #include "kernels/pointwise.h"
 #include "kernels/reduce.cuh"
@@ -22,6 +24,20 @@ __device__ __forceinline__ float pointwise_op(float x, float a, float b)
     return x + a;
 }
 
+__device__ __forceinline__ float4 swiglu_of(float4 a, float4 b)
+{
+    return make_float4(pointwise_op<OP_SWIGLU>(0.0f, a.x, b.x), pointwise_op<OP_SWIGLU>(0.0f, a.y, b.y),
+                       pointwise_op<OP_SWIGLU>(0.0f, a.z, b.z), pointwise_op<OP_SWIGLU>(0.0f, a.w, b.w));
+}
+
+/* Four values rounded to f16 (nearest even, as __float2half_rn each), as the
+ * bits of an 8-byte store: values 0, 1 in word x, 2, 3 in y (little-endian). */
+__device__ __forceinline__ uint2 q35_half4_bits(float4 v)
+{
+    const __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
+    return make_uint2(*(const uint32_t *)&lo, *(const uint32_t *)&hi);
+}
+
 /* Element i (quad i) of an f32 or f16 output, written. */
 __device__ __forceinline__ void q35_pw_put(float *y, int64_t i, float v)
 {
@@ -37,8 +53,31 @@ __device__ __forceinline__ void q35_pw_put4(float *y, int64_t i, float4 v)
 }
 __device__ __forceinline__ void q35_pw_put4(__half *y, int64_t i, float4 v)
 {
-    const __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
-    ((uint2 *)y)[i] = make_uint2(*(const uint32_t *)&lo, *(const uint32_t *)&hi);
+    ((uint2 *)y)[i] = q35_half4_bits(v);
+}
+
+/* Element k of an f32 or f16 input, as f32 (an f16 widened exactly). */
+__device__ __forceinline__ float q35_pw_get(const float *a, int64_t k)
+{
+    return a[k];
+}
+__device__ __forceinline__ float q35_pw_get(const __half *a, int64_t k)
+{
+    return __half2float(a[k]);
+}
+
+/* Eight f16 (bits of a 16-byte load: values 2i, 2i + 1 from word i, little-endian) widened exactly. */
+__device__ __forceinline__ void f16x8(uint4 w, float4 &lo, float4 &hi)
+{
+    const uint32_t v[4] = {w.x, w.y, w.z, w.w};
+    float f[8];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        f[2 * j] = __half2float(__ushort_as_half((unsigned short)(v[j] & 0xffffu)));
+        f[2 * j + 1] = __half2float(__ushort_as_half((unsigned short)(v[j] >> 16)));
+    }
+    lo = make_float4(f[0], f[1], f[2], f[3]);
+    hi = make_float4(f[4], f[5], f[6], f[7]);
 }
 
 /* Where output element (or quad) i reads its inputs a and b: rows of w at
@@ -50,15 +89,16 @@ __device__ __forceinline__ int64_t q35_pw_in(int64_t i, int64_t w, int64_t in_st
 
 /* Scalar: any n, any alignment. x is the value the op scales or adds to (the
  * gate's o, the residual's x; y itself in the in-place f32 forms), contiguous
- * like y, unread by SwiGLU, which reads b instead; a and b in rows of w at
- * in_stride. */
-template <int OP, class Y>
-__global__ void q35_pointwise_kernel(Y *y, const float *x, const float *a, const float *b, int64_t n, int64_t w,
+ * like y, unread by SwiGLU, which reads b instead; a and b (f32, or f16
+ * widened) in rows of w at in_stride. */
+template <int OP, class Y, class X>
+__global__ void q35_pointwise_kernel(Y *y, const float *x, const X *a, const X *b, int64_t n, int64_t w,
                                      int64_t in_stride)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
         const int64_t k = q35_pw_in(i, w, in_stride);
-        q35_pw_put(y, i, pointwise_op<OP>(OP == OP_SWIGLU ? 0.0f : x[i], a[k], OP == OP_SWIGLU ? b[k] : 0.0f));
+        q35_pw_put(y, i, pointwise_op<OP>(OP == OP_SWIGLU ? 0.0f : x[i], q35_pw_get(a, k),
+                                          OP == OP_SWIGLU ? q35_pw_get(b, k) : 0.0f));
     }
 }
 
@@ -80,6 +120,24 @@ __global__ void q35_pointwise4_kernel(Y *y, const float4 *x, const float4 *a, co
     }
 }
 
+/* SwiGLU from f16 g and u to f16 y, eight values a thread through 16-byte
+ * loads (each half widened exactly) and one 16-byte store (n8 groups of eight,
+ * every pointer 16-byte aligned): the per-element arithmetic of the kernels
+ * above, so the same bits, with the f32 quads' bytes in flight a thread. The
+ * inputs in rows of w8 groups at in_stride8. */
+__global__ void q35_swiglu8_f16_kernel(uint4 *y, const uint4 *g, const uint4 *u, int64_t n8, int64_t w8,
+                                       int64_t in_stride8)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n8; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t k = q35_pw_in(i, w8, in_stride8);
+        float4 g0, g1, u0, u1;
+        f16x8(g[k], g0, g1);
+        f16x8(u[k], u0, u1);
+        const uint2 lo = q35_half4_bits(swiglu_of(g0, u0)), hi = q35_half4_bits(swiglu_of(g1, u1));
+        y[i] = make_uint4(lo.x, lo.y, hi.x, hi.y);
+    }
+}
+
 static unsigned grid_for(int64_t n)
 {
     const int64_t blocks = (n + 255) / 256;
@@ -93,13 +151,14 @@ static bool aligned16(const void *p)
 
 /* y = OP(x, a, b) over width * rows values, y and x contiguous [rows][width]
  * (x is y for the in-place f32 forms, b only SwiGLU's), a and b in rows at
- * in_stride (>= width). Quads where every row is whole quads on 16-byte
- * boundaries (or the rows are contiguous and n is whole quads), else scalar:
- * the same bits. An f16 y must not alias an input (its halves would land on
- * floats not yet read). */
-template <int OP, class Y>
-static int launch(const char *name, Y *y, const float *x, const float *a, const float *b, int64_t in_stride,
-                  int64_t width, int64_t rows, q35_stream stream, q35_error *err)
+ * in_stride (>= width). 16-byte accesses where every row is whole ones on
+ * 16-byte boundaries (or the rows are contiguous and n is whole ones): quads
+ * of f32 inputs, eights of f16 (SwiGLU's _f16_f16, f16 out); else scalar: the
+ * same bits. An f16 y must not alias an input (its halves would land on
+ * values not yet read). */
+template <int OP, class Y, class X>
+static int launch(const char *name, Y *y, const float *x, const X *a, const X *b, int64_t in_stride, int64_t width,
+                  int64_t rows, q35_stream stream, q35_error *err)
 {
     if (width < 1 || rows < 0)
         return q35_fail(err, "%s: width %lld, rows %lld", name, (long long)width, (long long)rows);
@@ -113,13 +172,27 @@ static int launch(const char *name, Y *y, const float *x, const float *a, const 
     if (n == 0)
         return 0;
     const int64_t w = in_stride == width ? n : width, s = in_stride == width ? n : in_stride; /* contiguous: one row */
-    if (w % 4 == 0 && s % 4 == 0 && aligned16(y) && aligned16(a) && (OP == OP_SWIGLU ? aligned16(b) : aligned16(x)))
+    const int64_t v = 16 / sizeof(X); /* values a 16-byte load */
+    const bool vec = w % v == 0 && s % v == 0 && aligned16(y) && aligned16(a) &&
+                     (OP == OP_SWIGLU ? aligned16(b) : aligned16(x));
+    if constexpr (sizeof(X) == 2) {
+        static_assert(OP == OP_SWIGLU && sizeof(Y) == 2, "f16 inputs: SwiGLU with f16 out only");
+        if (vec)
+            q35_swiglu8_f16_kernel<<<grid_for(n / 8), 256, 0, stream>>>((uint4 *)y, (const uint4 *)a,
+                                                                        (const uint4 *)b, n / 8, w / 8, s / 8);
+        else
+            q35_pointwise_kernel<OP, Y, X><<<grid_for(n), 256, 0, stream>>>(y, x, a, b, n, w, s);
+    } else if (vec) {
         q35_pointwise4_kernel<OP, Y><<<grid_for(n / 4), 256, 0, stream>>>(y, (const float4 *)x, (const float4 *)a,
                                                                            (const float4 *)b, n / 4, w / 4, s / 4);
-    else
-        q35_pointwise_kernel<OP, Y><<<grid_for(n), 256, 0, stream>>>(y, x, a, b, n, w, s);
+    } else {
+        q35_pointwise_kernel<OP, Y, X><<<grid_for(n), 256, 0, stream>>>(y, x, a, b, n, w, s);
+    }
     return Q35_LAUNCH_CHECK(name, err);
 }
+
+/* the sigmoid gate's and the residual's b: none (typed, for launch's X) */
+static const float *const k_no_b = nullptr;
 
 int q35_swiglu_rows(float *y, const float *g, const float *u, int64_t in_stride, int64_t width, int64_t rows,
                     q35_stream stream, q35_error *err)
@@ -131,6 +204,13 @@ int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t i
                         int64_t rows, q35_stream stream, q35_error *err)
 {
     return launch<OP_SWIGLU>("swiglu_rows_f16", (__half *)y16, nullptr, g, u, in_stride, width, rows, stream, err);
+}
+
+int q35_swiglu_rows_f16_f16(uint16_t *y16, const uint16_t *g16, const uint16_t *u16, int64_t in_stride, int64_t width,
+                            int64_t rows, q35_stream stream, q35_error *err)
+{
+    return launch<OP_SWIGLU>("swiglu_rows_f16_f16", (__half *)y16, nullptr, (const __half *)g16, (const __half *)u16,
+                             in_stride, width, rows, stream, err);
 }
 
 /* SwiGLU with FP8 out: a block a row of width, its values (pointwise_op's:
@@ -161,12 +241,6 @@ __device__ __forceinline__ float4 swiglu_quad(const __nv_bfloat16 *v, int q, int
         return bf16x4(*(const uint2 *)(v + i));
     return make_float4(__bfloat162float(v[i]), i + 1 < n ? __bfloat162float(v[i + 1]) : 0.0f,
                        i + 2 < n ? __bfloat162float(v[i + 2]) : 0.0f, i + 3 < n ? __bfloat162float(v[i + 3]) : 0.0f);
-}
-
-__device__ __forceinline__ float4 swiglu_of(float4 a, float4 b)
-{
-    return make_float4(pointwise_op<OP_SWIGLU>(0.0f, a.x, b.x), pointwise_op<OP_SWIGLU>(0.0f, a.y, b.y),
-                       pointwise_op<OP_SWIGLU>(0.0f, a.z, b.z), pointwise_op<OP_SWIGLU>(0.0f, a.w, b.w));
 }
 
 /* bf16 bits of a 16-byte load: values 2i, 2i + 1 from word i (little-endian) */
@@ -239,19 +313,19 @@ int q35_swiglu_rows_bf16_fp8(uint8_t *q, float *scale, const uint16_t *g16, cons
 
 int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t rows, q35_stream stream, q35_error *err)
 {
-    return launch<OP_SIGMOID_GATE>("sigmoid_gate_rows", o, o, gate, nullptr, width, width, rows, stream, err);
+    return launch<OP_SIGMOID_GATE>("sigmoid_gate_rows", o, o, gate, k_no_b, width, width, rows, stream, err);
 }
 
 int q35_sigmoid_gate_rows_f16(uint16_t *y16, const float *o, const float *gate, int64_t width, int64_t rows,
                               q35_stream stream, q35_error *err)
 {
-    return launch<OP_SIGMOID_GATE>("sigmoid_gate_rows_f16", (__half *)y16, o, gate, nullptr, width, width, rows,
+    return launch<OP_SIGMOID_GATE>("sigmoid_gate_rows_f16", (__half *)y16, o, gate, k_no_b, width, width, rows,
                                    stream, err);
 }
 
 int q35_residual_add_rows(float *x, const float *p, int64_t width, int64_t rows, q35_stream stream, q35_error *err)
 {
-    return launch<OP_RESIDUAL>("residual_add_rows", x, x, p, nullptr, width, width, rows, stream, err);
+    return launch<OP_RESIDUAL>("residual_add_rows", x, x, p, k_no_b, width, width, rows, stream, err);
 }
 
 __global__ void q35_split_qgate_kernel(float *q, float *gate, const float *full, int hd, int64_t n)

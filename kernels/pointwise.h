@@ -42,6 +42,16 @@ int q35_swiglu_rows(float *y, const float *g, const float *u, int64_t in_stride,
  * alias g or u. */
 int q35_swiglu_rows_f16(uint16_t *y16, const float *g, const float *u, int64_t in_stride, int64_t width,
                         int64_t rows, q35_stream stream, q35_error *err);
+/* The same from f16 g and u (IEEE half bits; the f16 path's [gate | up],
+ * written by q35_hgemm_rounded_f16, kernels/gemm_lt.h): each value widened
+ * exactly to f32, then the f32 form's arithmetic, rounded to f16 at the store,
+ * so bitwise q35_swiglu_rows_f16 of the widened rows. in_stride in halves;
+ * 16-byte loads of eight where width and in_stride are multiples of 8 and the
+ * pointers 16-byte aligned, else scalar ones: the same bits. y16 must not
+ * alias g16 or u16. Bytes a row: 4 width read + 2 width written, against 8
+ * width + 2 width (and the GEMM that wrote g and u: 4 width, against 8). */
+int q35_swiglu_rows_f16_f16(uint16_t *y16, const uint16_t *g16, const uint16_t *u16, int64_t in_stride, int64_t width,
+                            int64_t rows, q35_stream stream, q35_error *err);
 /* SwiGLU with FP8 out (ffn_down's input on the FP8 GEMM path, kernels/fp8.h):
  * e4m3 codes q [rows][width] and scale [rows], bitwise
  * q35_fp8_quantize_rows(q, scale, y, rows, width, width) of q35_swiglu_rows's

@@ -116,33 +116,48 @@ static int gemm_done(q35_run *r, const float *y, int rc)
     return rc;
 }
 
-/* y = x W^T, or with add y += x W^T in the GEMM (cuBLAS beta = 1: an output projection's residual add);
- * through the tuned cuBLASLt context where the model has one (kernels/gemm_lt.h), else cublasGemmEx */
-static int gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w, bool add)
+/* What a fast path's GEMM writes: y = x W^T (f32), y += x W^T (f32, beta = 1 in
+ * the GEMM: an output projection's residual add), or y = x W^T rounded to 16
+ * bits, bf16 on the fp8 path (q35_gemm_fp8_bf16) and f16 on the f16 path's
+ * tuned GEMM (q35_hgemm_rounded_f16): the merged [gate | up], which only
+ * SwiGLU's 16-bit-input forms read */
+enum gemm_out { OUT_F32, OUT_F32_ADD, OUT_16 };
+
+/* Whether the f16 path's GEMMs run through the tuned cuBLASLt context (kernels/gemm_lt.h), not cublasGemmEx */
+static bool hgemm_tuned(const q35_run *r)
+{
+    return r->cm->hgemm && !r->cm->paths.gemm_lt_off;
+}
+
+/* y = x W^T as `out` says; through the tuned cuBLASLt context where the model has one, else cublasGemmEx
+ * (f32 out only) */
+static int gemm_f16(q35_run *r, void *y, int64_t ldy, const float *x, const q35_dweight *w, enum gemm_out out)
 {
     if (!w->w16)
         return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
+    if (out == OUT_16 && !hgemm_tuned(r))
+        return q35_fail(r->err, "%s: f16 out needs the tuned cuBLASLt GEMM (off: $Q35_GEMM_LT=0)", w->label);
     if (gemm_input(r, x, w, round_f16))
         return -1;
     const uint16_t *x16 = r->cm->f16_act;
-    if (r->cm->hgemm && !r->cm->paths.gemm_lt_off)
-        return gemm_done(r, y, q35_hgemm_rounded(r->cm->hgemm, y, ldy, x16, r->T, w->w16, w->n, w->k, add, r->err));
-    return gemm_done(r, y, add ? q35_gemm_f16_rounded_add(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, r->err)
-                               : q35_gemm_f16_rounded(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, r->err));
+    q35_error *err = r->err;
+    int rc;
+    if (out == OUT_16)
+        rc = q35_hgemm_rounded_f16(r->cm->hgemm, y, ldy, x16, r->T, w->w16, w->n, w->k, err);
+    else if (hgemm_tuned(r))
+        rc = q35_hgemm_rounded(r->cm->hgemm, y, ldy, x16, r->T, w->w16, w->n, w->k, out == OUT_F32_ADD, err);
+    else
+        rc = out == OUT_F32_ADD ? q35_gemm_f16_rounded_add(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, err)
+                                : q35_gemm_f16_rounded(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, err);
+    return gemm_done(r, y, rc);
 }
 
 static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
 {
-    return gemm_f16(r, y, ldy, x, w, false);
+    return gemm_f16(r, y, ldy, x, w, OUT_F32);
 }
 
-/* What an fp8 GEMM writes: y = x W^T (f32), y += x W^T (f32, cuBLASLt beta = 1:
- * an output projection's residual add, as gemm_f16's add), or y = x W^T rounded
- * to bf16 (q35_gemm_fp8_bf16: the fp8 path's [gate | up], which only SwiGLU's
- * bf16 form reads) */
-enum fp8_out { FP8_F32, FP8_F32_ADD, FP8_BF16 };
-
-static int gemm_fp8(q35_run *r, void *y, int64_t ldy, const float *x, const q35_dweight *w, enum fp8_out out)
+static int gemm_fp8(q35_run *r, void *y, int64_t ldy, const float *x, const q35_dweight *w, enum gemm_out out)
 {
     if (!w->w8)
         return q35_fail(r->err, "%s: the fp8 GEMM path without its fp8 weight", w->label);
@@ -151,15 +166,15 @@ static int gemm_fp8(q35_run *r, void *y, int64_t ldy, const float *x, const q35_
     q35_fp8_gemm *g = r->cm->fp8_gemm;
     const uint8_t *xq = fp8_codes(r);
     const float *sx = fp8_scales(r, w->k);
-    const int rc = out == FP8_BF16 ? q35_gemm_fp8_bf16(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err)
-                   : out == FP8_F32_ADD ? q35_gemm_fp8_add(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err)
+    const int rc = out == OUT_16 ? q35_gemm_fp8_bf16(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err)
+                   : out == OUT_F32_ADD ? q35_gemm_fp8_add(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err)
                                         : q35_gemm_fp8(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err);
     return gemm_done(r, y, rc);
 }
 
 static int project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
 {
-    return gemm_fp8(r, y, ldy, x, w, FP8_F32);
+    return gemm_fp8(r, y, ldy, x, w, OUT_F32);
 }
 
 /* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */
@@ -292,27 +307,42 @@ static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last
     const int64_t H = r->cm->hp.n_embd;
     if (r->f16_inputs || r->fp8_inputs) {
         q35_op_begin(r, Q35_OP_PROJ, w->label);
-        return q35_op_end(r, r->f16_inputs ? gemm_f16(r, BUF(r, X), H, in, w, true)
-                                           : gemm_fp8(r, BUF(r, X), H, in, w, FP8_F32_ADD));
+        return q35_op_end(r, r->f16_inputs ? gemm_f16(r, BUF(r, X), H, in, w, OUT_F32_ADD)
+                                           : gemm_fp8(r, BUF(r, X), H, in, w, OUT_F32_ADD));
     }
     return proj(r, BUF(r, PROJ), H, in, w) || residual_add(r, last);
 }
 
-/* The fp8 path's FFN with [gate | up] merged (its rows whole 16 bytes as bf16):
- * the GEMM writes GU as bf16 (half the bytes of f32, written and read), and
- * SwiGLU widens them back, quantizing ffn_down's input. The rounding is 1/20
- * of what e4m3's inputs cost (kernels/fp8.h); the fp8 tier measures both. */
-static int ffn_fp8_bf16(q35_run *r, const q35_dlayer *l)
+/* Whether the FFN's merged [gate | up] is written in 16 bits (ffn_gu16): on
+ * the fp8 path as bf16 unless $Q35_FP8_GU_BF16=0, on the f16 path through the
+ * tuned GEMM as f16 unless $Q35_F16_GU=0; rows of 2 ff halves whole 16 bytes. */
+static bool gu16(const q35_run *r)
+{
+    const q35_cuda_paths *p = &r->cm->paths;
+    return r->merge && (2 * r->cm->hp.n_ff) % 8 == 0 &&
+           (r->fp8_inputs ? !p->fp8_gu_f32 : r->f16_inputs && !p->f16_gu_f32 && hgemm_tuned(r));
+}
+
+/* The fast paths' FFN with [gate | up] merged and written in 16 bits (gu16):
+ * the GEMM writes GU as bf16 (fp8 path) or f16 (f16 path), half the bytes of
+ * f32 written and read, and SwiGLU widens them back, writing ffn_down's input
+ * (e4m3 codes and scales, or f16). bf16's rounding is 1/20 of what e4m3's
+ * inputs cost (kernels/fp8.h), f16's about one operand's f16 rounding
+ * (kernels/gemm_lt.h); the fp8 tier and the model suites measure them. */
+static int ffn_gu16(q35_run *r, const q35_dlayer *l)
 {
     const int64_t ff = r->cm->hp.n_ff;
     uint16_t *gu = (uint16_t *)(void *)BUF(r, GU);
     q35_op_begin(r, Q35_OP_PROJ, l->gu.label);
-    if (q35_op_end(r, gemm_fp8(r, gu, 2 * ff, BUF(r, NORMED), &l->gu, FP8_BF16)))
+    if (q35_op_end(r, r->fp8_inputs ? gemm_fp8(r, gu, 2 * ff, BUF(r, NORMED), &l->gu, OUT_16)
+                                    : gemm_f16(r, gu, 2 * ff, BUF(r, NORMED), &l->gu, OUT_16)))
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
-    if (input_written(r, BUF(r, FFN_ACT),
-                      q35_op_end(r, q35_swiglu_rows_bf16_fp8(fp8_codes(r), fp8_scales(r, ff), gu, gu + ff, 2 * ff, ff,
-                                                             r->T, r->cm->stream, r->err))))
+    const int rc = r->fp8_inputs ? q35_swiglu_rows_bf16_fp8(fp8_codes(r), fp8_scales(r, ff), gu, gu + ff, 2 * ff, ff,
+                                                            r->T, r->cm->stream, r->err)
+                                 : q35_swiglu_rows_f16_f16(r->cm->f16_act, gu, gu + ff, 2 * ff, ff, r->T,
+                                                           r->cm->stream, r->err);
+    if (input_written(r, BUF(r, FFN_ACT), q35_op_end(r, rc)))
         return -1;
     return out_proj(r, BUF(r, FFN_ACT), &l->ffn_down, l->index == r->cm->hp.n_layer - 1);
 }
@@ -324,8 +354,8 @@ static int ffn(q35_run *r, const q35_dlayer *l)
     float *g = BUF(r, GU), *u = g + ff; /* [gate | up] side by side */
     if (residual_norm(r, l->post_norm, k_post_norm))
         return -1;
-    if (r->fp8_inputs && r->merge && !r->cm->paths.fp8_gu_f32 && (2 * ff) % 8 == 0)
-        return ffn_fp8_bf16(r, l);
+    if (gu16(r))
+        return ffn_gu16(r, l);
     if (r->merge ? proj(r, g, 2 * ff, BUF(r, NORMED), &l->gu)
                  : proj(r, g, 2 * ff, BUF(r, NORMED), &l->ffn_gate) || proj(r, u, 2 * ff, BUF(r, NORMED), &l->ffn_up))
         return -1;

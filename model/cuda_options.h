@@ -89,8 +89,12 @@ typedef struct q35_cuda_paths {
                                 merged groups ([qkv | z | alpha | beta], [gate | up], [q | k | v]):
                                 $Q35_PREFILL_MERGE=0 at load, to measure the merge against it */
     bool fp8_gu_f32;         /* the fp8 path's merged [gate | up] written in f32 instead of bf16
-                                (model/cuda_layers.c, ffn_fp8_bf16): $Q35_FP8_GU_BF16=0 at load,
+                                (model/cuda_layers.c, ffn_gu16): $Q35_FP8_GU_BF16=0 at load,
                                 to measure the bf16 form against it */
+    bool f16_gu_f32;         /* the f16 path's merged [gate | up] written in f32 instead of f16 by
+                                the tuned GEMM (model/cuda_layers.c, ffn_gu16; without the tuned
+                                GEMM, gemm_lt_off, always f32): $Q35_F16_GU=0 at load, to measure
+                                the f16 form against it */
     bool gemm_lt_off;        /* the f16 path's GEMMs through cublasGemmEx's default algorithm
                                 (kernels/gemm.h) instead of the cuBLASLt context that times
                                 cuBLASLt's candidates per shape (kernels/gemm_lt.h):

@@ -8,6 +8,13 @@
  *              tuning on and off: gemm_f16's bounds; and each call bitwise
  *              (memcmp, all T * ldy values) a second call of its shape, with
  *              how its algorithm was chosen (tuned, or the heuristic's first)
+ *   lt16_tuned, lt16_first  its f16-out form (q35_hgemm_rounded_f16), both
+ *              contexts: <= 2e-3 + 2^-11 against float64; against the
+ *              reference on the f16-rounded inputs, each value within 2^-11
+ *              of itself + 2^-25 + (1 + 2^-11) 1e-4 of the largest (its one
+ *              rounding on top of the f32 accumulation's bound); bitwise a
+ *              second call (memcmp); how many values are the f32 form's
+ *              rounded (reported); at the 9B's f16-path GEMMs and odd shapes
  *   gemv_rows  the batch-invariant rows form               <= 1e-5, and bitwise
  *              (memcmp) q35_gemv of each row, all outputs
  *   gemm~gemv  gemm_f32 row t against q35_gemv of row t    <= 1e-5, all outputs
@@ -17,7 +24,10 @@
  * a shape) at 1 and 512 rows, the largest (27B lm_head) at 2048 through the GEMMs,
  * some at 7 and 64; over the types Q8_0 (0.8B), F16 (0.8B attention), Q4_K and
  * Q6_K (9B, 27B), and Q4_0, Q5_0, Q5_K, BF16, F32 at one shape each; the 9B
- * f16 path's merged and residual-adding GEMMs at 1, 7, 64 and 2048 rows; odd
+ * f16 path's merged and residual-adding GEMMs at 1, 7, 64 and 2048 rows (the
+ * f16-out form there too, [gate | up] at 2048; and at odd shapes: ldy > n,
+ * odd T and ldy, operands off 16 bytes, where a refusal naming the shape
+ * passes); odd
  * sizes, a weight only 2-byte aligned (its f16 copy too) and rows off 16-byte
  * alignment (the f16 rows and the output too). The f16 forms add into y too
  * (gemm_f16+, lt_tuned+, lt_first+: y = r + X W^T). Past 256 outputs
@@ -30,6 +40,7 @@
 #include "parity/lib/gpu.h"
 #include "linear_inputs.h"
 
+#include "core/half.h"
 #include "kernels/blas.h"
 #include "kernels/dequant.h"
 #include "kernels/gemm.h"
@@ -46,6 +57,12 @@
 #define LIMIT_F32 1e-5
 #define LIMIT_F16 2e-3
 #define LIMIT_F16_ACC 1e-4
+/* The f16-out form (q35_hgemm_rounded_f16): one rounding to f16 of the f32
+ * sum, |y16 - y| <= 2^-11 |y| (2^-25 absolute below f16's normals), on top of
+ * the f16 path's bounds (gemm_lt.h derives it) */
+#define F16_ROUND 0x1p-11
+#define F16_SUBNORMAL_STEP 0x1p-25
+#define LIMIT_F16_OUT (LIMIT_F16 + F16_ROUND)
 #define CHECKED_COLUMNS 256
 #define F16_REF_COLUMNS 32
 #define VARIANT_ROWS 2 /* rows each per-token variant runs */
@@ -54,7 +71,7 @@ static q35_rng g_rng;
 static q35_blas g_blas;
 static q35_hgemm *g_lt_tuned, *g_lt_first; /* gemm_lt.h's context, tuning on and off */
 
-enum { GEMM_F32 = 1, GEMM_F16 = 2, GEMV = 4, GEMM_LT = 8, ALL = 15 };
+enum { GEMM_F32 = 1, GEMM_F16 = 2, GEMV = 4, GEMM_LT = 8, ALL = 15, GEMM_LT16 = 16 }; /* LT16: the f16-out form */
 
 /* A weight on the host and the device, with what the paths keep of it. */
 typedef struct weight {
@@ -78,7 +95,7 @@ static void weight_make(weight *w, const char *model, const char *name, q35_type
     const size_t bytes = q35_row_bytes(type, k) * (size_t)n;
     w->dev = q35_gpu_bytes(bytes + offset);
     q35_gpu_upload(w->dev + offset, w->host, bytes);
-    if (paths & (GEMM_F16 | GEMM_LT)) {
+    if (paths & (GEMM_F16 | GEMM_LT | GEMM_LT16)) {
         w->dev16_buf = q35_gpu_bytes((size_t)(n * k) * 2 + offset);
         w->dev16 = (uint16_t *)(void *)(w->dev16_buf + offset);
         q35_gpu_ok(q35_dequant_f16(w->dev16, w->dev + offset, type, n, k, NULL, &err), &err);
@@ -243,11 +260,103 @@ static void check_f16(q35_suite *s, const f16_form *f, const weight *w, int64_t 
     q35_gpu_free(ybuf), q35_gpu_free(y2buf);
 }
 
+/* The f16-out form through context *lt at T rows: y16 = X W^T rounded to f16,
+ * into poisoned rows of ldy halves placed y_off halves into their buffer
+ * (columns past n, and the buffer's first y_off halves, still poisoned),
+ * widened: against the float64 reference (rel Linf <= LIMIT_F16_OUT) and, on
+ * the first m16 checked outputs, against the reference r on the f16-rounded
+ * inputs value by value, |y16 - r| <= 2^-11 |r| + 2^-25 + (1 + 2^-11) 1e-4
+ * max |r|: the output's one rounding of the f32 sum a (|y16 - a| <= 2^-11 |a|
+ * + 2^-25, |a| <= |r| + |a - r|) on top of the f32 accumulation's bound
+ * (|a - r| <= LIMIT_F16_ACC max |r|, as the f32 form's); a split of K that
+ * rounded partial sums to f16 would show here, not in the rel Linf. Then the
+ * shape called again, bitwise (memcmp, all T * ldy halves), how its algorithm
+ * was chosen, and how many values are the f32 form's (same context, same
+ * inputs) rounded: reported, not bounded (each shape has its own algorithm).
+ * Where rows or pointers are off 16 bytes (ldy, y_off or k not a multiple of
+ * 8, the weight off) a refusal naming the shape ("hgemm_f16 ... ldy ...")
+ * passes too (gemm_lt.h: any ldy cuBLASLt has an algorithm for), writing
+ * nothing. */
+static void check_lt_f16(q35_suite *s, q35_hgemm *lt, const char *path, const weight *w, int64_t T, int64_t ldy,
+                         int64_t y_off, const uint16_t *xs, const int64_t *cols, int64_t m, const double *ref,
+                         int64_t m16, const double *ref16)
+{
+    q35_error err = {{0}};
+    const int64_t n = w->n, halves = T * ldy + y_off;
+    const bool aligned = ldy % 8 == 0 && y_off % 8 == 0 && w->offset % 16 == 0 && w->k % 8 == 0;
+    char name[200];
+    name_case(name, sizeof name, path, w, T, ldy, m);
+    uint16_t *ybuf = q35_gpu_bytes((size_t)halves * 2), *y2buf = q35_gpu_bytes((size_t)halves * 2);
+    float *dy32 = q35_gpu_floats(T * ldy);
+    if (q35_hgemm_rounded_f16(lt, ybuf + y_off, ldy, xs, T, w->dev16, n, w->k, &err)) {
+        uint16_t *y = malloc((size_t)halves * 2);
+        q35_gpu_download(y, ybuf, (size_t)halves * 2);
+        int64_t written = 0;
+        for (int64_t i = 0; i < halves; i++)
+            written += y[i] != 0xffff;
+        q35_case(s, !aligned && strstr(err.msg, "hgemm_f16") && strstr(err.msg, "ldy") && written == 0,
+                 "%s: refused (%s; %" PRId64 " halves written): %s", name,
+                 aligned ? "rows and pointers 16-byte aligned: a failure" : "off 16 bytes: allowed", written, err.msg);
+        free(y);
+        q35_gpu_free(ybuf), q35_gpu_free(y2buf), q35_gpu_free(dy32);
+        return;
+    }
+    q35_hgemm_choice c1 = {0};
+    const int have1 = q35_hgemm_last_choice(lt, &c1);
+    q35_gpu_ok(q35_hgemm_rounded_f16(lt, y2buf + y_off, ldy, xs, T, w->dev16, n, w->k, &err), &err);
+    q35_gpu_ok(q35_hgemm_rounded(lt, dy32, ldy, xs, T, w->dev16, n, w->k, 0, &err), &err);
+    uint16_t *y = malloc((size_t)halves * 2), *y2 = malloc((size_t)halves * 2);
+    q35_gpu_download(y, ybuf, (size_t)halves * 2);
+    q35_gpu_download(y2, y2buf, (size_t)halves * 2);
+    float *y32 = q35_gpu_to_host(dy32, T * ldy);
+    int64_t written = 0, rounded = 0;
+    for (int64_t i = 0; i < y_off; i++)
+        written += y[i] != 0xffff;
+    float *sub = malloc((size_t)(T * m) * sizeof *sub);
+    for (int64_t t = 0; t < T; t++) {
+        const uint16_t *row = y + y_off + t * ldy;
+        for (int64_t o = n; o < ldy; o++)
+            written += row[o] != 0xffff;
+        for (int64_t o = 0; o < n; o++)
+            rounded += row[o] == q35_f32_to_f16(y32[t * ldy + o]);
+        for (int64_t j = 0; j < m; j++)
+            sub[t * m + j] = q35_f16_to_f32(row[cols[j]]);
+    }
+    const q35_cmp cr = q35_compare_f32_f64(sub, ref, T * m);
+    double max_r = 0.0, excess = 0.0; /* the largest |y16 - r| - 2^-11 |r| - 2^-25, as a share of max |r| */
+    for (int64_t i = 0; i < T * m16; i++)
+        max_r = fmax(max_r, fabs(ref16[i]));
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t j = 0; j < m16; j++) {
+            const double r = ref16[t * m16 + j], e = fabs((double)sub[t * m + j] - r);
+            excess = fmax(excess, (e - F16_ROUND * fabs(r) - F16_SUBNORMAL_STEP) / (max_r > 0.0 ? max_r : 1.0));
+        }
+    const double limit_acc = LIMIT_F16_ACC * (1.0 + F16_ROUND);
+    q35_case(s, written == 0 && cr.nonfinite == 0 && cr.rel_linf <= LIMIT_F16_OUT && excess <= limit_acc,
+             "%s: rel Linf %.2e (<= %.1e), rel L2 %.2e; against f16-rounded inputs (%" PRId64 " outputs) past the "
+             "output's rounding %.2e of max (<= %.2e); %" PRId64 " non-finite, %" PRId64 " written outside its "
+             "columns; %" PRId64 " of %" PRId64 " the f32 form's rounded",
+             name, cr.rel_linf, LIMIT_F16_OUT, cr.rel_l2, m16, excess, limit_acc, cr.nonfinite, written, rounded,
+             T * n);
+    const bool same = memcmp(y, y2, (size_t)halves * 2) == 0;
+    const bool tuned = lt == g_lt_tuned;
+    const bool choice_ok = have1 == 0 && c1.candidates >= 1 && c1.candidates <= Q35_HGEMM_CANDIDATES &&
+                           c1.chosen >= 0 && c1.chosen < c1.candidates && c1.tuned == tuned &&
+                           (tuned ? c1.best_ms >= 0.0f && (c1.first_ms < 0.0f || c1.best_ms <= c1.first_ms)
+                                  : c1.chosen == 0 && c1.best_ms < 0.0f);
+    q35_case(s, same && choice_ok,
+             "%s: called again, %s; candidates %d, chosen %d, tuned %d, first %.4f ms, best %.4f ms", name,
+             same ? "bitwise equal" : "differ", c1.candidates, c1.chosen, c1.tuned, (double)c1.first_ms,
+             (double)c1.best_ms);
+    free(y), free(y2), free(y32), free(sub);
+    q35_gpu_free(ybuf), q35_gpu_free(y2buf), q35_gpu_free(dy32);
+}
+
 /* One row count through the chosen paths; x placed x_off floats into its buffer. */
 static void check_rows(q35_suite *s, const weight *w, int64_t T, int64_t ldy, int paths, int64_t x_off)
 {
     if (q35_racecheck()) /* cuBLAS's kernels are outside racecheck's model (harness.h) */
-        paths &= ~(GEMM_F32 | GEMM_F16 | GEMM_LT);
+        paths &= ~(GEMM_F32 | GEMM_F16 | GEMM_LT | GEMM_LT16);
     q35_error err = {{0}};
     const int64_t n = w->n, k = w->k;
     const void *wd = w->dev + w->offset;
@@ -276,7 +385,7 @@ static void check_rows(q35_suite *s, const weight *w, int64_t T, int64_t ldy, in
         else
             q35_case_unit(s, name, &c, LIMIT_F32, NULL);
     }
-    if (paths & (GEMM_F16 | GEMM_LT)) {
+    if (paths & (GEMM_F16 | GEMM_LT | GEMM_LT16)) {
         uint16_t *xbuf16 = q35_gpu_bytes((size_t)(q35_gemm_f16_scratch_halves(T, k) + x_off) * 2);
         uint16_t *xs = xbuf16 + x_off; /* x16, y: x_off halves and floats into their buffers, as x */
         q35_gpu_ok(q35_gemm_f16_round(g_blas, xs, dx, T, k, &err), &err); /* the Lt forms' x16 */
@@ -286,6 +395,10 @@ static void check_rows(q35_suite *s, const weight *w, int64_t T, int64_t ldy, in
         for (int f = 0; f < N_F16_FORMS; f++)
             if (paths & g_f16_forms[f].paths)
                 check_f16(s, &g_f16_forms[f], w, T, ldy, x_off, dx, xs, cols, m, ref, m16, ref16);
+        if (paths & GEMM_LT16) { /* y16 x_off halves into its buffer, as x */
+            check_lt_f16(s, g_lt_tuned, "lt16_tuned", w, T, ldy, x_off, xs, cols, m, ref, m16, ref16);
+            check_lt_f16(s, g_lt_first, "lt16_first", w, T, ldy, x_off, xs, cols, m, ref, m16, ref16);
+        }
         free(ref16);
         q35_gpu_free(xbuf16);
     }
@@ -383,9 +496,10 @@ static void check_model(q35_suite *s, const char *model, const char *shape, cons
  * merged [qkv | z | alpha | beta], [q | k | v] and [gate | up], and the output
  * projections that add into x (ssm_out and attn_output share a shape,
  * ffn_down), widths from the shapes table (model/capacity.h), Q4_K weights,
- * through gemm.h and the Lt context at 1, 7 and 64 rows, and 2048 for the
- * first and the fourth (not under Q35_QUICK, which keeps 1 and 7 rows of the
- * first). */
+ * through gemm.h and the Lt context, and the Lt context's f16-out form, at 1,
+ * 7 and 64 rows, and 2048 for the first and the fourth; [gate | up], which the
+ * model runs f16-out, at 2048 through that form alone (not under Q35_QUICK,
+ * which keeps 1 and 7 rows of the first). */
 static void check_f16_path(q35_suite *s)
 {
     q35_hparams hp;
@@ -405,9 +519,12 @@ static void check_f16_path(q35_suite *s)
     for (int i = 0; i < (quick ? 1 : 5); i++) {
         const int64_t rows[] = {1, 7, 64, 2048};
         weight w;
-        weight_make(&w, "9B", k_gemm[i].name, Q35_TYPE_Q4_K, k_gemm[i].n, k_gemm[i].k, 0, GEMM_F16 | GEMM_LT);
-        for (int r = 0; r < (quick ? 2 : i == 0 || i == 3 ? 4 : 3); r++)
-            check_rows(s, &w, rows[r], w.n, GEMM_F16 | GEMM_LT, 0);
+        const int all = GEMM_F16 | GEMM_LT | GEMM_LT16;
+        weight_make(&w, "9B", k_gemm[i].name, Q35_TYPE_Q4_K, k_gemm[i].n, k_gemm[i].k, 0, all);
+        for (int r = 0; r < (quick ? 2 : 3); r++)
+            check_rows(s, &w, rows[r], w.n, all, 0);
+        if (!quick && (i == 0 || i == 2 || i == 3))
+            check_rows(s, &w, rows[3], w.n, i == 2 ? GEMM_LT16 : all, 0);
         weight_free(&w);
     }
 }
@@ -422,14 +539,48 @@ static void check_one(q35_suite *s, const char *model, const char *name, q35_typ
     weight_free(&w);
 }
 
-/* gemm_lt.h's refusals (gemm.h's checks, named "hgemm" and "hgemm_add"), each
- * writing nothing; T = 0 writes nothing; no choice before a call. d: 1 << 16
- * poisoned floats. */
+/* The f16-out form (GEMM_LT16) at odd shapes: rows of ldy > n (the columns
+ * past n untouched), odd T, rows and pointers off 16 bytes (where cuBLASLt may
+ * refuse, naming the shape). */
+static void check_lt16_odd(q35_suite *s)
+{
+    static const struct {
+        q35_type type;
+        int64_t n, k, T, ldy;
+        size_t offset; /* the weight's bytes into its buffer */
+        int64_t x_off; /* x16 and y16's halves into theirs */
+    } k_odd[] = {
+        {Q35_TYPE_Q6_K, 100, 256, 5, 128, 0, 0}, /* ldy > n, 16-byte rows */
+        {Q35_TYPE_Q5_0, 19, 64, 17, 24, 0, 0},   /* ldy > n, odd T */
+        {Q35_TYPE_Q8_0, 37, 96, 3, 41, 0, 0},    /* odd ldy: rows of 82 bytes */
+        {Q35_TYPE_Q4_K, 64, 512, 9, 64, 2, 3},   /* the weight 2 bytes off, x16 and y16 6 bytes off */
+        {Q35_TYPE_F16, 33, 1000, 9, 40, 0, 0},   /* ldy > n, n odd */
+    };
+    for (size_t i = 0; i < sizeof k_odd / sizeof k_odd[0]; i++) {
+        weight w;
+        weight_make(&w, "odd", "-", k_odd[i].type, k_odd[i].n, k_odd[i].k, k_odd[i].offset, GEMM_LT16);
+        check_rows(s, &w, k_odd[i].T, k_odd[i].ldy, GEMM_LT16, k_odd[i].x_off);
+        weight_free(&w);
+    }
+}
+
+/* One call of a gemm_lt.h form into d: 0 plain, 1 add, 2 f16 out. */
+static int lt_call(q35_hgemm *h, int form, float *d, int64_t ldy, const uint16_t *x16, int64_t T, const uint16_t *w16,
+                   int64_t n, int64_t k, q35_error *err)
+{
+    if (form == 2)
+        return q35_hgemm_rounded_f16(h, (uint16_t *)(void *)d, ldy, x16, T, w16, n, k, err);
+    return q35_hgemm_rounded(h, d, ldy, x16, T, w16, n, k, form, err);
+}
+
+/* gemm_lt.h's refusals (gemm.h's checks, named "hgemm", "hgemm_add" and
+ * "hgemm_f16"), each writing nothing; T = 0 writes nothing; no choice before
+ * a call. d: 1 << 16 poisoned floats. */
 static void check_lt_refusals(q35_suite *s, float *d)
 {
     static const struct {
         int64_t ldy, T, n, k;
-        int add;
+        int form; /* lt_call's */
         const char *want;
     } k_bad[] = {
         {60, 2, 64, 32, 0, "hgemm: ldy = 60 is less than n = 64"},
@@ -441,6 +592,11 @@ static void check_lt_refusals(q35_suite *s, float *d)
         {(int64_t)INT32_MAX + 2, 2, (int64_t)INT32_MAX + 1, 32, 0, "hgemm: n = 2147483648 rows (want 1..2147483647)"},
         {64, 2, 64, 0, 1, "hgemm_add: k = 0 (want 1..2147483647)"},
         {64, 2, 64, (int64_t)INT32_MAX + 1, 0, "hgemm: k = 2147483648 (want 1..2147483647)"},
+        {60, 2, 64, 32, 2, "hgemm_f16: ldy = 60 is less than n = 64"},
+        {(int64_t)INT32_MAX + 1, 2, 64, 32, 2, "hgemm_f16: ldy = 2147483648 (want <= 2147483647)"},
+        {64, -1, 64, 32, 2, "hgemm_f16: T = -1 (want 0..2147483647)"},
+        {64, 2, 0, 32, 2, "hgemm_f16: n = 0 rows (want 1..2147483647)"},
+        {64, 2, 64, 0, 2, "hgemm_f16: k = 0 (want 1..2147483647)"},
     };
     q35_hgemm *h = NULL;
     q35_error err = {{0}};
@@ -449,15 +605,14 @@ static void check_lt_refusals(q35_suite *s, float *d)
     q35_case(s, q35_hgemm_last_choice(h, &c) == -1, "hgemm: no choice before a call");
     for (size_t i = 0; i < sizeof k_bad / sizeof k_bad[0]; i++) {
         memset(&err, 0, sizeof err);
-        const int rc = q35_hgemm_rounded(h, d, k_bad[i].ldy, (const uint16_t *)d, k_bad[i].T, (const uint16_t *)d,
-                                         k_bad[i].n, k_bad[i].k, k_bad[i].add, &err);
+        const int rc = lt_call(h, k_bad[i].form, d, k_bad[i].ldy, (const uint16_t *)d, k_bad[i].T, (const uint16_t *)d,
+                               k_bad[i].n, k_bad[i].k, &err);
         q35_case(s, rc == -1 && strstr(err.msg, k_bad[i].want), "hgemm refuses \"%s\": %s", k_bad[i].want, err.msg);
     }
     memset(&err, 0, sizeof err);
-    const int rc = q35_hgemm_rounded(h, d, 64, (const uint16_t *)(d + 4096), 0, (const uint16_t *)(d + 8192), 64, 32,
-                                     0, &err) ||
-                   q35_hgemm_rounded(h, d, 64, (const uint16_t *)(d + 4096), 0, (const uint16_t *)(d + 8192), 64, 32,
-                                     1, &err);
+    int rc = 0;
+    for (int form = 0; form < 3 && rc == 0; form++)
+        rc = lt_call(h, form, d, 64, (const uint16_t *)(d + 4096), 0, (const uint16_t *)(d + 8192), 64, 32, &err);
     float *y = q35_gpu_to_host(d, 1 << 16);
     int64_t written = 0;
     for (int i = 0; i < 1 << 16; i++) {
@@ -466,7 +621,7 @@ static void check_lt_refusals(q35_suite *s, float *d)
         written += u != 0xffffffffu;
     }
     q35_case(s, rc == 0 && written == 0 && q35_hgemm_last_choice(h, &c) == -1,
-             "hgemm: the refusals and T = 0 (plain and add) write nothing (%" PRId64 " written), make no choice",
+             "hgemm: the refusals and T = 0 (plain, add, f16) write nothing (%" PRId64 " written), make no choice",
              written);
     free(y);
     q35_hgemm_destroy(h);
@@ -572,6 +727,7 @@ int main(void)
     check_one(&s, "odd", "-", Q35_TYPE_Q8_0, 9, 1024, 2, 9, 0, 0);    /* 2 rows a group, the last alone */
     check_one(&s, "odd", "-", Q35_TYPE_Q6_K, 5, 2048, 2, 5, 0, 0);    /* 2 units a lane a stage */
     check_one(&s, "odd", "-", Q35_TYPE_Q4_0, 3, 512, 2, 3, 0, 2);     /* x off 16-byte alignment */
+    check_lt16_odd(&s);
 
     printf("-- refusals\n");
     check_refusals(&s);

@@ -14,7 +14,11 @@
  * form's output on the GPU and q35_ref_fp8_quantize_rows of it on the CPU
  * (memcmp, codes and scales), within one e4m3 step of the float64 reference
  * quantized, aligned and one float off, to 24576 a row and at 2048 rows; the
- * widths it refuses. */
+ * widths it refuses. Its f16-in f16-out form (the f16 path's f16 GU) bitwise
+ * the f16-out form of the widened rows (memcmp), nothing written past the
+ * output, at the 9B's GU rows (1, 7, 2048), with gaps, off alignment, odd
+ * widths, zeros, subnormals and overflowing products; its refusals, which
+ * write nothing. */
 #include "parity/lib/gpu.h"
 
 #include "core/half.h"
@@ -157,6 +161,40 @@ static void check_swiglu_strided(q35_suite *s, const char *what, int64_t width, 
         q35_gpu_free(h2);
 }
 
+/* Finite f16 inputs past the normal draws, at the start of each row of g and
+ * u: zeros, subnormals (down to the least), the least normal, the largest
+ * finite (silu(65504) * 65504 overflows f16: inf, and silu(-65504) is -0). No
+ * infinity or NaN: silu(-inf) is NaN, whose bits the two roundings of a
+ * store (__float2half_rn, __floats2half2_rn) need not agree on. */
+static const uint16_t k_f16_edges[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00, 0xbc00};
+#define N_F16_EDGES ((int64_t)(sizeof k_f16_edges / sizeof k_f16_edges[0]))
+
+/* GU of a 16-bit [gate | up] GEMM on the device: rows [g | pad1 | u | pad2]
+ * of bf16 or f16 bits (bf16 true / false), the gaps NaN. g and u [rows][width]
+ * (drawn) are narrowed into them, then set to the narrowed values widened
+ * (exact): their f32 copies. f16 rows start with the edge values above, g's
+ * in order and u's turned by the row (each against each of the others). */
+static uint16_t *gu16_rows(float *g, float *u, int64_t width, int64_t pad1, int64_t pad2, int64_t rows, bool bf16)
+{
+    const int64_t stride = 2 * width + pad1 + pad2, edges = bf16 ? 0 : N_F16_EDGES;
+    uint16_t *gu = malloc((size_t)(rows * stride) * 2);
+    for (int64_t i = 0; i < rows * stride; i++)
+        gu[i] = bf16 ? 0x7fc0 : 0x7e00; /* NaN */
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t i = 0; i < width; i++) {
+            uint16_t *row = gu + r * stride, *gi = &row[i], *ui = &row[width + pad1 + i];
+            float *gv = &g[r * width + i], *uv = &u[r * width + i];
+            *gi = i < edges ? k_f16_edges[i] : bf16 ? q35_f32_to_bf16(*gv) : q35_f32_to_f16(*gv);
+            *ui = i < edges ? k_f16_edges[(i + r) % edges] : bf16 ? q35_f32_to_bf16(*uv) : q35_f32_to_f16(*uv);
+            *gv = bf16 ? q35_bf16_to_f32(*gi) : q35_f16_to_f32(*gi);
+            *uv = bf16 ? q35_bf16_to_f32(*ui) : q35_f16_to_f32(*ui);
+        }
+    uint16_t *d = q35_gpu_bytes((size_t)(rows * stride) * 2);
+    q35_gpu_upload(d, gu, (size_t)(rows * stride) * 2);
+    free(gu);
+    return d;
+}
+
 /* SwiGLU FP8 out from bf16 [g | pad1 | u | pad2] rows (GU of the FP8 path's
  * bf16-out [gate | up] GEMM; the gaps NaN, never read): codes and scales
  * bitwise q35_swiglu_rows_fp8 of the rows widened to f32 (which the suite
@@ -167,20 +205,8 @@ static void check_swiglu_bf16_fp8(q35_suite *s, const char *what, int64_t width,
     q35_error err = {{0}};
     const int64_t n = width * rows, stride = 2 * width + pad1 + pad2;
     float *g = q35_host_normal(n, 0.0, 3.0, &g_rng), *u = q35_host_normal(n, 0.0, 1.0, &g_rng);
-    uint16_t *gu = malloc((size_t)(rows * stride) * 2);
-    for (int64_t i = 0; i < rows * stride; i++)
-        gu[i] = 0x7fc0; /* bf16 NaN */
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t i = 0; i < width; i++) {
-            uint16_t *row = gu + r * stride;
-            row[i] = q35_f32_to_bf16(g[r * width + i]);
-            row[width + pad1 + i] = q35_f32_to_bf16(u[r * width + i]);
-            g[r * width + i] = q35_bf16_to_f32(row[i]);
-            u[r * width + i] = q35_bf16_to_f32(row[width + pad1 + i]);
-        }
+    uint16_t *dgu = gu16_rows(g, u, width, pad1, pad2, rows, true);
     float *dg = q35_gpu_from_host(g, n), *du = q35_gpu_from_host(u, n);
-    uint16_t *dgu = q35_gpu_bytes((size_t)(rows * stride) * 2);
-    q35_gpu_upload(dgu, gu, (size_t)(rows * stride) * 2);
     uint8_t *q1 = q35_gpu_bytes((size_t)n), *q2 = q35_gpu_bytes((size_t)n);
     float *s1 = q35_gpu_floats(rows), *s2 = q35_gpu_floats(rows);
     q35_gpu_ok(q35_swiglu_rows_fp8(q1, s1, dg, du, width, width, rows, NULL, &err), &err);
@@ -194,9 +220,52 @@ static void check_swiglu_bf16_fp8(q35_suite *s, const char *what, int64_t width,
              "swiglu_rows_bf16_fp8 %-10s width %5" PRId64 " rows %4" PRId64 " in stride %5" PRId64
              " vs swiglu_rows_fp8 of the widened rows: codes %s, scales %s",
              what, width, rows, stride, codes ? "bitwise equal" : "differ", scales ? "bitwise equal" : "differ");
-    free(g), free(u), free(gu), free(c1), free(c2), free(h1), free(h2);
+    free(g), free(u), free(c1), free(c2), free(h1), free(h2);
     q35_gpu_free(dg), q35_gpu_free(du), q35_gpu_free(dgu), q35_gpu_free(q1), q35_gpu_free(q2), q35_gpu_free(s1),
         q35_gpu_free(s2);
+}
+
+/* SwiGLU f16 out from f16 [g | pad1 | u | pad2] rows (GU of the f16 path's
+ * f16-out [gate | up] GEMM; the gaps NaN, never read), into y16 y_off halves
+ * into a poisoned buffer: bitwise (memcmp) q35_swiglu_rows_f16 of the rows
+ * widened to f32, contiguous (which the suite checks against the CPU's
+ * rounding of the f32 form and float64 above), and the 8 halves after the
+ * output still poisoned. Eights through 16-byte accesses where width and the
+ * stride are multiples of 8 and g, u, y16 16-byte aligned; pad1 % 8 != 0 (u
+ * off 16 bytes), an odd width or y_off % 8 != 0: the scalar loads. */
+static void check_swiglu_f16_f16(q35_suite *s, const char *what, int64_t width, int64_t pad1, int64_t pad2,
+                                 int64_t rows, int64_t y_off)
+{
+    q35_error err = {{0}};
+    const int64_t n = width * rows, stride = 2 * width + pad1 + pad2;
+    float *g = q35_host_normal(n, 0.0, 3.0, &g_rng), *u = q35_host_normal(n, 0.0, 1.0, &g_rng);
+    uint16_t *dgu = gu16_rows(g, u, width, pad1, pad2, rows, false);
+    float *dg = q35_gpu_from_host(g, n), *du = q35_gpu_from_host(u, n);
+    uint16_t *want = q35_gpu_bytes((size_t)n * 2), *ybuf = q35_gpu_bytes((size_t)(n + y_off + 8) * 2);
+    q35_gpu_ok(q35_swiglu_rows_f16(want, dg, du, width, width, rows, NULL, &err), &err);
+    q35_gpu_ok(q35_swiglu_rows_f16_f16(ybuf + y_off, dgu, dgu + width + pad1, stride, width, rows, NULL, &err), &err);
+    uint16_t *h1 = malloc((size_t)n * 2), *h2 = malloc((size_t)(n + y_off + 8) * 2);
+    q35_gpu_download(h1, want, (size_t)n * 2);
+    q35_gpu_download(h2, ybuf, (size_t)(n + y_off + 8) * 2);
+    int64_t n_diff = 0, first = -1, past = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (h2[y_off + i] != h1[i] && n_diff++ == 0)
+            first = i;
+    for (int64_t i = 0; i < y_off; i++)
+        past += h2[i] != 0xffff;
+    for (int64_t i = y_off + n; i < y_off + n + 8; i++)
+        past += h2[i] != 0xffff;
+    const bool same = memcmp(h2 + y_off, h1, (size_t)n * 2) == 0;
+    char diff[96] = "bitwise equal";
+    if (!same)
+        snprintf(diff, sizeof diff, "%" PRId64 " of %" PRId64 " differ (first [%" PRId64 "]: 0x%04x, want 0x%04x)",
+                 n_diff, n, first, h2[y_off + first], h1[first]);
+    q35_case(s, same && past == 0,
+             "swiglu_rows_f16_f16 %-11s width %5" PRId64 " rows %4" PRId64 " in stride %5" PRId64 " y16 +%" PRId64
+             " vs swiglu_rows_f16 of the widened rows: %s; %" PRId64 " halves written outside y16",
+             what, width, rows, stride, y_off, diff, past);
+    free(g), free(u), free(h1), free(h2);
+    q35_gpu_free(dg), q35_gpu_free(du), q35_gpu_free(dgu), q35_gpu_free(want), q35_gpu_free(ybuf);
 }
 
 static void check_split(q35_suite *s, const char *what, int heads, int hd, int64_t rows)
@@ -362,6 +431,32 @@ static void check_refusals(q35_suite *s)
                                   2, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "swiglu_rows_bf16_fp8: input row stride 99 shorter than its width 100"),
              "swiglu_rows_bf16_fp8 refuses an input stride below the width: %s", err.msg);
+    static const struct {
+        int64_t y, g, u, stride, width, rows; /* y16, g16, u16: halves into d */
+        const char *want;
+    } f16[] = {
+        {0, 512, 1024, 99, 100, 2, "swiglu_rows_f16_f16: input row stride 99 shorter than its width 100"},
+        {512, 512, 612, 200, 100, 2, "swiglu_rows_f16_f16: y16 must not alias an input"},
+        {612, 512, 612, 200, 100, 2, "swiglu_rows_f16_f16: y16 must not alias an input"},
+        {0, 512, 1024, 0, 0, 1, "swiglu_rows_f16_f16: width 0, rows 1"},
+        {0, 512, 1024, 200, 100, -1, "swiglu_rows_f16_f16: width 100, rows -1"},
+    };
+    uint16_t *d16 = q35_gpu_bytes(2048 * 2); /* poisoned */
+    for (size_t i = 0; i < sizeof f16 / sizeof *f16; i++) {
+        memset(&err, 0, sizeof err);
+        rc = q35_swiglu_rows_f16_f16(d16 + f16[i].y, d16 + f16[i].g, d16 + f16[i].u, f16[i].stride, f16[i].width,
+                                     f16[i].rows, NULL, &err);
+        q35_case(s, rc == -1 && strstr(err.msg, f16[i].want) != NULL, "swiglu_rows_f16_f16 refuses (want \"%s\"): %s",
+                 f16[i].want, err.msg);
+    }
+    uint16_t *left = malloc(2048 * sizeof *left); /* every half of d16 still poisoned */
+    q35_gpu_download(left, d16, 2048 * sizeof *left);
+    int64_t written = 0;
+    for (int i = 0; i < 2048; i++)
+        written += left[i] != 0xffff;
+    q35_case(s, written == 0, "swiglu_rows_f16_f16: its refusals write nothing (%" PRId64 " halves written)", written);
+    free(left);
+    q35_gpu_free(d16);
     q35_gpu_free(d);
 }
 
@@ -400,6 +495,19 @@ int main(void)
     check_swiglu_bf16_fp8(&s, "odd width", 37, 3, 0, 5);
     check_swiglu_bf16_fp8(&s, "quad tail", 44, 4, 4, 9); /* 16-byte rows: five loads of eight, a quad after */
     check_swiglu_strided(&s, "odd", 37, 2, 5, 3);
+    /* f16 GU (the f16 path's f16-out [gate | up] GEMM): u right after g, the 9B's rows at 1, 7, 2048 */
+    const int64_t gu_rows[] = {1, 7, q35_quick() ? 64 : 2048};
+    for (int i = 0; i < 3; i++)
+        check_swiglu_f16_f16(&s, "9B GU", 12288, 0, 0, gu_rows[i], 0);
+    check_swiglu_f16_f16(&s, "9B GU gaps", 12288, 8, 8, big, 0);
+    check_swiglu_f16_f16(&s, "9B GU y off", 12288, 0, 0, 7, 1);       /* y16 2 bytes off: scalar */
+    check_swiglu_f16_f16(&s, "9B GU y off8", 12288, 0, 0, 7, 4);      /* y16 8 bytes off: scalar */
+    check_swiglu_f16_f16(&s, "27B GU off", 17408, 1, 3, 7, 0);        /* u off 16 bytes: scalar */
+    check_swiglu_f16_f16(&s, "0.8B GU", 3584, 0, 0, 37, 0);
+    check_swiglu_f16_f16(&s, "odd width", 37, 3, 0, 5, 0);
+    check_swiglu_f16_f16(&s, "odd", 37, 0, 0, 3, 0);                  /* in stride 74: scalar */
+    check_swiglu_f16_f16(&s, "width 44", 44, 4, 4, 9, 0);             /* stride 96, width not eights: scalar */
+    check_swiglu_f16_f16(&s, "width 1", 1, 0, 0, 7, 0);
 
     check_split(&s, "0.8B", 8, 256, 37);
     check_split(&s, "9B", 16, 256, big);
