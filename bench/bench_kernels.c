@@ -32,7 +32,7 @@
 #include <string.h>
 
 /* The fused-or-chain benchmarks' argument: the fused op, or the launches it replaces. */
-static const int k_fused = 0, k_chain = 1, k_mix16 = 2;
+static const int k_fused = 0, k_chain = 1;
 
 struct delta_ctx {
     float *o, *S, *rows, *g, *beta;
@@ -159,15 +159,6 @@ static int dprep_launch(void *p, q35_error *err)
                                c->b_col, c->w, c->dt, c->a, c->d, c->T, 1e-6f, NULL, err);
 }
 
-/* The fused unit from f16 rows (q35_delta_prep_rows_mix16: the f16 path's MIX; the f16 rows in mix's first half). */
-static int dprep_mix16_launch(void *p, q35_error *err)
-{
-    struct dprep_ctx *c = p;
-    return q35_delta_prep_rows_mix16(c->out, c->d.conv_dim, c->g, c->beta, c->win, (const uint16_t *)(void *)c->mix,
-                                     c->in_stride, c->alpha_col, c->b_col, c->w, c->dt, c->a, c->d, c->T, 1e-6f, NULL,
-                                     err);
-}
-
 /* The chain it replaces (model/cuda_layers.c with $Q35_DELTA_PREP=0: conv1d, l2norm_qk, gates). */
 static int dprep_chain_launch(void *p, q35_error *err)
 {
@@ -185,12 +176,11 @@ static int dprep_chain_launch(void *p, q35_error *err)
  * model's layout, fused or as the chain. Bytes as each moves them (C = conv_dim):
  * both 4 (2 T C) through the conv, 16 T hv through the gates and 4 (2K - 1) C of
  * taps and window; the chain 16 T hk dk more (the norm reads and writes the q/k
- * heads again); the f16-input form 2 T C less (its rows read as halves). The
- * fused kernel's halo rows, read again from L2, are not counted.
- * arg: &k_fused, &k_chain or &k_mix16. */
+ * heads again). The fused kernel's halo rows, read again from L2, are not counted.
+ * arg: &k_fused or &k_chain. */
 static void bench_delta_prep(q35_bench_state *st, void *arg)
 {
-    const int mode = *(const int *)arg, fused = mode != k_chain;
+    const int fused = !*(const int *)arg;
     const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
     struct dprep_ctx c = {.T = q35_bench_arg(st, 1),
                          .d = {2 * (int64_t)m->ssm_hk * m->ssm_dk + (int64_t)m->ssm_hv * m->ssm_dv, m->conv_kernel,
@@ -207,13 +197,10 @@ static void bench_delta_prep(q35_bench_state *st, void *arg)
     c.w = q35_bench_alloc((size_t)(C * K) * 4);
     c.dt = q35_bench_alloc((size_t)c.d.hv * 4), c.a = q35_bench_alloc((size_t)c.d.hv * 4);
     q35_bench_fill(c.a, (size_t)c.d.hv, -1.0f);
-    if (mode == k_mix16) /* valid halves: the f32 buffer's zero bits, read as f16 zeros */
-        q35_bench_fill(c.mix, (size_t)(c.T * c.in_stride) / 2, 0.0f);
-    q35_bench_time(st, mode == k_mix16 ? dprep_mix16_launch : fused ? dprep_launch : dprep_chain_launch, &c);
+    q35_bench_time(st, fused ? dprep_launch : dprep_chain_launch, &c);
     const double T = (double)c.T, hv = (double)c.d.hv;
     const double moved = 4.0 * (2.0 * T * (double)C + 4.0 * T * hv + (2.0 * (double)K - 1.0) * (double)C) +
-                         (fused ? 0.0 : 16.0 * T * (double)c.d.hk * (double)c.d.dk) -
-                         (mode == k_mix16 ? 2.0 * T * (double)C + 4.0 * T * hv : 0.0);
+                         (fused ? 0.0 : 16.0 * T * (double)c.d.hk * (double)c.d.dk);
     q35_bench_rate(st, "bytes", moved);
     q35_bench_pct_of(st, Q35_CEILING_COPY, moved);
     q35_bench_rate(st, "tokens", T);
@@ -280,45 +267,36 @@ struct gated_ctx {
     float *y, *o, *z, *w;
     uint16_t *y16;
     int64_t n, heads, T;
-    bool z16; /* z read as f16 (its rows in z's first half): q35_gated_rmsnorm_rows_f16_z16 */
 };
 
 static int gated_launch(void *p, q35_error *err)
 {
     struct gated_ctx *c = p;
     const int64_t zs = c->heads * c->n;
-    if (c->z16)
-        return q35_gated_rmsnorm_rows_f16_z16(c->y16, c->o, (const uint16_t *)(void *)c->z, zs, c->w, c->n, c->heads,
-                                              c->T, 1e-6f, NULL, err);
     return c->y16 ? q35_gated_rmsnorm_rows_f16(c->y16, c->o, c->z, zs, c->w, c->n, c->heads, c->T, 1e-6f, NULL, err)
                   : q35_gated_rmsnorm_rows(c->y, c->o, c->z, zs, c->w, c->n, c->heads, c->T, 1e-6f, NULL, err);
 }
 
 /* The gated RMSNorm of T rows of a model's DeltaNet value heads (ssm_dv each),
- * f32 out (in place, as the model's f32 path) or f16 (ssm_out's input), from
- * f32 z or (f16 axis 2: the f16 path's MIX in f16) f16 z; bytes: o and z read
- * (4 and 4 or 2 a value), y written (4 or 2), w once. */
+ * f32 out (in place, as the model's f32 path) or f16 (ssm_out's input); bytes:
+ * o and z read, y written (4 or 2 a value), w once. */
 static void bench_gated_rmsnorm(q35_bench_state *st, void *unused)
 {
     (void)unused;
     const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
     struct gated_ctx c = {.n = m->ssm_dv, .heads = m->ssm_hv, .T = q35_bench_arg(st, 1)};
-    const int f16 = q35_bench_arg(st, 2) != 0;
-    c.z16 = q35_bench_arg(st, 2) == 2;
+    const int f16 = (int)q35_bench_arg(st, 2);
     const size_t values = (size_t)(c.n * c.heads * c.T);
     c.o = q35_bench_alloc(values * 4), c.z = q35_bench_alloc(values * 4), c.w = q35_bench_alloc((size_t)c.n * 4);
     q35_bench_fill(c.o, values, 0.5f);
-    const uint32_t one16x2 = 0x3c003c00u; /* two f16 ones */
-    float z16_ones;
-    memcpy(&z16_ones, &one16x2, sizeof z16_ones);
-    q35_bench_fill(c.z, c.z16 ? values / 2 : values, c.z16 ? z16_ones : 1.0f);
+    q35_bench_fill(c.z, values, 1.0f);
     q35_bench_fill(c.w, (size_t)c.n, 1.0f);
     if (f16)
         c.y16 = q35_bench_alloc(values * 2);
     else
         c.y = c.o;
     q35_bench_time(st, gated_launch, &c);
-    const double moved = (double)values * ((c.z16 ? 6.0 : 8.0) + (f16 ? 2.0 : 4.0)) + 4.0 * (double)c.n;
+    const double moved = (double)values * (8.0 + (f16 ? 2.0 : 4.0)) + 4.0 * (double)c.n;
     q35_bench_rate(st, "FLOP", 8.0 * (double)values);
     q35_bench_rate(st, "bytes", moved);
     q35_bench_pct_of(st, Q35_CEILING_COPY, moved);
@@ -582,14 +560,13 @@ int main(int argc, char **argv)
     const q35_bench_axis prep_axes[] = {model_9b_axis(), {"rows", prep_rows, 2}};
     q35_bench_register("delta_prep", bench_delta_prep, (void *)&k_fused, prep_axes, 2);
     q35_bench_register("delta_prep_chain", bench_delta_prep, (void *)&k_chain, prep_axes, 2);
-    q35_bench_register("delta_prep_mix16", bench_delta_prep, (void *)&k_mix16, prep_axes, 2);
     q35_bench_register("rmsnorm_rows", bench_rmsnorm, NULL, scan_axes, 2);
     static const int64_t fused[] = {0, 1};
     q35_bench_register("add_rmsnorm_rows", bench_add_rmsnorm, NULL,
                        (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"fused", fused, 2}}, 3);
-    static const int64_t f16_out[] = {0, 1, 2};
+    static const int64_t f16_out[] = {0, 1};
     q35_bench_register("gated_rmsnorm_rows", bench_gated_rmsnorm, NULL,
-                       (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"f16", f16_out, 3}}, 3);
+                       (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"f16", f16_out, 2}}, 3);
     q35_bench_register("attn_prep", bench_attn_prep, (void *)&k_fused, prep_axes, 2);
     q35_bench_register("attn_prep_chain", bench_attn_prep, (void *)&k_chain, prep_axes, 2);
     static const int64_t act_ops[] = {ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED, ACT_SWIGLU_BF16, ACT_SWIGLU_F16},
@@ -611,7 +588,6 @@ int main(int argc, char **argv)
                                  "from bf16 g and u (the fp8 path's bf16 [gate | up]), fp8 out only; op swiglu_f16: "
                                  "SwiGLU from f16 g and u (the f16 path's f16 [gate | up]), f16 out only");
     q35_bench_context("delta_rule_variants", names);
-    q35_bench_context("gated_rmsnorm_f16", "0 = f32 out in place (gated_rmsnorm_rows), 1 = f16 out (_f16), 2 = f16 "
-                                           "out from f16 z (_f16_z16)");
+    q35_bench_context("gated_rmsnorm_f16", "0 = f32 out in place (gated_rmsnorm_rows), 1 = f16 out (_f16)");
     return q35_bench_main(argc, argv);
 }

@@ -137,7 +137,6 @@ struct q35_run {
                                  projections add into x in their GEMM (q35_gemm_fp8_add) as on f16 */
     bool merge;               /* the fast GEMM paths (f16, fp8): the projections that share an input run as
                                  their merged weight (q35_dlayer's gu, mix), one GEMM */
-    bool mix16;               /* this DeltaNet layer's MIX holds f16 rows (cuda_layers.c, mix16) */
     const float *x16_only;    /* the x of the last such op: its f16 rounding is its only copy */
     bool residual_pending;    /* x += PROJ not yet done: the next residual RMSNorm adds it first
                                  (q35_add_rmsnorm_rows), the last layer's FFN adds it itself */

@@ -410,50 +410,18 @@ static int gates(q35_run *r, const q35_dlayer *l)
                                         r->cm->stream, r->err));
 }
 
-static q35_delta_prep_dims prep_dims(const q35_hparams *hp)
-{
-    return (q35_delta_prep_dims){.conv_dim = hp->conv_dim, .K = hp->conv_kernel, .hk = hp->ssm_hk, .dk = hp->ssm_dk,
-                                 .hv = hp->ssm_hv};
-}
-
-/* Whether the rows paths run the DeltaNet prologue as one fused launch
- * (kernels/delta_prep.h, the same bits as the three): where it takes the
- * heads, unless $Q35_DELTA_PREP=0 asked for the three. */
-static bool prep_fused(const q35_run *r)
-{
-    return !r->per_token && !r->cm->paths.delta_prep_chain && q35_delta_prep_fits(prep_dims(&r->cm->hp));
-}
-
-/* Whether a DeltaNet layer's merged [qkv | z | alpha | beta] is written in f16
- * (MIX's rows as halves, r->mix16): on the f16 path with the projections
- * merged, through the tuned GEMM (q35_hgemm_rounded_f16), where its only
- * readers are the fused prologue (qkv, alpha, beta) and the gated norm (z),
- * which widen it (q35_delta_prep_rows_mix16, q35_gated_rmsnorm_rows_f16_z16:
- * bitwise their f32 forms of the widened rows); rows of whole 8 bytes (four
- * halves a load); unless $Q35_F16_MIX=0. Half the bytes of f32 written by the
- * GEMM and read after it (~50 MB a layer at 2048 rows of the 9B). */
-static bool mix16(const q35_run *r)
-{
-    const q35_mix_cols mc = q35_mix_cols_of(&r->cm->hp);
-    return r->f16_inputs && r->merge && hgemm_tuned(r) && !r->cm->paths.f16_mix_f32 && prep_fused(r) &&
-           mc.width % 4 == 0 && mc.qkv % 4 == 0;
-}
-
-/* conv1d, the q/k L2 norm and the gates: one fused launch where prep_fused,
- * from f16 rows where r->mix16 */
+/* conv1d, the q/k L2 norm and the gates: on the rows paths one fused launch
+ * (kernels/delta_prep.h, the same bits as the three) where it takes the
+ * heads, unless $Q35_DELTA_PREP=0 asked for the three */
 static int deltanet_prep(q35_run *r, const q35_dlayer *l, float *win)
 {
     const q35_hparams *hp = &r->cm->hp;
     const q35_mix_cols mc = q35_mix_cols_of(hp);
-    const q35_delta_prep_dims d = prep_dims(hp);
-    if (!prep_fused(r))
+    const q35_delta_prep_dims d = {.conv_dim = hp->conv_dim, .K = hp->conv_kernel, .hk = hp->ssm_hk,
+                                   .dk = hp->ssm_dk, .hv = hp->ssm_hv};
+    if (r->per_token || r->cm->paths.delta_prep_chain || !q35_delta_prep_fits(d))
         return conv1d(r, l, win) || l2norm_qk(r) || gates(r, l);
     q35_op_begin(r, Q35_OP_CONV, "delta_prep");
-    if (r->mix16)
-        return q35_op_end(r, q35_delta_prep_rows_mix16(BUF(r, CONV_OUT), hp->conv_dim, BUF(r, G), BUF(r, BETA), win,
-                                                       (const uint16_t *)(const void *)BUF(r, MIX) + mc.qkv,
-                                                       mc.width, mc.alpha - mc.qkv, mc.beta - mc.qkv, l->conv_w,
-                                                       l->dt, l->a, d, r->T, hp->eps, r->cm->stream, r->err));
     return q35_op_end(r, q35_delta_prep_rows(BUF(r, CONV_OUT), hp->conv_dim, BUF(r, G), BUF(r, BETA), win,
                                              BUF(r, MIX) + mc.qkv, mc.width, mc.alpha - mc.qkv, mc.beta - mc.qkv,
                                              l->conv_w, l->dt, l->a, d, r->T, hp->eps, r->cm->stream, r->err));
@@ -490,12 +458,6 @@ static int gated_norm(q35_run *r, const q35_dlayer *l)
     if (r->per_token)
         return q35_op_end(r, q35_gated_rmsnorm(BUF(r, O), BUF(r, O), z, l->ssm_norm, hp->ssm_dv, hp->ssm_hv, hp->eps,
                                                r->cm->stream, r->err));
-    if (r->mix16) /* z read as f16; O as ssm_out's f16 input only */
-        return input_written(r, BUF(r, O),
-                             q35_op_end(r, q35_gated_rmsnorm_rows_f16_z16(
-                                               r->cm->f16_act, BUF(r, O), (const uint16_t *)(const void *)BUF(r, MIX) + mc.z,
-                                               mc.width, l->ssm_norm, hp->ssm_dv, hp->ssm_hv, r->T, hp->eps,
-                                               r->cm->stream, r->err)));
     if (r->f16_inputs) /* O as ssm_out's f16 input only */
         return input_written(r, BUF(r, O),
                            q35_op_end(r, q35_gated_rmsnorm_rows_f16(r->cm->f16_act, BUF(r, O), z, mc.width,
@@ -516,22 +478,14 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
     float *win = st->conv + (int64_t)l->slot * st->conv_len, *S = st->ssm + (int64_t)l->slot * st->ssm_len;
     float *mix = BUF(r, MIX), *x = BUF(r, NORMED);
     /* [qkv | z | alpha | beta] into their slices of MIX: one merged GEMM on the
-     * fast paths (its rows f16 where mix16), else four, all before conv1d (none
-     * reads another's output, so the order changes no result; with f16 inputs
-     * NORMED is only its f16 rounding, which any op but a projection gives up) */
-    r->mix16 = mix16(r);
-    if (residual_norm(r, l->attn_norm, k_attn_norm))
-        return -1;
-    if (r->mix16) {
-        q35_op_begin(r, Q35_OP_PROJ, l->mix.label);
-        if (q35_op_end(r, gemm_f16(r, mix, mc.width, x, &l->mix, OUT_16)))
-            return -1;
-    } else if (r->merge ? proj(r, mix, mc.width, x, &l->mix)
-                        : proj(r, mix + mc.qkv, mc.width, x, &l->qkv) || proj(r, mix + mc.alpha, mc.width, x, &l->alpha) ||
-                              proj(r, mix + mc.beta, mc.width, x, &l->beta) || proj(r, mix + mc.z, mc.width, x, &l->z)) {
-        return -1;
-    }
-    if (deltanet_prep(r, l, win) || delta_rule(r, S) || gated_norm(r, l) ||
+     * fast paths, else four, all before conv1d (none reads another's output,
+     * so the order changes no result; with f16 inputs NORMED is only its f16
+     * rounding, which any op but a projection gives up) */
+    if (residual_norm(r, l->attn_norm, k_attn_norm) ||
+        (r->merge ? proj(r, mix, mc.width, x, &l->mix)
+                  : proj(r, mix + mc.qkv, mc.width, x, &l->qkv) || proj(r, mix + mc.alpha, mc.width, x, &l->alpha) ||
+                        proj(r, mix + mc.beta, mc.width, x, &l->beta) || proj(r, mix + mc.z, mc.width, x, &l->z)) ||
+        deltanet_prep(r, l, win) || delta_rule(r, S) || gated_norm(r, l) ||
         out_proj(r, BUF(r, O), &l->ssm_out, false))
         return -1;
     return ffn(r, l);

@@ -200,8 +200,6 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths.fp8_gu_f32 = gu_bf16 && strcmp(gu_bf16, "0") == 0;
     const char *gu_f16 = getenv("Q35_F16_GU");
     cm->paths.f16_gu_f32 = gu_f16 && strcmp(gu_f16, "0") == 0;
-    const char *mix_f16 = getenv("Q35_F16_MIX");
-    cm->paths.f16_mix_f32 = mix_f16 && strcmp(mix_f16, "0") == 0;
     cm->paths.gemm_lt_off = gemm_lt_off();
     const char *prep = getenv("Q35_DELTA_PREP");
     cm->paths.delta_prep_chain = prep && strcmp(prep, "0") == 0;

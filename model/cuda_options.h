@@ -95,10 +95,6 @@ typedef struct q35_cuda_paths {
                                 the tuned GEMM (model/cuda_layers.c, ffn_gu16; without the tuned
                                 GEMM, gemm_lt_off, always f32): $Q35_F16_GU=0 at load, to measure
                                 the f16 form against it */
-    bool f16_mix_f32;        /* the f16 path's merged DeltaNet [qkv | z | alpha | beta] written in
-                                f32 instead of f16 by the tuned GEMM (model/cuda_layers.c, mix16;
-                                f16 only where the fused prologue reads it): $Q35_F16_MIX=0 at load,
-                                to measure the f16 form against it */
     bool gemm_lt_off;        /* the f16 path's GEMMs through cublasGemmEx's default algorithm
                                 (kernels/gemm.h) instead of the cuBLASLt context that times
                                 cuBLASLt's candidates per shape (kernels/gemm_lt.h):
