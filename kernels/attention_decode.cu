@@ -29,7 +29,6 @@
 
 #include "kernels/cluster_launch.cuh"
 #include "kernels/reduce.cuh"
-#include "kernels/widen.cuh"
 
 #include <cooperative_groups.h>
 #include <cuda_fp16.h>
@@ -52,6 +51,19 @@ struct q35_decode_slots {
     float l[N];
     float4 acc[N][HD / 4];
 };
+
+/* Four consecutive cache values as f32 (an f16 one widened exactly). */
+__device__ __forceinline__ float4 q35_decode_load4(const float *p)
+{
+    return *(const float4 *)p;
+}
+
+__device__ __forceinline__ float4 q35_decode_load4(const __half *p)
+{
+    const uint2 u = *(const uint2 *)p;
+    const float2 a = __half22float2(*(const __half2 *)&u.x), b = __half22float2(*(const __half2 *)&u.y);
+    return make_float4(a.x, a.y, b.x, b.y);
+}
 
 /* Runs slot `slot` of one head: q in registers (lane's dims 4L + 128j), the
  * head's K and V columns at k, v (row stride kv_stride), over n_ctx rows.
@@ -79,7 +91,7 @@ __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int
             float d = 0.0f;
 #pragma unroll
             for (int j = 0; j < J; j++) {
-                const float4 x = q35_load4(kr + 128 * j + 4 * lane);
+                const float4 x = q35_decode_load4(kr + 128 * j + 4 * lane);
                 d = fmaf(q[j].x, x.x, d);
                 d = fmaf(q[j].y, x.y, d);
                 d = fmaf(q[j].z, x.z, d);
@@ -113,7 +125,7 @@ __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int
                 const C *vr = v + (p0 + i) * kv_stride;
 #pragma unroll
                 for (int j = 0; j < J; j++) {
-                    const float4 x = q35_load4(vr + 128 * j + 4 * lane);
+                    const float4 x = q35_decode_load4(vr + 128 * j + 4 * lane);
                     acc[j].x = fmaf(p, x.x, acc[j].x);
                     acc[j].y = fmaf(p, x.y, acc[j].y);
                     acc[j].z = fmaf(p, x.z, acc[j].z);

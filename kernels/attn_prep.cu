@@ -65,7 +65,7 @@ __device__ __forceinline__ void norm_rope_head(Y *y, const float *x, const float
     const int nq = (hd + 3) / 4;
     const bool vx = q35_aligned16(x), vw = q35_aligned16(w);
     float4 v[Q35_NORM_KEEP];
-    const float ss = q35_norm_keep<32, Q35_NORM_RMS, float>(v, x, nullptr, nullptr, lane, hd, vx, true, true);
+    const float ss = q35_norm_keep<32, Q35_NORM_RMS>(v, x, nullptr, nullptr, lane, hd, vx, true, true);
     const float inv = q35_norm_inv<Q35_NORM_RMS>(q35_block_sum<32>(ss), hd, eps);
 #pragma unroll
     for (int c = 0; c < Q35_NORM_KEEP; c++) {

@@ -5,7 +5,6 @@
 #define Q35_KERNELS_CONV1D_CUH
 
 #include "kernels/reduce.cuh"
-#include "kernels/widen.cuh"
 
 #include <stdint.h>
 
@@ -25,15 +24,14 @@ __device__ __forceinline__ float q35_conv1d_silu_out(const float *x, const float
 }
 
 /* Moves one channel's window wc [K-1] on by T tokens, uc its column of the
- * inputs (rows at in_stride; f32, or f16 widened). Ascending j: slot j takes
- * slot j + T (not yet overwritten) or a row of u. Every read of the old window
- * must be done. */
-template <class In>
-__device__ __forceinline__ void q35_conv1d_window_advance(float *wc, const In *uc, int64_t in_stride, int K, int64_t T)
+ * inputs (rows at in_stride). Ascending j: slot j takes slot j + T (not yet
+ * overwritten) or a row of u. Every read of the old window must be done. */
+__device__ __forceinline__ void q35_conv1d_window_advance(float *wc, const float *uc, int64_t in_stride, int K,
+                                                          int64_t T)
 {
     for (int j = 0; j < K - 1; j++) {
         const int64_t s = T - (K - 1) + j; /* token of the new window's slot j */
-        wc[j] = s < 0 ? wc[j + T] : q35_widen(uc[s * in_stride]);
+        wc[j] = s < 0 ? wc[j + T] : uc[s * in_stride];
     }
 }
 

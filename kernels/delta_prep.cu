@@ -23,12 +23,12 @@ static_assert(PREP_MAX_DK == 4 * 32 && PREP_MAX_DK <= Q35_NORM_WARP_MAX_N, "l2no
 
 /* Quad c .. c+3 of token s's inputs: its row of mix, or for s < 0 (the first
  * K-1 rows) the window's slot K-1+s of each channel. */
-template <int K, class In>
-__device__ __forceinline__ float4 q35_prep_input_quad(const In *mix, int64_t in_stride, const float *win, int64_t c,
+template <int K>
+__device__ __forceinline__ float4 q35_prep_input_quad(const float *mix, int64_t in_stride, const float *win, int64_t c,
                                                       int64_t s)
 {
     if (s >= 0)
-        return q35_load4(mix + s * in_stride + c);
+        return *(const float4 *)(mix + s * in_stride + c);
     const float *w = win + c * (K - 1) + (K - 1) + s;
     return make_float4(w[0], w[K - 1], w[2 * (K - 1)], w[3 * (K - 1)]);
 }
@@ -37,9 +37,9 @@ __device__ __forceinline__ float4 q35_prep_input_quad(const In *mix, int64_t in_
  * tb + PREP_WARPS PREP_R - 1, warp w the PREP_R from tb + w PREP_R (a q/k
  * head where x < qk_heads); x = groups (the last), the gates of the block's
  * rows. tb = PREP_WARPS PREP_R (blockIdx.y + gridDim.y blockIdx.z). */
-template <int K, class In>
+template <int K>
 __global__ void __launch_bounds__(PREP_THREADS)
-    q35_delta_prep_kernel(float *out, int64_t out_stride, float *g, float *beta, float *win, const In *mix,
+    q35_delta_prep_kernel(float *out, int64_t out_stride, float *g, float *beta, float *win, const float *mix,
                           int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w, const float *dt,
                           const float *a, int64_t conv_dim, int dk, int qk_heads, int hv, int64_t T, float eps)
 {
@@ -51,9 +51,9 @@ __global__ void __launch_bounds__(PREP_THREADS)
         for (int e = threadIdx.x; e < rows * hv; e += PREP_THREADS) {
             const int r = e / hv, j = e - r * hv;
             const int64_t t = tb + r;
-            const In *m = mix + t * in_stride;
-            g[t * hv + j] = q35_gate_decay(q35_widen(m[alpha_col + j]), dt[j], a[j]);
-            beta[t * hv + j] = q35_sigmoid(q35_widen(m[b_col + j]));
+            const float *m = mix + t * in_stride;
+            g[t * hv + j] = q35_gate_decay(m[alpha_col + j], dt[j], a[j]);
+            beta[t * hv + j] = q35_sigmoid(m[b_col + j]);
         }
         return;
     }
@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
         const int64_t s = t0 - (K - 1) + i;
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (mine && s < T)
-            v = q35_prep_input_quad<K, In>(mix, in_stride, win, c, s);
+            v = q35_prep_input_quad<K>(mix, in_stride, win, c, s);
         xx[i] = v.x, xy[i] = v.y, xz[i] = v.z, xw[i] = v.w;
     }
     float wx[K], wy[K], wz[K], ww[K]; /* the taps of the lane's channels c .. c + 3 */
@@ -110,82 +110,55 @@ __global__ void __launch_bounds__(PREP_THREADS)
     }
 }
 
-template <class In>
-using q35_prep_kernel_fn = void (*)(float *, int64_t, float *, float *, float *, const In *, int64_t, int64_t, int64_t,
-                                    const float *, const float *, const float *, int64_t, int, int, int, int64_t,
-                                    float);
+typedef void (*q35_prep_kernel_fn)(float *, int64_t, float *, float *, float *, const float *, int64_t, int64_t,
+                                   int64_t, const float *, const float *, const float *, int64_t, int, int, int,
+                                   int64_t, float);
 
-/* The kernel of each K, 2 .. Q35_CONV_MAX_K, for inputs of In. */
-template <class In>
-static q35_prep_kernel_fn<In> prep_kernel(int K)
+/* The kernel of each K, 2 .. Q35_CONV_MAX_K. */
+static const q35_prep_kernel_fn k_prep_kernels[Q35_CONV_MAX_K + 1] = {
+    nullptr,
+    nullptr,
+    q35_delta_prep_kernel<2>,
+    q35_delta_prep_kernel<3>,
+    q35_delta_prep_kernel<4>,
+    q35_delta_prep_kernel<5>,
+    q35_delta_prep_kernel<6>,
+    q35_delta_prep_kernel<7>,
+    q35_delta_prep_kernel<8>,
+};
+
+static bool aligned16(const void *p)
 {
-    static const q35_prep_kernel_fn<In> k[Q35_CONV_MAX_K + 1] = {
-        nullptr,
-        nullptr,
-        q35_delta_prep_kernel<2, In>,
-        q35_delta_prep_kernel<3, In>,
-        q35_delta_prep_kernel<4, In>,
-        q35_delta_prep_kernel<5, In>,
-        q35_delta_prep_kernel<6, In>,
-        q35_delta_prep_kernel<7, In>,
-        q35_delta_prep_kernel<8, In>,
-    };
-    return k[K];
+    return ((uintptr_t)p & 15) == 0;
 }
 
-/* Whether p is aligned to `bytes` (a power of two). */
-static bool aligned(const void *p, uintptr_t bytes)
-{
-    return ((uintptr_t)p & (bytes - 1)) == 0;
-}
-
-/* 0 when the sizes, strides, columns and pointers fit; else -1 naming the first that does not (who: the entry
- * point; mix's rows of `in_bytes`-byte values, quads loaded whole: 4 * in_bytes aligned). */
-static int prep_check(const char *who, int64_t out_stride, const float *out, const void *mix, int in_bytes,
-                      int64_t in_stride, int64_t alpha_col, int64_t b_col, q35_delta_prep_dims d, int64_t T,
-                      q35_error *err)
+/* 0 when the sizes, strides, columns and pointers fit; else -1 naming the first that does not. */
+static int prep_check(int64_t out_stride, const float *out, const float *mix, int64_t in_stride, int64_t alpha_col,
+                      int64_t b_col, q35_delta_prep_dims d, int64_t T, q35_error *err)
 {
     if (d.K < 2 || d.K > Q35_CONV_MAX_K)
-        return q35_fail(err, "%s: K = %d (want 2..%d)", who, d.K, Q35_CONV_MAX_K);
+        return q35_fail(err, "delta_prep_rows: K = %d (want 2..%d)", d.K, Q35_CONV_MAX_K);
     if (d.dk < 4 || d.dk > PREP_MAX_DK || d.dk % 4)
-        return q35_fail(err, "%s: dk = %lld (want a multiple of 4 in 4..%d)", who, (long long)d.dk, PREP_MAX_DK);
+        return q35_fail(err, "delta_prep_rows: dk = %lld (want a multiple of 4 in 4..%d)", (long long)d.dk,
+                        PREP_MAX_DK);
     if (d.hk < 1 || d.hk > PREP_MAX_HEADS || d.hv < 1 || d.hv > PREP_MAX_HEADS)
-        return q35_fail(err, "%s: hk = %lld, hv = %lld (want each in 1..%d)", who, (long long)d.hk, (long long)d.hv,
-                        PREP_MAX_HEADS);
+        return q35_fail(err, "delta_prep_rows: hk = %lld, hv = %lld (want each in 1..%d)", (long long)d.hk,
+                        (long long)d.hv, PREP_MAX_HEADS);
     if (d.conv_dim % 4 || d.conv_dim < 2 * d.hk * d.dk || d.conv_dim > PREP_MAX_CONV_DIM)
-        return q35_fail(err, "%s: conv_dim = %lld (want a multiple of 4 in 2*hk*dk = %lld..%d)", who,
+        return q35_fail(err, "delta_prep_rows: conv_dim = %lld (want a multiple of 4 in 2*hk*dk = %lld..%d)",
                         (long long)d.conv_dim, (long long)(2 * d.hk * d.dk), PREP_MAX_CONV_DIM);
     if (in_stride % 4 || in_stride < d.conv_dim || out_stride % 4 || out_stride < d.conv_dim)
-        return q35_fail(err, "%s: strides in %lld, out %lld (want multiples of 4, >= conv_dim = %lld)", who,
+        return q35_fail(err, "delta_prep_rows: strides in %lld, out %lld (want multiples of 4, >= conv_dim = %lld)",
                         (long long)in_stride, (long long)out_stride, (long long)d.conv_dim);
-    if (!aligned(mix, 4 * (uintptr_t)in_bytes) || !aligned(out, 16))
-        return q35_fail(err, "%s: mix %p and out %p must be %d- and 16-byte aligned", who, mix, (const void *)out,
-                        4 * in_bytes);
+    if (!aligned16(mix) || !aligned16(out))
+        return q35_fail(err, "delta_prep_rows: mix %p and out %p must be 16-byte aligned", (const void *)mix,
+                        (const void *)out);
     if (alpha_col < 0 || alpha_col > in_stride - d.hv || b_col < 0 || b_col > in_stride - d.hv)
-        return q35_fail(err, "%s: alpha_col = %lld, b_col = %lld (want each in 0..in_stride - hv = %lld)", who,
+        return q35_fail(err, "delta_prep_rows: alpha_col = %lld, b_col = %lld (want each in 0..in_stride - hv = %lld)",
                         (long long)alpha_col, (long long)b_col, (long long)(in_stride - d.hv));
     if (T < 0)
-        return q35_fail(err, "%s: T = %lld (want >= 0)", who, (long long)T);
+        return q35_fail(err, "delta_prep_rows: T = %lld (want >= 0)", (long long)T);
     return 0;
-}
-
-template <class In>
-static int prep_rows(const char *who, float *out, int64_t out_stride, float *g, float *beta, float *win, const In *mix,
-                     int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w, const float *dt,
-                     const float *a, q35_delta_prep_dims d, int64_t T, float eps, q35_stream stream, q35_error *err)
-{
-    if (prep_check(who, out_stride, out, mix, (int)sizeof(In), in_stride, alpha_col, b_col, d, T, err))
-        return -1;
-    if (T == 0)
-        return 0;
-    const int64_t groups = (d.conv_dim + d.dk - 1) / d.dk;
-    const int64_t tiles = (T + PREP_WARPS * PREP_R - 1) / (PREP_WARPS * PREP_R);
-    const unsigned ty = tiles > 65535 ? 65535 : (unsigned)tiles, tz = (unsigned)((tiles + ty - 1) / ty);
-    const dim3 grid((unsigned)groups + 1, ty, tz);
-    prep_kernel<In>(d.K)<<<grid, PREP_THREADS, 0, stream>>>(out, out_stride, g, beta, win, mix, in_stride, alpha_col,
-                                                            b_col, conv_w, dt, a, d.conv_dim, (int)d.dk,
-                                                            (int)(2 * d.hk), (int)d.hv, T, eps);
-    return Q35_LAUNCH_CHECK(who, err);
 }
 
 int q35_delta_prep_rows(float *out, int64_t out_stride, float *g, float *beta, float *win, const float *mix,
@@ -193,15 +166,16 @@ int q35_delta_prep_rows(float *out, int64_t out_stride, float *g, float *beta, f
                         const float *a, q35_delta_prep_dims d, int64_t T, float eps, q35_stream stream,
                         q35_error *err)
 {
-    return prep_rows("delta_prep_rows", out, out_stride, g, beta, win, mix, in_stride, alpha_col, b_col, conv_w, dt, a,
-                     d, T, eps, stream, err);
-}
-
-int q35_delta_prep_rows_mix16(float *out, int64_t out_stride, float *g, float *beta, float *win, const uint16_t *mix16,
-                              int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w,
-                              const float *dt, const float *a, q35_delta_prep_dims d, int64_t T, float eps,
-                              q35_stream stream, q35_error *err)
-{
-    return prep_rows("delta_prep_rows_mix16", out, out_stride, g, beta, win, (const __half *)mix16, in_stride,
-                     alpha_col, b_col, conv_w, dt, a, d, T, eps, stream, err);
+    if (prep_check(out_stride, out, mix, in_stride, alpha_col, b_col, d, T, err))
+        return -1;
+    if (T == 0)
+        return 0;
+    const int64_t groups = (d.conv_dim + d.dk - 1) / d.dk;
+    const int64_t tiles = (T + PREP_WARPS * PREP_R - 1) / (PREP_WARPS * PREP_R);
+    const unsigned ty = tiles > 65535 ? 65535 : (unsigned)tiles, tz = (unsigned)((tiles + ty - 1) / ty);
+    const dim3 grid((unsigned)groups + 1, ty, tz);
+    k_prep_kernels[d.K]<<<grid, PREP_THREADS, 0, stream>>>(out, out_stride, g, beta, win, mix, in_stride, alpha_col,
+                                                           b_col, conv_w, dt, a, d.conv_dim, (int)d.dk,
+                                                           (int)(2 * d.hk), (int)d.hv, T, eps);
+    return Q35_LAUNCH_CHECK("delta_prep_rows", err);
 }

@@ -97,17 +97,6 @@ int q35_delta_prep_rows(float *out, int64_t out_stride, float *g, float *beta, f
                         const float *a, q35_delta_prep_dims d, int64_t T, float eps, q35_stream stream,
                         q35_error *err);
 
-/* The same from f16 rows (mix16: IEEE half bits, the f16 path's merged
- * DeltaNet projection written in f16; in_stride in halves): each value widened
- * exactly to f32 where read, the window kept in f32, so bitwise
- * q35_delta_prep_rows of the widened rows. mix16 8-byte aligned (four halves a
- * load); otherwise the refusals above (named "delta_prep_rows_mix16"). Bytes a
- * call: the input's 4 T C become 2 T C. */
-int q35_delta_prep_rows_mix16(float *out, int64_t out_stride, float *g, float *beta, float *win, const uint16_t *mix16,
-                              int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w,
-                              const float *dt, const float *a, q35_delta_prep_dims d, int64_t T, float eps,
-                              q35_stream stream, q35_error *err);
-
 #ifdef __cplusplus
 }
 #endif

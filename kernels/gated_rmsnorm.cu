@@ -5,9 +5,9 @@
 
 #include <cuda_runtime.h>
 
-/* Into y of Y (f32 or f16), from z of Z (f32 or f16). */
-template <class Y, class Z>
-static int gated_rows(const char *who, Y *y, const float *o, const Z *z, int64_t z_stride, const float *w,
+/* Into y of Y (f32 or f16). */
+template <class Y>
+static int gated_rows(const char *who, Y *y, const float *o, const float *z, int64_t z_stride, const float *w,
                       int64_t n, int64_t heads, int64_t T, float eps, q35_stream stream, q35_error *err)
 {
     if (n < 1 || n > Q35_NORM_MAX_N || heads < 1 || T < 0 || T * heads > INT32_MAX)
@@ -19,7 +19,7 @@ static int gated_rows(const char *who, Y *y, const float *o, const Z *z, int64_t
                         (long long)z_stride, (long long)heads, (long long)n);
     if (T == 0)
         return 0;
-    q35_norm_launch<Q35_NORM_GATED_RMS, Z>(y, o, z, w, (int)n, (int)heads, heads * n, z_stride, eps, T * heads, stream);
+    q35_norm_launch<Q35_NORM_GATED_RMS>(y, o, z, w, (int)n, (int)heads, heads * n, z_stride, eps, T * heads, stream);
     return Q35_LAUNCH_CHECK(who, err);
 }
 
@@ -33,14 +33,6 @@ int q35_gated_rmsnorm_rows_f16(uint16_t *y16, const float *o, const float *z, in
                                int64_t n, int64_t heads, int64_t T, float eps, q35_stream stream, q35_error *err)
 {
     return gated_rows("gated_rmsnorm_rows_f16", (__half *)y16, o, z, z_stride, w, n, heads, T, eps, stream, err);
-}
-
-int q35_gated_rmsnorm_rows_f16_z16(uint16_t *y16, const float *o, const uint16_t *z16, int64_t z_stride,
-                                   const float *w, int64_t n, int64_t heads, int64_t T, float eps, q35_stream stream,
-                                   q35_error *err)
-{
-    return gated_rows("gated_rmsnorm_rows_f16_z16", (__half *)y16, o, (const __half *)z16, z_stride, w, n, heads, T,
-                      eps, stream, err);
 }
 
 int q35_gated_rmsnorm(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t heads, float eps,

@@ -32,15 +32,6 @@ int q35_gated_rmsnorm_rows(float *y, const float *o, const float *z, int64_t z_s
 int q35_gated_rmsnorm_rows_f16(uint16_t *y16, const float *o, const float *z, int64_t z_stride, const float *w,
                                int64_t n, int64_t heads, int64_t T, float eps, q35_stream stream, q35_error *err);
 
-/* The same from f16 z (z16: IEEE half bits, the z slice of the f16 path's
- * merged DeltaNet projection written in f16): each z widened exactly to f32,
- * then the arithmetic above, so bitwise q35_gated_rmsnorm_rows_f16 of the
- * widened z. z_stride in halves. Bytes a head: 4n (o) + 2n (z) read, 2n
- * written, against 4n + 4n + 2n. */
-int q35_gated_rmsnorm_rows_f16_z16(uint16_t *y16, const float *o, const uint16_t *z16, int64_t z_stride,
-                                   const float *w, int64_t n, int64_t heads, int64_t T, float eps, q35_stream stream,
-                                   q35_error *err);
-
 /* The FP8-out form, q35_gated_rmsnorm_rows_fp8, is an experiment
  * (kernels/experiments/gated_rmsnorm_fp8.h): slower than this f32 form and
  * q35_fp8_quantize_rows, which the model's fp8 path runs. */

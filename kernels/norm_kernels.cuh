@@ -10,7 +10,6 @@
 
 #include "kernels/fp8_row.cuh"
 #include "kernels/reduce.cuh"
-#include "kernels/widen.cuh"
 
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -31,24 +30,6 @@ __device__ __forceinline__ float4 q35_norm_quad(const float *v, int q, int n, bo
         return *(const float4 *)(v + i);
     return make_float4(v[i], i + 1 < n ? v[i + 1] : 0.0f, i + 2 < n ? v[i + 2] : 0.0f, i + 3 < n ? v[i + 3] : 0.0f);
 }
-
-/* Quad q of an f16 vector, each value widened exactly to f32: one 8-byte load
- * where the vector is 8-byte aligned and the quad whole, else four. */
-__device__ __forceinline__ float4 q35_norm_quad(const __half *v, int q, int n, bool vec)
-{
-    const int i = 4 * q;
-    if (vec && i + 4 <= n)
-        return q35_load4(v + i);
-    const float z = 0.0f;
-    return make_float4(q35_widen(v[i]), i + 1 < n ? q35_widen(v[i + 1]) : z, i + 2 < n ? q35_widen(v[i + 2]) : z,
-                       i + 3 < n ? q35_widen(v[i + 3]) : z);
-}
-
-/* Z of a non-deduced parameter: the gated norm's z is f32 unless named f16. */
-template <class T>
-struct q35_norm_same {
-    using type = T;
-};
 
 __device__ __forceinline__ void q35_norm_store(float *v, int q, int n, bool vec, float4 a)
 {
@@ -89,7 +70,7 @@ __device__ __forceinline__ bool q35_aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
-/* Whether a row takes whole-quad loads or stores: 16 bytes of f32, 8 of f16. */
+/* Whether an output row takes whole-quad stores: 16 bytes of f32, 8 of f16. */
 __device__ __forceinline__ bool q35_norm_out_vec(const float *p)
 {
     return q35_aligned16(p);
@@ -101,8 +82,8 @@ __device__ __forceinline__ bool q35_norm_out_vec(const __half *p)
 }
 
 /* Quad q of the vector to normalise: x's (ADD_RMS: x + z, stored to s). */
-template <int KIND, class Z>
-__device__ __forceinline__ float4 q35_norm_in(const float *xr, const Z *zr, float *sr, int q, int n, bool vx,
+template <int KIND>
+__device__ __forceinline__ float4 q35_norm_in(const float *xr, const float *zr, float *sr, int q, int n, bool vx,
                                               bool vz, bool vs)
 {
     float4 v = q35_norm_quad(xr, q, n, vx);
@@ -166,8 +147,8 @@ __device__ __forceinline__ float q35_norm_inv(float ss, int n, float eps)
 /* The first Q35_NORM_KEEP quads of thread tid of THREADS (tid, tid + THREADS,
  * ...; zeros past the vector's (n + 3) / 4) into keep, and the sum of their
  * squares in that order. */
-template <int THREADS, int KIND, class Z>
-__device__ __forceinline__ float q35_norm_keep(float4 (&keep)[Q35_NORM_KEEP], const float *xr, const Z *zr,
+template <int THREADS, int KIND>
+__device__ __forceinline__ float q35_norm_keep(float4 (&keep)[Q35_NORM_KEEP], const float *xr, const float *zr,
                                                float *sr, int tid, int n, bool vx, bool vz, bool vs)
 {
     const int nq = (n + 3) / 4;
@@ -192,13 +173,13 @@ __device__ __forceinline__ float q35_norm_keep(float4 (&keep)[Q35_NORM_KEEP], co
  * registers for the scaling pass, the rest are read again (ADD_RMS: the sum,
  * from sr, where this thread stored it). Contains __syncthreads when THREADS >
  * 32. */
-template <int THREADS, int KIND, class Put, class Z>
-__device__ __forceinline__ void q35_norm_vector(const float *xr, const Z *zr, float *sr, const float *w, int n,
+template <int THREADS, int KIND, class Put>
+__device__ __forceinline__ void q35_norm_vector(const float *xr, const float *zr, float *sr, const float *w, int n,
                                                 float eps, int tid, Put &put)
 {
     const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
     const bool vx = q35_aligned16(xr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
-               vz = !with_z || q35_norm_out_vec(zr), vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
+               vz = !with_z || q35_aligned16(zr), vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
     const int nq = (n + 3) / 4;
     float4 keep[Q35_NORM_KEEP];
     float ss = q35_norm_keep<THREADS, KIND>(keep, xr, zr, sr, tid, n, vx, vz, vs);
@@ -235,9 +216,9 @@ struct q35_norm_put {
 };
 
 /* n >= 512: a block of THREADS a vector (vector b = blockIdx.x), q35_norm_vector. */
-template <int THREADS, int KIND, class Y, class Z>
+template <int THREADS, int KIND, class Y>
 __global__ void __launch_bounds__(THREADS)
-    q35_norm_kernel(Y *y, const float *x, const Z *z, const float *w, int n, int heads, int64_t row_stride,
+    q35_norm_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
                     int64_t z_stride, float eps, float *xs)
 {
     const int64_t b = blockIdx.x, row = b / heads;
@@ -259,9 +240,9 @@ __global__ void __launch_bounds__(THREADS)
  * read once for all RPW), where a warp a vector had 16 bytes of x, a reduction,
  * then z and w. */
 #define Q35_NORM_WARPS 8
-template <int KIND, int QPT, int RPW, class Y, class Z>
+template <int KIND, int QPT, int RPW, class Y>
 __global__ void __launch_bounds__(32 * Q35_NORM_WARPS)
-    q35_norm_warp_kernel(Y *y, const float *x, const Z *z, const float *w, int n, int heads, int64_t row_stride,
+    q35_norm_warp_kernel(Y *y, const float *x, const float *z, const float *w, int n, int heads, int64_t row_stride,
                          int64_t z_stride, float eps, int64_t nvec, float *xs)
 {
     const int lane = threadIdx.x % 32;
@@ -286,10 +267,9 @@ __global__ void __launch_bounds__(32 * Q35_NORM_WARPS)
         if (++head == heads)
             head = 0, row++;
         const bool live = b0 + r < nvec; /* the same for the whole warp */
-        const float *xr = x + off[r].x;
-        const Z *zr = with_z ? z + off[r].z : nullptr;
+        const float *xr = x + off[r].x, *zr = with_z ? z + off[r].z : nullptr;
         float *sr = KIND == Q35_NORM_ADD_RMS ? xs + off[r].x : nullptr;
-        const bool vx = q35_aligned16(xr), vz = !with_z || q35_norm_out_vec(zr),
+        const bool vx = q35_aligned16(xr), vz = !with_z || q35_aligned16(zr),
                    vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
 #pragma unroll
         for (int c = 0; c < QPT; c++) {
@@ -326,30 +306,29 @@ __global__ void __launch_bounds__(32 * Q35_NORM_WARPS)
 
 /* The warp kernel at QPT quads a lane: RPW = 4 / QPT vectors a warp (at most
  * 16 quads of x and 16 of z a lane held). */
-template <int KIND, int QPT, class Y, class Z>
-static void q35_norm_warp_launch(Y *y, const float *x, const Z *z, const float *w, int n, int heads,
+template <int KIND, int QPT, class Y>
+static void q35_norm_warp_launch(Y *y, const float *x, const float *z, const float *w, int n, int heads,
                                  int64_t row_stride, int64_t z_stride, float eps, int64_t nvec, cudaStream_t s,
                                  float *xs)
 {
     constexpr int RPW = QPT == 1 ? 4 : QPT == 2 ? 2 : 1, PER_BLOCK = RPW * Q35_NORM_WARPS;
-    q35_norm_warp_kernel<KIND, QPT, RPW, Y, Z><<<(unsigned)((nvec + PER_BLOCK - 1) / PER_BLOCK), 32 * Q35_NORM_WARPS, 0,
+    q35_norm_warp_kernel<KIND, QPT, RPW, Y><<<(unsigned)((nvec + PER_BLOCK - 1) / PER_BLOCK), 32 * Q35_NORM_WARPS, 0,
                                               s>>>(y, x, z, w, n, heads, row_stride, z_stride, eps, nvec, xs);
 }
 
 /* Launches KIND over `blocks` vectors with a block size chosen from n alone
- * (xs: ADD_RMS's sum, else unused), y f32 or f16; z's rows at z_stride, f32
- * or (the gated norm's, Z named) f16, each widened exactly where read. */
-template <int KIND, class Z = float, class Y>
-static void q35_norm_launch(Y *y, const float *x, const typename q35_norm_same<Z>::type *z, const float *w, int n, int heads,
+ * (xs: ADD_RMS's sum, else unused), y f32 or f16; z's rows at z_stride. */
+template <int KIND, class Y>
+static void q35_norm_launch(Y *y, const float *x, const float *z, const float *w, int n, int heads,
                             int64_t row_stride, int64_t z_stride, float eps, int64_t blocks, cudaStream_t s,
                             float *xs = nullptr)
 {
     const int nq = (n + 3) / 4;
     if (n >= 1024)
-        q35_norm_kernel<256, KIND, Y, Z><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride, eps,
+        q35_norm_kernel<256, KIND, Y><<<(unsigned)blocks, 256, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride, eps,
                                                                       xs);
     else if (n > Q35_NORM_WARP_MAX_N)
-        q35_norm_kernel<64, KIND, Y, Z><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride, eps,
+        q35_norm_kernel<64, KIND, Y><<<(unsigned)blocks, 64, 0, s>>>(y, x, z, w, n, heads, row_stride, z_stride, eps,
                                                                     xs);
     else if (nq <= 32) /* the per-head norms (n 128; 256 at two quads a lane): a warp a vector, several a warp */
         q35_norm_warp_launch<KIND, 1>(y, x, z, w, n, heads, row_stride, z_stride, eps, blocks, s, xs);

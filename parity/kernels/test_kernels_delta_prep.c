@@ -6,9 +6,7 @@
  * reference within the conv/l2norm/gates suites' bound (rel L-inf <= 1e-5; the
  * window, which holds inputs, exactly), (3) the window after the second call
  * (the first call's carried), and out's columns past conv_dim left alone; at
- * the 0.8B, 9B and 27B layouts and odd ones; (4) what it refuses; (5) the f16-input form
- * q35_delta_prep_rows_mix16 bitwise (memcmp: out with its untouched columns, g, beta, the
- * window, over two calls) the f32 form run on the same rows widened, and its own refusals. */
+ * the 0.8B, 9B and 27B layouts and odd ones; (4) what it refuses. */
 #include "parity/lib/gpu.h"
 
 #include "kernels/conv1d.h"
@@ -16,10 +14,7 @@
 #include "kernels/gates.h"
 #include "kernels/l2norm.h"
 
-#include "core/half.h"
-
 #include <inttypes.h>
-#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,80 +185,6 @@ static void check_prep(q35_suite *s, const prep_case *c)
         q35_gpu_free(all[i]);
 }
 
-/* Whether n bytes at two device pointers are equal; "" or the first differing byte in what. */
-static bool same_bytes(const void *a, const void *b, size_t n, char *what, size_t cap)
-{
-    float *ha = q35_gpu_to_host((void *)a, (int64_t)(n / 4)), *hb = q35_gpu_to_host((void *)b, (int64_t)(n / 4));
-    const unsigned char *x = (const unsigned char *)ha, *y = (const unsigned char *)hb;
-    size_t i = 0;
-    while (i < n && x[i] == y[i])
-        i++;
-    snprintf(what, cap, i == n ? "" : " (first difference at byte %zu of %zu)", i, n);
-    free(ha), free(hb);
-    return i == n;
-}
-
-/* (5): the f16-input form against the f32 form of the widened rows, two calls, the windows carried apart. */
-static void check_mix16(q35_suite *s, const prep_case *c)
-{
-    const q35_delta_prep_dims d = c->d;
-    const prep_layout l = layout_of(c);
-    const int64_t T = c->T, C = d.conv_dim, nh = T * d.hv, nw = C * (d.K - 1), nin = T * l.in_stride;
-    float *w = q35_host_normal(C * d.K, 0.0, 0.3, &g_rng), *win = q35_host_normal(nw, 0.0, 1.0, &g_rng);
-    float *dt = q35_host_normal(d.hv, 1.0, 0.1, &g_rng), *a = malloc((size_t)d.hv * sizeof *a);
-    for (int64_t j = 0; j < d.hv; j++)
-        a[j] = (float)-exp(q35_rng_range(&g_rng, log(0.01), log(16.0)));
-    float *dw = q35_gpu_from_host(w, C * d.K), *ddt = q35_gpu_from_host(dt, d.hv), *da = q35_gpu_from_host(a, d.hv);
-    float *win16 = q35_gpu_from_host(win, nw), *win32 = q35_gpu_from_host(win, nw);
-    float *o16 = q35_gpu_floats(T * l.out_stride), *o32 = q35_gpu_floats(T * l.out_stride);
-    float *g16 = q35_gpu_floats(nh), *g32 = q35_gpu_floats(nh), *b16 = q35_gpu_floats(nh), *b32 = q35_gpu_floats(nh);
-    float *mixw = q35_gpu_floats(nin);
-    uint16_t *mix16 = q35_gpu_bytes((size_t)nin * 2);
-    for (int call = 1; call <= 2; call++) {
-        q35_error err = {{0}};
-        float *mix = q35_host_normal(nin, 0.0, 1.0, &g_rng);
-        uint16_t *h16 = malloc((size_t)nin * 2);
-        for (int64_t t = 0; t < T; t++)
-            for (int64_t j = 0; j < d.hv; j++) { /* gates' inputs spread as check_call's, some at the threshold */
-                float *m = mix + t * l.in_stride;
-                m[l.alpha_col + j] = (t * d.hv + j) % 7 == 0 ? (float)q35_rng_range(&g_rng, 19.0, 22.0) - dt[j]
-                                                             : (float)(3.0 * q35_test_normal(&g_rng));
-                m[l.b_col + j] = (float)(3.0 * q35_test_normal(&g_rng));
-            }
-        for (int64_t i = 0; i < nin; i++) {
-            h16[i] = q35_f32_to_f16(mix[i]);
-            mix[i] = q35_f16_to_f32(h16[i]); /* the widened rows */
-        }
-        q35_gpu_upload(mix16, h16, (size_t)nin * 2);
-        q35_gpu_upload(mixw, mix, (size_t)nin * sizeof *mix);
-        poison(o16, T * l.out_stride), poison(o32, T * l.out_stride);
-        poison(g16, nh), poison(g32, nh), poison(b16, nh), poison(b32, nh);
-        q35_gpu_ok(q35_delta_prep_rows_mix16(o16, l.out_stride, g16, b16, win16, mix16, l.in_stride, l.alpha_col,
-                                             l.b_col, dw, ddt, da, d, T, EPS, NULL, &err),
-                   &err);
-        q35_gpu_ok(q35_delta_prep_rows(o32, l.out_stride, g32, b32, win32, mixw, l.in_stride, l.alpha_col, l.b_col,
-                                       dw, ddt, da, d, T, EPS, NULL, &err),
-                   &err);
-        char head[120], diff[4][80];
-        snprintf(head, sizeof head, "%-5s K %d hk %2" PRId64 " dk %3" PRId64 " hv %2" PRId64 " T %4" PRId64 " call %d",
-                 c->what, d.K, d.hk, d.dk, d.hv, T, call);
-        const bool so = same_bytes(o16, o32, (size_t)(T * l.out_stride) * 4, diff[0], sizeof diff[0]);
-        const bool sg = same_bytes(g16, g32, (size_t)nh * 4, diff[1], sizeof diff[1]);
-        const bool sb = same_bytes(b16, b32, (size_t)nh * 4, diff[2], sizeof diff[2]);
-        const bool sw = same_bytes(win16, win32, (size_t)nw * 4, diff[3], sizeof diff[3]);
-        q35_case(s, so && sg && sb && sw,
-                 "delta_prep_rows_mix16 %s bitwise the f32 form of the widened rows: out%s%s, g%s%s, beta%s%s, "
-                 "window%s%s",
-                 head, so ? " =" : " !=", diff[0], sg ? " =" : " !=", diff[1], sb ? " =" : " !=", diff[2],
-                 sw ? " =" : " !=", diff[3]);
-        free(mix), free(h16);
-    }
-    float *all[] = {dw, ddt, da, win16, win32, o16, o32, g16, g32, b16, b32, mixw, (float *)(void *)mix16};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        q35_gpu_free(all[i]);
-    free(w), free(win), free(dt), free(a);
-}
-
 /* A refusal: the valid call below with one thing changed, and what the message must name. */
 typedef struct prep_refusal {
     const char *what;
@@ -305,17 +226,6 @@ static void check_refusals(q35_suite *s)
         const int rc = q35_delta_prep_rows(d + r->out_off, r->out_stride, d, d, d, d + r->mix_off, r->in_stride,
                                            r->alpha_col, r->b_col, d, d, d, r->d, r->T, EPS, NULL, &err);
         q35_case(s, rc == -1 && strstr(err.msg, r->want), "delta_prep_rows refuses %s: %s", r->what, err.msg);
-    }
-    /* the f16-input form: its name, and mix16 on 8 bytes (four halves a load) */
-    {
-        q35_error err = {{0}};
-        const uint16_t *m16 = (const uint16_t *)(void *)(d + 4096);
-        int rc = q35_delta_prep_rows_mix16(d, 512, d, d, d, m16 + 2, 520, 512, 516, d, d, d, ok, 1, EPS, NULL, &err);
-        q35_case(s, rc == -1 && strstr(err.msg, "delta_prep_rows_mix16: mix") && strstr(err.msg, "must be 8- and"),
-                 "delta_prep_rows_mix16 refuses a mix16 on 4 bytes: %s", err.msg);
-        rc = q35_delta_prep_rows_mix16(d, 512, d, d, d, m16, 518, 512, 514, d, d, d, ok, 1, EPS, NULL, &err);
-        q35_case(s, rc == -1 && strstr(err.msg, "delta_prep_rows_mix16: strides in 518"),
-                 "delta_prep_rows_mix16 refuses in_stride 518: %s", err.msg);
     }
     /* T = 0: nothing to do, nothing written (the poisoned window stays) */
     q35_error err = {{0}};
@@ -365,14 +275,6 @@ int main(void)
     };
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
         check_prep(&s, &odd[i]);
-    const int64_t T16[] = {1, 7, 64, q35_quick() ? 130 : 2048};
-    for (size_t i = 0; i < sizeof T16 / sizeof T16[0]; i++) {
-        const prep_case model[] = {{"0.8B", d08, 128, 0, T16[i]}, {"9B", d9, 128, 0, T16[i]}};
-        for (int m = 0; m < 2; m++)
-            check_mix16(&s, &model[m]);
-    }
-    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
-        check_mix16(&s, &odd[i]);
     check_refusals(&s);
     return q35_suite_end(&s);
 }

@@ -6,9 +6,7 @@
  * the fused add + RMSNorm, gated RMSNorm: the next f16 GEMM's input) bitwise
  * the CPU's rounding of the f32 form's output (memcmp) and within 1e-3 of
  * float64 (the rounding: 2^-11 of a value at most). Gated RMSNorm with z read
- * in place from merged rows with NaN gaps, bitwise the contiguous z's; its
- * f16-z form (q35_gated_rmsnorm_rows_f16_z16: z read in place from f16 merged
- * rows) bitwise the f16-out form of the widened z. RMSNorm
+ * in place from merged rows with NaN gaps, bitwise the contiguous z's. RMSNorm
  * and L2 norm bitwise a CPU emulation of the kernels' f32 order of summing.
  * The FP8-out forms (the same three: the next FP8 GEMM's input, codes and a
  * scale a row; the gated norm's a token, an experiment,
@@ -27,8 +25,6 @@
 #include "kernels/l2norm.h"
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
-
-#include "core/half.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -179,44 +175,6 @@ static void check_gated_strided(q35_suite *s, const char *what, const float *z, 
     q35_gpu_free(mix), q35_gpu_free(dy2), q35_gpu_free(d16b);
 }
 
-/* z as f16 in merged rows of z_stride halves (at column zcol, f16 NaNs around:
- * the f16 path's [qkv | z | alpha | b] written in f16): the z16 form bitwise
- * q35_gated_rmsnorm_rows_f16 of the widened z, contiguous. */
-static void check_gated_z16(q35_suite *s, const char *what, const float *z, const float *dO, const float *dw,
-                            int64_t n, int64_t heads, int64_t T, int64_t zcol, int64_t z_stride)
-{
-    q35_error err = {{0}};
-    const int64_t total = n * heads * T, width = heads * n;
-    uint16_t *rows = malloc((size_t)(T * z_stride) * 2);
-    float *zw = malloc((size_t)total * sizeof *zw);
-    for (int64_t i = 0; i < T * z_stride; i++)
-        rows[i] = 0x7e00u; /* f16 NaN: a read outside z shows */
-    for (int64_t t = 0; t < T; t++)
-        for (int64_t i = 0; i < width; i++) {
-            rows[t * z_stride + zcol + i] = q35_f32_to_f16(z[t * width + i]);
-            zw[t * width + i] = q35_f16_to_f32(rows[t * z_stride + zcol + i]);
-        }
-    uint16_t *d16rows = q35_gpu_bytes((size_t)(T * z_stride) * 2), *da = q35_gpu_bytes((size_t)total * 2);
-    uint16_t *db = q35_gpu_bytes((size_t)total * 2);
-    float *dzw = q35_gpu_from_host(zw, total);
-    q35_gpu_upload(d16rows, rows, (size_t)(T * z_stride) * 2);
-    q35_gpu_ok(q35_gated_rmsnorm_rows_f16_z16(da, dO, d16rows + zcol, z_stride, dw, n, heads, T, EPS, NULL, &err),
-               &err);
-    q35_gpu_ok(q35_gated_rmsnorm_rows_f16(db, dO, dzw, width, dw, n, heads, T, EPS, NULL, &err), &err);
-    uint16_t *ha = malloc((size_t)total * 2), *hb = malloc((size_t)total * 2);
-    q35_gpu_download(ha, da, (size_t)total * 2);
-    q35_gpu_download(hb, db, (size_t)total * 2);
-    int64_t differ = 0;
-    for (int64_t i = 0; i < total; i++)
-        differ += ha[i] != hb[i];
-    q35_case(s, memcmp(ha, hb, (size_t)total * 2) == 0,
-             "gated_rmsnorm_f16_z16 %-10s n %4" PRId64 " heads %2" PRId64 " T %4" PRId64 " z at %5" PRId64
-             " stride %5" PRId64 " vs the widened z: %" PRId64 " of %" PRId64 " halves differ",
-             what, n, heads, T, zcol, z_stride, differ, total);
-    free(rows), free(zw), free(ha), free(hb);
-    q35_gpu_free(d16rows), q35_gpu_free(da), q35_gpu_free(db), q35_gpu_free(dzw);
-}
-
 /* T tokens of `heads` value heads of n; z_stride > 0: also z read in place from
  * merged rows of z_stride, at column zcol */
 static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads, int64_t T, int64_t zcol,
@@ -250,10 +208,8 @@ static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads
     snprintf(name, sizeof name, "gated_rmsnorm_f16 %-14s n %4" PRId64 " heads %2" PRId64 " T %4" PRId64, what, n,
              heads, T);
     q35_check_f16_out(s, name, d16, y, ref, total, LIMIT_F16);
-    if (z_stride > 0) {
+    if (z_stride > 0)
         check_gated_strided(s, what, z, dO, dw, dy, d16, n, heads, T, zcol, z_stride);
-        check_gated_z16(s, what, z, dO, dw, n, heads, T, zcol, z_stride);
-    }
     q35_gpu_free(d16);
 #if Q35_KERNEL_EXPERIMENTS
     uint8_t *d8 = q35_gpu_bytes((size_t)total);
@@ -409,10 +365,6 @@ static void check_refusals(q35_suite *s)
     rc = q35_gated_rmsnorm_rows_f16(h, d, d, 255, d, 128, 2, 1, EPS, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gated_rmsnorm_rows_f16: z row stride 255 shorter") != NULL,
              "gated_rmsnorm_rows_f16 refuses a z stride below heads * n: %s", err.msg);
-    memset(&err, 0, sizeof err);
-    rc = q35_gated_rmsnorm_rows_f16_z16(h, d, h, 255, d, 128, 2, 1, EPS, NULL, &err);
-    q35_case(s, rc == -1 && strstr(err.msg, "gated_rmsnorm_rows_f16_z16: z row stride 255 shorter") != NULL,
-             "gated_rmsnorm_rows_f16_z16 refuses a z stride below heads * n: %s", err.msg);
     uint8_t *q = (uint8_t *)d;
     static const struct {
         int op; /* 0 rmsnorm_rows_fp8, 1 add_rmsnorm_rows_fp8, 2 gated_rmsnorm_rows_fp8 (an experiment) */
