@@ -315,12 +315,14 @@ static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last
 
 /* Whether the FFN's merged [gate | up] is written in 16 bits (ffn_gu16): on
  * the fp8 path as bf16 unless $Q35_FP8_GU_BF16=0, on the f16 path through the
- * tuned GEMM as f16 unless $Q35_F16_GU=0; rows of 2 ff halves whole 16 bytes. */
+ * tuned GEMM as f16 where $Q35_F16_GU=1 asks (opt-in: its rounding takes the
+ * f16 + scan path past the sweep's bound, cuda_options.h); rows of 2 ff halves
+ * whole 16 bytes. */
 static bool gu16(const q35_run *r)
 {
     const q35_cuda_paths *p = &r->cm->paths;
     return r->merge && (2 * r->cm->hp.n_ff) % 8 == 0 &&
-           (r->fp8_inputs ? !p->fp8_gu_f32 : r->f16_inputs && !p->f16_gu_f32 && hgemm_tuned(r));
+           (r->fp8_inputs ? !p->fp8_gu_f32 : r->f16_inputs && p->f16_gu && hgemm_tuned(r));
 }
 
 /* The fast paths' FFN with [gate | up] merged and written in 16 bits (gu16):

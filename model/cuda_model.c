@@ -199,7 +199,7 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     const char *gu_bf16 = getenv("Q35_FP8_GU_BF16");
     cm->paths.fp8_gu_f32 = gu_bf16 && strcmp(gu_bf16, "0") == 0;
     const char *gu_f16 = getenv("Q35_F16_GU");
-    cm->paths.f16_gu_f32 = gu_f16 && strcmp(gu_f16, "0") == 0;
+    cm->paths.f16_gu = gu_f16 && strcmp(gu_f16, "1") == 0;
     cm->paths.gemm_lt_off = gemm_lt_off();
     const char *prep = getenv("Q35_DELTA_PREP");
     cm->paths.delta_prep_chain = prep && strcmp(prep, "0") == 0;
