@@ -126,6 +126,136 @@ __device__ __forceinline__ void put_state(uint32_t buf, const float (&st)[C::MT]
         }
 }
 
+/* The warp's part of the state slice at Sj (f32 [SW][128], rows = value
+ * columns) into st (state_in), or st back to Sj (state_out). */
+template <class C>
+__device__ __forceinline__ void state_in(float (&st)[C::MT][C::NK][4], const float *Sj, int warp, int gq, int qq)
+{
+#pragma unroll
+    for (int mi = 0; mi < C::MT; mi++)
+#pragma unroll
+        for (int ni = 0; ni < C::NK; ni++) {
+            const int r = 16 * mi + gq, col = C::KW * warp + 8 * ni + 2 * qq;
+            const float2 a = *reinterpret_cast<const float2 *>(Sj + (size_t)r * DK + col);
+            const float2 b = *reinterpret_cast<const float2 *>(Sj + (size_t)(r + 8) * DK + col);
+            st[mi][ni][0] = a.x, st[mi][ni][1] = a.y, st[mi][ni][2] = b.x, st[mi][ni][3] = b.y;
+        }
+}
+
+template <class C>
+__device__ __forceinline__ void state_out(float *Sj, const float (&st)[C::MT][C::NK][4], int warp, int gq, int qq)
+{
+#pragma unroll
+    for (int mi = 0; mi < C::MT; mi++)
+#pragma unroll
+        for (int ni = 0; ni < C::NK; ni++) {
+            const int r = 16 * mi + gq, col = C::KW * warp + 8 * ni + 2 * qq;
+            *reinterpret_cast<float2 *>(Sj + (size_t)r * DK + col) = make_float2(st[mi][ni][0], st[mi][ni][1]);
+            *reinterpret_cast<float2 *>(Sj + (size_t)(r + 8) * DK + col) = make_float2(st[mi][ni][2], st[mi][ni][3]);
+        }
+}
+
+/* D = U - dacc (the thread's rows ta, tb; slice columns c0 + 8 ni + 2 q) and
+ * e^{G_last - G} D (la, lb) to shared memory as f16 (sD, sDp), from the stage
+ * at sb's U; where oacc is given, its rows scaled by ea, eb in the same loop. */
+template <class C>
+__device__ __forceinline__ void put_deltas(const float (&dacc)[C::NT][4], uint32_t sb, uint32_t sD, uint32_t sDp,
+                                           int ta, int tb, int c0, float la, float lb, int qq,
+                                           float (*oacc)[4] = nullptr, float ea = 1.0f, float eb = 1.0f)
+{
+#pragma unroll
+    for (int ni = 0; ni < C::NT; ni++) {
+        const int col = c0 + 8 * ni + 2 * qq;
+        const uint32_t xa = q35_swz_at<C::NS>(ta, col), xb = q35_swz_at<C::NS>(tb, col);
+        const float2 ua = unpack_half2(q35_ld_shared_b32(sb + C::OFF_U + xa));
+        const float2 ub = unpack_half2(q35_ld_shared_b32(sb + C::OFF_U + xb));
+        const float d0 = ua.x - dacc[ni][0], d1 = ua.y - dacc[ni][1], d2 = ub.x - dacc[ni][2], d3 = ub.y - dacc[ni][3];
+        q35_st_shared_b32(sD + xa, q35_pack_half2(d0, d1));
+        q35_st_shared_b32(sD + xb, q35_pack_half2(d2, d3));
+        q35_st_shared_b32(sDp + xa, q35_pack_half2(d0 * la, d1 * la));
+        q35_st_shared_b32(sDp + xb, q35_pack_half2(d2 * lb, d3 * lb));
+        if (oacc)
+            oacc[ni][0] *= ea, oacc[ni][1] *= ea, oacc[ni][2] *= eb, oacc[ni][3] *= eb;
+    }
+}
+
+/* O += P D over the blocks at or left of the diagonal of row block rb: A
+ * operand P [t][s] from the stage at sb, B operand D stored [k = s][n =
+ * column] at sD (ldmatrix.trans), slice columns c0.. */
+template <class C>
+__device__ __forceinline__ void add_pd(float (&oacc)[C::NT][4], uint32_t sb, uint32_t sD, int rb, int c0, int lane)
+{
+#pragma unroll
+    for (int ks = 0; ks < CH / 16; ks++) {
+        if (ks > rb)
+            break;
+        uint32_t a[4];
+        q35_ldsm_x4(a, sb + C::OFF_P + q35_swz_rows<CH / 8>(16 * rb + lane % 16, 2 * ks + lane / 16));
+#pragma unroll
+        for (int nb = 0; nb < C::NT / 2; nb++) {
+            uint32_t b[4];
+            q35_ldsm_x4_trans(b, sD + q35_swz_rows<C::NS>(16 * ks + lane % 8 + (lane / 8) % 2 * 8,
+                                                           (c0 + 16 * nb) / 8 + lane / 16));
+            q35_mma16816(oacc[2 * nb], a, b[0], b[1]);
+            q35_mma16816(oacc[2 * nb + 1], a, b[2], b[3]);
+        }
+    }
+}
+
+/* O's rows ta, tb of chunk c (those below T), scaled by 1/sqrt(dk), to o: value
+ * head j, slice sl, columns c0 + 8 ni + 2 q. */
+template <class C>
+__device__ __forceinline__ void store_o(float *o, int64_t o_stride, const float (&oacc)[C::NT][4], int64_t c,
+                                        int64_t T, int j, int sl, int dv, int c0, int ta, int tb, int qq)
+{
+    const int64_t t0 = c * CH;
+    float *oc = o + (int64_t)j * dv + (int64_t)sl * C::SW + c0 + 2 * qq;
+#pragma unroll
+    for (int ni = 0; ni < C::NT; ni++) {
+        if (t0 + ta < T)
+            *reinterpret_cast<float2 *>(oc + (t0 + ta) * o_stride + 8 * ni) =
+                make_float2(oacc[ni][0] * SCALE, oacc[ni][1] * SCALE);
+        if (t0 + tb < T)
+            *reinterpret_cast<float2 *>(oc + (t0 + tb) * o_stride + 8 * ni) =
+                make_float2(oacc[ni][2] * SCALE, oacc[ni][3] * SCALE);
+    }
+}
+
+/* S = e^{G_last} S + (e^{G_last - G} D)^T K: A operand that D stored [k = s]
+ * [m = value column] at sDp (ldmatrix.trans), B operand K stored [k = s][n =
+ * dk] in the stage at sb (ldmatrix.trans), warp w the key columns KW w.. */
+template <class C>
+__device__ __forceinline__ void update_state(float (&st)[C::MT][C::NK][4], uint32_t sb, uint32_t sDp, float el,
+                                             int warp, int lane)
+{
+#pragma unroll
+    for (int mi = 0; mi < C::MT; mi++)
+#pragma unroll
+        for (int ni = 0; ni < C::NK; ni++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                st[mi][ni][e] *= el;
+#pragma unroll
+    for (int ks = 0; ks < CH / 16; ks++) {
+        uint32_t a[C::MT][4], b[C::NK / 2][4];
+#pragma unroll
+        for (int mi = 0; mi < C::MT; mi++)
+            q35_ldsm_x4_trans(a[mi], sDp + q35_swz_rows<C::NS>(16 * ks + lane % 8 + lane / 16 * 8,
+                                                                2 * mi + (lane / 8) % 2));
+#pragma unroll
+        for (int nb = 0; nb < C::NK / 2; nb++)
+            q35_ldsm_x4_trans(b[nb], sb + C::OFF_K + q35_swz_rows<DK / 8>(16 * ks + lane % 8 + (lane / 8) % 2 * 8,
+                                                                       (C::KW * warp + 16 * nb) / 8 + lane / 16));
+#pragma unroll
+        for (int mi = 0; mi < C::MT; mi++)
+#pragma unroll
+            for (int nb = 0; nb < C::NK / 2; nb++) {
+                q35_mma16816(st[mi][2 * nb], a[mi], b[nb][0], b[nb][1]);
+                q35_mma16816(st[mi][2 * nb + 1], a[mi], b[nb][2], b[nb][3]);
+            }
+    }
+}
+
 template <int WARPS, int SW, int STAGES>
 __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o, int64_t o_stride, float *S, int64_t T,
                                                                        int hk, int hv, int dv, const __half *W,
@@ -143,15 +273,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
     float *Sj = S + ((size_t)j * dv + (size_t)sl * SW) * DK;
 
     float st[C::MT][C::NK][4]; /* S[value column 16 mi + g (+8)][key KW w + 8 ni + 2 q (+1)] */
-#pragma unroll
-    for (int mi = 0; mi < C::MT; mi++)
-#pragma unroll
-        for (int ni = 0; ni < C::NK; ni++) {
-            const int r = 16 * mi + gq, col = C::KW * warp + 8 * ni + 2 * qq;
-            const float2 a = *reinterpret_cast<const float2 *>(Sj + (size_t)r * DK + col);
-            const float2 b = *reinterpret_cast<const float2 *>(Sj + (size_t)(r + 8) * DK + col);
-            st[mi][ni][0] = a.x, st[mi][ni][1] = a.y, st[mi][ni][2] = b.x, st[mi][ni][3] = b.y;
-        }
+    state_in<C>(st, Sj, warp, gq, qq);
     put_state<C>(sS, st, warp, lane);
     load_stage<C>(base, 0, j, kh, sl, hk, hv, dv, W, U, P, G, Q, K);
 
@@ -191,94 +313,21 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
         const float Glast = q35_ld_shared_f32(sb + C::OFF_G + (CH - 1) * 4);
         const float Ga = q35_ld_shared_f32(sb + C::OFF_G + ta * 4), Gb = q35_ld_shared_f32(sb + C::OFF_G + tb * 4);
         const float ea = expf(Ga), eb = expf(Gb), la = expf(Glast - Ga), lb = expf(Glast - Gb);
-#pragma unroll
-        for (int ni = 0; ni < C::NT; ni++) {
-            const int col = c0 + 8 * ni + 2 * qq;
-            const uint32_t xa = q35_swz_at<C::NS>(ta, col), xb = q35_swz_at<C::NS>(tb, col);
-            const float2 ua = unpack_half2(q35_ld_shared_b32(sb + C::OFF_U + xa));
-            const float2 ub = unpack_half2(q35_ld_shared_b32(sb + C::OFF_U + xb));
-            const float d0 = ua.x - dacc[ni][0], d1 = ua.y - dacc[ni][1], d2 = ub.x - dacc[ni][2], d3 = ub.y - dacc[ni][3];
-            q35_st_shared_b32(sD + xa, q35_pack_half2(d0, d1));
-            q35_st_shared_b32(sD + xb, q35_pack_half2(d2, d3));
-            q35_st_shared_b32(sDp + xa, q35_pack_half2(d0 * la, d1 * la));
-            q35_st_shared_b32(sDp + xb, q35_pack_half2(d2 * lb, d3 * lb));
-            oacc[ni][0] *= ea, oacc[ni][1] *= ea, oacc[ni][2] *= eb, oacc[ni][3] *= eb;
-        }
+        put_deltas<C>(dacc, sb, sD, sDp, ta, tb, c0, la, lb, qq, oacc, ea, eb);
         __syncthreads(); /* every warp's D rows */
 
-        /* O += P D: A operand P [t][s] (blocks at or left of the diagonal), B
-         * operand D stored [k = s][n = column] (ldmatrix.trans) */
-#pragma unroll
-        for (int ks = 0; ks < CH / 16; ks++) {
-            if (ks > rb)
-                break;
-            uint32_t a[4];
-            q35_ldsm_x4(a, sb + C::OFF_P + q35_swz_rows<CH / 8>(16 * rb + lane % 16, 2 * ks + lane / 16));
-#pragma unroll
-            for (int nb = 0; nb < C::NT / 2; nb++) {
-                uint32_t b[4];
-                q35_ldsm_x4_trans(b, sD + q35_swz_rows<C::NS>(16 * ks + lane % 8 + (lane / 8) % 2 * 8,
-                                                               (c0 + 16 * nb) / 8 + lane / 16));
-                q35_mma16816(oacc[2 * nb], a, b[0], b[1]);
-                q35_mma16816(oacc[2 * nb + 1], a, b[2], b[3]);
-            }
-        }
-        const int64_t t0 = c * CH;
-        float *oc = o + (int64_t)j * dv + (int64_t)sl * SW + c0 + 2 * qq;
-#pragma unroll
-        for (int ni = 0; ni < C::NT; ni++) {
-            if (t0 + ta < T)
-                *reinterpret_cast<float2 *>(oc + (t0 + ta) * o_stride + 8 * ni) =
-                    make_float2(oacc[ni][0] * SCALE, oacc[ni][1] * SCALE);
-            if (t0 + tb < T)
-                *reinterpret_cast<float2 *>(oc + (t0 + tb) * o_stride + 8 * ni) =
-                    make_float2(oacc[ni][2] * SCALE, oacc[ni][3] * SCALE);
-        }
-
-        /* S = e^{G_last} S + (e^{G_last - G} D)^T K: A operand that D stored [k = s]
-         * [m = value column] (ldmatrix.trans), B operand K stored [k = s][n = dk]
-         * (ldmatrix.trans), warp w the key columns KW w.. */
+        /* O += P D (P's blocks at or left of the diagonal), to o; then the state */
+        add_pd<C>(oacc, sb, sD, rb, c0, lane);
+        store_o<C>(o, o_stride, oacc, c, T, j, sl, dv, c0, ta, tb, qq);
         const float el = expf(Glast);
-#pragma unroll
-        for (int mi = 0; mi < C::MT; mi++)
-#pragma unroll
-            for (int ni = 0; ni < C::NK; ni++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    st[mi][ni][e] *= el;
-#pragma unroll
-        for (int ks = 0; ks < CH / 16; ks++) {
-            uint32_t a[C::MT][4], b[C::NK / 2][4];
-#pragma unroll
-            for (int mi = 0; mi < C::MT; mi++)
-                q35_ldsm_x4_trans(a[mi], sDp + q35_swz_rows<C::NS>(16 * ks + lane % 8 + lane / 16 * 8,
-                                                                    2 * mi + (lane / 8) % 2));
-#pragma unroll
-            for (int nb = 0; nb < C::NK / 2; nb++)
-                q35_ldsm_x4_trans(b[nb], sb + C::OFF_K + q35_swz_rows<DK / 8>(16 * ks + lane % 8 + (lane / 8) % 2 * 8,
-                                                                           (C::KW * warp + 16 * nb) / 8 + lane / 16));
-#pragma unroll
-            for (int mi = 0; mi < C::MT; mi++)
-#pragma unroll
-                for (int nb = 0; nb < C::NK / 2; nb++) {
-                    q35_mma16816(st[mi][2 * nb], a[mi], b[nb][0], b[nb][1]);
-                    q35_mma16816(st[mi][2 * nb + 1], a[mi], b[nb][2], b[nb][3]);
-                }
-        }
+        update_state<C>(st, sb, sDp, el, warp, lane);
         put_state<C>(s16n, st, warp, lane);
         if (STAGES == 1 && c + 1 < nc) {
             __syncthreads(); /* every read of the stage is done */
             load_stage<C>(base, c + 1, j, kh, sl, hk, hv, dv, W, U, P, G, Q, K);
         }
     }
-#pragma unroll
-    for (int mi = 0; mi < C::MT; mi++)
-#pragma unroll
-        for (int ni = 0; ni < C::NK; ni++) {
-            const int r = 16 * mi + gq, col = C::KW * warp + 8 * ni + 2 * qq;
-            *reinterpret_cast<float2 *>(Sj + (size_t)r * DK + col) = make_float2(st[mi][ni][0], st[mi][ni][1]);
-            *reinterpret_cast<float2 *>(Sj + (size_t)(r + 8) * DK + col) = make_float2(st[mi][ni][2], st[mi][ni][3]);
-        }
+    state_out<C>(Sj, st, warp, gq, qq);
 }
 
 /* The state pass's launch: WARPS warps a block over SW value columns, two

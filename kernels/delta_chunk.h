@@ -130,9 +130,14 @@ int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const 
 
 /* The variants (kernels/variant.h; the state pass's block): w4 = 4 warps over
  * 32 value columns, the production one and the default (the fastest measured:
- * bench/results/); the experiments w8 = 8 warps over 32 and s64w8 = 8 warps
- * over 64 (dv a multiple of 64). Every variant computes the same products in
- * the same order: bitwise equal. */
+ * bench/results/); the experiments w8 = 8 warps over 32, s64w8 = 8 warps over
+ * 64 (dv a multiple of 64), and w4o4 = w4's 4 warps for D and the state with 4
+ * more computing O a chunk behind (kernels/experiments/delta_chunk_split.cuh:
+ * the O products off the chain between one chunk's state and the next;
+ * predicted ~62 -> ~40 us for the state pass at 2048 rows of the 9B, its
+ * chain's tensor-core products a warp a chunk from ~112 to ~64; not yet run on
+ * a GPU). Every variant computes the same products in the same order: bitwise
+ * equal. */
 int q35_delta_chunk_variant_count(void);
 const char *q35_delta_chunk_variant_name(int variant);
 int q35_delta_chunk_variant_find(const char *name);

@@ -119,6 +119,14 @@ __device__ __forceinline__ void q35_bar_sync(int id, int threads)
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+/* This thread's arrival at barrier id without waiting (the producer side of a
+ * q35_bar_sync over `threads`: its shared-memory writes before it are seen by
+ * the threads that sync there). */
+__device__ __forceinline__ void q35_bar_arrive(int id, int threads)
+{
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 
 /* Byte offset of 16-byte chunk c of row `row` in a swizzled f16 array of NC
  * chunks (8 NC halves) a row, NC in {4, 8, 16, 32}: the chunk index is XORed with

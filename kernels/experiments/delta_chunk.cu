@@ -1,13 +1,17 @@
 /* The chunked delta rule's experiment variants w8 (8 warps a block in the
- * state pass over 32 value columns) and s64w8 (8 warps over 64;
- * kernels/delta_chunk.cuh): built into the suites and the benchmarks only
- * (kernels/variant.h), beside the production w4. */
+ * state pass over 32 value columns), s64w8 (8 warps over 64;
+ * kernels/delta_chunk.cuh) and w4o4 (w4's state pass with the output
+ * products given to 4 more warps; kernels/experiments/delta_chunk_split.cuh):
+ * built into the suites and the benchmarks only (kernels/variant.h), beside
+ * the production w4. */
 #include "kernels/delta_chunk.cuh"
+#include "kernels/experiments/delta_chunk_split.cuh"
 
 using namespace q35_delta_chunk_kernels;
 
 static constexpr variant_impl k_w8 = make_variant<8, 32>(), k_s64w8 = make_variant<8, 64>();
-static const q35_variant k_experiments[] = {{"w8", 1, &k_w8}, {"s64w8", 2, &k_s64w8}};
+static constexpr variant_impl k_w4o4 = {launch_state_split, split_cfg::C::SW, split_cfg::SMEM};
+static const q35_variant k_experiments[] = {{"w8", 1, &k_w8}, {"s64w8", 2, &k_s64w8}, {"w4o4", 3, &k_w4o4}};
 
 extern "C" const q35_variant_table q35_delta_chunk_experiments = {
     k_experiments, (int)(sizeof k_experiments / sizeof k_experiments[0])};
