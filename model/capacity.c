@@ -218,7 +218,7 @@ q35_capacity_terms q35_capacity_terms_of(const q35_capacity_request *r, q35_attn
         .overhead = Q35_CAPACITY_OVERHEAD,
     };
     /* the cuBLASLt context made with the fast GEMM path's set (model/cuda_model.c) */
-    if (!r->deterministic && (r->gemm == Q35_GEMM_FP8 || (r->gemm == Q35_GEMM_F16 && !r->gemm_lt_off)))
+    if ((r->gemm == Q35_GEMM_FP8 && !r->deterministic) || q35_gemm_tuned_f16(r->gemm, r->deterministic, r->gemm_lt_off))
         t.lt_workspace = Q35_LT_WORKSPACE_BYTES;
     t.total = t.weights + t.f16_weights + t.kv + t.recurrent + t.workspace + t.lt_workspace + t.overhead;
     return t;

@@ -98,11 +98,17 @@ static int open_device(q35_cuda_model *cm, const q35_path_env *env, q35_error *e
 
 /* ---- the plan ---- */
 
+/* Whether environment variable name is set to exactly value (the A/B switches read at load). */
+static bool env_is(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, value) == 0;
+}
+
 /* $Q35_GEMM_LT=0: the f16 path's GEMMs through cublasGemmEx, no tuned cuBLASLt context (paths' gemm_lt_off) */
 static bool gemm_lt_off(void)
 {
-    const char *lt = getenv("Q35_GEMM_LT");
-    return lt && strcmp(lt, "0") == 0;
+    return env_is("Q35_GEMM_LT", "0");
 }
 
 static int make_plan(q35_cuda_model *cm, const q35_path_choice *c, q35_gemm_path gemm, q35_capacity_plan *plan,
@@ -192,17 +198,12 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
                                  .deterministic = c->deterministic, .scores_budget = c->scores_budget};
     pick_variants(cm, c);
     /* the sm_90a flash kernel where it runs, unless a flash variant is named or it is turned off */
-    const char *off = getenv("Q35_FLASH_SM90");
-    cm->paths.flash_sm90 = in->flash_sm90 && !c->flash_variant.name && !(off && strcmp(off, "0") == 0);
-    const char *merge = getenv("Q35_PREFILL_MERGE");
-    cm->paths.split_proj = merge && strcmp(merge, "0") == 0;
-    const char *gu_bf16 = getenv("Q35_FP8_GU_BF16");
-    cm->paths.fp8_gu_f32 = gu_bf16 && strcmp(gu_bf16, "0") == 0;
-    const char *gu_f16 = getenv("Q35_F16_GU");
-    cm->paths.f16_gu = gu_f16 && strcmp(gu_f16, "1") == 0;
+    cm->paths.flash_sm90 = in->flash_sm90 && !c->flash_variant.name && !env_is("Q35_FLASH_SM90", "0");
+    cm->paths.split_proj = env_is("Q35_PREFILL_MERGE", "0");
+    cm->paths.fp8_gu_f32 = env_is("Q35_FP8_GU_BF16", "0");
+    cm->paths.f16_gu = env_is("Q35_F16_GU", "1");
     cm->paths.gemm_lt_off = gemm_lt_off();
-    const char *prep = getenv("Q35_DELTA_PREP");
-    cm->paths.delta_prep_chain = prep && strcmp(prep, "0") == 0;
+    cm->paths.delta_prep_chain = env_is("Q35_DELTA_PREP", "0");
     char line[512];
     q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "plan for %" PRId64 " positions: attention %s, chunk rows %"
                    PRId64 ": %s", in->plan.seq, q35_attn_path_name(in->plan.attention), in->plan.chunk_rows,

@@ -106,13 +106,21 @@ typedef struct q35_cuda_paths {
                                 $Q35_DELTA_PREP=0 at load, to measure the fused kernel against it */
 } q35_cuda_paths;
 
+/* Whether a prefill on GEMM path gemm runs its projections through the f16
+ * path's tuned cuBLASLt context: GEMM f16, not deterministic, not
+ * $Q35_GEMM_LT=0 (the capacity plan counts the context's workspace then). */
+static inline bool q35_gemm_tuned_f16(q35_gemm_path gemm, bool deterministic, bool gemm_lt_off)
+{
+    return gemm == Q35_GEMM_F16 && !deterministic && !gemm_lt_off;
+}
+
 /* Whether paths p run the prefill's projections through the f16 GEMM path's
  * tuned cuBLASLt context (kernels/gemm_lt.h): a shape's first call then times
  * cuBLASLt's candidates (~32 GEMMs of it), so a first prefill pays that and a
  * measurement runs one untimed first. */
 static inline bool q35_paths_tune_gemm(const q35_cuda_paths *p)
 {
-    return p->gemm == Q35_GEMM_F16 && !p->deterministic && !p->gemm_lt_off;
+    return q35_gemm_tuned_f16(p->gemm, p->deterministic, p->gemm_lt_off);
 }
 
 #ifdef __cplusplus
