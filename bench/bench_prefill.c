@@ -173,6 +173,7 @@ static void prefill_point(q35_bench_state *st, q35_delta_path delta)
     if (p.attention == Q35_ATTN_FLASH)
         q35_bench_value(st, "flash_variant", q35_cuda_model_paths(cm)->flash_variant);
     q35_bench_value(st, "delta_chunked", p.delta == Q35_DELTA_CHUNKED);
+    q35_bench_value(st, "graphs", q35_paths_graphs(q35_cuda_model_paths(cm)));
 out:
     q35_cuda_state_free(state);
     free(tokens);

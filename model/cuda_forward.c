@@ -21,21 +21,27 @@ static int embed(q35_run *r, const int32_t *ids)
                                             cm->hp.n_vocab, ids, r->T, cm->stream, r->err));
 }
 
+/* Every layer over the chunk: plain launches, or a CUDA graph a layer (cuda_graph.c). */
 static int layers(q35_run *r)
 {
     const q35_cuda_model *cm = r->cm;
+    const bool graphs = q35_graphs_chunk(r);
     for (int il = 0; il < cm->hp.n_layer; il++) {
         const q35_dlayer *l = &cm->layers[il];
         char name[48];
         snprintf(name, sizeof name, "layer %d %s", il, l->kind == Q35_LAYER_DELTANET ? "deltanet" : "attention");
         q35_trace_push(name);
-        const int rc = l->kind == Q35_LAYER_DELTANET ? q35_layer_deltanet(r, l) : q35_layer_attention(r, l);
+        int (*body)(q35_run *, const q35_dlayer *) =
+            l->kind == Q35_LAYER_DELTANET ? q35_layer_deltanet : q35_layer_attention;
+        const int rc = graphs ? q35_graphs_layer(r, l, body) : body(r, l);
         q35_trace_pop();
         if (rc)
             return q35_fail_context(r->err, "layer %d (%s) at positions %" PRId64 "..%" PRId64, il,
                                     l->kind == Q35_LAYER_DELTANET ? "DeltaNet" : "attention", r->pos,
                                     r->pos + r->T - 1);
     }
+    if (!graphs)
+        q35_graphs_ran_plain(r);
     return 0;
 }
 

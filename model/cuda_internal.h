@@ -5,6 +5,7 @@
  *   cuda_layers.c   the DeltaNet, attention and FFN compositions over T rows,
  *                   with the projection and attention chosen per call
  *   cuda_forward.c  the refusals, the chunk loop, the tail: prefill and decode
+ *   cuda_graph.c    a prefill chunk's layers as CUDA graphs (paths.graphs)
  *   cuda_trace.c    NVTX ranges and the per-op CUDA event timing */
 #ifndef Q35_CUDA_INTERNAL_H
 #define Q35_CUDA_INTERNAL_H
@@ -62,6 +63,17 @@ typedef struct q35_timer {
     int n, cap;           /* pairs recorded, pairs created */
 } q35_timer;
 
+/* The prefill's CUDA graphs (cuda_graph.c): an executable graph per (layer,
+ * chunk kind), and the chunk row counts that ran plain since the paths were set. */
+#define Q35_GRAPH_WARM 8
+typedef struct q35_graphs {
+    void **exec;                     /* cudaGraphExec_t [n][2]: kind 0 chunk_rows rows, 1 any other; NULL until made */
+    int n;                           /* layers */
+    int64_t warm[Q35_GRAPH_WARM];    /* row counts run plain */
+    int n_warm;
+    q35_cuda_graph_stats stats;
+} q35_graphs;
+
 struct q35_cuda_model {
     q35_hparams hp;
     q35_cuda_options opts;           /* as given */
@@ -92,6 +104,7 @@ struct q35_cuda_model {
     int32_t *ids;                    /* the call's token ids */
     float *tail_row, *logits;        /* [H], [vocab] */
     q35_timer timer;
+    q35_graphs graphs;
 };
 
 struct q35_cuda_state {
@@ -155,6 +168,15 @@ int q35_layer_tail(q35_run *r, int64_t row);
 
 /* cuda_model.c: the workspace for chunks of up to `rows` rows ending at `seq`. */
 int q35_workspace_ensure(q35_cuda_model *cm, int64_t rows, int64_t seq, q35_error *err);
+
+/* cuda_graph.c: whether this chunk's layers run as graphs (the paths' graphs
+ * on, not per token, not timed, its row count run plain before); after a plain
+ * prefill chunk (timed or not), its row count noted; one layer captured by body and launched as a
+ * graph; the executable graphs dropped (the paths changed, or the model's free). */
+bool q35_graphs_chunk(q35_run *r);
+void q35_graphs_ran_plain(q35_run *r);
+int q35_graphs_layer(q35_run *r, const q35_dlayer *l, int (*body)(q35_run *r, const q35_dlayer *l));
+void q35_graphs_reset(q35_cuda_model *cm);
 
 /* cuda_trace.c */
 void q35_trace_push(const char *name);

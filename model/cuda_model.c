@@ -204,6 +204,11 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths.f16_gu = env_is("Q35_F16_GU", "1");
     cm->paths.gemm_lt_off = gemm_lt_off();
     cm->paths.delta_prep_chain = env_is("Q35_DELTA_PREP", "0");
+    cm->paths.graphs = env_is("Q35_CUDA_GRAPH", "1");
+    if (cm->paths.graphs && !q35_paths_graph_ok(&cm->paths))
+        q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "note: CUDA graphs ($Q35_CUDA_GRAPH=1) are not "
+                       "taken on these paths (cuBLAS's own calls: f32 GEMM, f32 attention or $Q35_GEMM_LT=0); "
+                       "plain launches");
     char line[512];
     q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "plan for %" PRId64 " positions: attention %s, chunk rows %"
                    PRId64 ": %s", in->plan.seq, q35_attn_path_name(in->plan.attention), in->plan.chunk_rows,
@@ -637,6 +642,7 @@ void q35_cuda_model_free(q35_cuda_model *cm)
         cudaStreamSynchronize((cudaStream_t)cm->stream);
     }
     q35_timer_free(&cm->timer);
+    q35_graphs_reset(cm);
     cudaFree(cm->ws_mem);
     cudaFree(cm->f16);
     cudaFree(cm->fp8);
@@ -718,6 +724,7 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
         cm->paths = old;
         return -1;
     }
+    q35_graphs_reset(cm); /* new kernels and GEMM shapes: every row count runs plain once again */
     return 0;
 }
 
@@ -742,6 +749,10 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                  p->delta == Q35_DELTA_CHUNKED ? q35_delta_chunk_variant_name(p->delta_chunk_variant)
                                                : q35_delta_rule_variant_name(p->delta_rule_variant),
                  p->chunk_rows);
+    if (q35_paths_graphs(p)) {
+        const size_t used = strlen(buf);
+        snprintf(buf + used, cap > used ? cap - used : 0, ", CUDA graphs (a layer each)");
+    }
     return buf;
 }
 

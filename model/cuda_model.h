@@ -45,6 +45,9 @@
  *   scan variant    Q35_DELTA_RULE_VARIANT=NAME       default: r2pni where dv
  *                   allows it, else l16r2pn (prefill and decode alike)
  *   chunk variant   Q35_DELTA_CHUNK_VARIANT=NAME      default: w4
+ *   CUDA graphs     Q35_CUDA_GRAPH=1                  default: off; a prefill
+ *                   chunk's layers launched as graphs, one a layer, on the paths
+ *                   q35_paths_graph_ok names (model/cuda_graph.c): the same bits
  *
  * The options and the paths: model/cuda_options.h; the rules: model/paths.h.
  *
@@ -166,6 +169,19 @@ int q35_cuda_prefill_logits_at(q35_cuda_model *cm, q35_cuda_state *st, const int
  * (NULL: no tail). */
 int q35_cuda_forward_token(q35_cuda_model *cm, q35_cuda_state *st, int32_t token, int64_t pos, float *logits,
                            q35_op_times *times, q35_error *err);
+
+/* What the CUDA graphs of the prefill did since the load (paths.graphs;
+ * model/cuda_graph.c). A chunk row count runs plain the first time after the
+ * paths are set (its GEMM shapes tuned), later chunks as a graph a layer. */
+typedef struct q35_cuda_graph_stats {
+    int64_t plain_chunks;     /* chunks launched plainly as a row count's first */
+    int64_t layers_captured;  /* layers captured from the stream */
+    int64_t instantiated;     /* executable graphs made (a layer's first, or its nodes changed) */
+    int64_t updated;          /* captures applied to a kept executable graph (cudaGraphExecUpdate) */
+    int64_t launched;         /* layer graphs launched */
+} q35_cuda_graph_stats;
+
+const q35_cuda_graph_stats *q35_cuda_model_graph_stats(const q35_cuda_model *cm);
 
 /* The four phases a benchmark reports, summed from the per-op times:
  * projections (Q35_OP_PROJ), scan (Q35_OP_DELTA), attention (Q35_OP_ATTN),

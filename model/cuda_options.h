@@ -104,6 +104,10 @@ typedef struct q35_cuda_paths {
     bool delta_prep_chain;   /* the DeltaNet prologue of a chunk as three launches (conv1d, l2norm,
                                 gates) instead of the fused q35_delta_prep_rows (the same bits):
                                 $Q35_DELTA_PREP=0 at load, to measure the fused kernel against it */
+    bool graphs;             /* opt-in: a prefill chunk's layers launched as CUDA graphs, one a layer
+                                (model/cuda_graph.c; the same bits as plain launches), where
+                                q35_paths_graph_ok: $Q35_CUDA_GRAPH=1 at load. Off by default until
+                                measured against plain launches on a GPU */
 } q35_cuda_paths;
 
 /* Whether a prefill on GEMM path gemm runs its projections through the f16
@@ -121,6 +125,27 @@ static inline bool q35_gemm_tuned_f16(q35_gemm_path gemm, bool deterministic, bo
 static inline bool q35_paths_tune_gemm(const q35_cuda_paths *p)
 {
     return q35_gemm_tuned_f16(p->gemm, p->deterministic, p->gemm_lt_off);
+}
+
+/* Whether paths p can launch a prefill chunk's layers as CUDA graphs
+ * (model/cuda_graph.c): where every launch of a layer is a unit's kernel or
+ * goes through one of the model's own cuBLASLt contexts (their workspaces
+ * allocated with them): the f16 GEMM through the tuned context, or the fp8
+ * GEMM, with flash attention; or the deterministic path (GEMV rows,
+ * decode-rows attention). The paths that call cuBLAS itself (the f32 GEMM,
+ * cublasGemmEx with $Q35_GEMM_LT=0, f32 attention) launch plainly: under a
+ * capture cuBLAS may take its workspace by a stream-ordered allocation inside
+ * the graph, which the model does not manage. */
+static inline bool q35_paths_graph_ok(const q35_cuda_paths *p)
+{
+    return p->deterministic ||
+           (p->attention == Q35_ATTN_FLASH && (q35_paths_tune_gemm(p) || p->gemm == Q35_GEMM_FP8));
+}
+
+/* Whether paths p launch a prefill chunk's layers as CUDA graphs: asked for and able. */
+static inline bool q35_paths_graphs(const q35_cuda_paths *p)
+{
+    return p->graphs && q35_paths_graph_ok(p);
 }
 
 #ifdef __cplusplus

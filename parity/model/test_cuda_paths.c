@@ -161,6 +161,35 @@ static void check_variant(q35_suite *s, variant_op op, const char *what, const c
              ops[op], what, got >= 0 ? fake_name(got) : "(none)", log[0] ? " | " : "", log);
 }
 
+/* Which paths launch a chunk's layers as CUDA graphs (q35_paths_graph_ok, q35_paths_graphs). */
+static void check_graphs(q35_suite *s)
+{
+    const struct {
+        q35_attn_path attention;
+        q35_gemm_path gemm;
+        bool deterministic, lt_off, ok;
+    } cases[] = {
+        {Q35_ATTN_FLASH, Q35_GEMM_F16, false, false, true},  /* the fast path: the tuned cuBLASLt context */
+        {Q35_ATTN_FLASH, Q35_GEMM_FP8, false, false, true},  /* the fp8 GEMM's own cuBLASLt context */
+        {Q35_ATTN_F32, Q35_GEMM_F32, true, false, true},     /* deterministic: GEMV rows, decode-rows attention */
+        {Q35_ATTN_FLASH, Q35_GEMM_F16, false, true, false},  /* $Q35_GEMM_LT=0: cublasGemmEx */
+        {Q35_ATTN_FLASH, Q35_GEMM_F32, false, false, false}, /* the f32 GEMM: cuBLAS SGEMM */
+        {Q35_ATTN_F32, Q35_GEMM_F16, false, false, false},   /* f32 attention: cuBLAS */
+        {Q35_ATTN_F32, Q35_GEMM_FP8, false, false, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int asked = 0; asked < 2; asked++) {
+            const q35_cuda_paths p = {.attention = cases[i].attention, .gemm = cases[i].gemm,
+                                      .deterministic = cases[i].deterministic, .gemm_lt_off = cases[i].lt_off,
+                                      .graphs = asked};
+            const bool ok = q35_paths_graph_ok(&p), on = q35_paths_graphs(&p);
+            q35_case(s, ok == cases[i].ok && on == (asked && cases[i].ok),
+                     "graphs: attention %s, GEMM %s%s%s, asked %d: able %d (want %d), on %d", q35_attn_path_name(p.attention),
+                     q35_gemm_path_name(p.gemm), p.deterministic ? ", deterministic" : "",
+                     p.gemm_lt_off ? ", $Q35_GEMM_LT=0" : "", asked, ok, cases[i].ok, on);
+        }
+}
+
 int main(void)
 {
     q35_suite s;
@@ -299,5 +328,6 @@ int main(void)
     q35_cuda_options_init(&o);
     o.gemm = (q35_gemm_path)4;
     check_error(&s, "option gemm 4", &o, "gemm 4");
+    check_graphs(&s);
     return q35_suite_end(&s);
 }

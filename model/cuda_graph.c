@@ -1,0 +1,147 @@
+/* The prefill's CUDA graphs (paths.graphs, $Q35_CUDA_GRAPH=1, on the paths
+ * q35_paths_graph_ok names; cuda_internal.h).
+ *
+ * A chunk's layers are launched as graphs, one a layer: each layer's launches
+ * are captured from the model's stream (cudaStreamBeginCapture, thread-local
+ * mode: a call that is not allowed while capturing fails instead of running
+ * against the capture), the capture is applied to the layer's kept executable
+ * graph (cudaGraphExecUpdate: same nodes, new arguments: the chunk's
+ * positions, the workspace's pointers), or instantiated where there is none or
+ * the nodes changed, and the executable graph is launched on the stream. Every
+ * chunk is captured anew, so nothing a graph holds can go stale; what a graph
+ * saves is device-side: the gaps between a layer's ~10-20 launches. A layer a
+ * graph, not a chunk: the device starts on layer 0 while the host captures
+ * layer 1, where one graph a chunk would hold the device idle for the whole
+ * chunk's capture and update at every call's start.
+ *
+ * The same kernels with the same arguments in the same order: a graph's
+ * results are bitwise the plain launches' (test_cuda_model_graphs checks it).
+ * Two things could break that, and neither is captured:
+ *   - the tuned cuBLASLt GEMM times a new shape's candidates (events and a
+ *     host wait: not capturable; under a capture it takes the heuristic's
+ *     first, kernels/gemm_lt.h). So a chunk row count runs plain the first
+ *     time after the paths are set (its shapes tuned; a timed call's chunks
+ *     count), and only later chunks of that row count run as graphs;
+ *   - per-op timing (CUDA events around each op, read after the call): a
+ *     timed call runs plain, so the per-op times are always the plain
+ *     launches'.
+ * Decode steps (one token) and the tail run plain.
+ *
+ * Executable graphs are kept per (layer, chunk kind): kind 0 for chunks of the
+ * paths' chunk rows, kind 1 for any other row count (a prompt's last chunk),
+ * so the two alternate without instantiating again. */
+#include "cuda_internal.h"
+
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+
+void q35_graphs_reset(q35_cuda_model *cm)
+{
+    q35_graphs *g = &cm->graphs;
+    if (g->exec) {
+        for (int i = 0; i < 2 * g->n; i++)
+            if (g->exec[i])
+                cudaGraphExecDestroy((cudaGraphExec_t)g->exec[i]);
+        free(g->exec);
+    }
+    g->exec = NULL;
+    g->n = 0;
+    g->n_warm = 0;
+}
+
+/* Whether chunks of T rows ran plain since the paths were set. */
+static bool warm(const q35_graphs *g, int64_t T)
+{
+    for (int i = 0; i < g->n_warm; i++)
+        if (g->warm[i] == T)
+            return true;
+    return false;
+}
+
+bool q35_graphs_chunk(q35_run *r)
+{
+    const q35_cuda_model *cm = r->cm;
+    return q35_paths_graphs(&cm->paths) && !r->per_token && !r->times && warm(&cm->graphs, r->T);
+}
+
+void q35_graphs_ran_plain(q35_run *r)
+{
+    q35_graphs *g = &r->cm->graphs;
+    if (!q35_paths_graphs(&r->cm->paths) || r->per_token || warm(g, r->T))
+        return;
+    g->warm[g->n_warm < Q35_GRAPH_WARM ? g->n_warm++ : Q35_GRAPH_WARM - 1] = r->T; /* full: the last slot turns over */
+    g->stats.plain_chunks++;
+}
+
+/* The slot of layer il's executable graph for this chunk (NULL: out of memory). */
+static void **slot(q35_run *r, int il, q35_error *err)
+{
+    q35_graphs *g = &r->cm->graphs;
+    if (!g->exec) {
+        const int n = r->cm->hp.n_layer;
+        g->exec = calloc((size_t)(2 * n), sizeof *g->exec);
+        if (!g->exec) {
+            q35_fail(err, "CUDA graphs: out of memory for %d layers' executable graphs", n);
+            return NULL;
+        }
+        g->n = n;
+    }
+    return &g->exec[2 * il + (r->T == r->cm->paths.chunk_rows ? 0 : 1)];
+}
+
+/* The captured graph applied to the kept executable graph *exec, or a new one
+ * made in its place where there is none or its nodes differ. */
+static int instantiate(q35_graphs *g, void **exec, cudaGraph_t graph, q35_error *err)
+{
+    if (*exec) {
+        cudaGraphExecUpdateResultInfo info;
+        const cudaError_t e = cudaGraphExecUpdate((cudaGraphExec_t)*exec, graph, &info);
+        if (e == cudaSuccess) {
+            g->stats.updated++;
+            return 0;
+        }
+        (void)cudaGetLastError(); /* not sticky; the next launch's check would take it for its own */
+        if (e != cudaErrorGraphExecUpdateFailure)
+            return Q35_CUDA_CHECK(e, err);
+        cudaGraphExecDestroy((cudaGraphExec_t)*exec);
+        *exec = NULL;
+    }
+    cudaGraphExec_t made = NULL;
+    if (Q35_CUDA_CHECK(cudaGraphInstantiate(&made, graph, 0), err))
+        return -1;
+    *exec = made;
+    g->stats.instantiated++;
+    return 0;
+}
+
+int q35_graphs_layer(q35_run *r, const q35_dlayer *l, int (*body)(q35_run *r, const q35_dlayer *l))
+{
+    q35_cuda_model *cm = r->cm;
+    const cudaStream_t stream = (cudaStream_t)cm->stream;
+    void **exec = slot(r, l->index, r->err);
+    if (!exec || Q35_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), r->err))
+        return -1;
+    const int rc = body(r, l);
+    cudaGraph_t graph = NULL;
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph); /* always: the stream must leave capture mode */
+    if (rc || Q35_CUDA_CHECK(ended, r->err)) {
+        if (graph)
+            cudaGraphDestroy(graph);
+        (void)cudaGetLastError();
+        return q35_fail_context(r->err, "capturing layer %d into a CUDA graph", l->index);
+    }
+    cm->graphs.stats.layers_captured++;
+    int failed = instantiate(&cm->graphs, exec, graph, r->err);
+    cudaGraphDestroy(graph);
+    if (!failed && Q35_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)*exec, stream), r->err))
+        failed = 1;
+    if (failed)
+        return q35_fail_context(r->err, "the CUDA graph of layer %d", l->index);
+    cm->graphs.stats.launched++;
+    return 0;
+}
+
+const q35_cuda_graph_stats *q35_cuda_model_graph_stats(const q35_cuda_model *cm)
+{
+    return &cm->graphs.stats;
+}

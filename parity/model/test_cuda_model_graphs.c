@@ -1,0 +1,207 @@
+/* The prefill's CUDA graphs (paths.graphs, model/cuda_graph.c) against plain
+ * launches on the tiny shape (8 layers: 6 DeltaNet, 2 attention of head dim
+ * 256; q4_k_m), chunk rows 37 over n tokens (chunks 37, 37, ..., and a shorter
+ * last one): on every path that takes graphs (flash with GEMM f16 and the
+ * chunked delta rule, with the scan; flash with GEMM fp8 where it runs; the
+ * deterministic path) the logits at cm_positions and the whole state are
+ * BITWISE those of plain launches, for
+ *   - the first prefill after the paths are set (each row count's first chunk
+ *     plain, the rest as graphs),
+ *   - a second one (every chunk a graph: kept graphs updated, the last
+ *     chunk's kind instantiated),
+ *   - a prompt split into two calls at n / 2 (other row counts, a state
+ *     carried across calls);
+ * and the graph counters say graphs ran (launched = layers x graph chunks,
+ * each capture instantiated or updated), so the comparison cannot pass by
+ * graphs silently not running. On a path that does not take graphs (f32 GEMM
+ * with f32 attention: cuBLAS's own calls) nothing is captured. */
+#include "cuda_model_cases.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROWS 37
+
+static void fatal(const char *what, const q35_error *err)
+{
+    printf("FAIL  %s: %s\n", what, err->msg);
+    exit(1);
+}
+
+/* The model's paths with graphs on or off (nothing else changed). */
+static void set_graphs(q35_cuda_model *cm, bool on)
+{
+    q35_cuda_paths p = *q35_cuda_model_paths(cm);
+    p.graphs = on;
+    q35_error err = {{0}};
+    if (q35_cuda_model_set_paths(cm, &p, &err))
+        fatal("setting the paths", &err);
+}
+
+/* What one run keeps: the logits at the positions, the state. */
+typedef struct run_out {
+    float *logits; /* [n_at][vocab] */
+    q35_cuda_state_host h;
+} run_out;
+
+/* Resets st and prefills tokens[0..n) in calls that end at each of ends[0..n_ends) (the last n), logits at at[]. */
+static void run(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, const int64_t *ends, int n_ends,
+                const int64_t *at, int n_at, run_out *out)
+{
+    const int vocab = q35_cuda_model_hparams(cm)->n_vocab;
+    out->logits = malloc((size_t)n_at * (size_t)vocab * sizeof *out->logits);
+    q35_poison_f32(out->logits, (int64_t)n_at * vocab);
+    q35_error err = {{0}};
+    if (q35_cuda_state_reset(st, &err))
+        fatal("resetting the state", &err);
+    int64_t from = 0;
+    int a = 0;
+    for (int c = 0; c < n_ends; c++) {
+        int a_end = a;
+        while (a_end < n_at && at[a_end] < ends[c])
+            a_end++;
+        if (q35_cuda_prefill_logits_at(cm, st, tokens + from, ends[c] - from, from, at + a, a_end - a,
+                                       out->logits + (int64_t)a * vocab, NULL, &err))
+            fatal("prefill", &err);
+        from = ends[c];
+        a = a_end;
+    }
+    cm_download(st, &out->h);
+}
+
+static void run_free(run_out *o)
+{
+    free(o->logits);
+    q35_cuda_state_host_free(&o->h);
+}
+
+static bool same(q35_suite *s, const char *what, const run_out *plain, const run_out *graph, int n_at, int vocab)
+{
+    return cm_case_same(s, what, plain->logits, &plain->h, graph->logits, &graph->h, n_at * vocab);
+}
+
+/* Chunks of ROWS rows in a call of len tokens: full ones, and whether a shorter last one. */
+static int64_t full_chunks(int64_t len)
+{
+    return len / ROWS;
+}
+
+/* One path: plain runs first, then the same runs with graphs on. */
+static void check_path(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n)
+{
+    const q35_cuda_paths *p = q35_cuda_model_paths(cm);
+    const int vocab = q35_cuda_model_hparams(cm)->n_vocab, L = q35_cuda_model_hparams(cm)->n_layer;
+    char name[32], what[160];
+    cm_paths_name(p, name, sizeof name);
+    int64_t at[8];
+    const int n_at = cm_positions(n, ROWS, at);
+    const int64_t whole[] = {n}, split[] = {n / 2, n};
+
+    set_graphs(cm, false);
+    run_out plain, plain_split;
+    run(cm, st, tokens, whole, 1, at, n_at, &plain);
+    run(cm, st, tokens, split, 2, at, n_at, &plain_split);
+
+    set_graphs(cm, true);
+    const q35_cuda_graph_stats s0 = *q35_cuda_model_graph_stats(cm);
+    run_out first, second, graph_split;
+    run(cm, st, tokens, whole, 1, at, n_at, &first);
+    const q35_cuda_graph_stats s1 = *q35_cuda_model_graph_stats(cm);
+    run(cm, st, tokens, whole, 1, at, n_at, &second);
+    const q35_cuda_graph_stats s2 = *q35_cuda_model_graph_stats(cm);
+    run(cm, st, tokens, split, 2, at, n_at, &graph_split);
+    const q35_cuda_graph_stats s3 = *q35_cuda_model_graph_stats(cm);
+
+    snprintf(what, sizeof what, "%-16s rows %d, %3" PRId64 " tokens, first prefill with graphs", name, ROWS, n);
+    same(s, what, &plain, &first, n_at, vocab);
+    snprintf(what, sizeof what, "%-16s rows %d, %3" PRId64 " tokens, second prefill with graphs", name, ROWS, n);
+    same(s, what, &plain, &second, n_at, vocab);
+    snprintf(what, sizeof what, "%-16s rows %d, %3" PRId64 " tokens in two calls, with graphs", name, ROWS, n);
+    same(s, what, &plain_split, &graph_split, n_at, vocab);
+
+    /* the counters: the first prefill runs each row count's first chunk plain */
+    const int64_t full = full_chunks(n), last = n % ROWS != 0;
+    const int64_t want1 = (full - 1) * L, want2 = (full + last) * L;
+    const int64_t got1 = s1.launched - s0.launched, got2 = s2.launched - s1.launched;
+    const int64_t captured = s2.layers_captured - s0.layers_captured,
+                  made = s2.instantiated + s2.updated - s0.instantiated - s0.updated;
+    q35_case(s, got1 == want1 && got2 == want2 && captured == got1 + got2 && made == captured &&
+                    s1.plain_chunks - s0.plain_chunks == 1 + last && s3.launched > s2.launched,
+             "%-16s graphs ran: %" PRId64 " then %" PRId64 " layer graphs launched (want %" PRId64 ", %" PRId64
+             "), %" PRId64 " captured, %" PRId64 " instantiated, %" PRId64 " updated, %" PRId64
+             " plain chunks; the split calls %" PRId64 " more", name, got1, got2, want1, want2, captured,
+             s2.instantiated - s0.instantiated, s2.updated - s0.updated, s1.plain_chunks - s0.plain_chunks,
+             s3.launched - s2.launched);
+    set_graphs(cm, false);
+    run_free(&plain);
+    run_free(&plain_split);
+    run_free(&first);
+    run_free(&second);
+    run_free(&graph_split);
+}
+
+/* A path that does not take graphs: asked for, nothing captured, and the results as without. */
+static void check_not_taken(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n)
+{
+    char name[32], what[160];
+    cm_paths_name(q35_cuda_model_paths(cm), name, sizeof name);
+    const int vocab = q35_cuda_model_hparams(cm)->n_vocab;
+    int64_t at[8];
+    const int n_at = cm_positions(n, ROWS, at);
+    const int64_t whole[] = {n};
+    run_out plain, asked;
+    run(cm, st, tokens, whole, 1, at, n_at, &plain);
+    set_graphs(cm, true);
+    const q35_cuda_graph_stats s0 = *q35_cuda_model_graph_stats(cm);
+    run(cm, st, tokens, whole, 1, at, n_at, &asked);
+    run_free(&asked);
+    run(cm, st, tokens, whole, 1, at, n_at, &asked);
+    const q35_cuda_graph_stats s1 = *q35_cuda_model_graph_stats(cm);
+    snprintf(what, sizeof what, "%-16s rows %d, graphs asked for on a path without them", name, ROWS);
+    same(s, what, &plain, &asked, n_at, vocab);
+    q35_case(s, !q35_paths_graphs(q35_cuda_model_paths(cm)) && s1.layers_captured == s0.layers_captured &&
+                    s1.plain_chunks == s0.plain_chunks,
+             "%-16s not taken: %" PRId64 " layers captured, %" PRId64 " plain chunks counted", name,
+             s1.layers_captured - s0.layers_captured, s1.plain_chunks - s0.plain_chunks);
+    set_graphs(cm, false);
+    run_free(&plain);
+    run_free(&asked);
+}
+
+int main(void)
+{
+    q35_suite s;
+    q35_rng rng;
+    const int skip = q35_gpu_suite(&s, "CUDA model: prefill chunks as CUDA graphs vs plain launches", &rng);
+    if (skip)
+        return skip;
+    const int64_t n = q35_quick() ? 3 * ROWS + 5 : 5 * ROWS + 11;
+    q35_model *m = cm_model("tiny", 0, 0, "q4_k_m", q35_rng_next(&rng));
+    q35_cuda_model *cm = cm_load(m, n);
+    int32_t *tokens = cm_tokens(n, m->hp.n_vocab, &rng);
+    q35_cuda_state *st = NULL;
+    q35_error err = {{0}};
+    if (q35_cuda_state_create(&st, cm, n, &err))
+        fatal("state", &err);
+
+    cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, ROWS, false, 0);
+    check_path(&s, cm, st, tokens, n);
+    cm_set_delta(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, Q35_DELTA_SCAN, ROWS, false, 0);
+    check_path(&s, cm, st, tokens, n);
+    if (cm_fp8_here("flash/fp8 with graphs")) {
+        cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_FP8, ROWS, false, 0);
+        check_path(&s, cm, st, tokens, n);
+    }
+    cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, ROWS, true, 0);
+    check_path(&s, cm, st, tokens, n);
+    cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, ROWS, false, 0);
+    check_not_taken(&s, cm, st, tokens, n);
+
+    q35_cuda_state_free(st);
+    free(tokens);
+    q35_cuda_model_free(cm);
+    q35_model_free(m);
+    return q35_suite_end(&s);
+}
