@@ -4,6 +4,12 @@
  * bench_attention's flash_chunk / flash_prompt (f32 caches) at the same points:
  *   flash_sm90_chunk    a chunk of 512 query rows at the end of the context;
  *   flash_sm90_prompt   a whole prompt as chunks of 512 (contexts up to 32k);
+ *   flash_sm90_gate     a chunk of 2048 rows (the model's) at the end of the
+ *                       context with the f16 path's output gate: gate:0 the
+ *                       kernel then q35_sigmoid_gate_rows_f16 (the chain the
+ *                       model ran before), gate:1 the gated f16 form
+ *                       (q35_attention_prefill_flash_sm90_gated_f16, the gate in
+ *                       the epilogue);
  * each per kernel variant (axis variant, by name: variant:serial);
  * FLOP as bench_attention counts them (q35_bench_attn_flop: visible pairs
  * only), and rows. Built only with the sm_90a code (Q35_SM90); a device where
@@ -11,6 +17,7 @@
 #include "bench/gpu_bench.h"
 #include "bench/models.h"
 #include "kernels/attention_flash_sm90.h"
+#include "kernels/pointwise.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -19,16 +26,20 @@
 #include <string.h>
 
 #define CHUNK 512
+#define GATE_CHUNK 2048
 #define PROMPT_MAX 32768
 
-static const int k_chunk = 0, k_prompt = 1;
+static const int k_chunk = 0, k_prompt = 1, k_gate = 2;
 
 struct sm90_ctx {
     q35_attn_shape s;
     float *q, *o;          /* [T][q_stride], [T][o_stride] */
+    float *gate;           /* flash_sm90_gate: [T][o_stride] */
+    uint16_t *y16;         /* flash_sm90_gate: [T][o_stride] f16 */
     uint16_t *k, *v;       /* f16 caches [n_ctx][kv_stride] */
     int64_t n_ctx, T;      /* chunk: rows n_ctx - T .. n_ctx - 1; prompt: chunks of T up to n_ctx */
     int prompt, variant;
+    int gated;             /* flash_sm90_gate: -1 none, 0 the chain, 1 the gated form */
 };
 
 static int sm90_launch(void *p, q35_error *err)
@@ -36,7 +47,14 @@ static int sm90_launch(void *p, q35_error *err)
     struct sm90_ctx *c = p;
     for (int64_t r0 = c->prompt ? 0 : c->n_ctx - c->T; r0 < c->n_ctx; r0 += c->T) {
         const int64_t rows = c->n_ctx - r0 < c->T ? c->n_ctx - r0 : c->T;
-        if (q35_attention_prefill_flash_sm90(c->o, c->q, c->k, c->v, r0, rows, c->s, c->variant, NULL, err))
+        if (c->gated == 1) {
+            if (q35_attention_prefill_flash_sm90_gated_f16(c->y16, c->gate, c->q, c->k, c->v, r0, rows, c->s,
+                                                            c->variant, NULL, err))
+                return -1;
+            continue;
+        }
+        if (q35_attention_prefill_flash_sm90(c->o, c->q, c->k, c->v, r0, rows, c->s, c->variant, NULL, err) ||
+            (c->gated == 0 && q35_sigmoid_gate_rows_f16(c->y16, c->o, c->gate, c->s.o_stride, rows, NULL, err)))
             return -1;
     }
     return 0;
@@ -53,9 +71,11 @@ static void skip(q35_bench_state *st, const char *why)
 static void bench_sm90(q35_bench_state *st, void *which)
 {
     const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
+    const bool gate = *(const int *)which == k_gate;
     struct sm90_ctx c = {.n_ctx = q35_bench_arg(st, 1), .prompt = *(const int *)which == k_prompt,
-                         .variant = (int)q35_bench_arg(st, 2)};
-    c.T = c.n_ctx < CHUNK ? c.n_ctx : CHUNK;
+                         .variant = (int)q35_bench_arg(st, 2), .gated = gate ? (int)q35_bench_arg(st, 3) : -1};
+    const int64_t rows = gate ? GATE_CHUNK : CHUNK;
+    c.T = c.n_ctx < rows ? c.n_ctx : rows;
     c.s = (q35_attn_shape){m->n_head, m->n_head_kv, m->head_dim, (int64_t)m->n_head * m->head_dim,
                            (int64_t)m->n_head * m->head_dim, (int64_t)m->n_head_kv * m->head_dim,
                            (float)(1.0 / sqrt((double)m->head_dim))};
@@ -74,7 +94,13 @@ static void bench_sm90(q35_bench_state *st, void *which)
     c.o = c.q ? q35_bench_try_alloc((size_t)c.T * c.s.o_stride * sizeof(float), st) : NULL;
     c.k = c.o ? q35_bench_try_alloc(cache, st) : NULL;
     c.v = c.k ? q35_bench_try_alloc(cache, st) : NULL;
-    if (c.v) {
+    if (c.v && gate) {
+        c.gate = q35_bench_try_alloc((size_t)c.T * c.s.o_stride * sizeof(float), st);
+        c.y16 = c.gate ? q35_bench_try_alloc((size_t)c.T * c.s.o_stride * sizeof(uint16_t), st) : NULL;
+        if (c.y16) /* a finite gate (the allocation's pattern may not be) */
+            q35_bench_check(cudaMemset(c.gate, 0, (size_t)c.T * c.s.o_stride * sizeof(float)), "cudaMemset");
+    }
+    if (c.v && (!gate || c.y16)) {
         /* f16 1.0547 (bytes 0x3c): finite caches (q35_bench_alloc's float pattern read as f16 may not be) */
         q35_bench_check(cudaMemset(c.k, 0x3c, cache), "cudaMemset");
         q35_bench_check(cudaMemset(c.v, 0x3c, cache), "cudaMemset");
@@ -84,6 +110,7 @@ static void bench_sm90(q35_bench_state *st, void *which)
         q35_bench_rate(st, "rows", (double)(c.prompt ? c.n_ctx : c.T));
     }
     q35_bench_free(c.q), q35_bench_free(c.o), q35_bench_free(c.k), q35_bench_free(c.v);
+    q35_bench_free(c.gate), q35_bench_free(c.y16);
 }
 
 int main(int argc, char **argv)
@@ -101,6 +128,10 @@ int main(int argc, char **argv)
     q35_bench_register("flash_sm90_chunk", bench_sm90, (void *)&k_chunk, (q35_bench_axis[]){model, ctx, variant}, 3);
     q35_bench_register("flash_sm90_prompt", bench_sm90, (void *)&k_prompt, (q35_bench_axis[]){model, ctx, variant},
                        3);
+    static const int64_t gates[] = {0, 1};
+    const q35_bench_axis gate = {"gate", gates, 2};
+    q35_bench_register("flash_sm90_gate", bench_sm90, (void *)&k_gate, (q35_bench_axis[]){model, ctx, variant, gate},
+                       4);
     q35_bench_axis_labels("variant", labels, n_variants); /* flash_sm90_chunk/.../variant:overlap */
     char names[200];
     q35_variant_list(q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,

@@ -82,6 +82,7 @@
  * ptxas keeps asynchronous, a KV split for short chunks (more blocks than 64
  * on 132 SMs), an f16 output. */
 #include "kernels/attention_flash_sm90.h"
+#include "kernels/reduce.cuh"
 #include "kernels/sm90.cuh"
 #include "kernels/tma.h"
 #include "kernels/variant.h"
@@ -128,6 +129,11 @@ struct sm90_args {
     int hpk, R;      /* query heads a KV head, query rows a block */
     int kv_heads, qtiles;
     float scale_log2; /* scale * log2 e */
+    /* the output gate in the epilogue (q35_attention_prefill_flash_sm90_gated_f16):
+     * y16 at o's offsets = o * sigmoid(gate at o's offsets), rounded to f16, o not
+     * written; y16 NULL: o in f32 */
+    const float *gate;
+    uint16_t *y16;
 };
 
 /* The consumers' schedules: the variants. */
@@ -331,7 +337,19 @@ __device__ __forceinline__ void sm90_store(const sm90_consumer &w, const sm90_ar
         const int mrow = 64 * w.c + 16 * w.warp + w.g + 8 * ri, r = mrow / a.hpk, h = mrow % a.hpk;
         if (mrow >= a.R * a.hpk || r >= rows)
             continue;
-        float *dst = a.o + (int64_t)(r0 + r) * a.o_stride + (int64_t)(kvh * a.hpk + h) * HD + 2 * w.q4;
+        const int64_t at = (int64_t)(r0 + r) * a.o_stride + (int64_t)(kvh * a.hpk + h) * HD + 2 * w.q4;
+        if (a.y16) { /* o * sigmoid(gate) as q35_sigmoid_gate_rows_f16 computes it from the f32 o: the same bits */
+            const float *gr = a.gate + at;
+            uint16_t *yr = a.y16 + at;
+#pragma unroll
+            for (int i = 0; i < 32; i++) {
+                const float2 gv = *(const float2 *)(gr + 8 * i);
+                const float o0 = w.o[4 * i + 2 * ri] * inv, o1 = w.o[4 * i + 2 * ri + 1] * inv;
+                *(uint32_t *)(yr + 8 * i) = q35_pack_f16x2(o0 * q35_sigmoid(gv.x), o1 * q35_sigmoid(gv.y));
+            }
+            continue;
+        }
+        float *dst = a.o + at;
 #pragma unroll
         for (int i = 0; i < 32; i++)
             *(float2 *)(dst + 8 * i) = make_float2(w.o[4 * i + 2 * ri] * inv, w.o[4 * i + 2 * ri + 1] * inv);
@@ -585,11 +603,11 @@ int q35_attention_flash_sm90_supported(int device, q35_attn_shape s, q35_error *
     return 1;
 }
 
-int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
-                                     int64_t pos0, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
-                                     q35_error *err)
+/* The launch of both forms: o f32, or (y16 non-NULL) the gated f16 y16 from gate. */
+static int launch(const char *who, float *o, uint16_t *y16, const float *gate, const float *q, const uint16_t *k_cache,
+                  const uint16_t *v_cache, int64_t pos0, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
+                  q35_error *err)
 {
-    static const char *who = "attention_prefill_flash_sm90";
     if (q35_attention_check_shape(who, s, err))
         return -1;
     const q35_variant *v = q35_variant_at(&k_set, variant == Q35_VARIANT_DEFAULT
@@ -607,10 +625,13 @@ int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k
     if (pos0 < 0 || T < 0 || pos0 > (int64_t)INT32_MAX - T)
         return q35_fail(err, "%s: pos0 %lld, T %lld (>= 0, pos0 + T <= %d)", who, (long long)pos0, (long long)T,
                         INT32_MAX);
-    if ((uintptr_t)q % 16 || s.q_stride % 4 || (uintptr_t)o % 8 || s.o_stride % 2)
-        return q35_fail(err, "%s: q must be 16-byte aligned with a stride of whole float4 (%lld), o 8-byte aligned "
+    if ((uintptr_t)q % 16 || s.q_stride % 4 || s.o_stride % 2)
+        return q35_fail(err, "%s: q must be 16-byte aligned with a stride of whole float4 (%lld), the output "
                              "with an even stride (%lld)",
                         who, (long long)s.q_stride, (long long)s.o_stride);
+    if (y16 ? (uintptr_t)y16 % 4 || (uintptr_t)gate % 8 : (uintptr_t)o % 8)
+        return q35_fail(err, "%s: %s", who, y16 ? "y16 must be 4-byte aligned and gate 8-byte aligned"
+                                                : "o must be 8-byte aligned");
     if ((uintptr_t)k_cache % 16 || (uintptr_t)v_cache % 16 || s.kv_stride % 8)
         return q35_fail(err, "%s: TMA needs 16-byte aligned caches and a row stride of whole 16 bytes (kv_stride %lld "
                              "f16 is not a multiple of 8, or a cache is misaligned)",
@@ -626,7 +647,7 @@ int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k
         q35_tma_map_f16(&vmap, v_cache, 2, dims, strides, box, 1, who, err))
         return -1;
     const sm90_args a = {o,        q,  s.q_stride, s.o_stride, (int)pos0, (int)T, hpk, R, s.kv_heads, (int)qtiles,
-                         s.scale * LOG2E};
+                         s.scale * LOG2E, gate, y16};
     const sm90_kernel_fn kernel = (sm90_kernel_fn)v->impl;
     if (Q35_CUDA_CHECK(cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             SMEM_BYTES),
@@ -634,4 +655,23 @@ int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k
         return -1;
     kernel<<<(unsigned)(qtiles * s.kv_heads), THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(kmap, vmap, a);
     return Q35_LAUNCH_CHECK("q35_flash_sm90_kernel", err);
+}
+
+int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
+                                     int64_t pos0, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
+                                     q35_error *err)
+{
+    return launch("attention_prefill_flash_sm90", o, NULL, NULL, q, k_cache, v_cache, pos0, T, s, variant, stream,
+                  err);
+}
+
+int q35_attention_prefill_flash_sm90_gated_f16(uint16_t *y16, const float *gate, const float *q,
+                                               const uint16_t *k_cache, const uint16_t *v_cache, int64_t pos0,
+                                               int64_t T, q35_attn_shape s, int variant, q35_stream stream,
+                                               q35_error *err)
+{
+    static const char *who = "attention_prefill_flash_sm90_gated_f16";
+    if (!y16 || !gate)
+        return q35_fail(err, "%s: y16 %p, gate %p (both wanted)", who, (void *)y16, (const void *)gate);
+    return launch(who, NULL, y16, gate, q, k_cache, v_cache, pos0, T, s, variant, stream, err);
 }

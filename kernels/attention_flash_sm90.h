@@ -48,6 +48,21 @@ int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k
                                      int64_t pos0, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
                                      q35_error *err);
 
+/* The same attention with the output gate in the epilogue, for the f16 GEMM
+ * path's attn_output input: y16 [T][s.o_stride] (IEEE f16 bits) = o *
+ * sigmoid(gate), rounded to nearest even, with gate f32 [T][s.o_stride] at
+ * o's offsets (query head h's 256 values at h * 256); o itself is never
+ * written. Bitwise q35_attention_prefill_flash_sm90 then
+ * q35_sigmoid_gate_rows_f16 (kernels/pointwise.h) of its o: the same f32 o,
+ * gated by the same q35_sigmoid and rounded once. Saves that launch and the
+ * f32 o's store and reload (2 x 4 bytes a value against the gate's 4 and y16's
+ * 2). The refusals of q35_attention_prefill_flash_sm90, with y16 4-byte and
+ * gate 8-byte aligned in place of o's 8 bytes, and NULL y16 or gate refused. */
+int q35_attention_prefill_flash_sm90_gated_f16(uint16_t *y16, const float *gate, const float *q,
+                                               const uint16_t *k_cache, const uint16_t *v_cache, int64_t pos0,
+                                               int64_t T, q35_attn_shape s, int variant, q35_stream stream,
+                                               q35_error *err);
+
 /* The variants (kernels/variant.h; all in this unit): serial (each wgmma
  * product waited for where it is issued), the default; pingpong (the two
  * consumer warp groups take turns at the tensor cores, one product a turn,

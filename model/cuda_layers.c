@@ -210,6 +210,16 @@ static int attend_flash(q35_run *r, float *o, const float *q, const void *kc, co
     return q35_attention_prefill_flash(o, q, kc, vc, r->pos, r->T, r->cm->attn, &opt, r->cm->stream, r->err);
 }
 
+/* Whether this chunk's attention takes the output gate in its epilogue: the f16
+ * GEMM path's flash over an f16 cache through the sm_90a kernel (its gated f16
+ * form, bitwise the kernel then q35_sigmoid_gate_rows_f16), unless
+ * $Q35_FLASH_GATE=0 (paths.flash_gate_apart) keeps the out_gate op apart */
+static bool gate_in_flash(const q35_run *r)
+{
+    const q35_cuda_paths *p = &r->cm->paths;
+    return r->f16_inputs && r->attend == attend_flash && r->st->kv_f16 && p->flash_sm90 && !p->flash_gate_apart;
+}
+
 void q35_run_choose(q35_run *r)
 {
     const q35_cuda_paths *p = &r->cm->paths;
@@ -553,6 +563,16 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
                                      qk_norm_rope(r, l, k_rows, v_rows, kc, vc))
         return -1;
     q35_op_begin(r, Q35_OP_ATTN, "attention");
+    if (gate_in_flash(r)) { /* the out gate in the sm_90a kernel's epilogue: attn_output's f16 input, no out_gate op */
+        if (input_written(r, BUF(r, ATTN_O),
+                          q35_op_end(r, q35_attention_prefill_flash_sm90_gated_f16(
+                                            r->cm->f16_act, BUF(r, GATE), BUF(r, Q), (const uint16_t *)kc,
+                                            (const uint16_t *)vc, r->pos, r->T,
+                                            r->cm->attn, Q35_VARIANT_DEFAULT, r->cm->stream, r->err))) ||
+            out_proj(r, BUF(r, ATTN_O), &l->o, false))
+            return -1;
+        return ffn(r, l);
+    }
     if (q35_op_end(r, r->attend(r, BUF(r, ATTN_O), BUF(r, Q), kc, vc)))
         return -1;
     q35_op_begin(r, Q35_OP_OUT_GATE, "out_gate");

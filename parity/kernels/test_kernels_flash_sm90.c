@@ -9,7 +9,9 @@
  *     a whole prompt of 2048 rows, and a few rows at the end of 20000;
  *   - groups of 1, 2, 3, 4, 6 and 8 query heads a KV head (each GQA packing:
  *     128, 64, 42, 32, 21, 16 query rows a block, the last partial);
- *   - every kernel variant at every case;
+ *   - every kernel variant at every case, and its gated f16 form
+ *     (q35_attention_prefill_flash_sm90_gated_f16) bitwise the f32 o gated by
+ *     q35_sigmoid_gate_rows_f16, each row's padding untouched;
  *   - every refusal, with its message; T = 0 writes nothing.
  * Outputs start as NaN and the padding of each output row must stay so; cache
  * rows past n_ctx and each q row's padding are NaN (a read out of bounds
@@ -21,6 +23,7 @@
 
 #include "core/half.h"
 #include "kernels/attention_flash_sm90.h"
+#include "kernels/pointwise.h"
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
@@ -74,6 +77,60 @@ static void diagnose(const att_inputs *in, const float *h, const char *what)
            at / w, at % w / hd, at % hd, worst, peak);
 }
 
+/* The gated f16 form (q35_attention_prefill_flash_sm90_gated_f16) of variant v
+ * against the kernel's own f32 o (d_o, just made) gated by
+ * q35_sigmoid_gate_rows_f16: bitwise (memcmp) on every row's heads * 256
+ * values, and each row's padding left as poisoned. The gate: random f32 at o's
+ * layout, |gate| up to 8 (sigmoid from ~3e-4 to ~1). */
+static void check_gated(q35_suite *s, const att_inputs *in, const uint16_t *k16, const uint16_t *v16, int v,
+                        const float *d_o, const char *what)
+{
+    const int64_t ld = in->s.o_stride, n = in->T * ld, w = att_width(in);
+    float *gate = malloc((size_t)n * sizeof *gate);
+    uint16_t *poison = malloc((size_t)n * sizeof *poison);
+    if (!gate || !poison) {
+        printf("FAIL  out of host memory\n");
+        exit(1);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        gate[i] = 16.0f * ((float)(q35_rng_next(&g_rng) >> 40) / (float)(1 << 24)) - 8.0f;
+        poison[i] = 0x7e5a; /* a NaN no rounding makes */
+    }
+    float *d_gate = q35_gpu_floats(n);
+    uint16_t *d_y = q35_gpu_bytes((size_t)n * 2), *d_ref = q35_gpu_bytes((size_t)n * 2);
+    q35_gpu_upload(d_gate, gate, (size_t)n * sizeof *gate);
+    q35_gpu_upload(d_y, poison, (size_t)n * 2);
+    q35_error err = {{0}};
+    q35_gpu_ok(q35_sigmoid_gate_rows_f16(d_ref, d_o, d_gate, ld, in->T, NULL, &err), &err);
+    q35_gpu_ok(q35_attention_prefill_flash_sm90_gated_f16(d_y, d_gate, in->dq, k16, v16, in->pos0, in->T, in->s, v,
+                                                          NULL, &err),
+               &err);
+    uint16_t *y = malloc((size_t)n * 2), *ref = malloc((size_t)n * 2);
+    if (!y || !ref) {
+        printf("FAIL  out of host memory\n");
+        exit(1);
+    }
+    q35_gpu_download(y, d_y, (size_t)n * 2);
+    q35_gpu_download(ref, d_ref, (size_t)n * 2);
+    int64_t differ = 0, stray = 0, first = -1;
+    for (int64_t t = 0; t < in->T; t++) {
+        for (int64_t i = 0; i < w; i++)
+            if (y[t * ld + i] != ref[t * ld + i] && differ++ == 0)
+                first = t * ld + i;
+        for (int64_t i = w; i < ld; i++)
+            stray += y[t * ld + i] != poison[t * ld + i];
+    }
+    char at[96] = "";
+    if (first >= 0)
+        snprintf(at, sizeof at, "; first at row %" PRId64 " value %" PRId64 ": 0x%04x, want 0x%04x", first / ld,
+                 first % ld, y[first], ref[first]);
+    q35_case(s, differ == 0 && stray == 0, "%s gated f16: %" PRId64 " of %" PRId64 " values differ from o gated by "
+             "sigmoid_gate_rows_f16, %" PRId64 " padding values written%s",
+             what, differ, in->T * w, stray, at);
+    free(y), free(ref), free(gate), free(poison);
+    q35_gpu_free(d_gate), q35_gpu_free(d_y), q35_gpu_free(d_ref);
+}
+
 static void check_case(q35_suite *s, const att_layout *l, int64_t pos0, int64_t T)
 {
     att_inputs in;
@@ -94,6 +151,7 @@ static void check_case(q35_suite *s, const att_layout *l, int64_t pos0, int64_t 
             diagnose(&in, h, what);
         if (stray)
             q35_case(s, false, "%s: %" PRId64 " floats written into the output rows' padding", what, stray);
+        check_gated(s, &in, k16, v16, v, o, what);
         free(h);
         q35_gpu_free(o);
     }
@@ -158,6 +216,18 @@ static void check_refusals(q35_suite *s, int dev)
     rc = q35_attention_prefill_flash_sm90(d, d, c16, c16, 0, 4, ok_shape, q35_attention_flash_sm90_variant_count(),
                                           NULL, &err);
     refused(s, rc, &err, "flash_sm90 has variants 0..", "prefill_flash_sm90 refuses an unknown variant");
+    memset(&err, 0, sizeof err);
+    rc = q35_attention_prefill_flash_sm90_gated_f16(NULL, d, d, c16, c16, 0, 4, ok_shape, Q35_VARIANT_DEFAULT, NULL,
+                                                    &err);
+    refused(s, rc, &err, "both wanted", "prefill_flash_sm90_gated_f16 refuses a NULL y16");
+    memset(&err, 0, sizeof err);
+    rc = q35_attention_prefill_flash_sm90_gated_f16((uint16_t *)d + 1, d, d, c16, c16, 0, 4, ok_shape,
+                                                    Q35_VARIANT_DEFAULT, NULL, &err);
+    refused(s, rc, &err, "y16 must be 4-byte aligned", "prefill_flash_sm90_gated_f16 refuses a misaligned y16");
+    memset(&err, 0, sizeof err);
+    rc = q35_attention_prefill_flash_sm90_gated_f16((uint16_t *)d, d + 1, d, c16, c16, 0, 4, ok_shape,
+                                                    Q35_VARIANT_DEFAULT, NULL, &err);
+    refused(s, rc, &err, "gate 8-byte aligned", "prefill_flash_sm90_gated_f16 refuses a misaligned gate");
     /* T = 0: nothing written */
     float *o = q35_gpu_floats(16 * 256);
     memset(&err, 0, sizeof err);

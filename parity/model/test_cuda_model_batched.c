@@ -2,8 +2,10 @@
  * (8 layers: 6 DeltaNet, 2 attention; q4_k_m): in the deterministic mode the
  * logits at EVERY position and the whole state are bitwise those of the
  * per-token path at chunk rows {1, 7, 37, n}; on each default path (attention
- * f32/flash x GEMM f32/f16, chunk rows 37) within SPEC §4's tolerance; and
- * every path gives the same bits when the same prefill runs twice. */
+ * f32/flash x GEMM f32/f16, chunk rows 37) within SPEC §4's tolerance;
+ * every path gives the same bits when the same prefill runs twice; and the
+ * f16 path's output gate gives the same bits in the sm_90a flash epilogue as
+ * apart. */
 #include "cuda_model_cases.h"
 
 #include <inttypes.h>
@@ -61,6 +63,34 @@ static void check_repeat(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, c
     free(b);
 }
 
+/* The f16 path's output gate in the sm_90a flash kernel's epilogue against
+ * the out_gate op apart (paths.flash_gate_apart): the same bits. Where the
+ * sm_90a kernel does not run, both are the op apart (said). */
+static void check_gate_in_flash(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens,
+                                int64_t n, int vocab)
+{
+    cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, 37, false, 0);
+    q35_cuda_paths p = *q35_cuda_model_paths(cm);
+    float *a = malloc((size_t)vocab * sizeof *a), *b = malloc((size_t)vocab * sizeof *b);
+    q35_cuda_state_host ha, hb;
+    q35_error err = {{0}};
+    cm_prefill_keep(cm, st, tokens, n, a, &ha);
+    p.flash_gate_apart = true;
+    if (q35_cuda_model_set_paths(cm, &p, &err)) {
+        printf("FAIL  paths: %s\n", err.msg);
+        exit(1);
+    }
+    cm_prefill_keep(cm, st, tokens, n, b, &hb);
+    char what[128];
+    snprintf(what, sizeof what, "flash/f16      rows   37: out gate in the flash epilogue%s vs apart",
+             p.flash_sm90 ? "" : " (no sm_90a kernel here: apart both times)");
+    cm_case_same(s, what, b, &hb, a, &ha, vocab);
+    q35_cuda_state_host_free(&ha);
+    q35_cuda_state_host_free(&hb);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     q35_suite s;
@@ -97,6 +127,7 @@ int main(void)
         }
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 37, true, 0);
     check_repeat(&s, cm, st, tokens, n, ref.vocab);
+    check_gate_in_flash(&s, cm, st, tokens, n, ref.vocab);
 
     q35_cuda_state_free(st);
     cm_token_ref_free(&ref);
