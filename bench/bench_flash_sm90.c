@@ -4,6 +4,14 @@
  * bench_attention's flash_chunk / flash_prompt (f32 caches) at the same points:
  *   flash_sm90_chunk    a chunk of 512 query rows at the end of the context;
  *   flash_sm90_prompt   a whole prompt as chunks of 512 (contexts up to 32k);
+ *   flash_sm90_prompt2k a whole prompt as chunks of 2048, the model's chunk
+ *                       (contexts up to WHOLE_MAX): at ctx 4096 the 2048-row
+ *                       chunks of a 4k prompt;
+ *   flash_sm90_whole    a whole prompt in one launch (contexts up to
+ *                       WHOLE_MAX): torch SDPA's query:prompt point (bench/peers.py),
+ *                       which a chunk of 512 is not: its 64 blocks (9B heads)
+ *                       leave half of an H200's 132 SMs idle, where one launch
+ *                       of a prompt has blocks for all of them;
  *   flash_sm90_gate     a chunk of 2048 rows (the model's) at the end of the
  *                       context with the f16 path's output gate: gate:0 the
  *                       kernel then q35_sigmoid_gate_rows_f16 (the chain the
@@ -28,8 +36,9 @@
 #define CHUNK 512
 #define GATE_CHUNK 2048
 #define PROMPT_MAX 32768
+#define WHOLE_MAX 65536
 
-static const int k_chunk = 0, k_prompt = 1, k_gate = 2;
+static const int k_chunk = 0, k_prompt = 1, k_gate = 2, k_prompt2k = 3, k_whole = 4;
 
 struct sm90_ctx {
     q35_attn_shape s;
@@ -71,18 +80,21 @@ static void skip(q35_bench_state *st, const char *why)
 static void bench_sm90(q35_bench_state *st, void *which)
 {
     const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
-    const bool gate = *(const int *)which == k_gate;
-    struct sm90_ctx c = {.n_ctx = q35_bench_arg(st, 1), .prompt = *(const int *)which == k_prompt,
+    const int kind = *(const int *)which;
+    const bool gate = kind == k_gate;
+    struct sm90_ctx c = {.n_ctx = q35_bench_arg(st, 1),
+                         .prompt = kind == k_prompt || kind == k_prompt2k || kind == k_whole,
                          .variant = (int)q35_bench_arg(st, 2), .gated = gate ? (int)q35_bench_arg(st, 3) : -1};
-    const int64_t rows = gate ? GATE_CHUNK : CHUNK;
+    const int64_t rows = kind == k_whole ? c.n_ctx : gate || kind == k_prompt2k ? GATE_CHUNK : CHUNK;
     c.T = c.n_ctx < rows ? c.n_ctx : rows;
     c.s = (q35_attn_shape){m->n_head, m->n_head_kv, m->head_dim, (int64_t)m->n_head * m->head_dim,
                            (int64_t)m->n_head * m->head_dim, (int64_t)m->n_head_kv * m->head_dim,
                            (float)(1.0 / sqrt((double)m->head_dim))};
     q35_error why = {{0}};
     int dev = 0;
-    if (c.prompt && c.n_ctx > PROMPT_MAX) {
-        skip(st, "a whole prompt past 32k takes too long per iteration: see flash_sm90_chunk");
+    if (c.prompt && c.n_ctx > (kind == k_prompt ? PROMPT_MAX : WHOLE_MAX)) {
+        skip(st, kind == k_prompt ? "a whole prompt past 32k takes too long per iteration: see flash_sm90_chunk"
+                                  : "a whole prompt past 64k takes too long per iteration: see flash_sm90_chunk");
         return;
     }
     if (cudaGetDevice(&dev) != cudaSuccess || !q35_attention_flash_sm90_supported(dev, c.s, &why)) {
@@ -128,6 +140,9 @@ int main(int argc, char **argv)
     q35_bench_register("flash_sm90_chunk", bench_sm90, (void *)&k_chunk, (q35_bench_axis[]){model, ctx, variant}, 3);
     q35_bench_register("flash_sm90_prompt", bench_sm90, (void *)&k_prompt, (q35_bench_axis[]){model, ctx, variant},
                        3);
+    q35_bench_register("flash_sm90_prompt2k", bench_sm90, (void *)&k_prompt2k,
+                       (q35_bench_axis[]){model, ctx, variant}, 3);
+    q35_bench_register("flash_sm90_whole", bench_sm90, (void *)&k_whole, (q35_bench_axis[]){model, ctx, variant}, 3);
     static const int64_t gates[] = {0, 1};
     const q35_bench_axis gate = {"gate", gates, 2};
     q35_bench_register("flash_sm90_gate", bench_sm90, (void *)&k_gate, (q35_bench_axis[]){model, ctx, variant, gate},

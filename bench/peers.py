@@ -7,7 +7,8 @@ project's benchmark JSON (bench/results/SCHEMA.md):
       torch's scaled_dot_product_attention, causal, at bench_attention's heads
       (model 0/1/2 = bench/models.c's), contexts and chunk: `chunk` is a chunk of CHUNK
       query rows at the end of the context (flash_chunk's point), `prompt` the whole
-      context at once (flash_prompt's, up to its PROMPT_MAX); FLOP as bench_attention
+      context at once (flash_prompt's and bench_flash_sm90's flash_sm90_whole's, up to
+      the latter's WHOLE_MAX); FLOP as bench_attention
       counts them (visible pairs only)
   peer_fla/backend:{triton,flash_qla}/model:M/rows:T/graph:{0,1}
       flash-linear-attention's chunk_gated_delta_rule at bench_kernels' DeltaNet
@@ -52,6 +53,7 @@ def axes():
     """The axes of the benchmarks the peers pair with, read from their sources."""
     models = peerlib.bench_models(peerlib.read_shapes())
     att, ker, lin = "bench/bench_attention.c", "bench/bench_kernels.c", "bench/bench_linear.c"
+    sm90 = "bench/bench_flash_sm90.c"
     if len({m["head_dim"] for m in models}) != 1:
         raise SystemExit("peers: the benchmarks' models differ in head_dim")
     return {
@@ -60,7 +62,7 @@ def axes():
             "head_dim": models[0]["head_dim"],
             "contexts": peerlib.c_ints(att, "contexts"),
             "chunk": peerlib.c_define(att, "CHUNK"),
-            "prompt_max": peerlib.c_define(att, "PROMPT_MAX"),
+            "prompt_max": max(peerlib.c_define(att, "PROMPT_MAX"), peerlib.c_define(sm90, "WHOLE_MAX")),
         },
         "fla": {
             "models": [{"name": m["name"].upper(), "hk": m["ssm_hk"], "hv": m["ssm_hv"], "dk": m["ssm_dk"],
@@ -88,7 +90,7 @@ def sdpa_points(ax):
                         rows = min(chunk, ctx) if query == "chunk" else ctx
                         name = f"peer_sdpa/backend:{backend}/dtype:{dtype}/model:{mi}/ctx:{ctx}/query:{query}"
                         if query == "prompt" and ctx > ax["prompt_max"]:
-                            yield name, "sdpa", f"flash_prompt stops at {ax['prompt_max']} (PROMPT_MAX)"
+                            yield name, "sdpa", f"flash_sm90_whole stops at {ax['prompt_max']} (WHOLE_MAX)"
                             continue
                         yield name, "sdpa", (lambda torch, dev, b=backend, d=dtype, m=m, c=ctx, r=rows:
                                              sdpa_setup(torch, dev, b, d, m["heads"], m["kv"], hd, c, r))

@@ -73,7 +73,8 @@ for stage in "$@"; do
                echo "peers: $part from $(date +%T)"
                case $part in
                ours) filter=$(sed 's/#.*//' bench/peers.map | awk 'NF == 2 {print $1}' | sed 's/{[a-z_]*}/[^\/]+/g' | sort -u | paste -sd'|' -)
-                     for b in bench_attention bench_kernels bench_linear bench_prefill; do
+                     sm90=; [ -x $build/bench/bench_flash_sm90 ] && sm90=bench_flash_sm90
+                     for b in bench_attention bench_kernels bench_linear bench_prefill $sm90; do
                          $build/bench/$b --benchmark_filter="^($filter)/manual_time" --benchmark_out="$OUT/peers-ours-$b.json" \
                              --benchmark_out_format=json --benchmark_min_time=${Q35_BENCH_MIN_TIME:-0.1} \
                              --benchmark_repetitions=${Q35_REPS:-3} --benchmark_report_aggregates_only=true \

@@ -18,8 +18,8 @@ check "py_compile of peers.py and peerlib.py" python3 -c "import py_compile, sys
 python3 "$peers" --show-axes >"$tmp/axes.json"
 jq_check "$tmp/axes.json" '.sdpa.models == [{"name":"0.8B","heads":8,"kv":2},{"name":"9B","heads":16,"kv":4},{"name":"27B","heads":24,"kv":4}] and .sdpa.head_dim == 256' \
     "sdpa: the benchmarks' models' heads (bench/models.c, model/shapes.c)"
-jq_check "$tmp/axes.json" '.sdpa.contexts == [512,1024,2048,4096,8192,16384,32768,65536,131072] and .sdpa.chunk == 512 and .sdpa.prompt_max == 32768' \
-    "sdpa: bench_attention's contexts, CHUNK, PROMPT_MAX"
+jq_check "$tmp/axes.json" '.sdpa.contexts == [512,1024,2048,4096,8192,16384,32768,65536,131072] and .sdpa.chunk == 512 and .sdpa.prompt_max == 65536' \
+    "sdpa: bench_attention's contexts and CHUNK, bench_flash_sm90's WHOLE_MAX"
 jq_check "$tmp/axes.json" '.fla.models[1] == {"name":"9B","hk":16,"hv":32,"dk":128,"dv":128} and .fla.models[2].hv == 48 and .fla.rows == [64,512,1024,2048,4096,8192,16384]' \
     "fla: the benchmarks' models' DeltaNet heads (model/shapes.c) and delta_rule_scan's rows"
 jq_check "$tmp/axes.json" '(.gemm.projections | length) == 13 and .gemm.projections[0] == {"name":"attn_qkv","n":8192,"k":4096} and .gemm.projections[9] == {"name":"lm_head","n":248320,"k":4096} and .gemm.projections[12] == {"name":"ffn_gate+up","n":24576,"k":4096} and .gemm.rows == [1,64,512,2048]' \
@@ -44,13 +44,13 @@ check "an unknown family is refused" sh -c "! python3 '$peers' --families sdpa,c
 check "a malformed filter is refused" sh -c "! python3 '$peers' --filter '(' --list >/dev/null 2>&1"
 check "--reps 0 is refused" sh -c "! python3 '$peers' --reps 0 --list >/dev/null 2>&1"
 
-# A run: every point skipped where torch (or a GPU) is missing; on a GPU runner only prompt points past PROMPT_MAX are selected.
-check "a run exits 0" sh -c "python3 '$peers' --families sdpa --filter 'model:0/ctx:65536/query:prompt' -o '$tmp/run.json' 2>'$tmp/run.err'"
+# A run: every point skipped where torch (or a GPU) is missing; on a GPU runner only prompt points past WHOLE_MAX are selected.
+check "a run exits 0" sh -c "python3 '$peers' --families sdpa --filter 'model:0/ctx:131072/query:prompt' -o '$tmp/run.json' 2>'$tmp/run.err'"
 jq_check "$tmp/run.json" '(.benchmarks | length) == 4 and all(.benchmarks[]; .error_occurred == true and (.error_message | startswith("skipped: ")))' \
     "  4 points, each skipped with a reason"
 jq_check "$tmp/run.json" '.context | .q35_schema == "1" and .executable == "bench/peers.py" and (.git_describe | length) > 0 and (.models | startswith("0 = 0.8B (8 heads / 2 kv)")) and (.proj | startswith("0 attn_qkv 8192x4096"))' \
     "  the context: schema, executable, commit, the axes' legends"
-check "  stderr says what is skipped and why" grep -q "peer_sdpa/backend:cudnn/dtype:bf16/model:0/ctx:65536/query:prompt: skipped: " "$tmp/run.err"
+check "  stderr says what is skipped and why" grep -q "peer_sdpa/backend:cudnn/dtype:bf16/model:0/ctx:131072/query:prompt: skipped: " "$tmp/run.err"
 if ! python3 -c "import torch" >/dev/null 2>&1; then
     python3 "$peers" --families fla,gemm --filter 'model:1/rows:64/graph:0|proj:2/rows:1$' -o "$tmp/notorch.json" 2>/dev/null
     jq_check "$tmp/notorch.json" '[.benchmarks[].error_message] | length == 5 and all(. == "skipped: torch not importable: No module named '"'torch'"'")' \
