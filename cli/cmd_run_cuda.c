@@ -119,6 +119,11 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
     const double untimed = q35_now() - t0;
     printf("prefill %.3f ms untimed (after the timed run): %.1f tokens/s\n", 1e3 * untimed,
            untimed > 0 ? (double)n / untimed : 0.0);
+    if (q35_paths_graphs(p)) { /* what the untimed prefill launched as graphs (the timed one runs plain) */
+        const q35_cuda_graph_stats *g = q35_cuda_model_graph_stats(cm);
+        printf("graphs  %" PRId64 " layer graphs launched, %" PRId64 " instantiated, %" PRId64 " updated; %" PRId64
+               " chunks plain (a row count's first)\n", g->launched, g->instantiated, g->updated, g->plain_chunks);
+    }
     rc = run_report_logits(a, logits, vocab, n);
     if (rc == 0 && p->gemm == Q35_GEMM_FP8 && !p->deterministic && print_fp8_tier(cm, st, a, tokens, n, logits, vocab))
         rc = 1;
