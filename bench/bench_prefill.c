@@ -293,6 +293,12 @@ int main(int argc, char **argv)
                            (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", attns, 2}, {"chunk", chunks, 6},
                                               {"len", l4k, 1}},
                            6);
+        /* 4096-row chunks past 4k on the fast path, beside the default's points above */
+        static const int64_t c4k[] = {4096}, long_lens[] = {16384, 65536, 131072};
+        q35_bench_register("prefill", bench_prefill, NULL,
+                           (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", flash, 1}, {"chunk", c4k, 1},
+                                              {"len", long_lens, 3}},
+                           6);
         q35_bench_register("prefill", bench_prefill, NULL,
                            (q35_bench_axis[]){shape, {"quant", others, 3}, {"gemm", f16, 1}, {"attn", f32, 1},
                                               {"chunk", cdef, 1}, {"len", l4k, 1}},
