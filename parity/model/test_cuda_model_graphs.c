@@ -63,7 +63,7 @@ static void run(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, c
         while (a_end < n_at && at[a_end] < ends[c])
             a_end++;
         if (q35_cuda_prefill_logits_at(cm, st, tokens + from, ends[c] - from, from, at + a, a_end - a,
-                                       out->logits + (int64_t)a * vocab, NULL, &err))
+                                       a_end > a ? out->logits + (int64_t)a * vocab : NULL, NULL, &err))
             fatal("prefill", &err);
         from = ends[c];
         a = a_end;
