@@ -1,7 +1,8 @@
 /* The chunked gated delta rule (kernels/delta_chunk.h): two launches. This
  * header holds what its variants share, the sequential pass (one instantiation
  * per variant: the production w4 in kernels/delta_chunk.cu with the parallel
- * pass, the experiments w8 and s64w8 in kernels/experiments/delta_chunk.cu).
+ * pass, the experiments w8 and s64w8 in kernels/experiments/delta_chunk.cu);
+ * the parallel pass's pieces are kernels/delta_chunk_prep.cuh.
  *
  * q35_delta_chunk_prep, one block of 4 warps per (chunk, value head j), all in
  * parallel: the chunk's gates and their cumulative sum G (f32, one warp's
@@ -179,27 +180,60 @@ __device__ __forceinline__ void put_deltas(const float (&dacc)[C::NT][4], uint32
     }
 }
 
-/* O += P D over the blocks at or left of the diagonal of row block rb: A
- * operand P [t][s] from the stage at sb, B operand D stored [k = s][n =
- * column] at sD (ldmatrix.trans), slice columns c0.. */
+/* acc1 += A1 S^T and acc2 += A2 S^T in one k loop over dk (w4's W S^T and Q S^T):
+ * A operands [t][dk] at sA1, sA2 (rows 16 rb.., swizzled), B the state stored
+ * [n = value column][k = dk] at s16 (ldmatrix), slice columns c0.. */
 template <class C>
-__device__ __forceinline__ void add_pd(float (&oacc)[C::NT][4], uint32_t sb, uint32_t sD, int rb, int c0, int lane)
+__device__ __forceinline__ void pair_times_state(float (&acc1)[C::NT][4], float (&acc2)[C::NT][4], uint32_t sA1,
+                                                 uint32_t sA2, uint32_t s16, int rb, int c0, int lane)
+{
+#pragma unroll
+    for (int ks = 0; ks < DK / 16; ks++) {
+        uint32_t a1[4], a2[4], b[C::NT / 2][4];
+        const uint32_t at = q35_swz_rows<DK / 8>(16 * rb + lane % 16, 2 * ks + lane / 16);
+        q35_ldsm_x4(a1, sA1 + at);
+        q35_ldsm_x4(a2, sA2 + at);
+#pragma unroll
+        for (int nb = 0; nb < C::NT / 2; nb++)
+            q35_ldsm_x4(b[nb], s16 + q35_swz_rows<DK / 8>(c0 + 16 * nb + lane % 8 + lane / 16 * 8, 2 * ks + (lane / 8) % 2));
+#pragma unroll
+        for (int nb = 0; nb < C::NT / 2; nb++) {
+            q35_mma16816(acc1[2 * nb], a1, b[nb][0], b[nb][1]);
+            q35_mma16816(acc1[2 * nb + 1], a1, b[nb][2], b[nb][3]);
+            q35_mma16816(acc2[2 * nb], a2, b[nb][0], b[nb][1]);
+            q35_mma16816(acc2[2 * nb + 1], a2, b[nb][2], b[nb][3]);
+        }
+    }
+}
+
+/* acc += L B over the blocks at or left of the diagonal of row block rb: A
+ * operand L [t][s] (f16 [64][64], swizzled) at sL, B operand stored [k = s][n =
+ * column] (f16 [64][SW], swizzled) at sB (ldmatrix.trans), slice columns c0.. */
+template <class C>
+__device__ __forceinline__ void lower_times(float (&acc)[C::NT][4], uint32_t sL, uint32_t sB, int rb, int c0, int lane)
 {
 #pragma unroll
     for (int ks = 0; ks < CH / 16; ks++) {
         if (ks > rb)
             break;
         uint32_t a[4];
-        q35_ldsm_x4(a, sb + C::OFF_P + q35_swz_rows<CH / 8>(16 * rb + lane % 16, 2 * ks + lane / 16));
+        q35_ldsm_x4(a, sL + q35_swz_rows<CH / 8>(16 * rb + lane % 16, 2 * ks + lane / 16));
 #pragma unroll
         for (int nb = 0; nb < C::NT / 2; nb++) {
             uint32_t b[4];
-            q35_ldsm_x4_trans(b, sD + q35_swz_rows<C::NS>(16 * ks + lane % 8 + (lane / 8) % 2 * 8,
+            q35_ldsm_x4_trans(b, sB + q35_swz_rows<C::NS>(16 * ks + lane % 8 + (lane / 8) % 2 * 8,
                                                            (c0 + 16 * nb) / 8 + lane / 16));
-            q35_mma16816(oacc[2 * nb], a, b[0], b[1]);
-            q35_mma16816(oacc[2 * nb + 1], a, b[2], b[3]);
+            q35_mma16816(acc[2 * nb], a, b[0], b[1]);
+            q35_mma16816(acc[2 * nb + 1], a, b[2], b[3]);
         }
     }
+}
+
+/* O += P D: P [t][s] from the stage at sb, D at sD (lower_times). */
+template <class C>
+__device__ __forceinline__ void add_pd(float (&oacc)[C::NT][4], uint32_t sb, uint32_t sD, int rb, int c0, int lane)
+{
+    lower_times<C>(oacc, sb + C::OFF_P, sD, rb, c0, lane);
 }
 
 /* O's rows ta, tb of chunk c (those below T), scaled by 1/sqrt(dk), to o: value
@@ -292,23 +326,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1) q35_delta_chunk_state(float *o,
         /* W S^T and Q S^T: A operands W, Q [t][dk]; B the state stored [n = value
          * column][k = dk] (ldmatrix) */
         float dacc[C::NT][4] = {}, oacc[C::NT][4] = {};
-#pragma unroll
-        for (int ks = 0; ks < DK / 16; ks++) {
-            uint32_t aw[4], aq[4], b[C::NT / 2][4];
-            const uint32_t at = q35_swz_rows<DK / 8>(16 * rb + lane % 16, 2 * ks + lane / 16);
-            q35_ldsm_x4(aw, sb + C::OFF_W + at);
-            q35_ldsm_x4(aq, sb + C::OFF_Q + at);
-#pragma unroll
-            for (int nb = 0; nb < C::NT / 2; nb++)
-                q35_ldsm_x4(b[nb], s16 + q35_swz_rows<DK / 8>(c0 + 16 * nb + lane % 8 + lane / 16 * 8, 2 * ks + (lane / 8) % 2));
-#pragma unroll
-            for (int nb = 0; nb < C::NT / 2; nb++) {
-                q35_mma16816(dacc[2 * nb], aw, b[nb][0], b[nb][1]);
-                q35_mma16816(dacc[2 * nb + 1], aw, b[nb][2], b[nb][3]);
-                q35_mma16816(oacc[2 * nb], aq, b[nb][0], b[nb][1]);
-                q35_mma16816(oacc[2 * nb + 1], aq, b[nb][2], b[nb][3]);
-            }
-        }
+        pair_times_state<C>(dacc, oacc, sb + C::OFF_W, sb + C::OFF_Q, s16, rb, c0, lane);
         /* D = U - W S^T, and e^{G_last - G} D, to shared memory; e^G Q S^T */
         const float Glast = q35_ld_shared_f32(sb + C::OFF_G + (CH - 1) * 4);
         const float Ga = q35_ld_shared_f32(sb + C::OFF_G + ta * 4), Gb = q35_ld_shared_f32(sb + C::OFF_G + tb * 4);
@@ -351,19 +369,30 @@ typedef int (*state_launcher)(int optin, float *o, int64_t o_stride, float *S, i
                               const __half *W, const __half *U, const __half *P, const float *G, const __half *Q,
                               const __half *K, q35_stream stream, q35_error *err);
 
-/* A variant's entry (q35_variant.impl): its state pass, the value columns a
- * block (dv must be a multiple) and its shared memory with one stage (the
- * least it runs with). */
+/* Both passes of a variant of another formulation (its own parallel pass), on
+ * the workspace's arrays as it uses them. */
+typedef int (*pass_runner)(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k,
+                           const float *v, int64_t stride, const float *g, const float *beta, int64_t T,
+                           q35_delta_dims d, __half *W, __half *U, __half *P, float *G, __half *Q, __half *K,
+                           q35_stream stream, q35_error *err);
+
+/* A variant's entry (q35_variant.impl): its state pass after the shared
+ * parallel pass (or, run set, both passes its own), the value columns a block
+ * (dv must be a multiple), its shared memory with one stage (the least it runs
+ * with), and its family (q35_delta_chunk_variant_family: 0 the formulation of
+ * kernels/delta_chunk.h's two launches). */
 struct variant_impl {
     state_launcher state;
     int cols;
     int smem;
+    pass_runner run;
+    int family;
 };
 
 template <int WARPS, int SW>
 constexpr variant_impl make_variant()
 {
-    return {launch_state<WARPS, SW>, SW, state_cfg<WARPS, SW>::smem(1)};
+    return {launch_state<WARPS, SW>, SW, state_cfg<WARPS, SW>::smem(1), nullptr, 0};
 }
 
 } /* namespace q35_delta_chunk_kernels */

@@ -136,12 +136,20 @@ int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const 
  * the O products off the chain between one chunk's state and the next;
  * predicted ~62 -> ~40 us for the state pass at 2048 rows of the 9B, its
  * chain's tensor-core products a warp a chunk from ~112 to ~64; not yet run on
- * a GPU). Every variant computes the same products in the same order: bitwise
- * equal. */
+ * a GPU); and tb4, another formulation (family 1: D = T diag(beta) (V - diag(e^G)
+ * K S^T) in the state pass, the parallel pass writing T diag(beta) in W's place
+ * and neither W nor U; kernels/experiments/delta_chunk_tb.cuh; predicted ~146 ->
+ * ~115 us at 2048 rows; not yet run on a GPU). The variants of family 0
+ * compute the same products in the same order: bitwise equal. */
 int q35_delta_chunk_variant_count(void);
 const char *q35_delta_chunk_variant_name(int variant);
 int q35_delta_chunk_variant_find(const char *name);
 int q35_delta_chunk_variant_default(void);
+/* A variant's family (-1: no such variant): variants of one family compute the
+ * same products in the same order (bitwise equal); another family is another
+ * formulation of the same function (tb4: D from T beta in the state pass),
+ * held to the same float64 bound, not to another family's bits. */
+int q35_delta_chunk_variant_family(int variant);
 /* 0 when variant runs these heads on the current device; else -1 and why. */
 int q35_delta_chunk_variant_supported(int variant, q35_delta_dims d, q35_error *err);
 

@@ -1,0 +1,221 @@
+/* The experiment tb4 (kernels/experiments/delta_chunk.cu): the chunked delta
+ * rule with W and U never formed, D computed in the state pass from T beta
+ * (FlashInfer's SM90 kernel factors it so):
+ *
+ *     D = U - W S^T = T diag(beta) (V - diag(e^G) K S^T)
+ *
+ * so the parallel pass keeps the gates, the loads of K and Q, k.k and q.k, A,
+ * P and T, and writes T diag(beta) (f16 [64][64], in the workspace's W area)
+ * in place of W ([64][128]) and U ([64][dv]): no beta e^G K nor beta V staged
+ * (32 KiB of its 64 KiB of shared memory), ~half its tensor-core products and
+ * ~60 % of its stores gone. The state pass (one block of 4 warps per (value
+ * head, 32 value columns), w4's tiles) per chunk:
+ *
+ *     SK = K S^T and Q S^T           one k loop (w4's W S^T and Q S^T, K for W)
+ *     X  = V - e^G SK                f32, rounded to f16 into shared memory
+ *     D  = (T beta) X                T beta's blocks at or left of the diagonal
+ *     O  = e^G Q S^T + P D, the state update: w4's
+ *
+ * The chain from one chunk's state to the next gains D's product (16 of a
+ * warp's ~128 mma) and a barrier; the parallel pass loses W and U.
+ * Predicted (not measured): at 2048 rows of the 9B the parallel pass ~71 ->
+ * ~40 us, the state pass ~55 -> ~62 us, ~146 -> ~115 us in all.
+ *
+ * Not bitwise w4 (another formulation: its own family, kernels/delta_chunk.h):
+ * the roundings differ (X and T beta rounded to f16 where w4 rounds beta e^G K,
+ * beta V, W and U), each a relative 2^-11 as w4's; held to the same float64
+ * bound by the suite. Rows of a last partial chunk past T: K, Q zero (the
+ * parallel pass), V zero-filled in the stage and beta zero, so T beta's
+ * columns past T are zero and no row past T reaches one before it.
+ *
+ * Stage (w4's layout, state_cfg<4, 32>, so its helpers take it unchanged): T
+ * beta at OFF_W (8 KiB of W's 16), V's slice [64][32] f32 in W's second 8 KiB
+ * (16-byte chunks XOR-swizzled by row), Q, K, P and G as w4's; X in U's 4 KiB. */
+#ifndef Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_CUH
+#define Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_CUH
+
+#include "kernels/delta_chunk.cuh"
+#include "kernels/delta_chunk_prep.cuh"
+
+namespace q35_delta_chunk_kernels {
+
+struct tb_cfg {
+    using C = state_cfg<4, 32>;
+    static constexpr int OFF_T = C::OFF_W, OFF_V = C::OFF_W + CH * CH * 2, OFF_X = C::OFF_U;
+    static_assert(CH * CH * 2 + CH * 32 * 4 <= CH * DK * 2, "T beta and V's slice fit in W's place");
+    static constexpr int PREP_SMEM = 2 * CH * DK * 2 + 2 * CH * 4; /* K, Q (then A), G, beta */
+};
+
+/* ---- the parallel pass: gates, K and Q, k.k and q.k, A, P, T beta ---- */
+
+__global__ void __launch_bounds__(THREADS, 5) q35_delta_chunk_prep_tb(const float *q, const float *k, int64_t stride,
+                                                                      const float *g, const float *beta, int64_t T,
+                                                                      int hk, int hv, __half *TBg, __half *Pg,
+                                                                      float *Gg, __half *Qg, __half *Kg)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    const prep_at p = prep_where(T, hk, hv);
+    /* K and Q [64][128] f16, then A [64][64 + APAD] f32 in their place; G, beta [64] */
+    float *sG = reinterpret_cast<float *>(smem + 2 * CH * DK * 2), *sB = sG + CH;
+    __half *tb = TBg + ((size_t)p.c * hv + p.j) * CH * CH + p.tid;
+    auto put = [&](int t, float x) { /* column tid of T times beta_tid, rounded once: T beta [t][tid] */
+        tb[(size_t)t * CH] = __float2half_rn(x * sB[p.tid]);
+    };
+    prep_front<false>(p, smem, 0, 0, sG, sB, q, k, nullptr, stride, g, beta, hk, hv, 0, Pg, Qg, Kg, put);
+    if (p.tid < CH)
+        Gg[((size_t)p.c * hv + p.j) * CH + p.tid] = sG[p.tid];
+}
+
+/* ---- the state pass ---- */
+
+/* A [64][8 NC] f16 tile at src (row-major) into the swizzled tile at dst,
+ * cp.async by the block's 128 threads (tid). */
+template <int NC>
+__device__ __forceinline__ void cp_tile(uint32_t dst, const __half *src, int tid)
+{
+    const char *s = reinterpret_cast<const char *>(src);
+#pragma unroll
+    for (int idx = tid; idx < CH * NC; idx += 128)
+        q35_cp_async16(dst + q35_swz_rows<NC>(idx / NC, idx % NC), s + idx * 16, 16);
+}
+
+/* Chunk c's tiles into the stage at base (cp.async, one group): T beta (as P),
+ * Q, K, P, G as w4's load_stage; V's slice sl (32 columns of value head j),
+ * rows past T zero-filled. */
+__device__ __forceinline__ void load_stage_tb(uint32_t base, int64_t c, int64_t T, int j, int kh, int sl, int hk,
+                                              int hv, int dv, const float *v, int64_t stride, const __half *TB,
+                                              const __half *P, const float *G, const __half *Q, const __half *K)
+{
+    using X = tb_cfg;
+    using C = X::C;
+    const int tid = threadIdx.x;
+    cp_tile<DK / 8>(base + C::OFF_Q, Q + ((size_t)c * hk + kh) * CH * DK, tid);
+    cp_tile<DK / 8>(base + C::OFF_K, K + ((size_t)c * hk + kh) * CH * DK, tid);
+    cp_tile<CH / 8>(base + C::OFF_P, P + ((size_t)c * hv + j) * CH * CH, tid);
+    cp_tile<CH / 8>(base + X::OFF_T, TB + ((size_t)c * hv + j) * CH * CH, tid);
+    const int64_t t0 = c * CH;
+#pragma unroll
+    for (int idx = tid; idx < CH * 8; idx += C::THREADS_) { /* 8 chunks of 4 floats a row */
+        const int row = idx / 8, ch = idx % 8;
+        const bool in = t0 + row < T;
+        const float *src = v + (in ? (t0 + row) * stride : 0) + (int64_t)j * dv + (int64_t)sl * 32 + ch * 4;
+        q35_cp_async16(base + X::OFF_V + row * 128 + ((ch ^ (row & 7)) << 4), src, in ? 16 : 0);
+    }
+    if (tid < CH / 4)
+        q35_cp_async16(base + C::OFF_G + tid * 16, G + ((size_t)c * hv + j) * CH + tid * 4, 16);
+    q35_cp_async_commit();
+}
+
+__global__ void __launch_bounds__(128, 1)
+    q35_delta_chunk_state_tb(float *o, int64_t o_stride, float *S, const float *v, int64_t stride, int64_t T, int hk,
+                             int hv, int dv, const __half *TB, const __half *P, const float *G, const __half *Q,
+                             const __half *K)
+{
+    using X = tb_cfg;
+    using C = X::C;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int j = blockIdx.x, sl = blockIdx.y, kh = j % hk;
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, gq = lane / 4, qq = lane % 4;
+    const int rb = warp; /* the warp's rows 16 rb.., every slice column */
+    const int64_t nc = (T + CH - 1) / CH;
+    const uint32_t base = (uint32_t)__cvta_generic_to_shared(smem);
+    const uint32_t sD = base + 2 * C::STAGE_BYTES, sDp = sD + C::D_BYTES, sS = sDp + C::D_BYTES;
+    float *Sj = S + ((size_t)j * dv + (size_t)sl * C::SW) * DK;
+
+    float st[C::MT][C::NK][4]; /* S[value column 16 mi + g (+8)][key KW w + 8 ni + 2 q (+1)] */
+    state_in<C>(st, Sj, warp, gq, qq);
+    put_state<C>(sS, st, warp, lane);
+    load_stage_tb(base, 0, T, j, kh, sl, hk, hv, dv, v, stride, TB, P, G, Q, K);
+
+    const int ta = 16 * rb + gq, tb = ta + 8; /* this thread's two rows of a chunk */
+#pragma unroll 1
+    for (int64_t c = 0; c < nc; c++) {
+        const uint32_t sb = base + (uint32_t)(c & 1) * C::STAGE_BYTES;
+        const uint32_t s16 = sS + (uint32_t)(c & 1) * C::S16_BYTES;
+        const uint32_t s16n = sS + (uint32_t)((c + 1) & 1) * C::S16_BYTES;
+        q35_cp_async_wait<0>();
+        __syncthreads(); /* the stage landed; the state of the chunk before is in s16 */
+        if (c + 1 < nc)
+            load_stage_tb(base + (uint32_t)((c + 1) & 1) * C::STAGE_BYTES, c + 1, T, j, kh, sl, hk, hv, dv, v, stride,
+                          TB, P, G, Q, K);
+
+        /* K S^T and Q S^T: A operands K, Q [t][dk]; B the state stored [n = value
+         * column][k = dk] (ldmatrix) */
+        float sk[C::NT][4] = {}, oacc[C::NT][4] = {};
+        pair_times_state<C>(sk, oacc, sb + C::OFF_K, sb + C::OFF_Q, s16, rb, 0, lane);
+        /* X = V - e^G K S^T to shared memory as f16; e^G Q S^T */
+        const float Glast = q35_ld_shared_f32(sb + C::OFF_G + (CH - 1) * 4);
+        const float Ga = q35_ld_shared_f32(sb + C::OFF_G + ta * 4), Gb = q35_ld_shared_f32(sb + C::OFF_G + tb * 4);
+        const float ea = expf(Ga), eb = expf(Gb);
+#pragma unroll
+        for (int ni = 0; ni < C::NT; ni++) {
+            const int col = 8 * ni + 2 * qq;
+            const uint32_t va_at = sb + X::OFF_V + ta * 128 + (((col / 4) ^ (ta & 7)) << 4) + (col % 4) * 4;
+            const uint32_t vb_at = sb + X::OFF_V + tb * 128 + (((col / 4) ^ (tb & 7)) << 4) + (col % 4) * 4;
+            const float va0 = q35_ld_shared_f32(va_at), va1 = q35_ld_shared_f32(va_at + 4);
+            const float vb0 = q35_ld_shared_f32(vb_at), vb1 = q35_ld_shared_f32(vb_at + 4);
+            q35_st_shared_b32(sb + X::OFF_X + q35_swz_at<C::NS>(ta, col),
+                              q35_pack_half2(va0 - ea * sk[ni][0], va1 - ea * sk[ni][1]));
+            q35_st_shared_b32(sb + X::OFF_X + q35_swz_at<C::NS>(tb, col),
+                              q35_pack_half2(vb0 - eb * sk[ni][2], vb1 - eb * sk[ni][3]));
+            oacc[ni][0] *= ea, oacc[ni][1] *= ea, oacc[ni][2] *= eb, oacc[ni][3] *= eb;
+        }
+        __syncthreads(); /* every warp's X rows */
+
+        /* D = (T beta) X over T beta's blocks at or left of the diagonal, then D
+         * and e^{G_last - G} D to shared memory */
+        float dacc[C::NT][4] = {};
+        lower_times<C>(dacc, sb + X::OFF_T, sb + X::OFF_X, rb, 0, lane);
+        const float la = expf(Glast - Ga), lb = expf(Glast - Gb);
+#pragma unroll
+        for (int ni = 0; ni < C::NT; ni++) {
+            const int col = 8 * ni + 2 * qq;
+            const uint32_t xa = q35_swz_at<C::NS>(ta, col), xb = q35_swz_at<C::NS>(tb, col);
+            q35_st_shared_b32(sD + xa, q35_pack_half2(dacc[ni][0], dacc[ni][1]));
+            q35_st_shared_b32(sD + xb, q35_pack_half2(dacc[ni][2], dacc[ni][3]));
+            q35_st_shared_b32(sDp + xa, q35_pack_half2(dacc[ni][0] * la, dacc[ni][1] * la));
+            q35_st_shared_b32(sDp + xb, q35_pack_half2(dacc[ni][2] * lb, dacc[ni][3] * lb));
+        }
+        __syncthreads(); /* every warp's D rows */
+
+        /* O += P D, to o; then the state (w4's) */
+        add_pd<C>(oacc, sb, sD, rb, 0, lane);
+        store_o<C>(o, o_stride, oacc, c, T, j, sl, dv, 0, ta, tb, qq);
+        update_state<C>(st, sb, sDp, expf(Glast), warp, lane);
+        put_state<C>(s16n, st, warp, lane);
+    }
+    state_out<C>(Sj, st, warp, gq, qq);
+}
+
+/* Both passes (variant_impl's run): the workspace's W area holds T beta. */
+inline int run_tb(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
+                  int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *U,
+                  __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
+{
+    using X = tb_cfg;
+    (void)U;
+    const int state_bytes = X::C::smem(2);
+    if (state_bytes > optin || X::PREP_SMEM > optin)
+        return q35_fail(err, "delta_chunk tb4: needs %d bytes of shared memory a block, the device allows %d",
+                        state_bytes, optin);
+    const int64_t nc = (T + CH - 1) / CH;
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_delta_chunk_prep_tb, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            X::PREP_SMEM),
+                       err) ||
+        Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_delta_chunk_state_tb, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            state_bytes),
+                       err))
+        return -1;
+    q35_delta_chunk_prep_tb<<<(unsigned)(nc * d.hv), THREADS, X::PREP_SMEM, (cudaStream_t)stream>>>(
+        q, k, stride, g, beta, T, d.hk, d.hv, W, P, G, Q, K);
+    if (Q35_LAUNCH_CHECK("q35_delta_chunk_prep_tb", err))
+        return -1;
+    const dim3 grid((unsigned)d.hv, (unsigned)(d.dv / X::C::SW));
+    q35_delta_chunk_state_tb<<<grid, 128, state_bytes, (cudaStream_t)stream>>>(o, o_stride, S, v, stride, T, d.hk,
+                                                                                d.hv, d.dv, W, P, G, Q, K);
+    return Q35_LAUNCH_CHECK("q35_delta_chunk_state_tb", err);
+}
+
+} /* namespace q35_delta_chunk_kernels */
+
+#endif /* Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_CUH */
