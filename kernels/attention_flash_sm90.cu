@@ -326,6 +326,7 @@ __device__ __forceinline__ void sm90_mask(float (&s)[32], const sm90_consumer &w
 }
 
 /* O / l (l reduced over the quad) to the group's f32 o rows. */
+template <bool GATED>
 __device__ __forceinline__ void sm90_store(const sm90_consumer &w, const sm90_args &a, int r0, int rows, int kvh)
 {
 #pragma unroll
@@ -338,7 +339,7 @@ __device__ __forceinline__ void sm90_store(const sm90_consumer &w, const sm90_ar
         if (mrow >= a.R * a.hpk || r >= rows)
             continue;
         const int64_t at = (int64_t)(r0 + r) * a.o_stride + (int64_t)(kvh * a.hpk + h) * HD + 2 * w.q4;
-        if (a.y16) { /* o * sigmoid(gate) as q35_sigmoid_gate_rows_f16 computes it from the f32 o: the same bits */
+        if (GATED) { /* o * sigmoid(gate) as q35_sigmoid_gate_rows_f16 computes it from the f32 o: the same bits */
             const float *gr = a.gate + at;
             uint16_t *yr = a.y16 + at;
 #pragma unroll
@@ -494,8 +495,11 @@ __device__ __forceinline__ void sm90_fa3_loop(sm90_consumer &w, const sm90_args 
 
 #endif /* Q35_SM90A_CODE */
 
-/* The kernel of one schedule (SCHED_*). */
-template <int SCHED>
+/* The kernel of one schedule (SCHED_*), with o in f32 or (GATED) the gated
+ * f16 y16: two instantiations, so the f32 form's code is the same with or
+ * without the gated one (the gated epilogue's 64 sigmoids a thread change
+ * how ptxas schedules the whole kernel). */
+template <int SCHED, bool GATED>
 __global__ void __launch_bounds__(THREADS, 1)
     q35_flash_sm90_kernel(const __grid_constant__ q35_tma_map kmap, const __grid_constant__ q35_tma_map vmap,
                           const sm90_args a)
@@ -528,7 +532,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             sm90_fa3_loop(w, a, base, tiles);
         else
             sm90_loop<SCHED>(w, a, base, tiles);
-        sm90_store(w, a, r0, rows, kvh);
+        sm90_store<GATED>(w, a, r0, rows, kvh);
     }
 #else
     (void)kmap, (void)vmap, (void)a;
@@ -539,11 +543,23 @@ __global__ void __launch_bounds__(THREADS, 1)
 /* A variant's entry: its kernel. */
 typedef void (*sm90_kernel_fn)(q35_tma_map, q35_tma_map, sm90_args);
 
+/* A variant's kernels: o in f32, and the gated f16 form. */
+struct sm90_kernels {
+    sm90_kernel_fn plain, gated;
+};
+
+static const sm90_kernels k_serial = {&q35_flash_sm90_kernel<SCHED_SERIAL, false>,
+                                      &q35_flash_sm90_kernel<SCHED_SERIAL, true>};
+static const sm90_kernels k_pingpong = {&q35_flash_sm90_kernel<SCHED_PINGPONG, false>,
+                                        &q35_flash_sm90_kernel<SCHED_PINGPONG, true>};
+static const sm90_kernels k_fa3turn = {&q35_flash_sm90_kernel<SCHED_FA3TURN, false>,
+                                       &q35_flash_sm90_kernel<SCHED_FA3TURN, true>};
+
 /* The variants: serial (the oracle, the default), pingpong, fa3turn. */
 static const q35_variant k_table[] = {
-    {"serial", 0, (const void *)&q35_flash_sm90_kernel<SCHED_SERIAL>},
-    {"pingpong", 1, (const void *)&q35_flash_sm90_kernel<SCHED_PINGPONG>},
-    {"fa3turn", 2, (const void *)&q35_flash_sm90_kernel<SCHED_FA3TURN>},
+    {"serial", 0, &k_serial},
+    {"pingpong", 1, &k_pingpong},
+    {"fa3turn", 2, &k_fa3turn},
 };
 static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
 
@@ -648,7 +664,8 @@ static int launch(const char *who, float *o, uint16_t *y16, const float *gate, c
         return -1;
     const sm90_args a = {o,        q,  s.q_stride, s.o_stride, (int)pos0, (int)T, hpk, R, s.kv_heads, (int)qtiles,
                          s.scale * LOG2E, gate, y16};
-    const sm90_kernel_fn kernel = (sm90_kernel_fn)v->impl;
+    const sm90_kernels *ks = (const sm90_kernels *)v->impl;
+    const sm90_kernel_fn kernel = y16 ? ks->gated : ks->plain;
     if (Q35_CUDA_CHECK(cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             SMEM_BYTES),
                        err))
