@@ -212,12 +212,13 @@ static int attend_flash(q35_run *r, float *o, const float *q, const void *kc, co
 
 /* Whether this chunk's attention takes the output gate in its epilogue: the f16
  * GEMM path's flash over an f16 cache through the sm_90a kernel (its gated f16
- * form, bitwise the kernel then q35_sigmoid_gate_rows_f16), unless
- * $Q35_FLASH_GATE=0 (paths.flash_gate_apart) keeps the out_gate op apart */
+ * form, bitwise the kernel then q35_sigmoid_gate_rows_f16) where
+ * $Q35_FLASH_GATE=1 (paths.flash_gate, opt-in until measured); else the
+ * out_gate op apart */
 static bool gate_in_flash(const q35_run *r)
 {
     const q35_cuda_paths *p = &r->cm->paths;
-    return r->f16_inputs && r->attend == attend_flash && r->st->kv_f16 && p->flash_sm90 && !p->flash_gate_apart;
+    return r->f16_inputs && r->attend == attend_flash && r->st->kv_f16 && p->flash_sm90 && p->flash_gate;
 }
 
 void q35_run_choose(q35_run *r)

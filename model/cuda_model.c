@@ -204,7 +204,7 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths.f16_gu = env_is("Q35_F16_GU", "1");
     cm->paths.gemm_lt_off = gemm_lt_off();
     cm->paths.delta_prep_chain = env_is("Q35_DELTA_PREP", "0");
-    cm->paths.flash_gate_apart = env_is("Q35_FLASH_GATE", "0");
+    cm->paths.flash_gate = env_is("Q35_FLASH_GATE", "1");
     cm->paths.graphs = env_is("Q35_CUDA_GRAPH", "1");
     if (cm->paths.graphs && !q35_paths_graph_ok(&cm->paths))
         q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "note: CUDA graphs ($Q35_CUDA_GRAPH=1) are not "

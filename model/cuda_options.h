@@ -104,10 +104,11 @@ typedef struct q35_cuda_paths {
     bool delta_prep_chain;   /* the DeltaNet prologue of a chunk as three launches (conv1d, l2norm,
                                 gates) instead of the fused q35_delta_prep_rows (the same bits):
                                 $Q35_DELTA_PREP=0 at load, to measure the fused kernel against it */
-    bool flash_gate_apart;   /* the f16 GEMM path's attention output gate as its own op (out_gate,
-                                q35_sigmoid_gate_rows_f16) instead of in the sm_90a flash kernel's
-                                epilogue (q35_attention_prefill_flash_sm90_gated_f16, the same
-                                bits): $Q35_FLASH_GATE=0 at load, to measure the fused epilogue */
+    bool flash_gate;         /* opt-in: the f16 GEMM path's attention output gate in the sm_90a flash
+                                kernel's epilogue (q35_attention_prefill_flash_sm90_gated_f16, its
+                                own instantiation; the same bits) instead of its own op (out_gate,
+                                q35_sigmoid_gate_rows_f16): $Q35_FLASH_GATE=1 at load. Off by
+                                default until measured on a GPU against the op apart */
     bool graphs;             /* opt-in: a prefill chunk's layers launched as CUDA graphs, one a layer
                                 (model/cuda_graph.c; the same bits as plain launches), where
                                 q35_paths_graph_ok: $Q35_CUDA_GRAPH=1 at load. Off by default until

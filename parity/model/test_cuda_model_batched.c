@@ -64,7 +64,7 @@ static void check_repeat(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, c
 }
 
 /* The f16 path's output gate in the sm_90a flash kernel's epilogue against
- * the out_gate op apart (paths.flash_gate_apart): the same bits. Where the
+ * the out_gate op apart (paths.flash_gate, opt-in): the same bits. Where the
  * sm_90a kernel does not run, both are the op apart (said). */
 static void check_gate_in_flash(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens,
                                 int64_t n, int vocab)
@@ -75,7 +75,7 @@ static void check_gate_in_flash(q35_suite *s, q35_cuda_model *cm, q35_cuda_state
     q35_cuda_state_host ha, hb;
     q35_error err = {{0}};
     cm_prefill_keep(cm, st, tokens, n, a, &ha);
-    p.flash_gate_apart = true;
+    p.flash_gate = true;
     if (q35_cuda_model_set_paths(cm, &p, &err)) {
         printf("FAIL  paths: %s\n", err.msg);
         exit(1);
@@ -85,6 +85,16 @@ static void check_gate_in_flash(q35_suite *s, q35_cuda_model *cm, q35_cuda_state
     snprintf(what, sizeof what, "flash/f16      rows   37: out gate in the flash epilogue%s vs apart",
              p.flash_sm90 ? "" : " (no sm_90a kernel here: apart both times)");
     cm_case_same(s, what, b, &hb, a, &ha, vocab);
+    /* the fused path ran: no out_gate op timed (where the sm_90a kernel runs) */
+    q35_op_times t;
+    memset(&t, 0, sizeof t);
+    if (q35_cuda_state_reset(st, &err) || q35_cuda_prefill(cm, st, tokens, n, 0, NULL, &t, &err)) {
+        printf("FAIL  timed prefill: %s\n", err.msg);
+        exit(1);
+    }
+    q35_case(s, p.flash_sm90 ? t.calls[Q35_OP_OUT_GATE] == 0 : t.calls[Q35_OP_OUT_GATE] > 0,
+             "flash/f16      rows   37: out gate in the flash epilogue: %lld out_gate ops timed (want %s)",
+             (long long)t.calls[Q35_OP_OUT_GATE], p.flash_sm90 ? "0" : "> 0");
     q35_cuda_state_host_free(&ha);
     q35_cuda_state_host_free(&hb);
     free(a);
