@@ -139,7 +139,9 @@ int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const 
  * a GPU); and tb4, another formulation (family 1: D = T diag(beta) (V - diag(e^G)
  * K S^T) in the state pass, the parallel pass writing T diag(beta) in W's place
  * and neither W nor U; kernels/experiments/delta_chunk_tb.cuh; predicted ~146 ->
- * ~115 us at 2048 rows; not yet run on a GPU). The variants of family 0
+ * ~115 us at 2048 rows; not yet run on a GPU), with tb4o4 its state pass split
+ * by role as w4o4 splits w4's (bitwise tb4; predicted ~85 us at 2048 rows). The
+ * variants of family 0
  * compute the same products in the same order: bitwise equal. */
 int q35_delta_chunk_variant_count(void);
 const char *q35_delta_chunk_variant_name(int variant);

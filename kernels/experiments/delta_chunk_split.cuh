@@ -67,6 +67,67 @@ __device__ __forceinline__ void tile_times_state(float (&acc)[C::NT][4], uint32_
     }
 }
 
+/* Where a split state pass's thread is: value head j (key head kh), slice sl,
+ * warp and lane, the warp's chunk rows 16 rb .. (both roles) and this thread's
+ * two of them (ta, tb), the chunks, shared memory's address. */
+struct split_at {
+    int j, sl, kh, warp, lane, gq, qq, rb, ta, tb;
+    int64_t nc;
+    uint32_t base;
+};
+
+__device__ __forceinline__ split_at split_where(unsigned char *smem, int64_t T, int hk)
+{
+    split_at a;
+    a.j = blockIdx.x, a.sl = blockIdx.y, a.kh = a.j % hk;
+    a.warp = threadIdx.x / 32, a.lane = threadIdx.x % 32, a.gq = a.lane / 4, a.qq = a.lane % 4;
+    a.rb = a.warp % 4, a.ta = 16 * a.rb + a.gq, a.tb = a.ta + 8;
+    a.nc = (T + CH - 1) / CH;
+    a.base = (uint32_t)__cvta_generic_to_shared(smem);
+    return a;
+}
+
+/* The state warps' top of chunk c: chunk c - 1 done by the output warps (its
+ * stage, and chunk c - 2's D and S buffers, free), then this thread's copies
+ * landed and every state warp past here (the stage, and S_c in its buffer). */
+__device__ __forceinline__ void split_chunk_top(int64_t c)
+{
+    if (c >= 1)
+        q35_bar_sync(split_cfg::BAR_O_DONE + (int)((c - 1) & 1), split_cfg::THREADS);
+    q35_cp_async_wait<0>();
+    q35_bar_sync(split_cfg::BAR_STATE, 128);
+}
+
+/* The output warps (4..7) of a split state pass, chunk by chunk: O = e^G Q S_c^T
+ * + P D_c from the stage's Q, P, G, the state buffer c % 3 and D_c, stored to
+ * o; D_READY + (c & 1) waited for, O_DONE + (c & 1) arrived at (but for the
+ * last chunk). Rows 16 rb.. (ta, tb this thread's), every slice column. */
+__device__ __forceinline__ void output_warps(float *o, int64_t o_stride, const split_at &at, int64_t T, int dv)
+{
+    using X = split_cfg;
+    using C = X::C;
+    const uint32_t base = at.base;
+    const int64_t nc = at.nc;
+    const int j = at.j, sl = at.sl, rb = at.rb, ta = at.ta, tb = at.tb, qq = at.qq, lane = at.lane;
+#pragma unroll 1
+    for (int64_t c = 0; c < nc; c++) {
+        const uint32_t sb = base + (uint32_t)(c & 1) * C::STAGE_BYTES;
+        const uint32_t sD = base + X::OFF_D + (uint32_t)(c & 1) * C::D_BYTES;
+        q35_bar_sync(X::BAR_D_READY + (int)(c & 1), X::THREADS);
+        float oacc[C::NT][4] = {};
+        tile_times_state<C>(oacc, sb + C::OFF_Q, base + X::OFF_S + (uint32_t)(c % 3) * C::S16_BYTES, rb, lane);
+        const float ea = expf(q35_ld_shared_f32(sb + C::OFF_G + ta * 4)),
+                    eb = expf(q35_ld_shared_f32(sb + C::OFF_G + tb * 4));
+#pragma unroll
+        for (int ni = 0; ni < C::NT; ni++)
+            oacc[ni][0] *= ea, oacc[ni][1] *= ea, oacc[ni][2] *= eb, oacc[ni][3] *= eb;
+        add_pd<C>(oacc, sb, sD, rb, 0, lane);
+        if (c + 2 <= nc) /* chunk c's buffers free (the state warps wait for it unless c is the last) */
+            q35_bar_arrive(X::BAR_O_DONE + (int)(c & 1), X::THREADS);
+        store_o<C>(o, o_stride, oacc, c, T, j, sl, dv, 0, ta, tb, qq);
+    }
+}
+
 __global__ void __launch_bounds__(split_cfg::THREADS, 1)
     q35_delta_chunk_state_split(float *o, int64_t o_stride, float *S, int64_t T, int hk, int hv, int dv,
                                 const __half *W, const __half *U, const __half *P, const float *G, const __half *Q,
@@ -75,34 +136,16 @@ __global__ void __launch_bounds__(split_cfg::THREADS, 1)
     using X = split_cfg;
     using C = X::C;
     extern __shared__ __align__(16) unsigned char smem[];
-    const int j = blockIdx.x, sl = blockIdx.y, kh = j % hk;
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, gq = lane / 4, qq = lane % 4;
-    const int rb = warp % 4; /* the warp's chunk rows 16 rb .. (both roles) */
-    const int64_t nc = (T + CH - 1) / CH;
-    const uint32_t base = (uint32_t)__cvta_generic_to_shared(smem), sDp = base + X::OFF_DP;
-    const int ta = 16 * rb + gq, tb = ta + 8; /* this thread's two rows of a chunk */
-    float *Sj = S + ((size_t)j * dv + (size_t)sl * C::SW) * DK;
-
-    if (warp >= 4) { /* ---- the output warps: O = e^G Q S_c^T + P D_c ---- */
-#pragma unroll 1
-        for (int64_t c = 0; c < nc; c++) {
-            const uint32_t sb = base + (uint32_t)(c & 1) * C::STAGE_BYTES;
-            const uint32_t sD = base + X::OFF_D + (uint32_t)(c & 1) * C::D_BYTES;
-            q35_bar_sync(X::BAR_D_READY + (int)(c & 1), X::THREADS);
-            float oacc[C::NT][4] = {};
-            tile_times_state<C>(oacc, sb + C::OFF_Q, base + X::OFF_S + (uint32_t)(c % 3) * C::S16_BYTES, rb, lane);
-            const float ea = expf(q35_ld_shared_f32(sb + C::OFF_G + ta * 4)),
-                        eb = expf(q35_ld_shared_f32(sb + C::OFF_G + tb * 4));
-#pragma unroll
-            for (int ni = 0; ni < C::NT; ni++)
-                oacc[ni][0] *= ea, oacc[ni][1] *= ea, oacc[ni][2] *= eb, oacc[ni][3] *= eb;
-            add_pd<C>(oacc, sb, sD, rb, 0, lane);
-            if (c + 2 <= nc) /* chunk c's buffers free (the state warps wait for it unless c is the last) */
-                q35_bar_arrive(X::BAR_O_DONE + (int)(c & 1), X::THREADS);
-            store_o<C>(o, o_stride, oacc, c, T, j, sl, dv, 0, ta, tb, qq);
-        }
+    const split_at at = split_where(smem, T, hk);
+    if (at.warp >= 4) {
+        output_warps(o, o_stride, at, T, dv);
         return;
     }
+    const int j = at.j, sl = at.sl, kh = at.kh, warp = at.warp, lane = at.lane, gq = at.gq, qq = at.qq, rb = at.rb;
+    const int ta = at.ta, tb = at.tb;
+    const int64_t nc = at.nc;
+    const uint32_t base = at.base, sDp = base + X::OFF_DP;
+    float *Sj = S + ((size_t)j * dv + (size_t)sl * C::SW) * DK;
 
     /* ---- the state warps: D, the state ---- */
     float st[C::MT][C::NK][4]; /* S[value column 16 mi + g (+8)][key KW w + 8 ni + 2 q (+1)] */
@@ -113,10 +156,7 @@ __global__ void __launch_bounds__(split_cfg::THREADS, 1)
     for (int64_t c = 0; c < nc; c++) {
         const uint32_t sb = base + (uint32_t)(c & 1) * C::STAGE_BYTES;
         const uint32_t sD = base + X::OFF_D + (uint32_t)(c & 1) * C::D_BYTES;
-        if (c >= 1) /* chunk c - 1 done by the output warps: its stage, and chunk c - 2's D and S buffers, free */
-            q35_bar_sync(X::BAR_O_DONE + (int)((c - 1) & 1), X::THREADS);
-        q35_cp_async_wait<0>();
-        q35_bar_sync(X::BAR_STATE, 128); /* the stage landed; S_c in its buffer */
+        split_chunk_top(c);
         if (c + 1 < nc)
             load_stage<C>(base + (uint32_t)((c + 1) & 1) * C::STAGE_BYTES, c + 1, j, kh, sl, hk, hv, dv, W, U, P, G,
                           Q, K);

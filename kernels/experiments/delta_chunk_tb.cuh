@@ -36,6 +36,7 @@
 
 #include "kernels/delta_chunk.cuh"
 #include "kernels/delta_chunk_prep.cuh"
+#include "kernels/experiments/delta_chunk_split.cuh"
 
 namespace q35_delta_chunk_kernels {
 
@@ -106,6 +107,45 @@ __device__ __forceinline__ void load_stage_tb(uint32_t base, int64_t c, int64_t 
     q35_cp_async_commit();
 }
 
+/* X = V - e^G K S^T (rows ta, tb; the thread's columns 8 ni + 2 q (+1); ea,
+ * eb their e^G) from the accumulators sk and the stage's V, as f16 into the
+ * stage's X tile. */
+__device__ __forceinline__ void put_x(const float (&sk)[tb_cfg::C::NT][4], uint32_t sb, int ta, int tb, int qq, float ea,
+                                      float eb)
+{
+    using X = tb_cfg;
+    using C = X::C;
+#pragma unroll
+    for (int ni = 0; ni < C::NT; ni++) {
+        const int col = 8 * ni + 2 * qq;
+        const uint32_t va_at = sb + X::OFF_V + ta * 128 + (((col / 4) ^ (ta & 7)) << 4) + (col % 4) * 4;
+        const uint32_t vb_at = sb + X::OFF_V + tb * 128 + (((col / 4) ^ (tb & 7)) << 4) + (col % 4) * 4;
+        const float va0 = q35_ld_shared_f32(va_at), va1 = q35_ld_shared_f32(va_at + 4);
+        const float vb0 = q35_ld_shared_f32(vb_at), vb1 = q35_ld_shared_f32(vb_at + 4);
+        q35_st_shared_b32(sb + X::OFF_X + q35_swz_at<C::NS>(ta, col),
+                          q35_pack_half2(va0 - ea * sk[ni][0], va1 - ea * sk[ni][1]));
+        q35_st_shared_b32(sb + X::OFF_X + q35_swz_at<C::NS>(tb, col),
+                          q35_pack_half2(vb0 - eb * sk[ni][2], vb1 - eb * sk[ni][3]));
+    }
+}
+
+/* D (rows ta, tb, as put_x's columns) and e^{G_last - G} D (la, lb) as f16 into
+ * sD and sDp. */
+__device__ __forceinline__ void put_d(const float (&dacc)[tb_cfg::C::NT][4], uint32_t sD, uint32_t sDp, int ta, int tb,
+                                      int qq, float la, float lb)
+{
+    using C = tb_cfg::C;
+#pragma unroll
+    for (int ni = 0; ni < C::NT; ni++) {
+        const int col = 8 * ni + 2 * qq;
+        const uint32_t xa = q35_swz_at<C::NS>(ta, col), xb = q35_swz_at<C::NS>(tb, col);
+        q35_st_shared_b32(sD + xa, q35_pack_half2(dacc[ni][0], dacc[ni][1]));
+        q35_st_shared_b32(sD + xb, q35_pack_half2(dacc[ni][2], dacc[ni][3]));
+        q35_st_shared_b32(sDp + xa, q35_pack_half2(dacc[ni][0] * la, dacc[ni][1] * la));
+        q35_st_shared_b32(sDp + xb, q35_pack_half2(dacc[ni][2] * lb, dacc[ni][3] * lb));
+    }
+}
+
 __global__ void __launch_bounds__(128, 1)
     q35_delta_chunk_state_tb(float *o, int64_t o_stride, float *S, const float *v, int64_t stride, int64_t T, int hk,
                              int hv, int dv, const __half *TB, const __half *P, const float *G, const __half *Q,
@@ -147,35 +187,17 @@ __global__ void __launch_bounds__(128, 1)
         const float Glast = q35_ld_shared_f32(sb + C::OFF_G + (CH - 1) * 4);
         const float Ga = q35_ld_shared_f32(sb + C::OFF_G + ta * 4), Gb = q35_ld_shared_f32(sb + C::OFF_G + tb * 4);
         const float ea = expf(Ga), eb = expf(Gb);
+        put_x(sk, sb, ta, tb, qq, ea, eb);
 #pragma unroll
-        for (int ni = 0; ni < C::NT; ni++) {
-            const int col = 8 * ni + 2 * qq;
-            const uint32_t va_at = sb + X::OFF_V + ta * 128 + (((col / 4) ^ (ta & 7)) << 4) + (col % 4) * 4;
-            const uint32_t vb_at = sb + X::OFF_V + tb * 128 + (((col / 4) ^ (tb & 7)) << 4) + (col % 4) * 4;
-            const float va0 = q35_ld_shared_f32(va_at), va1 = q35_ld_shared_f32(va_at + 4);
-            const float vb0 = q35_ld_shared_f32(vb_at), vb1 = q35_ld_shared_f32(vb_at + 4);
-            q35_st_shared_b32(sb + X::OFF_X + q35_swz_at<C::NS>(ta, col),
-                              q35_pack_half2(va0 - ea * sk[ni][0], va1 - ea * sk[ni][1]));
-            q35_st_shared_b32(sb + X::OFF_X + q35_swz_at<C::NS>(tb, col),
-                              q35_pack_half2(vb0 - eb * sk[ni][2], vb1 - eb * sk[ni][3]));
+        for (int ni = 0; ni < C::NT; ni++)
             oacc[ni][0] *= ea, oacc[ni][1] *= ea, oacc[ni][2] *= eb, oacc[ni][3] *= eb;
-        }
         __syncthreads(); /* every warp's X rows */
 
         /* D = (T beta) X over T beta's blocks at or left of the diagonal, then D
          * and e^{G_last - G} D to shared memory */
         float dacc[C::NT][4] = {};
         lower_times<C>(dacc, sb + X::OFF_T, sb + X::OFF_X, rb, 0, lane);
-        const float la = expf(Glast - Ga), lb = expf(Glast - Gb);
-#pragma unroll
-        for (int ni = 0; ni < C::NT; ni++) {
-            const int col = 8 * ni + 2 * qq;
-            const uint32_t xa = q35_swz_at<C::NS>(ta, col), xb = q35_swz_at<C::NS>(tb, col);
-            q35_st_shared_b32(sD + xa, q35_pack_half2(dacc[ni][0], dacc[ni][1]));
-            q35_st_shared_b32(sD + xb, q35_pack_half2(dacc[ni][2], dacc[ni][3]));
-            q35_st_shared_b32(sDp + xa, q35_pack_half2(dacc[ni][0] * la, dacc[ni][1] * la));
-            q35_st_shared_b32(sDp + xb, q35_pack_half2(dacc[ni][2] * lb, dacc[ni][3] * lb));
-        }
+        put_d(dacc, sD, sDp, ta, tb, qq, expf(Glast - Ga), expf(Glast - Gb));
         __syncthreads(); /* every warp's D rows */
 
         /* O += P D, to o; then the state (w4's) */
@@ -187,33 +209,93 @@ __global__ void __launch_bounds__(128, 1)
     state_out<C>(Sj, st, warp, gq, qq);
 }
 
-/* Both passes (variant_impl's run): the workspace's W area holds T beta. */
+/* tb4o4: tb4's state pass split by role as w4o4 splits w4's
+ * (kernels/experiments/delta_chunk_split.cuh, its handoffs and buffers): the
+ * state warps 0..3 per chunk c: K S_c^T, X, D = (T beta) X, D and e^{G_last -
+ * G} D to shared memory, the state update, S_{c+1} to the next of three
+ * buffers; the output warps 4..7 a chunk behind: O = e^G Q S_c^T + P D_c
+ * (output_warps). The same products in the same order as tb4: bitwise tb4.
+ * The chain from one chunk's state to the next: ~80 of a warp's mma (tb4's
+ * ~128). Predicted (not measured) with tb4's parallel pass: ~85 us at 2048
+ * rows of the 9B. */
+__global__ void __launch_bounds__(split_cfg::THREADS, 1)
+    q35_delta_chunk_state_tb_split(float *o, int64_t o_stride, float *S, const float *v, int64_t stride, int64_t T,
+                                   int hk, int hv, int dv, const __half *TB, const __half *P, const float *G,
+                                   const __half *Q, const __half *K)
+{
+    using X = split_cfg;
+    using Y = tb_cfg;
+    using C = X::C;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const split_at at = split_where(smem, T, hk);
+    if (at.warp >= 4) {
+        output_warps(o, o_stride, at, T, dv);
+        return;
+    }
+
+    /* ---- the state warps: X, D, the state ---- */
+    const uint32_t base = at.base, sDp = base + X::OFF_DP;
+    const int rb = at.rb, ta = at.ta, tb = at.tb, qq = at.qq, lane = at.lane, warp = at.warp;
+    float *Sj = S + ((size_t)at.j * dv + (size_t)at.sl * C::SW) * DK;
+    float st[C::MT][C::NK][4]; /* S[value column 16 mi + g (+8)][key KW w + 8 ni + 2 q (+1)] */
+    state_in<C>(st, Sj, warp, at.gq, qq);
+    put_state<C>(base + X::OFF_S, st, warp, lane);
+    load_stage_tb(base, 0, T, at.j, at.kh, at.sl, hk, hv, dv, v, stride, TB, P, G, Q, K);
+#pragma unroll 1
+    for (int64_t c = 0; c < at.nc; c++) {
+        const uint32_t sb = base + (uint32_t)(c & 1) * C::STAGE_BYTES;
+        const uint32_t sD = base + X::OFF_D + (uint32_t)(c & 1) * C::D_BYTES;
+        split_chunk_top(c);
+        if (c + 1 < at.nc)
+            load_stage_tb(base + (uint32_t)((c + 1) & 1) * C::STAGE_BYTES, c + 1, T, at.j, at.kh, at.sl, hk, hv, dv, v,
+                          stride, TB, P, G, Q, K);
+        float sk[C::NT][4] = {};
+        tile_times_state<C>(sk, sb + C::OFF_K, base + X::OFF_S + (uint32_t)(c % 3) * C::S16_BYTES, rb, lane);
+        const float Glast = q35_ld_shared_f32(sb + C::OFF_G + (CH - 1) * 4);
+        const float Ga = q35_ld_shared_f32(sb + C::OFF_G + ta * 4), Gb = q35_ld_shared_f32(sb + C::OFF_G + tb * 4);
+        put_x(sk, sb, ta, tb, qq, expf(Ga), expf(Gb));
+        q35_bar_sync(X::BAR_STATE, 128); /* every state warp's X rows */
+        float dacc[C::NT][4] = {};
+        lower_times<C>(dacc, sb + Y::OFF_T, sb + Y::OFF_X, rb, 0, lane);
+        put_d(dacc, sD, sDp, ta, tb, qq, expf(Glast - Ga), expf(Glast - Gb));
+        q35_bar_arrive(X::BAR_D_READY + (int)(c & 1), X::THREADS); /* D_c (and the stage) to the output warps */
+        q35_bar_sync(X::BAR_STATE, 128);                          /* every state warp's e^{G_last - G} D rows */
+        update_state<C>(st, sb, sDp, expf(Glast), warp, lane);
+        /* S_{c+1}: seen, and sDp's reads done, at the next chunk's STATE barrier */
+        put_state<C>(base + X::OFF_S + (uint32_t)((c + 1) % 3) * C::S16_BYTES, st, warp, lane);
+    }
+    state_out<C>(Sj, st, warp, at.gq, qq);
+}
+
+/* Both passes (variant_impl's run) with the state pass tb4's (SPLIT false) or
+ * tb4o4's: the workspace's W area holds T beta. */
+template <bool SPLIT>
 inline int run_tb(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
                   int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *U,
                   __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
 {
     using X = tb_cfg;
     (void)U;
-    const int state_bytes = X::C::smem(2);
+    const int state_bytes = SPLIT ? split_cfg::SMEM : X::C::smem(2);
     if (state_bytes > optin || X::PREP_SMEM > optin)
-        return q35_fail(err, "delta_chunk tb4: needs %d bytes of shared memory a block, the device allows %d",
-                        state_bytes, optin);
+        return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block, the device allows %d",
+                        SPLIT ? "tb4o4" : "tb4", state_bytes, optin);
     const int64_t nc = (T + CH - 1) / CH;
+    const auto state = SPLIT ? q35_delta_chunk_state_tb_split : q35_delta_chunk_state_tb;
     if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_delta_chunk_prep_tb, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             X::PREP_SMEM),
                        err) ||
-        Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_delta_chunk_state_tb, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            state_bytes),
-                       err))
+        Q35_CUDA_CHECK(cudaFuncSetAttribute(state, cudaFuncAttributeMaxDynamicSharedMemorySize, state_bytes), err))
         return -1;
     q35_delta_chunk_prep_tb<<<(unsigned)(nc * d.hv), THREADS, X::PREP_SMEM, (cudaStream_t)stream>>>(
         q, k, stride, g, beta, T, d.hk, d.hv, W, P, G, Q, K);
     if (Q35_LAUNCH_CHECK("q35_delta_chunk_prep_tb", err))
         return -1;
     const dim3 grid((unsigned)d.hv, (unsigned)(d.dv / X::C::SW));
-    q35_delta_chunk_state_tb<<<grid, 128, state_bytes, (cudaStream_t)stream>>>(o, o_stride, S, v, stride, T, d.hk,
-                                                                                d.hv, d.dv, W, P, G, Q, K);
-    return Q35_LAUNCH_CHECK("q35_delta_chunk_state_tb", err);
+    state<<<grid, SPLIT ? split_cfg::THREADS : 128, state_bytes, (cudaStream_t)stream>>>(o, o_stride, S, v, stride, T,
+                                                                                        d.hk, d.hv, d.dv, W, P, G, Q,
+                                                                                        K);
+    return Q35_LAUNCH_CHECK(SPLIT ? "q35_delta_chunk_state_tb_split" : "q35_delta_chunk_state_tb", err);
 }
 
 } /* namespace q35_delta_chunk_kernels */

@@ -56,7 +56,7 @@ int main(void)
         {"delta_rule", q35_delta_rule_variant_count, q35_delta_rule_variant_name, q35_delta_rule_variant_find,
          "rows1 rows2 lanes4 r2p r2pn r2pni r2w2pn l16r2pn l16r2w8pn l16w16pn", "r2pni l16r2pn"},
         {"delta_chunk", q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, q35_delta_chunk_variant_find,
-         "w4 w8 s64w8 w4o4 tb4", "w4"},
+         "w4 w8 s64w8 w4o4 tb4 tb4o4", "w4"},
         {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, "registers staged",
          "registers staged"},
     };
@@ -78,7 +78,7 @@ int main(void)
     /* the legend benchmarks and logs print */
     char legend[256];
     q35_variant_list(q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, 0, legend, sizeof legend);
-    const char *want = Q35_KERNEL_EXPERIMENTS ? "0 = w4 (default here), 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4" : "0 = w4 (default here)";
+    const char *want = Q35_KERNEL_EXPERIMENTS ? "0 = w4 (default here), 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4, 5 = tb4o4" : "0 = w4 (default here)";
     q35_case(&s, strcmp(legend, want) == 0, "q35_variant_list: \"%s\"", legend);
     return q35_suite_end(&s);
 }
