@@ -195,7 +195,10 @@ int gemm_fp8(q35_fp8_gemm *g, void *y, int64_t ldy, const uint8_t *xq, const flo
             return q35_fail_context(err, "%s: the cuBLASLt descriptors", who);
         cublasLtMatmulHeuristicResult_t res = {};
         int found = 0;
-        if (q35_lt_candidates(g->lt, c, nullptr, CUBLASLT_REDUCTION_SCHEME_MASK, 1, &res, &found, err))
+        /* bf16 out: a split K reduces in f32 only (kernels/fp8.h: one rounding to bf16) */
+        const uint32_t reductions = out == OUT_BF16 ? (uint32_t)CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE
+                                                    : (uint32_t)CUBLASLT_REDUCTION_SCHEME_MASK;
+        if (q35_lt_candidates(g->lt, c, nullptr, reductions, 1, &res, &found, err))
             return q35_fail_context(err, "%s: choosing an algorithm (n %lld, k %lld, T %lld)", who, (long long)n,
                                     (long long)k, (long long)T);
         if (found < 1)

@@ -107,8 +107,11 @@ int q35_gemm_fp8_add(q35_fp8_gemm *g, float *y, int64_t ldy, const uint8_t *xq, 
  * across binades the rel L2 it adds is 2^-8 / sqrt(3 E[m^2]) ~ 1.5e-3 (m the
  * mantissa, log-uniform on [1, 2): E[m^2] = 3 / (2 ln 2)), ~1/20 of what
  * e4m3's inputs cost (3.5e-2, above). Against the float64 product of the e4m3
- * operands expect ~1.5e-3, bounded at 3e-3. ldy a multiple of 8 (16-byte
- * rows). */
+ * operands expect ~1.5e-3, bounded at 3e-3. "Rounded once" holds because a
+ * split K may only reduce its partial sums in f32 (the heuristic is asked for
+ * CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE alone, as kernels/gemm_lt.h's f16 out
+ * is): a reduction in the output type would round every partial sum to bf16.
+ * ldy a multiple of 8 (16-byte rows). */
 int q35_gemm_fp8_bf16(q35_fp8_gemm *g, uint16_t *y16, int64_t ldy, const uint8_t *xq, const float *sx, int64_t T,
                       const uint8_t *wq, const float *sw, int64_t n, int64_t k, q35_error *err);
 
