@@ -33,6 +33,7 @@
  * tiles, and the GPU suite checks the claim (>= 10 passes, memcmp). */
 #include "kernels/attention_f32.h"
 
+#include "kernels/lt_call.cuh"
 #include "kernels/reduce.cuh"
 
 #include <cublasLt.h>
@@ -197,36 +198,20 @@ static int choose(cublasLtHandle_t lt, f32_gemm *g, cublasComputeType_t compute,
     if (Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), err) ||
         Q35_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(g->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), err))
         return -1;
+    /* no split K, no tensor ops, no workspace; every pointer at `align` */
+    const uint32_t aligns[4] = {align, align, align, align};
     cublasLtMatmulPreference_t pref = nullptr;
-    if (Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref), err))
+    if (q35_lt_preference(&pref, 0, CUBLASLT_REDUCTION_SCHEME_NONE,
+                          ~(uint64_t)CUBLASLT_NUMERICAL_IMPL_FLAGS_TENSOR_OP_MASK, aligns, err))
         return -1;
-    const uint32_t no_split = CUBLASLT_REDUCTION_SCHEME_NONE;
-    const uint64_t no_tensor_ops = ~(uint64_t)CUBLASLT_NUMERICAL_IMPL_FLAGS_TENSOR_OP_MASK;
-    const uint64_t no_workspace = 0;
-    int rc = Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                                                   &no_split, sizeof no_split),
-                              err) ||
-             Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_IMPL_MASK, &no_tensor_ops,
-                                                                   sizeof no_tensor_ops),
-                              err) ||
-             Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                                   &no_workspace, sizeof no_workspace),
-                              err);
-    static const cublasLtMatmulPreferenceAttributes_t aligns[] = {
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    for (int i = 0; i < 4 && rc == 0; i++)
-        rc = Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, aligns[i], &align, sizeof align), err);
     cublasLtMatmulHeuristicResult_t res[HEURISTIC_RESULTS];
-    int found = 0, chosen = 0;
-    if (rc == 0) {
-        const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, g->desc, g->a, big->b, big->d, big->d, pref,
-                                                                 HEURISTIC_RESULTS, res, &found);
-        if (st == CUBLAS_STATUS_NOT_SUPPORTED)
-            found = 0; /* this compute type: none; the caller may try another */
-        else if (Q35_CUBLAS_CHECK(st, err))
-            rc = -1;
-    }
+    int found = 0, chosen = 0, rc = 0;
+    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, g->desc, g->a, big->b, big->d, big->d, pref,
+                                                             HEURISTIC_RESULTS, res, &found);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED)
+        found = 0; /* this compute type: none; the caller may try another */
+    else if (Q35_CUBLAS_CHECK(st, err))
+        rc = -1;
     cublasLtMatmulPreferenceDestroy(pref);
     if (rc)
         return -1;

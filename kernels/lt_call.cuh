@@ -1,7 +1,9 @@
-/* The cuBLASLt pieces the GEMM contexts share (kernels/fp8.cu, kernels/gemm_lt.cu):
- * a shape's descriptors, destroyed together (q35_lt_call), made for the
- * projection's product (q35_lt_call_make, q35_lt_desc_set), and the
- * heuristic's candidate algorithms for them (q35_lt_candidates). */
+/* The cuBLASLt pieces the GEMM contexts share (kernels/fp8.cu, kernels/gemm_lt.cu;
+ * the preference also kernels/attention_f32.cu): a shape's descriptors,
+ * destroyed together (q35_lt_call), made for the projection's product
+ * (q35_lt_call_make, q35_lt_desc_set), a heuristic preference
+ * (q35_lt_preference), and the heuristic's candidate algorithms
+ * (q35_lt_candidates). */
 #ifndef Q35_KERNELS_LT_CALL_CUH
 #define Q35_KERNELS_LT_CALL_CUH
 
@@ -69,6 +71,42 @@ inline int q35_lt_call_make(q35_lt_call *c, cudaDataType_t ab, cudaDataType_t d,
                : 0;
 }
 
+/* A heuristic preference: at most `workspace` bytes of workspace, split K
+ * (if at all) only by the reduction schemes in `reductions`
+ * (cublasLtReductionScheme_t bits), implementations in `impl`
+ * (cublasLtNumericalImplFlags_t bits; ~0: any) and, where align is given,
+ * pointers to A, B, C and D aligned to only align[0..3] bytes (else cuBLASLt
+ * assumes 256). 0 with *pref made (the caller destroys it), or -1 with the
+ * failing call in err (nothing left made). */
+inline int q35_lt_preference(cublasLtMatmulPreference_t *pref, size_t workspace, uint32_t reductions, uint64_t impl,
+                             const uint32_t *align, q35_error *err)
+{
+    static const cublasLtMatmulPreferenceAttributes_t k_align[] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    *pref = nullptr;
+    if (Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(pref), err))
+        return -1;
+    int rc = Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(*pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                                   &workspace, sizeof workspace),
+                              err) ||
+             Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(*pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                                                   &reductions, sizeof reductions),
+                              err);
+    if (rc == 0 && impl != ~(uint64_t)0)
+        rc = Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(*pref, CUBLASLT_MATMUL_PREF_IMPL_MASK, &impl,
+                                                                   sizeof impl),
+                              err);
+    for (int i = 0; align && i < 4 && rc == 0; i++)
+        rc = Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(*pref, k_align[i], &align[i], sizeof align[i]), err);
+    if (rc) {
+        cublasLtMatmulPreferenceDestroy(*pref);
+        *pref = nullptr;
+        return -1;
+    }
+    return 0;
+}
+
 /* Up to `want` algorithms for c's product, the heuristic's best first, each
  * needing at most Q35_LT_WORKSPACE_BYTES of workspace and, where align is
  * given, pointers to A, B and C = D aligned to only align[0], align[1],
@@ -79,28 +117,15 @@ inline int q35_lt_call_make(q35_lt_call *c, cudaDataType_t ab, cudaDataType_t d,
 inline int q35_lt_candidates(cublasLtHandle_t lt, const q35_lt_call &c, const uint32_t *align, uint32_t reductions,
                              int want, cublasLtMatmulHeuristicResult_t *res, int *found, q35_error *err)
 {
-    static const cublasLtMatmulPreferenceAttributes_t k_align[] = {
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    const size_t ws = Q35_LT_WORKSPACE_BYTES;
-    cublasLtMatmulPreference_t pref = nullptr;
     *found = 0;
-    int rc = Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref), err) ||
-             Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                                                   sizeof ws),
-                              err) ||
-             Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                                                   &reductions, sizeof reductions),
-                              err);
-    for (int i = 0; align && i < 4 && rc == 0; i++) /* C and D: one buffer */
-        rc = Q35_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, k_align[i], &align[i < 2 ? i : 2],
-                                                                   sizeof align[0]),
-                              err);
-    if (rc == 0)
-        rc = Q35_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, c.desc, c.a, c.b, c.d, c.d, pref, want, res, found),
-                              err);
-    if (pref)
-        cublasLtMatmulPreferenceDestroy(pref);
+    const uint32_t align4[4] = {align ? align[0] : 0, align ? align[1] : 0, align ? align[2] : 0,
+                                align ? align[2] : 0}; /* C and D: one buffer */
+    cublasLtMatmulPreference_t pref = nullptr;
+    if (q35_lt_preference(&pref, Q35_LT_WORKSPACE_BYTES, reductions, ~(uint64_t)0, align ? align4 : nullptr, err))
+        return -1;
+    const int rc =
+        Q35_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, c.desc, c.a, c.b, c.d, c.d, pref, want, res, found), err);
+    cublasLtMatmulPreferenceDestroy(pref);
     return rc ? -1 : 0;
 }
 
