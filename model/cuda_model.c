@@ -750,10 +750,13 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                  p->delta == Q35_DELTA_CHUNKED ? q35_delta_chunk_variant_name(p->delta_chunk_variant)
                                                : q35_delta_rule_variant_name(p->delta_rule_variant),
                  p->chunk_rows);
-    if (q35_paths_graphs(p)) {
-        const size_t used = strlen(buf);
-        snprintf(buf + used, cap > used ? cap - used : 0, ", CUDA graphs (a layer each)");
-    }
+    const size_t used = strlen(buf);
+    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s",
+             p->flash_gate && p->flash_sm90 && p->attention == Q35_ATTN_FLASH && p->gemm == Q35_GEMM_F16 &&
+                     !p->deterministic
+                 ? ", out gate in the flash epilogue"
+                 : "",
+             q35_paths_graphs(p) ? ", CUDA graphs (a layer each)" : "");
     return buf;
 }
 
