@@ -6,8 +6,9 @@
  *
  * so the parallel pass keeps the gates, the loads of K and Q, k.k and q.k, A,
  * P and T, and writes T diag(beta) (f16 [64][64], in the workspace's W area)
- * in place of W ([64][128]) and U ([64][dv]): no beta e^G K nor beta V staged
- * (32 KiB of its 64 KiB of shared memory), ~half its tensor-core products and
+ * in place of W ([64][128]) and U ([64][dv]): no beta e^G K nor beta V
+ * staged (32 KiB of its 64 KiB of shared memory; 4 blocks an SM where w4's
+ * holds 3: at 5, sm_89's registers spill), ~half its tensor-core products and
  * ~60 % of its stores gone. The state pass (one block of 4 warps per (value
  * head, 32 value columns), w4's tiles) per chunk:
  *
@@ -49,7 +50,7 @@ struct tb_cfg {
 
 /* ---- the parallel pass: gates, K and Q, k.k and q.k, A, P, T beta ---- */
 
-__global__ void __launch_bounds__(THREADS, 5) q35_delta_chunk_prep_tb(const float *q, const float *k, int64_t stride,
+__global__ void __launch_bounds__(THREADS, 4) q35_delta_chunk_prep_tb(const float *q, const float *k, int64_t stride,
                                                                       const float *g, const float *beta, int64_t T,
                                                                       int hk, int hv, __half *TBg, __half *Pg,
                                                                       float *Gg, __half *Qg, __half *Kg)
