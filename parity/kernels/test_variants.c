@@ -2,7 +2,8 @@
  * with variants lists, in rank order, every variant where the experiments are
  * linked (test_variants) and only its production variants where they are not
  * (test_variants_production, linked as the model and the q35 command are);
- * names and indices agree both ways, nothing is listed past the count. */
+ * names and indices agree both ways, nothing is listed past the count; the
+ * chunked delta rule's families. */
 #include "parity/lib/harness.h"
 
 #include "kernels/attention_decode.h"
@@ -75,10 +76,24 @@ int main(void)
                  strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q8_0)), "registers") == 0,
              "defaults: gemv staged for q4_K, registers for q8_0");
 
+    /* the chunked delta rule's families: which variants the suite holds to each other's bits */
+    char fam[256] = "";
+    bool fam_ok = q35_delta_chunk_variant_family(-1) == -1 &&
+                  q35_delta_chunk_variant_family(q35_delta_chunk_variant_count()) == -1;
+    for (int v = 0; v < q35_delta_chunk_variant_count(); v++) {
+        const char *n = q35_delta_chunk_variant_name(v);
+        const int f = q35_delta_chunk_variant_family(v);
+        fam_ok = fam_ok && f == (strncmp(n, "tb", 2) == 0 ? 1 : 0);
+        const size_t at = strlen(fam);
+        snprintf(fam + at, sizeof fam - at, "%s%s %d", v ? ", " : "", n, f);
+    }
+    q35_case(&s, fam_ok, "delta_chunk families (w4's formulation 0, T beta's 1; -1 past the ends): %s", fam);
+
     /* the legend benchmarks and logs print */
     char legend[256];
     q35_variant_list(q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, 0, legend, sizeof legend);
-    const char *want = Q35_KERNEL_EXPERIMENTS ? "0 = w4 (default here), 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4, 5 = tb4o4" : "0 = w4 (default here)";
+    const char *want = Q35_KERNEL_EXPERIMENTS ? "0 = w4 (default here), 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4, 5 = tb4o4"
+                                              : "0 = w4 (default here)";
     q35_case(&s, strcmp(legend, want) == 0, "q35_variant_list: \"%s\"", legend);
     return q35_suite_end(&s);
 }
