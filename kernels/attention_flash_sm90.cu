@@ -129,9 +129,9 @@ struct sm90_args {
     int hpk, R;      /* query heads a KV head, query rows a block */
     int kv_heads, qtiles;
     float scale_log2; /* scale * log2 e */
-    /* the output gate in the epilogue (q35_attention_prefill_flash_sm90_gated_f16):
-     * y16 at o's offsets = o * sigmoid(gate at o's offsets), rounded to f16, o not
-     * written; y16 NULL: o in f32 */
+    /* the gated instantiations' (q35_attention_prefill_flash_sm90_gated_f16):
+     * y16 at o's offsets = o * sigmoid(gate at o's offsets), rounded to f16, o
+     * not written; NULL for the f32 ones */
     const float *gate;
     uint16_t *y16;
 };
@@ -346,7 +346,7 @@ __device__ __forceinline__ void sm90_store(const sm90_consumer &w, const sm90_ar
             for (int i = 0; i < 32; i++) {
                 const float2 gv = *(const float2 *)(gr + 8 * i);
                 const float o0 = w.o[4 * i + 2 * ri] * inv, o1 = w.o[4 * i + 2 * ri + 1] * inv;
-                *(uint32_t *)(yr + 8 * i) = q35_pack_f16x2(o0 * q35_sigmoid(gv.x), o1 * q35_sigmoid(gv.y));
+                *(uint32_t *)(yr + 8 * i) = q35_pack_f16x2(q35_sigmoid_gate(o0, gv.x), q35_sigmoid_gate(o1, gv.y));
             }
             continue;
         }

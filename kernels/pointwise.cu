@@ -20,7 +20,7 @@ __device__ __forceinline__ float pointwise_op(float x, float a, float b)
     if (OP == OP_SWIGLU)
         return q35_silu(a) * b;
     if (OP == OP_SIGMOID_GATE)
-        return x * q35_sigmoid(a);
+        return q35_sigmoid_gate(x, a);
     return x + a;
 }
 

@@ -76,4 +76,11 @@ __device__ __forceinline__ float q35_sigmoid(float x)
     return 1.0f / (1.0f + expf(-x));
 }
 
+/* x gated by sigmoid(g): the attention output gate, one expression for its op
+ * (kernels/pointwise.cu) and the sm_90a flash epilogue, so the same bits. */
+__device__ __forceinline__ float q35_sigmoid_gate(float x, float g)
+{
+    return x * q35_sigmoid(g);
+}
+
 #endif /* Q35_KERNELS_REDUCE_CUH */

@@ -217,8 +217,7 @@ static int attend_flash(q35_run *r, float *o, const float *q, const void *kc, co
  * out_gate op apart */
 static bool gate_in_flash(const q35_run *r)
 {
-    const q35_cuda_paths *p = &r->cm->paths;
-    return r->f16_inputs && r->attend == attend_flash && r->st->kv_f16 && p->flash_sm90 && p->flash_gate;
+    return !r->per_token && q35_paths_flash_gate(&r->cm->paths) && r->st->kv_f16;
 }
 
 void q35_run_choose(q35_run *r)

@@ -752,10 +752,7 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                  p->chunk_rows);
     const size_t used = strlen(buf);
     snprintf(buf + used, cap > used ? cap - used : 0, "%s%s",
-             p->flash_gate && p->flash_sm90 && p->attention == Q35_ATTN_FLASH && p->gemm == Q35_GEMM_F16 &&
-                     !p->deterministic
-                 ? ", out gate in the flash epilogue"
-                 : "",
+             q35_paths_flash_gate(p) ? ", out gate in the flash epilogue" : "",
              q35_paths_graphs(p) ? ", CUDA graphs (a layer each)" : "");
     return buf;
 }

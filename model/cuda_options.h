@@ -132,6 +132,15 @@ static inline bool q35_paths_tune_gemm(const q35_cuda_paths *p)
     return q35_gemm_tuned_f16(p->gemm, p->deterministic, p->gemm_lt_off);
 }
 
+/* Whether paths p take the attention output gate in the sm_90a flash kernel's
+ * epilogue (a prefill over an f16 cache; model/cuda_layers.c): asked for, on
+ * the f16 GEMM path (not deterministic) with flash through the sm_90a kernel. */
+static inline bool q35_paths_flash_gate(const q35_cuda_paths *p)
+{
+    return p->flash_gate && p->flash_sm90 && p->attention == Q35_ATTN_FLASH && p->gemm == Q35_GEMM_F16 &&
+           !p->deterministic;
+}
+
 /* Whether paths p can launch a prefill chunk's layers as CUDA graphs
  * (model/cuda_graph.c): where every launch of a layer is a unit's kernel or
  * goes through one of the model's own cuBLASLt contexts (their workspaces

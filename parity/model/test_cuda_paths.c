@@ -190,6 +190,32 @@ static void check_graphs(q35_suite *s)
         }
 }
 
+/* Which paths take the output gate in the sm_90a flash epilogue (q35_paths_flash_gate). */
+static void check_flash_gate(q35_suite *s)
+{
+    const struct {
+        q35_attn_path attention;
+        q35_gemm_path gemm;
+        bool deterministic, sm90, ok;
+    } cases[] = {
+        {Q35_ATTN_FLASH, Q35_GEMM_F16, false, true, true},  /* the f16 path over the sm_90a kernel */
+        {Q35_ATTN_FLASH, Q35_GEMM_F16, false, false, false}, /* the mma.sync kernel: the op apart */
+        {Q35_ATTN_FLASH, Q35_GEMM_FP8, false, true, false},  /* fp8: its inputs are e4m3 codes */
+        {Q35_ATTN_F32, Q35_GEMM_F16, false, true, false},
+        {Q35_ATTN_FLASH, Q35_GEMM_F16, true, true, false},   /* deterministic: decode-rows attention */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int asked = 0; asked < 2; asked++) {
+            const q35_cuda_paths p = {.attention = cases[i].attention, .gemm = cases[i].gemm,
+                                      .deterministic = cases[i].deterministic, .flash_sm90 = cases[i].sm90,
+                                      .flash_gate = asked};
+            const bool on = q35_paths_flash_gate(&p);
+            q35_case(s, on == (asked && cases[i].ok), "flash gate: attention %s, GEMM %s%s, sm_90a %d, asked %d: on %d",
+                     q35_attn_path_name(p.attention), q35_gemm_path_name(p.gemm),
+                     p.deterministic ? ", deterministic" : "", p.flash_sm90, asked, on);
+        }
+}
+
 int main(void)
 {
     q35_suite s;
@@ -329,5 +355,6 @@ int main(void)
     o.gemm = (q35_gemm_path)4;
     check_error(&s, "option gemm 4", &o, "gemm 4");
     check_graphs(&s);
+    check_flash_gate(&s);
     return q35_suite_end(&s);
 }
