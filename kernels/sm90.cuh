@@ -282,29 +282,37 @@ __device__ __forceinline__ void q35_mbar_arrive_expect_tx(uint32_t bar, uint32_t
 }
 
 /* Waits for the phase of that parity to complete; traps when it has not after
- * 20 s (%globaltimer, read every 1024 polls): a lost arrival or a TMA that
- * never lands fails the launch instead of hanging it. */
+ * 20 s (%globaltimer, read at the first failed poll and every 1024 after): a
+ * lost arrival or a TMA that never lands fails the launch instead of hanging
+ * it. One asm block, the timer's registers live only on its slow path: the
+ * C form (a 64-bit start carried through a C loop) made ptxas 13.0 serialize
+ * the overlap schedule's wgmmas for want of registers (C7512). */
 __device__ __forceinline__ void q35_mbar_wait(uint32_t bar, uint32_t parity)
 {
-    uint64_t start = 0;
-    for (uint32_t polls = 1;; polls++) {
-        uint32_t done;
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, "
-                     "p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-        if (done)
-            return;
-        if (polls % 1024 == 0) {
-            uint64_t now;
-            asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
-            if (start == 0)
-                start = now;
-            else if (now - start > 20000000000ull)
-                __trap();
-        }
-    }
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 ".reg .u32 n;\n"
+                 ".reg .u64 t0, t1;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@p bra DONE_%=;\n"
+                 "mov.u64 t0, %%globaltimer;\n"
+                 "mov.u32 n, 0;\n"
+                 "POLL_%=:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@p bra DONE_%=;\n"
+                 "add.u32 n, n, 1;\n"
+                 "and.b32 n, n, 1023;\n"
+                 "setp.ne.u32 p, n, 0;\n"
+                 "@p bra POLL_%=;\n"
+                 "mov.u64 t1, %%globaltimer;\n"
+                 "sub.u64 t1, t1, t0;\n"
+                 "setp.lt.u64 p, t1, 20000000000;\n"
+                 "@p bra POLL_%=;\n"
+                 "trap;\n"
+                 "DONE_%=:\n"
+                 "}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
 }
 
 /* ---- TMA ---------------------------------------------------------------------------- */

@@ -9,7 +9,8 @@
  *     a whole prompt of 2048 rows, and a few rows at the end of 20000;
  *   - groups of 1, 2, 3, 4, 6 and 8 query heads a KV head (each GQA packing:
  *     128, 64, 42, 32, 21, 16 query rows a block, the last partial);
- *   - every kernel variant at every case, and its gated f16 form
+ *   - every kernel variant at every case, pingpong and overlap bitwise serial
+ *     (memcmp: the same arithmetic in the same order), and its gated f16 form
  *     (q35_attention_prefill_flash_sm90_gated_f16) bitwise the f32 o gated by
  *     q35_sigmoid_gate_rows_f16, each row's padding untouched;
  *   - every refusal, with its message; T = 0 writes nothing.
@@ -28,6 +29,7 @@
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,12 +133,23 @@ static void check_gated(q35_suite *s, const att_inputs *in, const uint16_t *k16,
     q35_gpu_free(d_gate), q35_gpu_free(d_y), q35_gpu_free(d_ref);
 }
 
+/* The variants whose arithmetic is serial's, in serial's order (each group's
+ * own code, or the overlap's turns): their o is serial's, bit for bit.
+ * fa3turn's P V reads P from shared memory (an SS product): held to the bound
+ * only. */
+static bool bitwise_serial(const char *name)
+{
+    return strcmp(name, "pingpong") == 0 || strcmp(name, "overlap") == 0;
+}
+
 static void check_case(q35_suite *s, const att_layout *l, int64_t pos0, int64_t T)
 {
     att_inputs in;
     att_make(&in, l, 256, pos0, T, &g_rng);
     const int64_t nkv = in.max_seq * in.s.kv_stride;
     uint16_t *k16 = f16_cache(in.k, nkv), *v16 = f16_cache(in.v, nkv);
+    const int serial = q35_attention_flash_sm90_variant_find("serial");
+    float *h_serial = NULL;
     for (int v = 0; v < q35_attention_flash_sm90_variant_count(); v++) {
         float *o = att_output(&in);
         q35_error err = {{0}};
@@ -152,9 +165,22 @@ static void check_case(q35_suite *s, const att_layout *l, int64_t pos0, int64_t 
         if (stray)
             q35_case(s, false, "%s: %" PRId64 " floats written into the output rows' padding", what, stray);
         check_gated(s, &in, k16, v16, v, o, what);
-        free(h);
+        if (v == serial)
+            h_serial = h;
+        else {
+            if (h_serial && bitwise_serial(q35_attention_flash_sm90_variant_name(v))) {
+                const size_t n = (size_t)(T * att_width(&in));
+                size_t differ = 0;
+                for (size_t i = 0; i < n; i++)
+                    differ += memcmp(&h[i], &h_serial[i], sizeof *h) != 0;
+                q35_case(s, differ == 0, "%s: %zu of %zu floats differ from serial's (bitwise by construction)", what,
+                         differ, n);
+            }
+            free(h);
+        }
         q35_gpu_free(o);
     }
+    free(h_serial);
     q35_gpu_free(k16), q35_gpu_free(v16);
     att_free(&in);
 }
