@@ -123,10 +123,12 @@ __device__ __forceinline__ void put_x(const float (&sk)[tb_cfg::C::NT][4], uint3
         const uint32_t vb_at = sb + X::OFF_V + tb * 128 + (((col / 4) ^ (tb & 7)) << 4) + (col % 4) * 4;
         const float va0 = q35_ld_shared_f32(va_at), va1 = q35_ld_shared_f32(va_at + 4);
         const float vb0 = q35_ld_shared_f32(vb_at), vb1 = q35_ld_shared_f32(vb_at + 4);
+        /* one rounding each (fma): pinned, so both state passes (tb4, tb4o4)
+         * make the same bits whatever the compiler's contraction */
         q35_st_shared_b32(sb + X::OFF_X + q35_swz_at<C::NS>(ta, col),
-                          q35_pack_half2(va0 - ea * sk[ni][0], va1 - ea * sk[ni][1]));
+                          q35_pack_half2(__fmaf_rn(-ea, sk[ni][0], va0), __fmaf_rn(-ea, sk[ni][1], va1)));
         q35_st_shared_b32(sb + X::OFF_X + q35_swz_at<C::NS>(tb, col),
-                          q35_pack_half2(vb0 - eb * sk[ni][2], vb1 - eb * sk[ni][3]));
+                          q35_pack_half2(__fmaf_rn(-eb, sk[ni][2], vb0), __fmaf_rn(-eb, sk[ni][3], vb1)));
     }
 }
 

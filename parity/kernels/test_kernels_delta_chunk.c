@@ -2,10 +2,11 @@
  * not bitwise the scan: its outputs o and final state S against the float64
  * recurrence (and the float64 chunked form at 64-token chunks) within BOUND_L2
  * (rel L2) and BOUND_LINF (rel L-inf), nothing non-finite; the scan, its exact
- * oracle, measured on the same inputs beside it; two runs bitwise equal (no
- * order-dependent reduction); every variant of the first one's family bitwise
- * equal to it (a variant of another family, another formulation such as tb4,
- * held to the float64 bound alone: q35_delta_chunk_variant_family); at the
+ * oracle, measured on the same inputs beside it; two runs of every variant
+ * bitwise equal (no order-dependent reduction, no race showing); every variant
+ * bitwise equal to the first of its family (q35_delta_chunk_variant_family:
+ * one formulation each, w4's or tb4's; across families only the float64 bound
+ * holds); at the
  * head layouts of 0.8B, 9B and 27B, T at and around the chunk size, a state
  * carried across calls of different T, a chunked prefill followed by per-token
  * steps of the scan, long runs with slow
@@ -175,8 +176,8 @@ static void verdict(q35_suite *s, const char *what, const float *o, const double
 }
 
 /* One case: every variant over T tokens (one call) against the float64
- * recurrence, the variants of one family bitwise equal to each other, the default run twice
- * bitwise equal, the scan beside them; for T <= 4096 also against the float64
+ * recurrence, the variants of one family bitwise equal to each other, each
+ * run twice bitwise equal, the scan beside them; for T <= 4096 also against the float64
  * chunked form. */
 static void check_case(q35_suite *s, const char *what, q35_delta_dims d, int64_t T, gates_kind kind)
 {
@@ -193,8 +194,9 @@ static void check_case(q35_suite *s, const char *what, q35_delta_dims d, int64_t
     float *os = q35_gpu_to_host(dos, T * in.vd);
     const q35_cmp scan_o = q35_compare_f32_f64(os, ro, T * in.vd);
     const int nv = q35_delta_chunk_variant_count(), def = q35_delta_chunk_variant_default();
-    float *o0 = NULL, *S0 = NULL;
-    int v0 = -1;
+    enum { FAMILIES = 4 };
+    float *fo[FAMILIES] = {NULL}, *fS[FAMILIES] = {NULL}; /* each formulation's first result */
+    int fv[FAMILIES] = {-1, -1, -1, -1};
     for (int v = 0; v < nv; v++) {
         const char *vn = q35_delta_chunk_variant_name(v);
         q35_error why = {{0}};
@@ -217,7 +219,7 @@ static void check_case(q35_suite *s, const char *what, q35_delta_dims d, int64_t
                      kind == GATES_SLOW ? "slow " : "mixed", d.hk, d.hv, T);
             verdict(s, name, o, co, T * in.vd, S, cS, in.ns, "");
         }
-        if (v == def) { /* no order-dependent reduction: the same bits again */
+        { /* every variant: no order-dependent reduction, no race: the same bits again */
             q35_gpu_upload(dS, in.S0, (size_t)in.ns * sizeof *in.S0);
             run_chunk(v, dout, dS, &in, 0, T);
             float *o2 = q35_gpu_to_host(dout, T * in.vd), *S2 = q35_gpu_to_host(dS, in.ns);
@@ -226,20 +228,24 @@ static void check_case(q35_suite *s, const char *what, q35_delta_dims d, int64_t
                      q35_bitcmp_str(&bo, bo_s, sizeof bo_s), q35_bitcmp_str(&bs, bs_s, sizeof bs_s));
             free(o2), free(S2);
         }
-        if (!o0) { /* the first variant that runs: the others of its family against it */
-            o0 = o, S0 = S, v0 = v;
-        } else if (q35_delta_chunk_variant_family(v) != q35_delta_chunk_variant_family(v0)) {
-            free(o), free(S); /* another formulation: the float64 verdicts above are its checks */
+        const int f = q35_delta_chunk_variant_family(v);
+        if (f < 0 || f >= FAMILIES) {
+            q35_case(s, false, "delta_chunk %s: family %d outside 0..%d", vn, f, FAMILIES - 1);
+            free(o), free(S);
+        } else if (!fo[f]) { /* its formulation's first: the others of its family against it */
+            fo[f] = o, fS[f] = S, fv[f] = v;
         } else {
-            const q35_bitcmp bo = q35_bitwise_f32(o, o0, T * in.vd), bs = q35_bitwise_f32(S, S0, in.ns);
+            const q35_bitcmp bo = q35_bitwise_f32(o, fo[f], T * in.vd), bs = q35_bitwise_f32(S, fS[f], in.ns);
             q35_case(s, bo.equal && bs.equal, "delta_chunk %s and %s %-5s T %6" PRId64 ": o %s, S %s", vn,
-                     q35_delta_chunk_variant_name(v0), what, T, q35_bitcmp_str(&bo, bo_s, sizeof bo_s),
+                     q35_delta_chunk_variant_name(fv[f]), what, T, q35_bitcmp_str(&bo, bo_s, sizeof bo_s),
                      q35_bitcmp_str(&bs, bs_s, sizeof bs_s));
             free(o), free(S);
         }
         q35_gpu_free(dS), q35_gpu_free(dout);
     }
-    free(o0), free(S0), free(os), free(ro), free(rS), free(co), free(cS);
+    for (int f = 0; f < FAMILIES; f++)
+        free(fo[f]), free(fS[f]);
+    free(os), free(ro), free(rS), free(co), free(cS);
     q35_gpu_free(dSs), q35_gpu_free(dos);
     free_inputs(&in);
 }
@@ -346,7 +352,7 @@ int main(void)
             check_case(&s, "9B", d9, Ts[i], GATES_MIXED);
     check_case(&s, "0.8B", d08, quick ? 65 : 1000, GATES_MIXED);
     check_case(&s, "27B", d27, quick ? 65 : 2048, GATES_MIXED);
-    check_case(&s, "dv 64", dv64, 130, GATES_MIXED);
+    check_case(&s, "dv 64", dv64, 300, GATES_MIXED); /* 5 chunks: the split variants' barriers reused */
     check_case(&s, "9B", d9, quick ? 64 : 2048, GATES_SLOW);
     check_carried(&s, "9B", d9);
     check_carried(&s, "dv 64", dv64);
