@@ -21,7 +21,12 @@
  *     host wait: not capturable; under a capture it takes the heuristic's
  *     first, kernels/gemm_lt.h). So a chunk row count runs plain the first
  *     time after the paths are set (its shapes tuned; a timed call's chunks
- *     count), and only later chunks of that row count run as graphs;
+ *     count), and only later chunks of that row count run as graphs; the
+ *     key is the row count and the state's cache element (its shapes differ
+ *     with it). Known limit: the tuned GEMM keeps 64 shapes, oldest out
+ *     first; a process that runs more than ~10 row counts on one paths
+ *     setting can lose a warm row count's shapes, which are then captured
+ *     with the heuristic's first choice (the same math, other bits);
  *   - per-op timing (CUDA events around each op, read after the call): a
  *     timed call runs plain, so the per-op times are always the plain
  *     launches'.
@@ -49,11 +54,19 @@ void q35_graphs_reset(q35_cuda_model *cm)
     g->n_warm = 0;
 }
 
-/* Whether chunks of T rows ran plain since the paths were set. */
-static bool warm(const q35_graphs *g, int64_t T)
+/* What a chunk's GEMM shapes depend on besides the paths: its rows, and
+ * whether the state's caches hold f16 (the merged [q | k | v] projection runs
+ * only over an f16 cache), so a state of the other kind runs plain first. */
+static int64_t warm_key(const q35_run *r)
+{
+    return 2 * r->T + (r->st->kv_f16 ? 1 : 0);
+}
+
+/* Whether chunks of this key ran plain since the paths were set. */
+static bool warm(const q35_graphs *g, int64_t key)
 {
     for (int i = 0; i < g->n_warm; i++)
-        if (g->warm[i] == T)
+        if (g->warm[i] == key)
             return true;
     return false;
 }
@@ -61,15 +74,16 @@ static bool warm(const q35_graphs *g, int64_t T)
 bool q35_graphs_chunk(q35_run *r)
 {
     const q35_cuda_model *cm = r->cm;
-    return q35_paths_graphs(&cm->paths) && !r->per_token && !r->times && warm(&cm->graphs, r->T);
+    return q35_paths_graphs(&cm->paths) && !r->per_token && !r->times && warm(&cm->graphs, warm_key(r));
 }
 
 void q35_graphs_ran_plain(q35_run *r)
 {
     q35_graphs *g = &r->cm->graphs;
-    if (!q35_paths_graphs(&r->cm->paths) || r->per_token || warm(g, r->T))
+    const int64_t key = warm_key(r);
+    if (!q35_paths_graphs(&r->cm->paths) || r->per_token || warm(g, key))
         return;
-    g->warm[g->n_warm < Q35_GRAPH_WARM ? g->n_warm++ : Q35_GRAPH_WARM - 1] = r->T; /* full: the last slot turns over */
+    g->warm[g->n_warm < Q35_GRAPH_WARM ? g->n_warm++ : Q35_GRAPH_WARM - 1] = key; /* full: the last slot turns over */
     g->stats.plain_chunks++;
 }
 
@@ -101,14 +115,14 @@ static int instantiate(q35_graphs *g, void **exec, cudaGraph_t graph, q35_error 
             return 0;
         }
         (void)cudaGetLastError(); /* not sticky; the next launch's check would take it for its own */
-        if (e != cudaErrorGraphExecUpdateFailure)
-            return Q35_CUDA_CHECK(e, err);
-        cudaGraphExecDestroy((cudaGraphExec_t)*exec);
+        cudaGraphExecDestroy((cudaGraphExec_t)*exec); /* any refusal: made anew, failing only if that fails */
         *exec = NULL;
     }
     cudaGraphExec_t made = NULL;
-    if (Q35_CUDA_CHECK(cudaGraphInstantiate(&made, graph, 0), err))
+    if (Q35_CUDA_CHECK(cudaGraphInstantiate(&made, graph, 0), err)) {
+        (void)cudaGetLastError();
         return -1;
+    }
     *exec = made;
     g->stats.instantiated++;
     return 0;
@@ -119,8 +133,12 @@ int q35_graphs_layer(q35_run *r, const q35_dlayer *l, int (*body)(q35_run *r, co
     q35_cuda_model *cm = r->cm;
     const cudaStream_t stream = (cudaStream_t)cm->stream;
     void **exec = slot(r, l->index, r->err);
-    if (!exec || Q35_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), r->err))
+    if (!exec)
         return -1;
+    if (Q35_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), r->err)) {
+        (void)cudaGetLastError();
+        return -1;
+    }
     const int rc = body(r, l);
     cudaGraph_t graph = NULL;
     const cudaError_t ended = cudaStreamEndCapture(stream, &graph); /* always: the stream must leave capture mode */
@@ -133,8 +151,10 @@ int q35_graphs_layer(q35_run *r, const q35_dlayer *l, int (*body)(q35_run *r, co
     cm->graphs.stats.layers_captured++;
     int failed = instantiate(&cm->graphs, exec, graph, r->err);
     cudaGraphDestroy(graph);
-    if (!failed && Q35_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)*exec, stream), r->err))
+    if (!failed && Q35_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)*exec, stream), r->err)) {
+        (void)cudaGetLastError();
         failed = 1;
+    }
     if (failed)
         return q35_fail_context(r->err, "the CUDA graph of layer %d", l->index);
     cm->graphs.stats.launched++;

@@ -64,12 +64,13 @@ typedef struct q35_timer {
 } q35_timer;
 
 /* The prefill's CUDA graphs (cuda_graph.c): an executable graph per (layer,
- * chunk kind), and the chunk row counts that ran plain since the paths were set. */
+ * chunk kind), and the chunk row counts (with the cache element) that ran plain
+ * since the paths were set. */
 #define Q35_GRAPH_WARM 8
 typedef struct q35_graphs {
     void **exec;                     /* cudaGraphExec_t [n][2]: kind 0 chunk_rows rows, 1 any other; NULL until made */
     int n;                           /* layers */
-    int64_t warm[Q35_GRAPH_WARM];    /* row counts run plain */
+    int64_t warm[Q35_GRAPH_WARM];    /* (row count, cache element) run plain: 2 T + kv_f16 */
     int n_warm;
     q35_cuda_graph_stats stats;
 } q35_graphs;
