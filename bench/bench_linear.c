@@ -29,6 +29,19 @@
  *   gemv            one token, straight from the blocks of `type`, through
  *                   `variant` (gemv.h: 0 registers, 1 staged)
  *   gemv_rows       the batch-invariant rows form, Q4_K, rows >= 64
+ * and at the FFN [gate | up] of each model (axis `model`: K = n_embd, F = n_ff;
+ * x16 [T][K], the merged f16 weight [2F][K], gate rows then up rows):
+ *   gemm_swiglu_sm90  q35_gemm_swiglu_sm90_f16 (kernels/gemm_sm90.h): the
+ *                   product on sm_90a's wgmma with SwiGLU in the epilogue, y16
+ *                   [T][F] f16 out
+ *   gemm_swiglu_chain what it replaces on the f16 path: the tuned cuBLASLt GEMM
+ *                   with f32 out (q35_hgemm_rounded, n = 2F) into gu [T][2F],
+ *                   then q35_swiglu_rows_f16 (counters of the GEMM's choice as
+ *                   ceiling/hgemm_lt's)
+ *   gemm_gu_sm90    q35_gemm_gu_sm90_f32: the same product, f32 [gate | up] out
+ *   gemm_gu_lt      the chain's GEMM alone (q35_hgemm_rounded into gu)
+ * the sm_90a families skipped, with q35_gemm_sm90_supported's reason (also
+ * the context's gemm_sm90), where the kernels do not run.
  * The bandwidth ceiling is bench_kernels' ceiling/d2d_copy (read + write). The
  * bandwidth points (dequant, gemv) rotate through copies of their buffers that
  * together pass 512 MB (the L2 is 60 MB) and time at least 256 MB of them per
@@ -36,17 +49,22 @@
  * their launch cost and large ones the memory.
  * FLOP = 2 T n k; bytes = the weight as stored + x + y (gemm_f32: the quantized
  * weight; its scratch traffic is what the sgemm ceiling shows as the difference);
- * dequant: the weight as stored + its output. Device buffers hold a fixed
- * pattern of finite floats (quantized blocks then carry arbitrary scales: the
- * timing does not depend on the values). */
+ * dequant: the weight as stored + its output; the FFN families: FLOP = 2 T 2F K,
+ * bytes = w16 + x16 + what each writes (y16 at 2 bytes a value, gu at 4) and
+ * reads between launches (the chain's SwiGLU reads gu again). Device buffers
+ * hold a fixed pattern of finite floats (quantized blocks then carry arbitrary
+ * scales: the timing does not depend on the values). */
 #include "bench/gpu_bench.h"
+#include "bench/models.h"
 #include "core/quant.h"
 #include "kernels/blas.h"
 #include "kernels/dequant.h"
 #include "kernels/fp8.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_lt.h"
+#include "kernels/gemm_sm90.h"
 #include "kernels/gemv.h"
+#include "kernels/pointwise.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -140,6 +158,28 @@ static int gemm_launch(void *p, q35_error *err)
     }
 }
 
+/* rows [n][k] of valid halves: `pattern` (chunk rows of k floats, the
+ * allocation's finite pattern) narrowed into each chunk of dst. */
+static void narrow_rows(uint16_t *dst, const float *pattern, int64_t chunk, int64_t n, int64_t k)
+{
+    q35_error err = {{0}};
+    for (int64_t r = 0; r < n; r += chunk)
+        q35_dequant_f16(dst + r * k, pattern, Q35_TYPE_F32, n - r < chunk ? n - r : chunk, k, NULL, &err);
+}
+
+/* The tuned context's choice for the shape it last ran, as counters; -1 when none. */
+static int lt_choice_counters(q35_bench_state *st)
+{
+    q35_hgemm_choice lt;
+    if (q35_hgemm_last_choice(g_hgemm, &lt))
+        return -1;
+    q35_bench_value(st, "candidates", lt.candidates);
+    q35_bench_value(st, "chosen", lt.chosen);
+    q35_bench_value(st, "first_ms", lt.first_ms);
+    q35_bench_value(st, "best_ms", lt.best_ms);
+    return 0;
+}
+
 static void bench_gemm(q35_bench_state *st, void *which)
 {
     const proj *p = &k_proj[q35_bench_arg(st, 0)];
@@ -176,27 +216,20 @@ static void bench_gemm(q35_bench_state *st, void *which)
                                   NULL, &err);
         q35_fp8_quantize_rows(c.x8, c.sx, c.x, c.T, c.k, c.k, NULL, &err);
     } else if (!f32) { /* valid halves: the pattern's floats narrowed */
-        q35_error err = {{0}};
         const int64_t chunk = c.n < 1024 ? c.n : 1024;
         if (!(c.w16 = q35_bench_try_alloc((size_t)(c.n * c.k) * 2, st)) ||
             !(c.x16 = q35_bench_try_alloc((size_t)(c.T * c.k) * 2, st)) ||
             !(pattern = q35_bench_try_alloc((size_t)(chunk * c.k) * 4, st)))
             goto out;
-        for (int64_t r = 0; r < c.n; r += chunk)
-            q35_dequant_f16(c.w16 + r * c.k, pattern, Q35_TYPE_F32, c.n - r < chunk ? c.n - r : chunk, c.k, NULL, &err);
-        q35_dequant_f16(c.x16, c.x, Q35_TYPE_F32, c.T, c.k, NULL, &err);
+        narrow_rows(c.w16, pattern, chunk, c.n, c.k);
+        narrow_rows(c.x16, c.x, c.T, c.T, c.k);
     }
     if (tuned_lt) { /* the shape's first call tunes it (or it was tuned at an earlier point) */
         q35_error err = {{0}};
-        q35_hgemm_choice lt;
-        if (gemm_launch(&c, &err) || q35_hgemm_last_choice(g_hgemm, &lt)) {
+        if (gemm_launch(&c, &err) || lt_choice_counters(st)) {
             q35_bench_skip(st, err.msg);
             goto out;
         }
-        q35_bench_value(st, "candidates", lt.candidates);
-        q35_bench_value(st, "chosen", lt.chosen);
-        q35_bench_value(st, "first_ms", lt.first_ms);
-        q35_bench_value(st, "best_ms", lt.best_ms);
     }
     q35_bench_time(st, gemm_launch, &c);
     q35_bench_rate(st, "FLOP", 2.0 * (double)c.T * (double)c.n * (double)c.k);
@@ -208,6 +241,79 @@ out: /* cudaFree(NULL) does nothing */
     q35_bench_free(c.w8), q35_bench_free(c.x8), q35_bench_free(c.sw), q35_bench_free(c.sx);
     q35_bench_free(pattern), q35_bench_free(c.x16), q35_bench_free(c.w16), q35_bench_free(c.wq);
     q35_bench_free(c.w32), q35_bench_free(c.x), q35_bench_free(c.y);
+}
+
+/* ---- the FFN [gate | up] GEMM with SwiGLU on sm_90a, and the chain it replaces ---- */
+
+enum { SWIGLU_SM90, SWIGLU_CHAIN, GU_SM90, GU_LT };
+static const int k_ffn[] = {SWIGLU_SM90, SWIGLU_CHAIN, GU_SM90, GU_LT};
+
+static int g_sm90; /* q35_gemm_sm90_supported on the device: else the sm_90a points skip */
+static char g_sm90_why[sizeof(q35_error)];
+
+struct ffn_ctx {
+    int which;
+    int64_t K, F, T;
+    uint16_t *x16, *w16; /* [T][K]; [2F][K], gate rows then up rows */
+    uint16_t *y16;       /* [T][F] f16: the SwiGLU forms */
+    float *gu;           /* [T][2F] f32: the [gate | up] forms, the chain's intermediate */
+};
+
+static int ffn_launch(void *p, q35_error *err)
+{
+    struct ffn_ctx *c = p;
+    const int64_t F = c->F, K = c->K;
+    switch (c->which) {
+    case SWIGLU_SM90:
+        return q35_gemm_swiglu_sm90_f16(c->y16, F, c->x16, K, c->w16, K, F, K, c->T, NULL, err);
+    case GU_SM90:
+        return q35_gemm_gu_sm90_f32(c->gu, 2 * F, c->x16, K, c->w16, K, F, K, c->T, NULL, err);
+    case GU_LT:
+        return q35_hgemm_rounded(g_hgemm, c->gu, 2 * F, c->x16, c->T, c->w16, 2 * F, K, 0, err);
+    default: /* the chain: the tuned GEMM into gu, then SwiGLU from its f32 rows */
+        if (q35_hgemm_rounded(g_hgemm, c->gu, 2 * F, c->x16, c->T, c->w16, 2 * F, K, 0, err))
+            return -1;
+        return q35_swiglu_rows_f16(c->y16, c->gu, c->gu + F, 2 * F, F, c->T, NULL, err);
+    }
+}
+
+static void bench_ffn(q35_bench_state *st, void *which)
+{
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
+    struct ffn_ctx c = {.which = *(const int *)which, .K = m->n_embd, .F = m->n_ff, .T = q35_bench_arg(st, 1)};
+    const bool sm90 = c.which == SWIGLU_SM90 || c.which == GU_SM90;
+    const bool y16 = c.which == SWIGLU_SM90 || c.which == SWIGLU_CHAIN, gu = c.which != SWIGLU_SM90;
+    const int64_t n = 2 * c.F, chunk = n < 1024 ? n : 1024;
+    float *pattern = NULL;
+    if (sm90 ? !g_sm90 : !g_hgemm) {
+        q35_bench_skip(st, sm90 ? g_sm90_why : g_hgemm_why);
+        return;
+    }
+    if (!(c.w16 = q35_bench_try_alloc((size_t)(n * c.K) * 2, st)) ||
+        !(c.x16 = q35_bench_try_alloc((size_t)(c.T * c.K) * 2, st)) ||
+        !(pattern = q35_bench_try_alloc((size_t)(chunk * c.K) * 4, st)) ||
+        (y16 && !(c.y16 = q35_bench_try_alloc((size_t)(c.T * c.F) * 2, st))) ||
+        (gu && !(c.gu = q35_bench_try_alloc((size_t)(c.T * n) * 4, st))))
+        goto out;
+    narrow_rows(c.w16, pattern, chunk, n, c.K); /* valid halves: the pattern's floats narrowed */
+    narrow_rows(c.x16, pattern, chunk, c.T, c.K);
+    if (!sm90) { /* the shape's first call tunes it (or it was tuned at an earlier point) */
+        q35_error err = {{0}};
+        if (ffn_launch(&c, &err) || lt_choice_counters(st)) {
+            q35_bench_skip(st, err.msg);
+            goto out;
+        }
+    }
+    q35_bench_time(st, ffn_launch, &c);
+    const double flop = 2.0 * (double)c.T * (double)n * (double)c.K;
+    q35_bench_rate(st, "FLOP", flop);
+    q35_bench_pct_of(st, Q35_CEILING_HGEMM, flop);
+    const double gu_bytes = (double)(c.T * n) * 4.0 * (c.which == SWIGLU_CHAIN ? 2.0 : gu ? 1.0 : 0.0);
+    q35_bench_rate(st, "bytes", (double)(n * c.K) * 2.0 + (double)(c.T * c.K) * 2.0 + gu_bytes +
+                                    (y16 ? (double)(c.T * c.F) * 2.0 : 0.0));
+out: /* cudaFree(NULL) does nothing */
+    q35_bench_free(pattern), q35_bench_free(c.w16), q35_bench_free(c.x16);
+    q35_bench_free(c.y16), q35_bench_free(c.gu);
 }
 
 /* ---- the bandwidth points: copies rotated ------------------------------------------ */
@@ -347,6 +453,12 @@ int main(int argc, char **argv)
                        (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("ceiling/hgemm_lt_f16", bench_gemm, (void *)&k_which[HGEMM_LT_F16],
                        (q35_bench_axis[]){proj_axis, rows_axis}, 2);
+    static const int64_t ffn_rows[] = {512, 2048, 4096};
+    const q35_bench_axis model_axis = q35_bench_model_axis(), ffn_rows_axis = {"rows", ffn_rows, 3};
+    static const char *const ffn_families[] = {"gemm_swiglu_sm90", "gemm_swiglu_chain", "gemm_gu_sm90", "gemm_gu_lt"};
+    for (int f = 0; f < 4; f++)
+        q35_bench_register(ffn_families[f], bench_ffn, (void *)&k_ffn[f], (q35_bench_axis[]){model_axis, ffn_rows_axis},
+                           2);
     q35_bench_register("dequant_f32", bench_bw, (void *)&kinds[0], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("dequant_f16", bench_bw, (void *)&kinds[1], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("gemv", bench_bw, (void *)&kinds[2], (q35_bench_axis[]){proj_axis, type_axis, variant_axis}, 3);
@@ -363,8 +475,20 @@ int main(int argc, char **argv)
                                   "of cuBLASLt's candidates, hgemm_lt_f16: its f16-out form); gemm_fp8: ceiling/fp8 (gemm_fp8_bf16, the bf16-out form, like "
                                   "ceiling/fp8 from quantized rows); "
                                   "dequant, "
-                                  "gemv: bench_kernels ceiling/d2d_copy (bytes/s)");
+                                  "gemv: bench_kernels ceiling/d2d_copy (bytes/s); gemm_swiglu_sm90: "
+                                  "gemm_swiglu_chain, gemm_gu_sm90: gemm_gu_lt (and ceiling/hgemm)");
+    char legend[200];
+    q35_bench_context("models", q35_bench_model_legend(legend, sizeof legend));
     q35_error why = {{0}};
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess)
+        snprintf(g_sm90_why, sizeof g_sm90_why, "cudaGetDevice failed");
+    else if ((g_sm90 = q35_gemm_sm90_supported(dev, &why)) == 0)
+        snprintf(g_sm90_why, sizeof g_sm90_why, "%s", why.msg);
+    q35_bench_context("gemm_sm90", g_sm90 ? "sm_90a [gate | up] GEMM: wgmma m64n256k16 + TMA, 128 rows x 128 f a "
+                                            "block (128 gate + 128 up rows of w), f32 accumulation"
+                                          : g_sm90_why);
+    memset(&why, 0, sizeof why);
     if (q35_fp8_gemm_create(&g_fp8, NULL, &why)) /* refuses a device without FP8, saying so */
         snprintf(g_fp8_why, sizeof g_fp8_why, "%s", why.msg);
     memset(&why, 0, sizeof why);

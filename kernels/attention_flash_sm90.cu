@@ -417,20 +417,8 @@ int q35_attention_flash_sm90_built(void)
 
 int q35_attention_flash_sm90_supported(int device, q35_attn_shape s, q35_error *why)
 {
-    int major = 0, minor = 0, optin = 0;
-    if (!Q35_SM90)
-        return q35_fail(why, "flash_sm90: this build has no sm_90a code (CMake option Q35_SM90 is off: "
-                             "CMAKE_CUDA_ARCHITECTURES holds no 90)"),
-               0;
-    if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), why) ||
-        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), why) ||
-        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), why))
+    if (!q35_sm90_device_ok(device, Q35_SM90, SMEM_BYTES, "flash_sm90", why))
         return 0;
-    if (major != 9 || minor != 0)
-        return q35_fail(why, "flash_sm90: needs compute capability 9.0 (sm_90a: wgmma, TMA, setmaxnreg); device %d is "
-                             "%d.%d",
-                        device, major, minor),
-               0;
     if (s.head_dim != HD)
         return q35_fail(why, "flash_sm90: takes head_dim %d only, not %d", HD, s.head_dim), 0;
     if (s.heads < 1 || s.kv_heads < 1 || s.heads % s.kv_heads != 0)
@@ -438,10 +426,6 @@ int q35_attention_flash_sm90_supported(int device, q35_attn_shape s, q35_error *
     if (!sm90_rows(s.heads / s.kv_heads))
         return q35_fail(why, "flash_sm90: %d query heads per KV head (takes 1, 2, 3, 4, 6 or 8)",
                         s.heads / s.kv_heads),
-               0;
-    if ((size_t)optin < (size_t)SMEM_BYTES)
-        return q35_fail(why, "flash_sm90: needs %d bytes of shared memory per block; device %d allows %d", SMEM_BYTES,
-                        device, optin),
                0;
     return 1;
 }

@@ -18,7 +18,7 @@ template <int OP>
 __device__ __forceinline__ float pointwise_op(float x, float a, float b)
 {
     if (OP == OP_SWIGLU)
-        return q35_silu(a) * b;
+        return q35_swiglu(a, b);
     if (OP == OP_SIGMOID_GATE)
         return q35_sigmoid_gate(x, a);
     return x + a;

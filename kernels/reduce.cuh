@@ -76,6 +76,14 @@ __device__ __forceinline__ float q35_sigmoid(float x)
     return 1.0f / (1.0f + expf(-x));
 }
 
+/* silu(g) * u: the FFN activation, one expression for its op
+ * (kernels/pointwise.cu) and the sm_90a [gate | up] GEMM's epilogue
+ * (kernels/gemm_sm90.cu), so the same bits. */
+__device__ __forceinline__ float q35_swiglu(float g, float u)
+{
+    return q35_silu(g) * u;
+}
+
 /* x gated by sigmoid(g): the attention output gate, one expression for its op
  * (kernels/pointwise.cu) and the sm_90a flash epilogue, so the same bits. */
 __device__ __forceinline__ float q35_sigmoid_gate(float x, float g)

@@ -65,3 +65,26 @@ int q35_tma_map_f16(q35_tma_map *map, const void *base, int rank, const uint64_t
                         who, (int)rc, rank, (unsigned long long)dims[0], box[0], box[1]);
     return 0;
 }
+
+int q35_sm90_device_ok(int device, int built, int smem_bytes, const char *who, q35_error *why)
+{
+    int major = 0, minor = 0, optin = 0;
+    if (!built)
+        return q35_fail(why, "%s: this build has no sm_90a code (CMake option Q35_SM90 is off: "
+                             "CMAKE_CUDA_ARCHITECTURES holds no 90)",
+                        who),
+               0;
+    if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), why) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), why) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), why))
+        return 0;
+    if (major != 9 || minor != 0)
+        return q35_fail(why, "%s: needs compute capability 9.0 (sm_90a: wgmma, TMA, setmaxnreg); device %d is %d.%d",
+                        who, device, major, minor),
+               0;
+    if (optin < smem_bytes)
+        return q35_fail(why, "%s: needs %d bytes of shared memory per block; device %d allows %d", who, smem_bytes,
+                        device, optin),
+               0;
+    return 1;
+}

@@ -36,6 +36,12 @@ typedef struct q35_tma_map {
 int q35_tma_map_f16(q35_tma_map *map, const void *base, int rank, const uint64_t *dims, const uint64_t *strides,
                     const uint32_t *box, int swizzle128, const char *who, q35_error *err);
 
+/* The device check every sm_90a kernel (wgmma, TMA, setmaxnreg) makes: a build
+ * with its code (built: the unit's Q35_SM90), compute capability 9.0 exactly,
+ * smem_bytes of opt-in shared memory a block. 1, or 0 with "<who>: ..." in
+ * why naming what is missing. */
+int q35_sm90_device_ok(int device, int built, int smem_bytes, const char *who, q35_error *why);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,27 +1,44 @@
-# cmake -DNVCC=... -DSRC=repo [-DHINTS="dir;dir"] -P sm90_sass.cmake
-# Without a GPU: compiles kernels/attention_flash_sm90.cu for sm_90a (as the
-# build does, Q35_SM90=1) to a cubin with ptxas's resource report, and checks
-# that the flash_sm90 kernel has no stack frame and no spills (the report),
-# that ptxas did not serialize its wgmmas (its C75xx "Potential Performance
-# Loss" lines), and
-# that the SASS (cuobjdump -sass) of each kernel (every variant) holds the warp-group MMAs of both products
-# (HGMMA.64x64x16.F32: S = Q K^T; HGMMA.64x256x16.F32: O += P V), the TMA
-# loads (UTMALDG), the register reallocation (USETMAXREG) and no local memory
-# (LDL/STL); the overlap variant's kernels also a wait_group 1 (DEPBAR.LE
-# gsb0, 0x1) with at least 8 of the softmax's MUFU.EX2 after it and before the
-# next wait (ptxas moves waits: this is where the overlap is checked). cuobjdump and nvdisasm: sass_tools.cmake finds them; SKIPPED
-# (ctest's skip) naming what is missing.
-set(SASS_TEST kernels_flash_sm90_sass)
+# cmake -DNVCC=... -DSRC=repo -DUNIT=flash|gemm [-DHINTS="dir;dir"] -P sm90_sass.cmake
+# Without a GPU: compiles an sm_90a unit for sm_90a (as the build does,
+# Q35_SM90=1) to a cubin with ptxas's resource report, and checks that its
+# kernels have no stack frame and no spills (the report), that ptxas did not
+# serialize their wgmmas (its C75xx "Potential Performance Loss" lines), and
+# that the SASS (cuobjdump -sass) of each kernel holds the unit's warp-group
+# MMAs, the TMA loads (UTMALDG), the register reallocation (USETMAXREG) and no
+# local memory (LDL/STL). The units:
+#   flash  kernels/attention_flash_sm90.cu, every variant: the MMAs of both
+#          products (HGMMA.64x64x16.F32: S = Q K^T; HGMMA.64x256x16.F32:
+#          O += P V); the overlap variant's kernels also a wait_group 1
+#          (DEPBAR.LE gsb0, 0x1) with at least 8 of the softmax's MUFU.EX2
+#          after it and before the next wait (ptxas moves waits: this is where
+#          the overlap is checked);
+#   gemm   kernels/gemm_sm90.cu, both epilogues (f16 SwiGLU, f32 [gate | up]):
+#          HGMMA.64x256x16.F32 (a consumer's 64 rows by 128 gate + 128 up
+#          rows of w).
+# cuobjdump and nvdisasm: sass_tools.cmake finds them; SKIPPED (ctest's skip)
+# naming what is missing.
+if(UNIT STREQUAL "gemm")
+  set(SASS_TEST kernels_gemm_sm90_sass)
+  set(source gemm_sm90)
+  set(patterns "HGMMA\\.64x256x16\\.F32" "UTMALDG" "USETMAXREG")
+elseif(UNIT STREQUAL "flash")
+  set(SASS_TEST kernels_flash_sm90_sass)
+  set(source attention_flash_sm90)
+  set(patterns "HGMMA\\.64x64x16\\.F32" "HGMMA\\.64x256x16\\.F32" "UTMALDG" "USETMAXREG")
+else()
+  message(FATAL_ERROR "sm90_sass.cmake: UNIT '${UNIT}' is not flash or gemm")
+endif()
+string(REPLACE "attention_" "" who "${source}") # flash_sm90, gemm_sm90: the messages' name
 include("${CMAKE_CURRENT_LIST_DIR}/sass_tools.cmake")
 if(SASS_TOOLS_MISSING)
   return()
 endif()
-set(cubin "${CMAKE_CURRENT_BINARY_DIR}/attention_flash_sm90_sm90a.cubin")
+set(cubin "${CMAKE_CURRENT_BINARY_DIR}/${source}_sm90a.cubin")
 execute_process(COMMAND "${NVCC}" -std=c++17 -I${SRC} -arch=sm_90a -DQ35_SM90=1 --resource-usage -cubin
-                        "${SRC}/kernels/attention_flash_sm90.cu" -o "${cubin}"
+                        "${SRC}/kernels/${source}.cu" -o "${cubin}"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "nvcc -cubin failed on kernels/attention_flash_sm90.cu for sm_90a:\n${err}")
+  message(FATAL_ERROR "nvcc -cubin failed on kernels/${source}.cu for sm_90a:\n${err}")
 endif()
 set(bad 0)
 string(REGEX MATCHALL "Used [0-9]+ registers" regs "${err}${out}")
@@ -30,13 +47,13 @@ string(REGEX MATCHALL "[0-9]+ bytes stack frame, [0-9]+ bytes spill stores, [0-9
 # ptxas's own word that it made the async wgmmas wait one by one (C75xx)
 string(REGEX MATCHALL "wgmma.mma_async instructions are serialized[^\n]*" serialized "${err}${out}")
 foreach(line IN LISTS serialized)
-  message("FAIL  flash_sm90: ${line}")
+  message("FAIL  ${who}: ${line}")
   math(EXPR bad "${bad} + 1")
 endforeach()
 list(REMOVE_DUPLICATES regs)
 list(REMOVE_DUPLICATES lmem)
 if(NOT lmem OR NOT lmem STREQUAL "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads")
-  message("FAIL  flash_sm90: local memory in ptxas's report: '${lmem}'")
+  message("FAIL  ${who}: local memory in ptxas's report: '${lmem}'")
   math(EXPR bad "${bad} + 1")
 endif()
 execute_process(COMMAND "${CMAKE_COMMAND}" -E env "NVDISASM_PATH=${nvdisasm_dir}" "${CUOBJDUMP}" -sass "${cubin}"
@@ -50,28 +67,28 @@ foreach(f IN LISTS functions)
   string(REGEX MATCH "^Function : ([^ \t\r\n]+)" _ "${f}")
   set(name "${CMAKE_MATCH_1}")
   set(counts "")
-  foreach(pattern "HGMMA\\.64x64x16\\.F32" "HGMMA\\.64x256x16\\.F32" "UTMALDG" "USETMAXREG")
+  foreach(pattern IN LISTS patterns)
     string(REGEX MATCHALL "${pattern}" hits "${f}")
     list(LENGTH hits n)
     string(REPLACE "\\" "" what "${pattern}")
     string(APPEND counts " ${n} ${what}")
     if(n EQUAL 0)
-      message("FAIL  flash_sm90: no ${what} in the SASS of ${name}")
+      message("FAIL  ${who}: no ${what} in the SASS of ${name}")
       math(EXPR bad "${bad} + 1")
     endif()
   endforeach()
   string(REGEX MATCHALL "[ \t](LDL|STL)[ .]" ldl "${f}")
   list(LENGTH ldl n_ldl)
   if(n_ldl GREATER 0)
-    message("FAIL  flash_sm90: ${n_ldl} local-memory instructions (LDL/STL) in ${name}")
+    message("FAIL  ${who}: ${n_ldl} local-memory instructions (LDL/STL) in ${name}")
     math(EXPR bad "${bad} + 1")
   endif()
-  # the overlap schedule (SCHED_OVERLAP = 3): a wait_group 1 (the product
+  # flash's overlap schedule (SCHED_OVERLAP = 3): a wait_group 1 (the product
   # left in flight) with the softmax's ex2 after it and before the next wait
-  if(name MATCHES "q35_flash_sm90_kernelILi3E")
+  if(UNIT STREQUAL "flash" AND name MATCHES "q35_flash_sm90_kernelILi3E")
     string(FIND "${f}" "DEPBAR.LE gsb0, 0x1" at)
     if(at LESS 0)
-      message("FAIL  flash_sm90: no wait_group 1 (DEPBAR.LE gsb0, 0x1) in ${name}: the product is not left in flight")
+      message("FAIL  ${who}: no wait_group 1 (DEPBAR.LE gsb0, 0x1) in ${name}: the product is not left in flight")
       math(EXPR bad "${bad} + 1")
     else()
       string(SUBSTRING "${f}" ${at} -1 rest)
@@ -82,7 +99,7 @@ foreach(f IN LISTS functions)
       list(LENGTH ex2 n_ex2)
       string(APPEND counts " ${n_ex2} EX2 under P V")
       if(n_ex2 LESS 8)
-        message("FAIL  flash_sm90: ${n_ex2} MUFU.EX2 between the wait_group 1 and the next wait in ${name} "
+        message("FAIL  ${who}: ${n_ex2} MUFU.EX2 between the wait_group 1 and the next wait in ${name} "
                 "(the softmax is not under the P V product)")
         math(EXPR bad "${bad} + 1")
       endif()
@@ -92,11 +109,11 @@ foreach(f IN LISTS functions)
 endforeach()
 list(LENGTH functions n_kernels)
 if(n_kernels LESS 1)
-  message("FAIL  flash_sm90: no kernel in the SASS")
+  message("FAIL  ${who}: no kernel in the SASS")
   math(EXPR bad "${bad} + 1")
 endif()
 if(bad GREATER 0)
-  message(FATAL_ERROR "flash_sm90's SASS: ${bad} check(s) failed")
+  message(FATAL_ERROR "${who}'s SASS: ${bad} check(s) failed")
 endif()
 list(JOIN found ", " found)
-message("ok    sm_90a flash_sm90 (${n_kernels} kernels): ${regs}; ${lmem}; ${found}; no LDL/STL")
+message("ok    sm_90a ${who} (${n_kernels} kernels): ${regs}; ${lmem}; ${found}; no LDL/STL")

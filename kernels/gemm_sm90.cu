@@ -1,0 +1,278 @@
+/* The sm_90a [gate | up] GEMM with SwiGLU in its epilogue
+ * (kernels/gemm_sm90.h says what it computes and refuses).
+ *
+ * Work split. Block b takes the 128 rows m0 = 128 (b % m_tiles) of x and the
+ * 128 output columns n0 = 128 (b / m_tiles), that is w's gate rows n0 ..
+ * n0+127 and up rows F+n0 .. F+n0+127: consecutive blocks share one w tile (w,
+ * 2F x K f16, is larger than L2; x, T x K, is read again from L2 for each
+ * column tile).
+ *
+ * 384 threads, three warp groups:
+ *   producer    warp group 0 (setmaxnreg down to 40): one thread walks the K
+ *               steps s = 0 .. K/64 - 1, each x's 128 x 64 box and w's two
+ *               128 x 64 boxes (gate, up: 256 rows together, 32 KiB) by TMA
+ *               (128-byte swizzle) into stage s % 4 of the ring once both
+ *               consumers released it (mbarrier `empty`), completing on
+ *               `full` (48 KiB a stage);
+ *   consumers   warp groups 1, 2 (setmaxnreg up to 232), 64 rows each:
+ *     D[64][256] += X[64][64] W[256][64]^T   4 wgmma m64n256k16 SS a K step
+ *               (both operands K-major, the descriptors stepping 32 bytes a
+ *               k16 step, as the flash kernel's S = Q K^T), committed as one
+ *               group; the group of the step before waited for (wait_group 1:
+ *               one step always queued behind the running one) and its stage
+ *               released; after the last, wait_group 0.
+ *   epilogue    accumulator column c < 128 is gate column n0 + c and c + 128
+ *               the up column beside it, in the same thread (n8 tiles i and
+ *               i + 16 of the m64n256 layout): y16 = f16(q35_swiglu(g, u)),
+ *               f16 pairs stored straight from registers (rows past T
+ *               skipped); or (f32 form) g and u as float pairs at gu's
+ *               columns n0 + c and F + n0 + c.
+ * Shared memory: 4 stages x (16 + 32) KiB + the barriers, 1 KiB aligned (the
+ * swizzle's 8-row atoms): 194 KiB + 1 KiB of alignment; one block an SM.
+ * Expected (not yet measured): the 9B's [gate | up] at 2048 rows is 412 GFLOP
+ * in 1536 blocks (11.6 waves on 132 SMs); at cuBLASLt's 654 TFLOP/s on that
+ * shape (its 0.630 ms, f32 out) plus SwiGLU's 0.062 ms, this kernel gains
+ * where it runs the product at >= ~600 TFLOP/s. Not yet: a persistent grid
+ * (the epilogue and the next tile's first loads overlapped), clusters with
+ * TMA multicast of the shared w tile. */
+#include "kernels/gemm_sm90.h"
+#include "kernels/reduce.cuh"
+#include "kernels/sm90.cuh"
+#include "kernels/tma.h"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#ifndef Q35_SM90
+#define Q35_SM90 0
+#endif
+
+#define BM 128                       /* rows of x a block */
+#define BN 128                       /* output columns a block (w: 2 x 128 rows) */
+#define BK 64                        /* K a step: one 128-byte swizzled box row */
+#define STAGES 4                     /* the ring */
+#define THREADS 384                  /* producer + 2 consumer warp groups */
+#define BOX_BYTES (128 * BK * 2)     /* one 128 x 64 f16 TMA box: 16 KiB */
+#define A_BYTES BOX_BYTES            /* x's 128 rows */
+#define B_BYTES (2 * BOX_BYTES)      /* w's 256 rows */
+#define OFF_A 0
+#define OFF_B (OFF_A + STAGES * A_BYTES)
+#define OFF_BAR (OFF_B + STAGES * B_BYTES)
+#define SMEM_BYTES (OFF_BAR + 1024 + 1024) /* barriers, alignment */
+
+/* The kernel's scalars. */
+struct gemm_args {
+    uint16_t *y16; /* the SwiGLU form's output, or NULL */
+    float *gu;     /* the f32 form's output, or NULL */
+    int64_t ld;    /* y16's or gu's row stride */
+    int F, K, T, m_tiles;
+};
+
+#ifdef Q35_SM90A_CODE
+
+/* The producer's thread: every K step through the ring. */
+__device__ __forceinline__ void gemm_produce(const q35_tma_map *xmap, const q35_tma_map *wmap, uint32_t base,
+                                             const gemm_args &a, int m0, int n0)
+{
+    const uint32_t full = base + OFF_BAR, empty = full + 8 * STAGES;
+    const int steps = a.K / BK;
+    for (int s = 0; s < steps; s++) {
+        const int st = s % STAGES;
+        if (s >= STAGES)
+            q35_mbar_wait(empty + 8 * st, (s / STAGES - 1) & 1);
+        q35_mbar_arrive_expect_tx(full + 8 * st, A_BYTES + B_BYTES);
+        q35_tma_load_2d(base + OFF_A + st * A_BYTES, xmap, full + 8 * st, s * BK, m0);
+        q35_tma_load_2d(base + OFF_B + st * B_BYTES, wmap, full + 8 * st, s * BK, n0);
+        q35_tma_load_2d(base + OFF_B + st * B_BYTES + BOX_BYTES, wmap, full + 8 * st, s * BK, a.F + n0);
+    }
+}
+
+/* A consumer group's 64 rows (from row 64 c of the block) against the 256 w
+ * rows over all of K: d [64][256] f32 (the m64n256 accumulator). */
+__device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, const gemm_args &a, int c)
+{
+    const uint32_t full = base + OFF_BAR, empty = full + 8 * STAGES;
+    const int steps = a.K / BK;
+#pragma unroll
+    for (int i = 0; i < 128; i++)
+        d[i] = 0.0f;
+    for (int s = 0; s < steps; s++) {
+        const int st = s % STAGES;
+        q35_mbar_wait(full + 8 * st, (s / STAGES) & 1);
+        const uint32_t sa = base + OFF_A + st * A_BYTES + c * (64 * 128), sb = base + OFF_B + st * B_BYTES;
+        q35_reg_fence(d);
+        q35_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++)
+            q35_wgmma_ss_m64n256k16<0>(d, q35_gmma_desc(sa + 32 * kk, 16, 1024), q35_gmma_desc(sb + 32 * kk, 16, 1024),
+                                       (s | kk) != 0);
+        q35_wgmma_commit();
+        q35_wgmma_wait<1>();
+        if (s > 0)
+            q35_mbar_arrive(empty + 8 * ((s - 1) % STAGES));
+    }
+    q35_wgmma_wait<0>();
+    q35_reg_fence(d);
+}
+
+/* The accumulator out: thread (warp, g, q4) holds rows 16 warp + g + 8 ri of
+ * the group's 64 and columns 8 i + 2 q4 + e of the 256 (d[4 i + 2 ri + e]). */
+template <bool SWIGLU>
+__device__ __forceinline__ void gemm_store(const float (&d)[128], const gemm_args &a, int m0, int n0, int c, int tid)
+{
+    const int warp = tid / 32, g = tid % 32 / 4, q4 = tid % 4;
+#pragma unroll
+    for (int ri = 0; ri < 2; ri++) {
+        const int row = m0 + 64 * c + 16 * warp + g + 8 * ri;
+        if (row >= a.T)
+            continue;
+        if (SWIGLU) {
+            uint16_t *yr = a.y16 + (int64_t)row * a.ld + n0 + 2 * q4;
+#pragma unroll
+            for (int i = 0; i < 16; i++)
+                *(uint32_t *)(yr + 8 * i) = q35_pack_f16x2(q35_swiglu(d[4 * i + 2 * ri], d[4 * (i + 16) + 2 * ri]),
+                                                           q35_swiglu(d[4 * i + 2 * ri + 1], d[4 * (i + 16) + 2 * ri + 1]));
+        } else {
+            float *gr = a.gu + (int64_t)row * a.ld + n0 + 2 * q4, *ur = gr + a.F;
+#pragma unroll
+            for (int i = 0; i < 16; i++) {
+                *(float2 *)(gr + 8 * i) = make_float2(d[4 * i + 2 * ri], d[4 * i + 2 * ri + 1]);
+                *(float2 *)(ur + 8 * i) = make_float2(d[4 * (i + 16) + 2 * ri], d[4 * (i + 16) + 2 * ri + 1]);
+            }
+        }
+    }
+}
+
+#endif /* Q35_SM90A_CODE */
+
+/* The kernel, SwiGLU (f16 out) or f32 [gate | up] out: two instantiations of
+ * one main loop. */
+template <bool SWIGLU>
+__global__ void __launch_bounds__(THREADS, 1)
+    q35_gemm_gu_sm90_kernel(const __grid_constant__ q35_tma_map xmap, const __grid_constant__ q35_tma_map wmap,
+                            const gemm_args a)
+{
+#ifdef Q35_SM90A_CODE
+    extern __shared__ __align__(1024) uint8_t smem[];
+    const uint32_t base = (q35_sm90_smem(smem) + 1023) & ~1023u;
+    const int m0 = BM * ((int)blockIdx.x % a.m_tiles), n0 = BN * ((int)blockIdx.x / a.m_tiles);
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < STAGES; i++) {
+            q35_mbar_init(base + OFF_BAR + 8 * i, 1);                /* full: the producer's expect_tx */
+            q35_mbar_init(base + OFF_BAR + 8 * (STAGES + i), 256);   /* empty: every consumer thread */
+        }
+        q35_mbar_init_fence();
+    }
+    __syncthreads();
+    if (threadIdx.x < 128) {
+        q35_setmaxnreg_dec<40>();
+        if (threadIdx.x == 0)
+            gemm_produce(&xmap, &wmap, base, a, m0, n0);
+    } else {
+        q35_setmaxnreg_inc<232>();
+        const int c = (int)threadIdx.x / 128 - 1;
+        float d[128];
+        gemm_mainloop(d, base, a, c);
+        gemm_store<SWIGLU>(d, a, m0, n0, c, (int)threadIdx.x % 128);
+    }
+#else
+    (void)xmap, (void)wmap, (void)a;
+    __trap(); /* built without sm_90a code: the launcher refuses first */
+#endif
+}
+
+int q35_gemm_sm90_built(void)
+{
+    return Q35_SM90;
+}
+
+int q35_gemm_sm90_supported(int device, q35_error *why)
+{
+    return q35_sm90_device_ok(device, Q35_SM90, SMEM_BYTES, "gemm_sm90", why);
+}
+
+/* The launch of both forms: y16 (SwiGLU, f16) or gu (f32 [gate | up]). */
+static int launch(const char *who, uint16_t *y16, float *gu, int64_t ld, const uint16_t *x16, int64_t ldx,
+                  const uint16_t *w16, int64_t ldw, int64_t F, int64_t K, int64_t T, q35_stream stream,
+                  q35_error *err)
+{
+    if (!x16 || !w16 || (!y16 && !gu))
+        return q35_fail(err, "%s: x16 %p, w16 %p, output %p (all wanted)", who, (const void *)x16,
+                        (const void *)w16, y16 ? (void *)y16 : (void *)gu);
+    if (T < 0 || T > INT32_MAX)
+        return q35_fail(err, "%s: T %lld outside 0 .. %d", who, (long long)T, INT32_MAX);
+    if (K < BK || K % BK || K > INT32_MAX)
+        return q35_fail(err, "%s: K %lld is not a multiple of %d (from %d to %d)", who, (long long)K, BK, BK,
+                        INT32_MAX);
+    if (F < BN || F % BN || 2 * F > INT32_MAX)
+        return q35_fail(err, "%s: F %lld is not a multiple of %d (from %d, 2F to %d)", who, (long long)F, BN, BN,
+                        INT32_MAX);
+    if (ldx < K || ldx % 8 || ldx > INT32_MAX)
+        return q35_fail(err, "%s: ldx %lld is not a multiple of 8 at least K %lld (TMA: 16-byte row strides)", who,
+                        (long long)ldx, (long long)K);
+    if (ldw < K || ldw % 8 || ldw > INT32_MAX)
+        return q35_fail(err, "%s: ldw %lld is not a multiple of 8 at least K %lld (TMA: 16-byte row strides)", who,
+                        (long long)ldw, (long long)K);
+    if ((uintptr_t)x16 % 16 || (uintptr_t)w16 % 16)
+        return q35_fail(err, "%s: x16 and w16 must be 16-byte aligned (TMA), not %p and %p", who,
+                        (const void *)x16, (const void *)w16);
+    if (y16) {
+        if (ld % 2)
+            return q35_fail(err, "%s: ldy %lld is odd (f16 pairs are stored)", who, (long long)ld);
+        if (ld < F || ld > INT32_MAX)
+            return q35_fail(err, "%s: ldy %lld < F %lld", who, (long long)ld, (long long)F);
+        if ((uintptr_t)y16 % 4)
+            return q35_fail(err, "%s: y16 must be 4-byte aligned, not %p", who, (void *)y16);
+    } else {
+        if (ld < 2 * F || ld > INT32_MAX)
+            return q35_fail(err, "%s: ldg %lld < 2F = %lld", who, (long long)ld, (long long)(2 * F));
+        if (ld % 2)
+            return q35_fail(err, "%s: ldg %lld is odd (float pairs are stored)", who, (long long)ld);
+        if ((uintptr_t)gu % 8)
+            return q35_fail(err, "%s: gu must be 8-byte aligned, not %p", who, (void *)gu);
+    }
+    int dev = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err))
+        return -1;
+    q35_error why = {{0}};
+    if (!q35_gemm_sm90_supported(dev, &why))
+        return q35_fail(err, "%s: %s", who, why.msg);
+    if (T == 0)
+        return 0;
+    const uint64_t xdims[2] = {(uint64_t)K, (uint64_t)T}, xstrides[1] = {(uint64_t)ldx * 2};
+    const uint64_t wdims[2] = {(uint64_t)K, (uint64_t)(2 * F)}, wstrides[1] = {(uint64_t)ldw * 2};
+    const uint32_t box[2] = {BK, 128};
+    q35_tma_map xmap, wmap;
+    if (q35_tma_map_f16(&xmap, x16, 2, xdims, xstrides, box, 1, who, err) ||
+        q35_tma_map_f16(&wmap, w16, 2, wdims, wstrides, box, 1, who, err))
+        return -1;
+    const int m_tiles = (int)((T + BM - 1) / BM), n_tiles = (int)(F / BN);
+    const gemm_args a = {y16, gu, ld, (int)F, (int)K, (int)T, m_tiles};
+    const void *kernel = y16 ? (const void *)&q35_gemm_gu_sm90_kernel<true> : (const void *)&q35_gemm_gu_sm90_kernel<false>;
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES), err))
+        return -1;
+    const dim3 grid((unsigned)((int64_t)m_tiles * n_tiles)), block(THREADS);
+    if (y16)
+        q35_gemm_gu_sm90_kernel<true><<<grid, block, SMEM_BYTES, (cudaStream_t)stream>>>(xmap, wmap, a);
+    else
+        q35_gemm_gu_sm90_kernel<false><<<grid, block, SMEM_BYTES, (cudaStream_t)stream>>>(xmap, wmap, a);
+    return Q35_LAUNCH_CHECK("q35_gemm_gu_sm90_kernel", err);
+}
+
+int q35_gemm_swiglu_sm90_f16(uint16_t *y16, int64_t ldy, const uint16_t *x16, int64_t ldx, const uint16_t *w16,
+                             int64_t ldw, int64_t F, int64_t K, int64_t T, q35_stream stream, q35_error *err)
+{
+    static const char *who = "gemm_swiglu_sm90_f16";
+    if (!y16)
+        return q35_fail(err, "%s: y16 is NULL", who);
+    return launch(who, y16, NULL, ldy, x16, ldx, w16, ldw, F, K, T, stream, err);
+}
+
+int q35_gemm_gu_sm90_f32(float *gu, int64_t ldg, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
+                         int64_t F, int64_t K, int64_t T, q35_stream stream, q35_error *err)
+{
+    static const char *who = "gemm_gu_sm90_f32";
+    if (!gu)
+        return q35_fail(err, "%s: gu is NULL", who);
+    return launch(who, NULL, gu, ldg, x16, ldx, w16, ldw, F, K, T, stream, err);
+}

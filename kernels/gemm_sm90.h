@@ -1,0 +1,68 @@
+/* The f16 path's FFN [gate | up] GEMM on Hopper's warp-group tensor cores,
+ * with SwiGLU in its epilogue (issue 21: the activation's own pass over
+ * memory, and the f32 [gate | up] rows it reads, gone):
+ *
+ *     g[t][f] = sum_k x16[t][k] * w16[f][k]          (f = 0 .. F-1)
+ *     u[t][f] = sum_k x16[t][k] * w16[F + f][k]
+ *     y16[t][f] = f16(silu(g[t][f]) * u[t][f])       (q35_swiglu: kernels/reduce.cuh)
+ *
+ * x16 [T][ldx] and w16 [2F][ldw] IEEE f16 (uint16_t bits), row-major, K
+ * contiguous: the f16 copy of the merged [gate | up] weight the model makes
+ * at load (gate rows, then up rows); f32 accumulation; y16 [T][ldy] f16.
+ *
+ * How (kernels/gemm_sm90.cu): a block takes 128 rows of x and 128 output
+ * columns f, that is 128 gate rows and the 128 up rows F below them of w;
+ * TMA brings x's 128 x 64 and w's two 128 x 64 boxes of each 64-wide K step
+ * into a ring of shared memory (128-byte swizzle); a producer warp group
+ * issues the loads, two consumer warp groups each multiply their 64 rows by
+ * the 256 w rows with wgmma m64n256k16 (both operands K-major in shared
+ * memory), gate in accumulator columns 0..127 and up in 128..255, so each
+ * thread holds g and u of the same (t, f) and the epilogue is registers only.
+ *
+ * The same product with f32 out, q35_gemm_gu_sm90_f32, writes g and u as the
+ * model's unfused path lays [gate | up] out (gu[t][f] = g, gu[t][F + f] = u):
+ * the one main loop, another epilogue. So y16 is bitwise
+ * q35_swiglu_rows_f16(y16, gu, gu + F, ldg, F, T) of it (the same f32 g and
+ * u, the same expression, one rounding): the suite's bitwise check of the
+ * epilogue; the product itself is held to the f16 GEMM's bound (kernels/gemm.h)
+ * against float64. Not bitwise cuBLAS's GEMM (another order of the f32 sums).
+ *
+ * Runs where: compute capability 9.0 exactly (sm_90a: wgmma, TMA, setmaxnreg),
+ * a build with that code (CMake option Q35_SM90); K a multiple of 64 and F of
+ * 128 (each block's boxes whole: a gate box must not reach into the up rows);
+ * ldx, ldw multiples of 8 and x16, w16 16-byte aligned (TMA's 16-byte strides);
+ * ldy even and y16 4-byte aligned (f16 pairs); ldg even, gu 8-byte aligned;
+ * T >= 0 (0 does nothing), T, 2F, K, ldx, ldw, ldy, ldg at most INT32_MAX.
+ * Each refusal names the value and the limit. */
+#ifndef Q35_KERNELS_GEMM_SM90_H
+#define Q35_KERNELS_GEMM_SM90_H
+
+#include "kernels/cuda.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when this build holds the sm_90a kernels (Q35_SM90), else 0. */
+int q35_gemm_sm90_built(void);
+
+/* Whether the kernels run on this device (compute capability 9.0, the shared
+ * memory they need): 1, or 0 with the reason in why. */
+int q35_gemm_sm90_supported(int device, q35_error *why);
+
+/* y16 [T][ldy] = f16(silu(x16 w16[0..F)^T) * (x16 w16[F..2F)^T)), as above. */
+int q35_gemm_swiglu_sm90_f16(uint16_t *y16, int64_t ldy, const uint16_t *x16, int64_t ldx, const uint16_t *w16,
+                             int64_t ldw, int64_t F, int64_t K, int64_t T, q35_stream stream, q35_error *err);
+
+/* gu [T][ldg] = x16 w16^T (columns 0 .. 2F-1: gate, then up; the others
+ * untouched), f32: the same main loop with the f32 epilogue (ldg >= 2F). */
+int q35_gemm_gu_sm90_f32(float *gu, int64_t ldg, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
+                         int64_t F, int64_t K, int64_t T, q35_stream stream, q35_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_KERNELS_GEMM_SM90_H */
