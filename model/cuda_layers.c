@@ -41,6 +41,7 @@
 #include "kernels/fp8.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_lt.h"
+#include "kernels/gemm_sm90.h"
 #include "kernels/gemv.h"
 #include "kernels/kv_append.h"
 #include "kernels/l2norm.h"
@@ -129,17 +130,11 @@ static bool hgemm_tuned(const q35_run *r)
     return r->cm->hgemm && !r->cm->paths.gemm_lt_off;
 }
 
-/* y = x W^T as `out` says; through the tuned cuBLASLt context where the model has one, else cublasGemmEx
- * (f32 out only) */
-static int gemm_f16(q35_run *r, void *y, int64_t ldy, const float *x, const q35_dweight *w, enum gemm_out out)
+/* y = x16 W^T as `out` says, x16 [T][w->k] f16 rows; through the tuned cuBLASLt context where the model
+ * has one, else cublasGemmEx (f32 out only) */
+static int gemm_f16_rows(q35_run *r, void *y, int64_t ldy, const uint16_t *x16, const q35_dweight *w,
+                         enum gemm_out out)
 {
-    if (!w->w16)
-        return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
-    if (out == OUT_16 && !hgemm_tuned(r))
-        return q35_fail(r->err, "%s: f16 out needs the tuned cuBLASLt GEMM (off: $Q35_GEMM_LT=0)", w->label);
-    if (gemm_input(r, x, w, round_f16))
-        return -1;
-    const uint16_t *x16 = r->cm->f16_act;
     q35_error *err = r->err;
     int rc;
     if (out == OUT_16)
@@ -150,6 +145,18 @@ static int gemm_f16(q35_run *r, void *y, int64_t ldy, const float *x, const q35_
         rc = out == OUT_F32_ADD ? q35_gemm_f16_rounded_add(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, err)
                                 : q35_gemm_f16_rounded(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, err);
     return gemm_done(r, y, rc);
+}
+
+/* y = x W^T as `out` says, x's f16 form (the activation scratch) made first where not current */
+static int gemm_f16(q35_run *r, void *y, int64_t ldy, const float *x, const q35_dweight *w, enum gemm_out out)
+{
+    if (!w->w16)
+        return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
+    if (out == OUT_16 && !hgemm_tuned(r))
+        return q35_fail(r->err, "%s: f16 out needs the tuned cuBLASLt GEMM (off: $Q35_GEMM_LT=0)", w->label);
+    if (gemm_input(r, x, w, round_f16))
+        return -1;
+    return gemm_f16_rows(r, y, ldy, r->cm->f16_act, w, out);
 }
 
 static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
@@ -359,6 +366,29 @@ static int ffn_gu16(q35_run *r, const q35_dlayer *l)
     return out_proj(r, BUF(r, FFN_ACT), &l->ffn_down, l->index == r->cm->hp.n_layer - 1);
 }
 
+/* The f16 path's FFN through the sm_90a [gate | up] GEMM with SwiGLU in its
+ * epilogue (q35_paths_gemm_swiglu): ffn_down's f16 input written by the GEMM
+ * into GU's memory ([T][ff] f16 in a buffer of [T][2 ff] f32), which ffn_down
+ * reads there; the activation scratch keeps NORMED's f16 form. One op,
+ * timed as a projection (its label ffn_gate_up+swiglu): no swiglu op. */
+static int ffn_swiglu_sm90(q35_run *r, const q35_dlayer *l)
+{
+    static const char label[] = "ffn_gate_up+swiglu";
+    const int64_t ff = r->cm->hp.n_ff;
+    const q35_dweight *gu = &l->gu;
+    uint16_t *y16 = (uint16_t *)(void *)BUF(r, GU);
+    if (!gu->w16)
+        return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", gu->label);
+    if (gemm_input(r, BUF(r, NORMED), gu, round_f16))
+        return -1;
+    q35_op_begin(r, Q35_OP_PROJ, label);
+    if (q35_op_end(r, q35_gemm_swiglu_sm90_f16(y16, ff, r->cm->f16_act, gu->k, gu->w16, gu->k, ff, gu->k, r->T,
+                                               r->cm->stream, r->err)))
+        return q35_fail_context(r->err, "layer %d", l->index);
+    q35_op_begin(r, Q35_OP_PROJ, l->ffn_down.label);
+    return q35_op_end(r, gemm_f16_rows(r, BUF(r, X), r->cm->hp.n_embd, y16, &l->ffn_down, OUT_F32_ADD));
+}
+
 /* post_attention_norm -> SwiGLU FFN -> the second residual; both layer kinds. */
 static int ffn(q35_run *r, const q35_dlayer *l)
 {
@@ -366,6 +396,8 @@ static int ffn(q35_run *r, const q35_dlayer *l)
     float *g = BUF(r, GU), *u = g + ff; /* [gate | up] side by side */
     if (residual_norm(r, l->post_norm, k_post_norm))
         return -1;
+    if (r->merge && r->f16_inputs && q35_paths_gemm_swiglu(&r->cm->paths))
+        return ffn_swiglu_sm90(r, l);
     if (gu16(r))
         return ffn_gu16(r, l);
     if (r->merge ? proj(r, g, 2 * ff, BUF(r, NORMED), &l->gu)

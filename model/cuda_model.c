@@ -10,6 +10,7 @@
 #include "kernels/dequant.h"
 #include "kernels/fp8.h"
 #include "kernels/gemm_lt.h"
+#include "kernels/gemm_sm90.h"
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
@@ -93,6 +94,7 @@ static int open_device(q35_cuda_model *cm, const q35_path_env *env, q35_error *e
     q35_error why = {{0}};
     in->flash_supported = q35_attention_flash_supported(dev, cm->attn, Q35_VARIANT_DEFAULT, &why) == 1;
     in->flash_sm90 = q35_attention_flash_sm90_supported(dev, cm->attn, &why) == 1;
+    in->gemm_sm90 = q35_gemm_sm90_supported(dev, &why) == 1 && cm->hp.n_ff % 128 == 0 && cm->hp.n_embd % 64 == 0;
     return 0;
 }
 
@@ -205,6 +207,8 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths.gemm_lt_off = gemm_lt_off();
     cm->paths.delta_prep_chain = env_is("Q35_DELTA_PREP", "0");
     cm->paths.flash_gate = env_is("Q35_FLASH_GATE", "1");
+    cm->paths.gemm_sm90 = in->gemm_sm90;
+    cm->paths.gemm_swiglu = env_is("Q35_GEMM_SWIGLU", "1");
     cm->paths.graphs = env_is("Q35_CUDA_GRAPH", "1");
     if (cm->paths.graphs && !q35_paths_graph_ok(&cm->paths))
         q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "note: CUDA graphs ($Q35_CUDA_GRAPH=1) are not "
@@ -700,6 +704,13 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
         q35_attention_flash_sm90_supported(cm->info.device, cm->attn, &why);
         return q35_fail(err, "cuda model paths: the sm_90a flash kernel cannot run here (%s)", why.msg);
     }
+    if (p->gemm_sm90 && !cm->info.gemm_sm90) {
+        q35_error why = {{0}};
+        if (q35_gemm_sm90_supported(cm->info.device, &why))
+            snprintf(why.msg, sizeof why.msg, "n_ff %" PRId64 " not a multiple of 128 or n_embd %" PRId64
+                     " not of 64", (int64_t)cm->hp.n_ff, (int64_t)cm->hp.n_embd);
+        return q35_fail(err, "cuda model paths: the sm_90a [gate | up] GEMM cannot run here (%s)", why.msg);
+    }
     q35_error vwhy = {{0}};
     if (p->attention == Q35_ATTN_FLASH && flash_runs(p->flash_variant, cm, &vwhy) != 1)
         return q35_fail(err, "cuda model paths: flash variant %s cannot run here (%s)",
@@ -751,8 +762,9 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                                                : q35_delta_rule_variant_name(p->delta_rule_variant),
                  p->chunk_rows);
     const size_t used = strlen(buf);
-    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s",
+    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s",
              q35_paths_flash_gate(p) ? ", out gate in the flash epilogue" : "",
+             q35_paths_gemm_swiglu(p) ? ", SwiGLU in the sm_90a [gate | up] GEMM" : "",
              q35_paths_graphs(p) ? ", CUDA graphs (a layer each)" : "");
     return buf;
 }

@@ -78,6 +78,7 @@ typedef struct q35_cuda_info {
     bool unified;               /* cudaDeviceProp.integrated: memory shared with the host */
     bool flash_supported;       /* q35_attention_flash_supported for these heads */
     bool flash_sm90;            /* q35_attention_flash_sm90_supported for these heads */
+    bool gemm_sm90;             /* q35_gemm_sm90_supported, and this FFN's shape (n_ff % 128, n_embd % 64) */
     uint64_t free_bytes;        /* free device memory before the upload (after free_cap) */
     uint64_t total_bytes;       /* the device's memory */
     q35_capacity_plan plan;     /* the plan the load made */

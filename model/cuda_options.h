@@ -109,6 +109,14 @@ typedef struct q35_cuda_paths {
                                 own instantiation; the same bits) instead of its own op (out_gate,
                                 q35_sigmoid_gate_rows_f16): $Q35_FLASH_GATE=1 at load. Off by
                                 default until measured on a GPU against the op apart */
+    bool gemm_sm90;          /* the sm_90a [gate | up] GEMM (kernels/gemm_sm90.h) runs here: the
+                                device, and this model's FFN (n_ff a multiple of 128, n_embd of 64) */
+    bool gemm_swiglu;        /* opt-in: the f16 path's merged [gate | up] GEMM and SwiGLU as one
+                                sm_90a kernel (q35_gemm_swiglu_sm90_f16: SwiGLU in its epilogue,
+                                ffn_down's f16 input written there; model/cuda_layers.c,
+                                ffn_swiglu_sm90) instead of the tuned GEMM's f32 [gate | up] and
+                                the swiglu op: $Q35_GEMM_SWIGLU=1 at load, where gemm_sm90. Off by
+                                default until measured on a GPU against the two apart */
     bool graphs;             /* opt-in: a prefill chunk's layers launched as CUDA graphs, one a layer
                                 (model/cuda_graph.c; the same bits as plain launches), where
                                 q35_paths_graph_ok: $Q35_CUDA_GRAPH=1 at load. Off by default until
@@ -139,6 +147,15 @@ static inline bool q35_paths_flash_gate(const q35_cuda_paths *p)
 {
     return p->flash_gate && p->flash_sm90 && p->attention == Q35_ATTN_FLASH && p->gemm == Q35_GEMM_F16 &&
            !p->deterministic;
+}
+
+/* Whether paths p run the FFN's [gate | up] GEMM and SwiGLU as the one sm_90a
+ * kernel (a prefill's merged projection; model/cuda_layers.c): asked for,
+ * where it runs, on the f16 GEMM path (not deterministic) with the
+ * projections merged. */
+static inline bool q35_paths_gemm_swiglu(const q35_cuda_paths *p)
+{
+    return p->gemm_swiglu && p->gemm_sm90 && p->gemm == Q35_GEMM_F16 && !p->deterministic && !p->split_proj;
 }
 
 /* Whether paths p can launch a prefill chunk's layers as CUDA graphs

@@ -3,9 +3,10 @@
  * logits at EVERY position and the whole state are bitwise those of the
  * per-token path at chunk rows {1, 7, 37, n}; on each default path (attention
  * f32/flash x GEMM f32/f16, chunk rows 37) within SPEC §4's tolerance;
- * every path gives the same bits when the same prefill runs twice; and the
+ * every path gives the same bits when the same prefill runs twice; the
  * f16 path's output gate gives the same bits in the sm_90a flash epilogue as
- * apart. */
+ * apart; and the f16 path with SwiGLU in the sm_90a [gate | up] GEMM holds
+ * the same tolerance. */
 #include "cuda_model_cases.h"
 
 #include <inttypes.h>
@@ -101,6 +102,45 @@ static void check_gate_in_flash(q35_suite *s, q35_cuda_model *cm, q35_cuda_state
     free(b);
 }
 
+/* The f16 path's [gate | up] GEMM and SwiGLU as the one sm_90a kernel
+ * (paths.gemm_swiglu, opt-in): not the apart path's bits (its own GEMM sums
+ * in another order), so held to the f16 path's tolerance against the
+ * per-token forward like every default path; the same bits twice; and no
+ * swiglu op timed where the kernel runs. Where it does not, the two apart
+ * both times (said). */
+static void check_swiglu_in_gemm(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens,
+                                 int64_t n, const cm_token_ref *ref)
+{
+    cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, 37, false, 0);
+    q35_cuda_paths p = *q35_cuda_model_paths(cm);
+    q35_error err = {{0}};
+    p.gemm_swiglu = true;
+    if (q35_cuda_model_set_paths(cm, &p, &err)) {
+        printf("FAIL  paths: %s\n", err.msg);
+        exit(1);
+    }
+    const bool on = q35_paths_gemm_swiglu(q35_cuda_model_paths(cm));
+    char what[128];
+    snprintf(what, sizeof what, "flash/f16     rows   37, SwiGLU in the sm_90a GEMM%s vs per-token",
+             on ? "" : " (no sm_90a kernel here: apart)");
+    cm_check_prefill(s, what, cm, st, tokens, n, ref);
+    check_repeat(s, cm, st, tokens, n, ref->vocab);
+    q35_op_times t;
+    memset(&t, 0, sizeof t);
+    if (q35_cuda_state_reset(st, &err) || q35_cuda_prefill(cm, st, tokens, n, 0, NULL, &t, &err)) {
+        printf("FAIL  timed prefill: %s\n", err.msg);
+        exit(1);
+    }
+    q35_case(s, on ? t.calls[Q35_OP_SWIGLU] == 0 : t.calls[Q35_OP_SWIGLU] > 0,
+             "flash/f16     rows   37, SwiGLU in the sm_90a GEMM: %lld swiglu ops timed (want %s)",
+             (long long)t.calls[Q35_OP_SWIGLU], on ? "0" : "> 0");
+    p.gemm_swiglu = false;
+    if (q35_cuda_model_set_paths(cm, &p, &err)) {
+        printf("FAIL  paths: %s\n", err.msg);
+        exit(1);
+    }
+}
+
 int main(void)
 {
     q35_suite s;
@@ -138,6 +178,7 @@ int main(void)
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 37, true, 0);
     check_repeat(&s, cm, st, tokens, n, ref.vocab);
     check_gate_in_flash(&s, cm, st, tokens, n, ref.vocab);
+    check_swiglu_in_gemm(&s, cm, st, tokens, n, &ref);
 
     q35_cuda_state_free(st);
     cm_token_ref_free(&ref);

@@ -216,6 +216,33 @@ static void check_flash_gate(q35_suite *s)
         }
 }
 
+/* Which paths take the FFN's [gate | up] GEMM and SwiGLU as the one sm_90a
+ * kernel (q35_paths_gemm_swiglu). */
+static void check_gemm_swiglu(q35_suite *s)
+{
+    const struct {
+        q35_gemm_path gemm;
+        bool deterministic, split, sm90, ok;
+    } cases[] = {
+        {Q35_GEMM_F16, false, false, true, true},  /* the f16 path, merged, where the kernel runs */
+        {Q35_GEMM_F16, false, false, false, false}, /* not here (device or FFN shape): the two apart */
+        {Q35_GEMM_F16, false, true, true, false},  /* projections alone ($Q35_PREFILL_MERGE=0) */
+        {Q35_GEMM_FP8, false, false, true, false}, /* fp8: e4m3 inputs, its own GEMM */
+        {Q35_GEMM_F32, false, false, true, false},
+        {Q35_GEMM_F16, true, false, true, false},  /* deterministic: GEMV rows */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int asked = 0; asked < 2; asked++) {
+            const q35_cuda_paths p = {.attention = Q35_ATTN_FLASH, .gemm = cases[i].gemm,
+                                      .deterministic = cases[i].deterministic, .split_proj = cases[i].split,
+                                      .gemm_sm90 = cases[i].sm90, .gemm_swiglu = asked};
+            const bool on = q35_paths_gemm_swiglu(&p);
+            q35_case(s, on == (asked && cases[i].ok),
+                     "gemm swiglu: GEMM %s%s%s, sm_90a %d, asked %d: on %d", q35_gemm_path_name(p.gemm),
+                     p.deterministic ? ", deterministic" : "", p.split_proj ? ", split" : "", p.gemm_sm90, asked, on);
+        }
+}
+
 int main(void)
 {
     q35_suite s;
@@ -356,5 +383,6 @@ int main(void)
     check_error(&s, "option gemm 4", &o, "gemm 4");
     check_graphs(&s);
     check_flash_gate(&s);
+    check_gemm_swiglu(&s);
     return q35_suite_end(&s);
 }
