@@ -252,7 +252,7 @@ static int g_sm90; /* q35_gemm_sm90_supported on the device: else the sm_90a poi
 static char g_sm90_why[sizeof(q35_error)];
 
 struct ffn_ctx {
-    int which;
+    int which, variant; /* the sm_90a kernel's variant (kernels/gemm_sm90.h) */
     int64_t K, F, T;
     uint16_t *x16, *w16; /* [T][K]; [2F][K], gate rows then up rows */
     uint16_t *y16;       /* [T][F] f16: the SwiGLU forms */
@@ -265,9 +265,9 @@ static int ffn_launch(void *p, q35_error *err)
     const int64_t F = c->F, K = c->K;
     switch (c->which) {
     case SWIGLU_SM90:
-        return q35_gemm_swiglu_sm90_f16(c->y16, F, c->x16, K, c->w16, K, F, K, c->T, NULL, err);
+        return q35_gemm_swiglu_sm90_f16(c->y16, F, c->x16, K, c->w16, K, F, K, c->T, c->variant, NULL, err);
     case GU_SM90:
-        return q35_gemm_gu_sm90_f32(c->gu, 2 * F, c->x16, K, c->w16, K, F, K, c->T, NULL, err);
+        return q35_gemm_gu_sm90_f32(c->gu, 2 * F, c->x16, K, c->w16, K, F, K, c->T, c->variant, NULL, err);
     case GU_LT:
         return q35_hgemm_rounded(g_hgemm, c->gu, 2 * F, c->x16, c->T, c->w16, 2 * F, K, 0, err);
     default: /* the chain: the tuned GEMM into gu, then SwiGLU from its f32 rows */
@@ -282,6 +282,7 @@ static void bench_ffn(q35_bench_state *st, void *which)
     const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
     struct ffn_ctx c = {.which = *(const int *)which, .K = m->n_embd, .F = m->n_ff, .T = q35_bench_arg(st, 1)};
     const bool sm90 = c.which == SWIGLU_SM90 || c.which == GU_SM90;
+    c.variant = sm90 ? (int)q35_bench_arg(st, 2) : Q35_VARIANT_DEFAULT;
     const bool y16 = c.which == SWIGLU_SM90 || c.which == SWIGLU_CHAIN, gu = c.which != SWIGLU_SM90;
     const int64_t n = 2 * c.F, chunk = n < 1024 ? n : 1024;
     float *pattern = NULL;
@@ -456,9 +457,18 @@ int main(int argc, char **argv)
     static const int64_t ffn_rows[] = {512, 2048, 4096};
     const q35_bench_axis model_axis = q35_bench_model_axis(), ffn_rows_axis = {"rows", ffn_rows, 3};
     static const char *const ffn_families[] = {"gemm_swiglu_sm90", "gemm_swiglu_chain", "gemm_gu_sm90", "gemm_gu_lt"};
-    for (int f = 0; f < 4; f++)
-        q35_bench_register(ffn_families[f], bench_ffn, (void *)&k_ffn[f], (q35_bench_axis[]){model_axis, ffn_rows_axis},
-                           2);
+    static int64_t sm90_variants[8];
+    static const char *sm90_names[8];
+    const int n_sm90 = q35_gemm_sm90_variant_count() < 8 ? q35_gemm_sm90_variant_count() : 8;
+    for (int v = 0; v < n_sm90; v++)
+        sm90_variants[v] = v, sm90_names[v] = q35_gemm_sm90_variant_name(v);
+    const q35_bench_axis sm90_axis = {"kernel", sm90_variants, n_sm90}; /* gemm_sm90's variants ("variant": gemv's) */
+    q35_bench_axis_labels("kernel", sm90_names, n_sm90);
+    for (int f = 0; f < 4; f++) { /* the sm_90a families (0, 2) per variant */
+        const bool sm90 = f == 0 || f == 2;
+        q35_bench_register(ffn_families[f], bench_ffn, (void *)&k_ffn[f],
+                           (q35_bench_axis[]){model_axis, ffn_rows_axis, sm90_axis}, sm90 ? 3 : 2);
+    }
     q35_bench_register("dequant_f32", bench_bw, (void *)&kinds[0], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("dequant_f16", bench_bw, (void *)&kinds[1], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("gemv", bench_bw, (void *)&kinds[2], (q35_bench_axis[]){proj_axis, type_axis, variant_axis}, 3);

@@ -29,16 +29,30 @@
  *               columns n0 + c and F + n0 + c.
  * Shared memory: 4 stages x (16 + 32) KiB + the barriers, 1 KiB aligned (the
  * swizzle's 8-row atoms): 194 KiB + 1 KiB of alignment; one block an SM.
+ * Variants: simple (the above; the default and the oracle) and mcast:
+ * blocks in clusters of 2 (consecutive row tiles of one column tile: the row
+ * tiles rounded up to an even count) share the w tile, rank 0 loading the
+ * gate box and rank 1 the up box, each by TMA multicast into both blocks at
+ * the same offset, completing on both blocks' `full` (each still expects 48
+ * KiB: its x box and both halves); a stage is reused only when both blocks'
+ * consumers released it, so lane 0 of each consumer warp arrives on both
+ * blocks' `empty` (16 a phase, the remote one through mapa), and the blocks
+ * meet at a cluster barrier after the barriers' init and before leaving. L2
+ * to SM traffic a K step: 32 KiB a block instead of 48. The same products in
+ * the same order: simple's bits.
  * Expected (not yet measured): the 9B's [gate | up] at 2048 rows is 412 GFLOP
  * in 1536 blocks (11.6 waves on 132 SMs); at cuBLASLt's 654 TFLOP/s on that
  * shape (its 0.630 ms, f32 out) plus SwiGLU's 0.062 ms, this kernel gains
- * where it runs the product at >= ~600 TFLOP/s. Not yet: a persistent grid
- * (the epilogue and the next tile's first loads overlapped), clusters with
- * TMA multicast of the shared w tile. */
+ * where it runs the product at >= ~600 TFLOP/s; 48 KiB a K step for 4.2
+ * MFLOP is ~8 TB/s of L2 traffic at 700 TFLOP/s, near what L2 serves, which
+ * mcast's third less relieves. Not yet: a persistent grid (the epilogue and
+ * the next tile's first loads overlapped). */
 #include "kernels/gemm_sm90.h"
+#include "kernels/cluster_launch.cuh"
 #include "kernels/reduce.cuh"
 #include "kernels/sm90.cuh"
 #include "kernels/tma.h"
+#include "kernels/variant.h"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -70,11 +84,15 @@ struct gemm_args {
 
 #ifdef Q35_SM90A_CODE
 
-/* The producer's thread: every K step through the ring. */
+/* The producer's thread: every K step through the ring; MCAST: this block's
+ * half of w's 256 rows (rank 0 the gate box, rank 1 the up box) multicast to
+ * both blocks of the cluster, x's box its own. */
+template <bool MCAST>
 __device__ __forceinline__ void gemm_produce(const q35_tma_map *xmap, const q35_tma_map *wmap, uint32_t base,
                                              const gemm_args &a, int m0, int n0)
 {
     const uint32_t full = base + OFF_BAR, empty = full + 8 * STAGES;
+    const uint32_t rank = MCAST ? q35_cluster_rank() : 0;
     const int steps = a.K / BK;
     for (int s = 0; s < steps; s++) {
         const int st = s % STAGES;
@@ -82,13 +100,34 @@ __device__ __forceinline__ void gemm_produce(const q35_tma_map *xmap, const q35_
             q35_mbar_wait(empty + 8 * st, (s / STAGES - 1) & 1);
         q35_mbar_arrive_expect_tx(full + 8 * st, A_BYTES + B_BYTES);
         q35_tma_load_2d(base + OFF_A + st * A_BYTES, xmap, full + 8 * st, s * BK, m0);
-        q35_tma_load_2d(base + OFF_B + st * B_BYTES, wmap, full + 8 * st, s * BK, n0);
-        q35_tma_load_2d(base + OFF_B + st * B_BYTES + BOX_BYTES, wmap, full + 8 * st, s * BK, a.F + n0);
+        if (MCAST) {
+            q35_tma_load_2d_mcast(base + OFF_B + st * B_BYTES + rank * BOX_BYTES, wmap, full + 8 * st, s * BK,
+                                  rank ? a.F + n0 : n0, 0x3);
+        } else {
+            q35_tma_load_2d(base + OFF_B + st * B_BYTES, wmap, full + 8 * st, s * BK, n0);
+            q35_tma_load_2d(base + OFF_B + st * B_BYTES + BOX_BYTES, wmap, full + 8 * st, s * BK, a.F + n0);
+        }
+    }
+}
+
+/* A stage released by a consumer thread: its own arrival on the block's
+ * `empty` (256 a phase); MCAST: lane 0 of each consumer warp on both blocks'
+ * (16 a phase: 8 warps x 2 blocks), since either block's producer writes
+ * into both. */
+template <bool MCAST>
+__device__ __forceinline__ void gemm_release(uint32_t bar)
+{
+    if (!MCAST) {
+        q35_mbar_arrive(bar);
+    } else if (threadIdx.x % 32 == 0) {
+        q35_mbar_arrive_cluster(q35_mapa(bar, 0));
+        q35_mbar_arrive_cluster(q35_mapa(bar, 1));
     }
 }
 
 /* A consumer group's 64 rows (from row 64 c of the block) against the 256 w
  * rows over all of K: d [64][256] f32 (the m64n256 accumulator). */
+template <bool MCAST>
 __device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, const gemm_args &a, int c)
 {
     const uint32_t full = base + OFF_BAR, empty = full + 8 * STAGES;
@@ -109,7 +148,7 @@ __device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, co
         q35_wgmma_commit();
         q35_wgmma_wait<1>();
         if (s > 0)
-            q35_mbar_arrive(empty + 8 * ((s - 1) % STAGES));
+            gemm_release<MCAST>(empty + 8 * ((s - 1) % STAGES));
     }
     q35_wgmma_wait<0>();
     q35_reg_fence(d);
@@ -147,7 +186,7 @@ __device__ __forceinline__ void gemm_store(const float (&d)[128], const gemm_arg
 
 /* The kernel, SwiGLU (f16 out) or f32 [gate | up] out: two instantiations of
  * one main loop. */
-template <bool SWIGLU>
+template <bool SWIGLU, bool MCAST>
 __global__ void __launch_bounds__(THREADS, 1)
     q35_gemm_gu_sm90_kernel(const __grid_constant__ q35_tma_map xmap, const __grid_constant__ q35_tma_map wmap,
                             const gemm_args a)
@@ -158,23 +197,28 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int m0 = BM * ((int)blockIdx.x % a.m_tiles), n0 = BN * ((int)blockIdx.x / a.m_tiles);
     if (threadIdx.x == 0) {
         for (int i = 0; i < STAGES; i++) {
-            q35_mbar_init(base + OFF_BAR + 8 * i, 1);                /* full: the producer's expect_tx */
-            q35_mbar_init(base + OFF_BAR + 8 * (STAGES + i), 256);   /* empty: every consumer thread */
+            q35_mbar_init(base + OFF_BAR + 8 * i, 1);                          /* full: the producer's expect_tx */
+            q35_mbar_init(base + OFF_BAR + 8 * (STAGES + i), MCAST ? 16 : 256); /* empty: gemm_release */
         }
         q35_mbar_init_fence();
     }
-    __syncthreads();
+    if (MCAST)
+        q35_cluster_sync(); /* both blocks' barriers made before either multicasts or arrives */
+    else
+        __syncthreads();
     if (threadIdx.x < 128) {
         q35_setmaxnreg_dec<40>();
         if (threadIdx.x == 0)
-            gemm_produce(&xmap, &wmap, base, a, m0, n0);
+            gemm_produce<MCAST>(&xmap, &wmap, base, a, m0, n0);
     } else {
         q35_setmaxnreg_inc<232>();
         const int c = (int)threadIdx.x / 128 - 1;
         float d[128];
-        gemm_mainloop(d, base, a, c);
+        gemm_mainloop<MCAST>(d, base, a, c);
         gemm_store<SWIGLU>(d, a, m0, n0, c, (int)threadIdx.x % 128);
     }
+    if (MCAST)
+        q35_cluster_sync(); /* neither block leaves while the other may still arrive on its barriers */
 #else
     (void)xmap, (void)wmap, (void)a;
     __trap(); /* built without sm_90a code: the launcher refuses first */
@@ -191,11 +235,56 @@ int q35_gemm_sm90_supported(int device, q35_error *why)
     return q35_sm90_device_ok(device, Q35_SM90, SMEM_BYTES, "gemm_sm90", why);
 }
 
+/* A variant's kernels: SwiGLU (f16) and f32 out, and its cluster size. */
+typedef void (*gemm_kernel_fn)(q35_tma_map, q35_tma_map, gemm_args);
+struct gemm_kernels {
+    gemm_kernel_fn swiglu, f32;
+    unsigned cluster;
+};
+
+static const gemm_kernels k_simple = {&q35_gemm_gu_sm90_kernel<true, false>, &q35_gemm_gu_sm90_kernel<false, false>, 1};
+static const gemm_kernels k_mcast = {&q35_gemm_gu_sm90_kernel<true, true>, &q35_gemm_gu_sm90_kernel<false, true>, 2};
+
+/* The variants: simple (each block loads its own boxes; the default and the
+ * oracle), mcast (blocks in clusters of 2 along the rows share the w tile,
+ * each loading half of it multicast to both: 32 KiB a step from L2 a block
+ * instead of 48; the same products in the same order, so simple's bits). */
+static const q35_variant k_table[] = {
+    {"simple", 0, &k_simple},
+    {"mcast", 1, &k_mcast},
+};
+static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
+
+int q35_gemm_sm90_variant_count(void)
+{
+    return q35_variant_count(&k_set);
+}
+
+const char *q35_gemm_sm90_variant_name(int variant)
+{
+    return q35_variant_name(&k_set, variant);
+}
+
+int q35_gemm_sm90_variant_find(const char *name)
+{
+    return q35_variant_find(&k_set, name);
+}
+
+int q35_gemm_sm90_variant_default(void)
+{
+    return q35_variant_find(&k_set, "simple");
+}
+
 /* The launch of both forms: y16 (SwiGLU, f16) or gu (f32 [gate | up]). */
 static int launch(const char *who, uint16_t *y16, float *gu, int64_t ld, const uint16_t *x16, int64_t ldx,
-                  const uint16_t *w16, int64_t ldw, int64_t F, int64_t K, int64_t T, q35_stream stream,
+                  const uint16_t *w16, int64_t ldw, int64_t F, int64_t K, int64_t T, int variant, q35_stream stream,
                   q35_error *err)
 {
+    const q35_variant *v =
+        q35_variant_at(&k_set, variant == Q35_VARIANT_DEFAULT ? q35_gemm_sm90_variant_default() : variant);
+    if (!v)
+        return q35_fail(err, "%s: gemm_sm90 has variants 0..%d, not %d", who, q35_variant_count(&k_set) - 1, variant);
+    const gemm_kernels *ks = (const gemm_kernels *)v->impl;
     if (!x16 || !w16 || (!y16 && !gu))
         return q35_fail(err, "%s: x16 %p, w16 %p, output %p (all wanted)", who, (const void *)x16,
                         (const void *)w16, y16 ? (void *)y16 : (void *)gu);
@@ -246,33 +335,38 @@ static int launch(const char *who, uint16_t *y16, float *gu, int64_t ld, const u
     if (q35_tma_map_f16(&xmap, x16, 2, xdims, xstrides, box, 1, who, err) ||
         q35_tma_map_f16(&wmap, w16, 2, wdims, wstrides, box, 1, who, err))
         return -1;
-    const int m_tiles = (int)((T + BM - 1) / BM), n_tiles = (int)(F / BN);
+    /* a cluster's blocks take consecutive row tiles of one column tile: the row
+       tiles rounded up to whole clusters (a block past T loads TMA's zeros, stores
+       nothing) */
+    const int cl = (int)ks->cluster, m_tiles = (int)((T + BM * cl - 1) / (BM * cl)) * cl, n_tiles = (int)(F / BN);
     const gemm_args a = {y16, gu, ld, (int)F, (int)K, (int)T, m_tiles};
-    const void *kernel = y16 ? (const void *)&q35_gemm_gu_sm90_kernel<true> : (const void *)&q35_gemm_gu_sm90_kernel<false>;
-    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES), err))
+    const gemm_kernel_fn kernel = y16 ? ks->swiglu : ks->f32;
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            SMEM_BYTES),
+                       err))
         return -1;
-    const dim3 grid((unsigned)((int64_t)m_tiles * n_tiles)), block(THREADS);
-    if (y16)
-        q35_gemm_gu_sm90_kernel<true><<<grid, block, SMEM_BYTES, (cudaStream_t)stream>>>(xmap, wmap, a);
-    else
-        q35_gemm_gu_sm90_kernel<false><<<grid, block, SMEM_BYTES, (cudaStream_t)stream>>>(xmap, wmap, a);
+    q35_cluster_launch l(dim3((unsigned)((int64_t)m_tiles * n_tiles)), dim3(THREADS), SMEM_BYTES,
+                         (cudaStream_t)stream, ks->cluster);
+    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, xmap, wmap, a), err))
+        return q35_fail_context(err, "%s: launching q35_gemm_gu_sm90_kernel (variant %s)", who, v->name);
     return Q35_LAUNCH_CHECK("q35_gemm_gu_sm90_kernel", err);
 }
 
 int q35_gemm_swiglu_sm90_f16(uint16_t *y16, int64_t ldy, const uint16_t *x16, int64_t ldx, const uint16_t *w16,
-                             int64_t ldw, int64_t F, int64_t K, int64_t T, q35_stream stream, q35_error *err)
+                             int64_t ldw, int64_t F, int64_t K, int64_t T, int variant, q35_stream stream,
+                             q35_error *err)
 {
     static const char *who = "gemm_swiglu_sm90_f16";
     if (!y16)
         return q35_fail(err, "%s: y16 is NULL", who);
-    return launch(who, y16, NULL, ldy, x16, ldx, w16, ldw, F, K, T, stream, err);
+    return launch(who, y16, NULL, ldy, x16, ldx, w16, ldw, F, K, T, variant, stream, err);
 }
 
 int q35_gemm_gu_sm90_f32(float *gu, int64_t ldg, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
-                         int64_t F, int64_t K, int64_t T, q35_stream stream, q35_error *err)
+                         int64_t F, int64_t K, int64_t T, int variant, q35_stream stream, q35_error *err)
 {
     static const char *who = "gemm_gu_sm90_f32";
     if (!gu)
         return q35_fail(err, "%s: gu is NULL", who);
-    return launch(who, NULL, gu, ldg, x16, ldx, w16, ldw, F, K, T, stream, err);
+    return launch(who, NULL, gu, ldg, x16, ldx, w16, ldw, F, K, T, variant, stream, err);
 }

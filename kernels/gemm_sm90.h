@@ -38,6 +38,7 @@
 #define Q35_KERNELS_GEMM_SM90_H
 
 #include "kernels/cuda.h"
+#include "kernels/variant.h"
 
 #include <stdint.h>
 
@@ -52,14 +53,28 @@ int q35_gemm_sm90_built(void);
  * memory they need): 1, or 0 with the reason in why. */
 int q35_gemm_sm90_supported(int device, q35_error *why);
 
-/* y16 [T][ldy] = f16(silu(x16 w16[0..F)^T) * (x16 w16[F..2F)^T)), as above. */
+/* y16 [T][ldy] = f16(silu(x16 w16[0..F)^T) * (x16 w16[F..2F)^T)), as above,
+ * with kernel variant `variant` (below; Q35_VARIANT_DEFAULT: the default). */
 int q35_gemm_swiglu_sm90_f16(uint16_t *y16, int64_t ldy, const uint16_t *x16, int64_t ldx, const uint16_t *w16,
-                             int64_t ldw, int64_t F, int64_t K, int64_t T, q35_stream stream, q35_error *err);
+                             int64_t ldw, int64_t F, int64_t K, int64_t T, int variant, q35_stream stream,
+                             q35_error *err);
 
 /* gu [T][ldg] = x16 w16^T (columns 0 .. 2F-1: gate, then up; the others
  * untouched), f32: the same main loop with the f32 epilogue (ldg >= 2F). */
 int q35_gemm_gu_sm90_f32(float *gu, int64_t ldg, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
-                         int64_t F, int64_t K, int64_t T, q35_stream stream, q35_error *err);
+                         int64_t F, int64_t K, int64_t T, int variant, q35_stream stream, q35_error *err);
+
+/* The variants (kernels/variant.h; both in this unit): simple (each block
+ * loads its own boxes), the default and the oracle; mcast (blocks in
+ * clusters of 2 along the rows share their w tile, each loading half of it
+ * by TMA multicast into both: 32 KiB a K step from L2 a block instead of 48;
+ * the same products in the same order, so bitwise simple). An unknown
+ * variant is refused, naming the range. The suite runs and the benchmarks
+ * time every one. */
+int q35_gemm_sm90_variant_count(void);
+const char *q35_gemm_sm90_variant_name(int variant);
+int q35_gemm_sm90_variant_find(const char *name);
+int q35_gemm_sm90_variant_default(void);
 
 #ifdef __cplusplus
 }

@@ -21,8 +21,11 @@
  *   mbarrier        init, arrive, arrive.expect_tx, try_wait.parity (a bounded
  *                   spin: after 20 s it traps, so a lost arrival fails the
  *                   launch instead of hanging it), fence.mbarrier_init;
+ *   clusters        the block's rank, the cluster barrier, mapa (another
+ *                   block's shared address), a remote mbarrier arrival;
  *   TMA             2-D and 3-D tile loads (cp.async.bulk.tensor, completion
- *                   counted on an mbarrier), fence.proxy.async (generic shared
+ *                   counted on an mbarrier; 2-D also multicast to the blocks
+ *                   of a cluster), fence.proxy.async (generic shared
  *                   memory writes made visible to the async proxy: wgmma, TMA);
  *   registers       setmaxnreg inc / dec (warp-group register reallocation);
  *   misc            named barriers (sync, arrive), ex2.approx, f16x2 packing.
@@ -315,6 +318,40 @@ __device__ __forceinline__ void q35_mbar_wait(uint32_t bar, uint32_t parity)
                  : "memory");
 }
 
+/* ---- clusters ----------------------------------------------------------------------- */
+
+/* This block's rank in its cluster. */
+__device__ __forceinline__ uint32_t q35_cluster_rank(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+/* Every thread of every block of the cluster: the writes before it (the
+ * mbarriers' init among them) visible after it. Not .aligned: a warp may
+ * reach it diverged (a producer warp's one thread). */
+__device__ __forceinline__ void q35_cluster_sync(void)
+{
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+/* The shared::cluster address of this block's shared address addr in the
+ * cluster's block `rank`. */
+__device__ __forceinline__ uint32_t q35_mapa(uint32_t addr, uint32_t rank)
+{
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+    return r;
+}
+
+/* Arrives on the mbarrier at a shared::cluster address (q35_mapa: this
+ * block's or another's), release at cluster scope. */
+__device__ __forceinline__ void q35_mbar_arrive_cluster(uint32_t cluster_bar)
+{
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
+}
+
 /* ---- TMA ---------------------------------------------------------------------------- */
 
 /* Generic-proxy writes to shared memory made visible to the async proxy. */
@@ -330,6 +367,17 @@ __device__ __forceinline__ void q35_tma_load_2d(uint32_t dst, const void *map, u
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], "
                  "[%2];\n" ::"r"(dst),
                  "l"(map), "r"(bar), "r"(x), "r"(y)
+                 : "memory");
+}
+
+/* q35_tma_load_2d into every block of the cluster in ctamask (bit r: rank r),
+ * at dst in each, completing on the mbarrier at bar in each. */
+__device__ __forceinline__ void q35_tma_load_2d_mcast(uint32_t dst, const void *map, uint32_t bar, int x, int y,
+                                                      uint16_t ctamask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                 "[%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+                 "l"(map), "r"(bar), "r"(x), "r"(y), "h"(ctamask)
                  : "memory");
 }
 

@@ -383,7 +383,7 @@ static int ffn_swiglu_sm90(q35_run *r, const q35_dlayer *l)
         return -1;
     q35_op_begin(r, Q35_OP_PROJ, label);
     if (q35_op_end(r, q35_gemm_swiglu_sm90_f16(y16, ff, r->cm->f16_act, gu->k, gu->w16, gu->k, ff, gu->k, r->T,
-                                               r->cm->stream, r->err)))
+                                               Q35_VARIANT_DEFAULT, r->cm->stream, r->err)))
         return q35_fail_context(r->err, "layer %d", l->index);
     q35_op_begin(r, Q35_OP_PROJ, l->ffn_down.label);
     return q35_op_end(r, gemm_f16_rows(r, BUF(r, X), r->cm->hp.n_embd, y16, &l->ffn_down, OUT_F32_ADD));

@@ -44,7 +44,12 @@
  * A is the product's bound carried through silu * u and no looser: at |g|,
  * |u| ~ 4 it is about half of the rounding's 2^-11 |y|.
  *
- * Then every refusal, by its message (the value named); the refusals and
+ * Every variant (kernels/gemm_sm90.h: simple, mcast) takes every case, and
+ * each variant's f32 output is bitwise the first's (memcmp, the whole buffer:
+ * the same products in the same order).
+ *
+ * Then every refusal, by its message (the value named), an unknown variant
+ * among them; the refusals and
  * T = 0 write nothing. Q35_QUICK (the sanitizer runs: memcheck; racecheck
  * skips the suite, as the flash_sm90 suite, since it cannot follow the TMA /
  * mbarrier / wgmma handoffs) keeps the odd shapes and the refusals. Skipped
@@ -165,10 +170,10 @@ static double *reference(const gemm_case *c, const uint16_t *x, const gemm_weigh
 
 /* The case name: form, model, shape, rows, the checked columns, the strides
  * and offset that are not the dense ones. */
-static void name_case(char *buf, size_t cap, const char *form, const gemm_case *c, int64_t m)
+static void name_case(char *buf, size_t cap, const char *form, const char *variant, const gemm_case *c, int64_t m)
 {
-    int n = snprintf(buf, cap, "%-11s %-4s K %4" PRId64 " F %5" PRId64 " T %4" PRId64, form, c->model, c->K, c->F,
-                     c->T);
+    int n = snprintf(buf, cap, "%-11s %-6s %-4s K %4" PRId64 " F %5" PRId64 " T %4" PRId64, form, variant, c->model,
+                     c->K, c->F, c->T);
     if (m < c->F)
         n += snprintf(buf + n, cap - (size_t)n, " (%" PRId64 " of %" PRId64 " f)", m, c->F);
     if (c->ldx != c->K || c->ldw != c->K)
@@ -196,14 +201,14 @@ static bool f32_poisoned(float v)
  * buffer outside them untouched; a second call bitwise. Returns the buffer,
  * gu at off floats, for the f16 form's check. */
 static float *check_gu(q35_suite *s, const gemm_case *c, const uint16_t *dx, const gemm_weight *w,
-                       const int64_t *cols, int64_t m, const double *ref)
+                       const int64_t *cols, int64_t m, const double *ref, int v)
 {
     const int64_t n = c->T * c->ldg + c->off, F = c->F;
     float *buf = q35_gpu_floats(n), *buf2 = q35_gpu_floats(n);
     q35_error err = {{0}};
-    q35_gpu_ok(q35_gemm_gu_sm90_f32(buf + c->off, c->ldg, dx, c->ldx, w->dev, c->ldw, F, c->K, c->T, NULL, &err),
+    q35_gpu_ok(q35_gemm_gu_sm90_f32(buf + c->off, c->ldg, dx, c->ldx, w->dev, c->ldw, F, c->K, c->T, v, NULL, &err),
                &err);
-    q35_gpu_ok(q35_gemm_gu_sm90_f32(buf2 + c->off, c->ldg, dx, c->ldx, w->dev, c->ldw, F, c->K, c->T, NULL, &err),
+    q35_gpu_ok(q35_gemm_gu_sm90_f32(buf2 + c->off, c->ldg, dx, c->ldx, w->dev, c->ldw, F, c->K, c->T, v, NULL, &err),
                &err);
     float *h = q35_gpu_to_host(buf, n), *h2 = q35_gpu_to_host(buf2, n);
     float *sub = malloc((size_t)(c->T * 2 * m) * sizeof *sub);
@@ -221,7 +226,7 @@ static float *check_gu(q35_suite *s, const gemm_case *c, const uint16_t *dx, con
     }
     const q35_cmp cmp = q35_compare_f32_f64(sub, ref, c->T * 2 * m);
     char name[200], bits[160];
-    name_case(name, sizeof name, "gu_sm90", c, m);
+    name_case(name, sizeof name, "gu_sm90", q35_gemm_sm90_variant_name(v), c, m);
     q35_case(s, nonfinite == 0 && cmp.nonfinite == 0 && cmp.rel_linf <= LIMIT_F16_ACC && written == 0,
              "%s: rel Linf %.2e (<= %.0e), rel L2 %.2e against float64 of the f16 operands; %" PRId64 " of %" PRId64
              " non-finite, %" PRId64 " written outside [gate | up]",
@@ -235,7 +240,7 @@ static float *check_gu(q35_suite *s, const gemm_case *c, const uint16_t *dx, con
 
 /* y16 [T][ldy] of the fused form, `off` halves into a buffer poisoned with
  * F16_POISON, downloaded whole (the offset included). */
-static uint16_t *swiglu_f16(const gemm_case *c, const uint16_t *dx, const gemm_weight *w)
+static uint16_t *swiglu_f16(const gemm_case *c, const uint16_t *dx, const gemm_weight *w, int v)
 {
     const int64_t n = c->T * c->ldy + c->off;
     uint16_t *h = host_halves(n);
@@ -243,7 +248,8 @@ static uint16_t *swiglu_f16(const gemm_case *c, const uint16_t *dx, const gemm_w
         h[i] = F16_POISON;
     uint16_t *d = device_halves(h, n);
     q35_error err = {{0}};
-    q35_gpu_ok(q35_gemm_swiglu_sm90_f16(d + c->off, c->ldy, dx, c->ldx, w->dev, c->ldw, c->F, c->K, c->T, NULL, &err),
+    q35_gpu_ok(q35_gemm_swiglu_sm90_f16(d + c->off, c->ldy, dx, c->ldx, w->dev, c->ldw, c->F, c->K, c->T, v, NULL,
+                                        &err),
                &err);
     q35_gpu_download(h, d, (size_t)n * sizeof *h);
     q35_gpu_free(d);
@@ -296,14 +302,14 @@ static f16_excess against_float64(const gemm_case *c, const uint16_t *y, const i
  * rest of the buffer still poisoned; against float64 within the bound; a
  * second call bitwise. */
 static void check_swiglu(q35_suite *s, const gemm_case *c, const uint16_t *dx, const gemm_weight *w,
-                         const float *d_gu, const int64_t *cols, int64_t m, const double *ref)
+                         const float *d_gu, const int64_t *cols, int64_t m, const double *ref, int v)
 {
     const int64_t F = c->F, n = c->T * c->ldy + c->off;
     q35_error err = {{0}};
     uint16_t *d_chain = q35_gpu_bytes((size_t)(c->T * F) * 2), *chain = host_halves(c->T * F);
     q35_gpu_ok(q35_swiglu_rows_f16(d_chain, d_gu + c->off, d_gu + c->off + F, c->ldg, F, c->T, NULL, &err), &err);
     q35_gpu_download(chain, d_chain, (size_t)(c->T * F) * 2);
-    uint16_t *y = swiglu_f16(c, dx, w), *y2 = swiglu_f16(c, dx, w);
+    uint16_t *y = swiglu_f16(c, dx, w, v), *y2 = swiglu_f16(c, dx, w, v);
     int64_t differ = 0, first = -1, nonfinite = 0, written = 0;
     for (int64_t i = 0; i < c->off; i++)
         written += y[i] != F16_POISON;
@@ -319,7 +325,7 @@ static void check_swiglu(q35_suite *s, const gemm_case *c, const uint16_t *dx, c
             written += row[o] != F16_POISON;
     }
     char name[200], at[120] = "";
-    name_case(name, sizeof name, "swiglu_sm90", c, m);
+    name_case(name, sizeof name, "swiglu_sm90", q35_gemm_sm90_variant_name(v), c, m);
     if (first >= 0)
         snprintf(at, sizeof at, "; first at row %" PRId64 " f %" PRId64 ": 0x%04x, want 0x%04x", first / F, first % F,
                  y[c->off + first / F * c->ldy + first % F], chain[first]);
@@ -347,10 +353,26 @@ static void check_case(q35_suite *s, gemm_case c, gemm_weight *w)
     int64_t m;
     int64_t *cols = q35_test_columns(c.F, CHECKED_COLUMNS, &m, &g_rng);
     double *ref = reference(&c, x, w, cols, m);
-    float *d_gu = check_gu(s, &c, dx, w, cols, m, ref);
-    check_swiglu(s, &c, dx, w, d_gu, cols, m, ref);
-    free(x), free(cols), free(ref);
-    q35_gpu_free(dx), q35_gpu_free(d_gu);
+    const int64_t n = c.T * c.ldg + c.off;
+    float *first = NULL; /* the first variant's f32 output (host): the others bitwise it */
+    for (int v = 0; v < q35_gemm_sm90_variant_count(); v++) {
+        float *d_gu = check_gu(s, &c, dx, w, cols, m, ref, v);
+        check_swiglu(s, &c, dx, w, d_gu, cols, m, ref, v);
+        float *h = q35_gpu_to_host(d_gu, n);
+        if (!first) {
+            first = h;
+        } else {
+            char name[200], bits[160];
+            name_case(name, sizeof name, "gu_sm90", q35_gemm_sm90_variant_name(v), &c, m);
+            const q35_bitcmp b = q35_bitwise_f32(h, first, n);
+            q35_case(s, b.equal, "%s: against %s (the same products in the same order), %s", name,
+                     q35_gemm_sm90_variant_name(0), q35_bitcmp_str(&b, bits, sizeof bits));
+            free(h);
+        }
+        q35_gpu_free(d_gu);
+    }
+    free(first), free(x), free(cols), free(ref);
+    q35_gpu_free(dx);
 }
 
 /* ---- refusals ---------------------------------------------------------------------- */
@@ -362,8 +384,8 @@ static int gemm_call(int form, void *y, int64_t ld, const uint16_t *x, int64_t l
                      int64_t F, int64_t K, int64_t T, q35_error *err)
 {
     if (form == FORM_F16)
-        return q35_gemm_swiglu_sm90_f16(y, ld, x, ldx, w, ldw, F, K, T, NULL, err);
-    return q35_gemm_gu_sm90_f32(y, ld, x, ldx, w, ldw, F, K, T, NULL, err);
+        return q35_gemm_swiglu_sm90_f16(y, ld, x, ldx, w, ldw, F, K, T, Q35_VARIANT_DEFAULT, NULL, err);
+    return q35_gemm_gu_sm90_f32(y, ld, x, ldx, w, ldw, F, K, T, Q35_VARIANT_DEFAULT, NULL, err);
 }
 
 /* Each refusal (the header's "Runs where"; and K, F of 0, operand rows
@@ -417,6 +439,17 @@ static void check_refusals(q35_suite *s)
             q35_case(s, rc == -1 && strstr(err.msg, k_bad[i].want) != NULL, "%s refuses \"%s\": %s",
                      form == FORM_F16 ? "gemm_swiglu_sm90_f16" : "gemm_gu_sm90_f32", k_bad[i].want, err.msg);
         }
+    { /* an unknown variant, each form */
+        const int nv = q35_gemm_sm90_variant_count();
+        q35_error err = {{0}};
+        int rc = q35_gemm_swiglu_sm90_f16((uint16_t *)(void *)d_y, 128, d_x, 64, d_w, 64, 128, 64, 4, nv, NULL, &err);
+        q35_case(s, rc == -1 && strstr(err.msg, "gemm_sm90 has variants 0..") != NULL,
+                 "gemm_swiglu_sm90_f16 refuses variant %d: %s", nv, err.msg);
+        memset(&err, 0, sizeof err);
+        rc = q35_gemm_gu_sm90_f32(d_y, 256, d_x, 64, d_w, 64, 128, 64, 4, nv, NULL, &err);
+        q35_case(s, rc == -1 && strstr(err.msg, "gemm_sm90 has variants 0..") != NULL,
+                 "gemm_gu_sm90_f32 refuses variant %d: %s", nv, err.msg);
+    }
     /* T = 0: nothing written, status 0 */
     int rc = 0;
     q35_error err = {{0}};

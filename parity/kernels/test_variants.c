@@ -2,14 +2,17 @@
  * with variants lists, in rank order, every variant where the experiments are
  * linked (test_variants) and only its production variants where they are not
  * (test_variants_production, linked as the model and the q35 command are);
- * names and indices agree both ways, nothing is listed past the count; the
- * chunked delta rule's families. */
+ * names and indices agree both ways, nothing is listed past the count (the
+ * sm_90a units' variants are all production ones); the defaults that need no
+ * device; the chunked delta rule's families. */
 #include "parity/lib/harness.h"
 
 #include "kernels/attention_decode.h"
 #include "kernels/attention_flash.h"
+#include "kernels/attention_flash_sm90.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
+#include "kernels/gemm_sm90.h"
 #include "kernels/gemv.h"
 
 #include <stdio.h>
@@ -60,6 +63,10 @@ int main(void)
          "w4 w8 s64w8 w4o4 tb4 tb4o4", "w4"},
         {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, "registers staged",
          "registers staged"},
+        {"flash_sm90", q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,
+         q35_attention_flash_sm90_variant_find, "serial pingpong fa3turn overlap", "serial pingpong fa3turn overlap"},
+        {"gemm_sm90", q35_gemm_sm90_variant_count, q35_gemm_sm90_variant_name, q35_gemm_sm90_variant_find,
+         "simple mcast", "simple mcast"},
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         check_op(&s, &ops[i]);
@@ -75,6 +82,10 @@ int main(void)
              strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q4_K)), "staged") == 0 &&
                  strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q8_0)), "registers") == 0,
              "defaults: gemv staged for q4_K, registers for q8_0");
+    q35_case(&s,
+             strcmp(q35_attention_flash_sm90_variant_name(q35_attention_flash_sm90_variant_default()), "serial") == 0 &&
+                 strcmp(q35_gemm_sm90_variant_name(q35_gemm_sm90_variant_default()), "simple") == 0,
+             "defaults: flash_sm90 serial, gemm_sm90 simple");
 
     /* the chunked delta rule's families: which variants the suite holds to each other's bits */
     char fam[256] = "";
