@@ -93,13 +93,15 @@ __device__ __forceinline__ void gemm_produce(const q35_tma_map *xmap, const q35_
 {
     const uint32_t full = base + OFF_BAR, empty = full + 8 * STAGES;
     const uint32_t rank = MCAST ? q35_cluster_rank() : 0;
-    const int steps = a.K / BK;
+    /* a block wholly past T (mcast's row tiles rounded up to whole clusters)
+       loads the last tile's rows, a box TMA has in bounds; it stores nothing */
+    const int steps = a.K / BK, xm = min(m0, (a.T - 1) / BM * BM);
     for (int s = 0; s < steps; s++) {
         const int st = s % STAGES;
         if (s >= STAGES)
             q35_mbar_wait(empty + 8 * st, (s / STAGES - 1) & 1);
         q35_mbar_arrive_expect_tx(full + 8 * st, A_BYTES + B_BYTES);
-        q35_tma_load_2d(base + OFF_A + st * A_BYTES, xmap, full + 8 * st, s * BK, m0);
+        q35_tma_load_2d(base + OFF_A + st * A_BYTES, xmap, full + 8 * st, s * BK, xm);
         if (MCAST) {
             q35_tma_load_2d_mcast(base + OFF_B + st * B_BYTES + rank * BOX_BYTES, wmap, full + 8 * st, s * BK,
                                   rank ? a.F + n0 : n0, 0x3);
@@ -139,7 +141,6 @@ __device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, co
         const int st = s % STAGES;
         q35_mbar_wait(full + 8 * st, (s / STAGES) & 1);
         const uint32_t sa = base + OFF_A + st * A_BYTES + c * (64 * 128), sb = base + OFF_B + st * B_BYTES;
-        q35_reg_fence(d);
         q35_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; kk++)
@@ -288,8 +289,8 @@ static int launch(const char *who, uint16_t *y16, float *gu, int64_t ld, const u
     if (!x16 || !w16 || (!y16 && !gu))
         return q35_fail(err, "%s: x16 %p, w16 %p, output %p (all wanted)", who, (const void *)x16,
                         (const void *)w16, y16 ? (void *)y16 : (void *)gu);
-    if (T < 0 || T > INT32_MAX)
-        return q35_fail(err, "%s: T %lld outside 0 .. %d", who, (long long)T, INT32_MAX);
+    if (T < 0 || T > INT32_MAX - 2 * BM)
+        return q35_fail(err, "%s: T %lld outside 0 .. %d", who, (long long)T, INT32_MAX - 2 * BM);
     if (K < BK || K % BK || K > INT32_MAX)
         return q35_fail(err, "%s: K %lld is not a multiple of %d (from %d to %d)", who, (long long)K, BK, BK,
                         INT32_MAX);

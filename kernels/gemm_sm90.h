@@ -32,7 +32,8 @@
  * 128 (each block's boxes whole: a gate box must not reach into the up rows);
  * ldx, ldw multiples of 8 and x16, w16 16-byte aligned (TMA's 16-byte strides);
  * ldy even and y16 4-byte aligned (f16 pairs); ldg even, gu 8-byte aligned;
- * T >= 0 (0 does nothing), T, 2F, K, ldx, ldw, ldy, ldg at most INT32_MAX.
+ * 0 <= T <= INT32_MAX - 256 (0 does nothing), 2F, K, ldx, ldw, ldy, ldg at
+ * most INT32_MAX.
  * Each refusal names the value and the limit. */
 #ifndef Q35_KERNELS_GEMM_SM90_H
 #define Q35_KERNELS_GEMM_SM90_H
