@@ -39,7 +39,13 @@
  * blocks' `empty` (16 a phase, the remote one through mapa), and the blocks
  * meet at a cluster barrier after the barriers' init and before leaving. L2
  * to SM traffic a K step: 32 KiB a block instead of 48. The same products in
- * the same order: simple's bits.
+ * the same order: simple's bits. persist and mcast_persist: simple's and
+ * mcast's blocks made persistent, a block an SM (whole clusters) walking the
+ * tiles t = blockIdx.x, + gridDim.x, ... through one ring (the step count
+ * running on across tiles, each tile's last stage released too), so the
+ * producer loads the next tile while the consumers store this one; a
+ * cluster's two blocks take tiles t and t + 1 of one column tile at every
+ * step. The same bits as simple.
  * Expected (not yet measured): the 9B's [gate | up] at 2048 rows is 412 GFLOP
  * in 1536 blocks (11.6 waves on 132 SMs); at cuBLASLt's 654 TFLOP/s on that
  * shape (its 0.630 ms, f32 out) plus SwiGLU's 0.062 ms, this kernel gains
@@ -79,17 +85,19 @@ struct gemm_args {
     uint16_t *y16; /* the SwiGLU form's output, or NULL */
     float *gu;     /* the f32 form's output, or NULL */
     int64_t ld;    /* y16's or gu's row stride */
-    int F, K, T, m_tiles;
+    int F, K, T, m_tiles, n_tiles;
 };
 
 #ifdef Q35_SM90A_CODE
 
-/* The producer's thread: every K step through the ring; MCAST: this block's
- * half of w's 256 rows (rank 0 the gate box, rank 1 the up box) multicast to
- * both blocks of the cluster, x's box its own. */
+/* The producer's thread: one tile's K steps through the ring, the first
+ * being the block's g0-th step (a persistent block's tiles run on through
+ * one ring); MCAST: this block's half of w's 256 rows (rank 0 the gate box,
+ * rank 1 the up box) multicast to both blocks of the cluster, x's box its
+ * own. */
 template <bool MCAST>
 __device__ __forceinline__ void gemm_produce(const q35_tma_map *xmap, const q35_tma_map *wmap, uint32_t base,
-                                             const gemm_args &a, int m0, int n0)
+                                             const gemm_args &a, int m0, int n0, int g0)
 {
     const uint32_t full = base + OFF_BAR, empty = full + 8 * STAGES;
     const uint32_t rank = MCAST ? q35_cluster_rank() : 0;
@@ -97,9 +105,9 @@ __device__ __forceinline__ void gemm_produce(const q35_tma_map *xmap, const q35_
        loads the last tile's rows, a box TMA has in bounds; it stores nothing */
     const int steps = a.K / BK, xm = min(m0, (a.T - 1) / BM * BM);
     for (int s = 0; s < steps; s++) {
-        const int st = s % STAGES;
-        if (s >= STAGES)
-            q35_mbar_wait(empty + 8 * st, (s / STAGES - 1) & 1);
+        const int g = g0 + s, st = g % STAGES;
+        if (g >= STAGES)
+            q35_mbar_wait(empty + 8 * st, (g / STAGES - 1) & 1);
         q35_mbar_arrive_expect_tx(full + 8 * st, A_BYTES + B_BYTES);
         q35_tma_load_2d(base + OFF_A + st * A_BYTES, xmap, full + 8 * st, s * BK, xm);
         if (MCAST) {
@@ -128,9 +136,11 @@ __device__ __forceinline__ void gemm_release(uint32_t bar)
 }
 
 /* A consumer group's 64 rows (from row 64 c of the block) against the 256 w
- * rows over all of K: d [64][256] f32 (the m64n256 accumulator). */
-template <bool MCAST>
-__device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, const gemm_args &a, int c)
+ * rows over all of K: d [64][256] f32 (the m64n256 accumulator), the tile's
+ * first step the block's g0-th; PERSIST: its last stage released too (the
+ * block's next tile reuses the ring). */
+template <bool MCAST, bool PERSIST>
+__device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, const gemm_args &a, int c, int g0)
 {
     const uint32_t full = base + OFF_BAR, empty = full + 8 * STAGES;
     const int steps = a.K / BK;
@@ -138,8 +148,8 @@ __device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, co
     for (int i = 0; i < 128; i++)
         d[i] = 0.0f;
     for (int s = 0; s < steps; s++) {
-        const int st = s % STAGES;
-        q35_mbar_wait(full + 8 * st, (s / STAGES) & 1);
+        const int g = g0 + s, st = g % STAGES;
+        q35_mbar_wait(full + 8 * st, (g / STAGES) & 1);
         const uint32_t sa = base + OFF_A + st * A_BYTES + c * (64 * 128), sb = base + OFF_B + st * B_BYTES;
         q35_wgmma_fence();
 #pragma unroll
@@ -149,10 +159,12 @@ __device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, co
         q35_wgmma_commit();
         q35_wgmma_wait<1>();
         if (s > 0)
-            gemm_release<MCAST>(empty + 8 * ((s - 1) % STAGES));
+            gemm_release<MCAST>(empty + 8 * ((g - 1) % STAGES));
     }
     q35_wgmma_wait<0>();
     q35_reg_fence(d);
+    if (PERSIST)
+        gemm_release<MCAST>(empty + 8 * ((g0 + steps - 1) % STAGES));
 }
 
 /* The accumulator out: thread (warp, g, q4) holds rows 16 warp + g + 8 ri of
@@ -187,7 +199,7 @@ __device__ __forceinline__ void gemm_store(const float (&d)[128], const gemm_arg
 
 /* The kernel, SwiGLU (f16 out) or f32 [gate | up] out: two instantiations of
  * one main loop. */
-template <bool SWIGLU, bool MCAST>
+template <bool SWIGLU, bool MCAST, bool PERSIST>
 __global__ void __launch_bounds__(THREADS, 1)
     q35_gemm_gu_sm90_kernel(const __grid_constant__ q35_tma_map xmap, const __grid_constant__ q35_tma_map wmap,
                             const gemm_args a)
@@ -195,7 +207,10 @@ __global__ void __launch_bounds__(THREADS, 1)
 #ifdef Q35_SM90A_CODE
     extern __shared__ __align__(1024) uint8_t smem[];
     const uint32_t base = (q35_sm90_smem(smem) + 1023) & ~1023u;
-    const int m0 = BM * ((int)blockIdx.x % a.m_tiles), n0 = BN * ((int)blockIdx.x / a.m_tiles);
+    /* the block's tiles: its own (blockIdx.x), or PERSIST every gridDim.x-th from
+       it (a cluster's blocks stay on consecutive row tiles of one column tile:
+       gridDim.x is a whole number of clusters, the row tiles too) */
+    const int tiles = a.m_tiles * a.n_tiles, t_step = (int)gridDim.x;
     if (threadIdx.x == 0) {
         for (int i = 0; i < STAGES; i++) {
             q35_mbar_init(base + OFF_BAR + 8 * i, 1);                          /* full: the producer's expect_tx */
@@ -207,16 +222,29 @@ __global__ void __launch_bounds__(THREADS, 1)
         q35_cluster_sync(); /* both blocks' barriers made before either multicasts or arrives */
     else
         __syncthreads();
+    const int steps = a.K / BK, t0 = (int)blockIdx.x;
     if (threadIdx.x < 128) {
         q35_setmaxnreg_dec<40>();
-        if (threadIdx.x == 0)
-            gemm_produce<MCAST>(&xmap, &wmap, base, a, m0, n0);
+        if (threadIdx.x == 0) {
+            if (PERSIST)
+                for (int t = t0, i = 0; t < tiles; t += t_step, i++)
+                    gemm_produce<MCAST>(&xmap, &wmap, base, a, BM * (t % a.m_tiles), BN * (t / a.m_tiles), i * steps);
+            else
+                gemm_produce<MCAST>(&xmap, &wmap, base, a, BM * (t0 % a.m_tiles), BN * (t0 / a.m_tiles), 0);
+        }
     } else {
         q35_setmaxnreg_inc<232>();
-        const int c = (int)threadIdx.x / 128 - 1;
+        const int c = (int)threadIdx.x / 128 - 1, tid = (int)threadIdx.x % 128;
         float d[128];
-        gemm_mainloop<MCAST>(d, base, a, c);
-        gemm_store<SWIGLU>(d, a, m0, n0, c, (int)threadIdx.x % 128);
+        if (PERSIST) {
+            for (int t = t0, i = 0; t < tiles; t += t_step, i++) {
+                gemm_mainloop<MCAST, PERSIST>(d, base, a, c, i * steps);
+                gemm_store<SWIGLU>(d, a, BM * (t % a.m_tiles), BN * (t / a.m_tiles), c, tid);
+            }
+        } else {
+            gemm_mainloop<MCAST, PERSIST>(d, base, a, c, 0);
+            gemm_store<SWIGLU>(d, a, BM * (t0 % a.m_tiles), BN * (t0 / a.m_tiles), c, tid);
+        }
     }
     if (MCAST)
         q35_cluster_sync(); /* neither block leaves while the other may still arrive on its barriers */
@@ -236,23 +264,34 @@ int q35_gemm_sm90_supported(int device, q35_error *why)
     return q35_sm90_device_ok(device, Q35_SM90, SMEM_BYTES, "gemm_sm90", why);
 }
 
-/* A variant's kernels: SwiGLU (f16) and f32 out, and its cluster size. */
+/* A variant's kernels: SwiGLU (f16) and f32 out, its cluster size, and
+ * whether its grid is persistent (a block an SM, walking tiles). */
 typedef void (*gemm_kernel_fn)(q35_tma_map, q35_tma_map, gemm_args);
 struct gemm_kernels {
     gemm_kernel_fn swiglu, f32;
     unsigned cluster;
+    bool persist;
 };
 
-static const gemm_kernels k_simple = {&q35_gemm_gu_sm90_kernel<true, false>, &q35_gemm_gu_sm90_kernel<false, false>, 1};
-static const gemm_kernels k_mcast = {&q35_gemm_gu_sm90_kernel<true, true>, &q35_gemm_gu_sm90_kernel<false, true>, 2};
+static const gemm_kernels k_simple = {&q35_gemm_gu_sm90_kernel<true, false, false>,
+                                      &q35_gemm_gu_sm90_kernel<false, false, false>, 1, false};
+static const gemm_kernels k_mcast = {&q35_gemm_gu_sm90_kernel<true, true, false>,
+                                     &q35_gemm_gu_sm90_kernel<false, true, false>, 2, false};
+static const gemm_kernels k_persist = {&q35_gemm_gu_sm90_kernel<true, false, true>,
+                                       &q35_gemm_gu_sm90_kernel<false, false, true>, 1, true};
+static const gemm_kernels k_mcast_persist = {&q35_gemm_gu_sm90_kernel<true, true, true>,
+                                             &q35_gemm_gu_sm90_kernel<false, true, true>, 2, true};
 
 /* The variants: simple (each block loads its own boxes; the default and the
  * oracle), mcast (blocks in clusters of 2 along the rows share the w tile,
  * each loading half of it multicast to both: 32 KiB a step from L2 a block
- * instead of 48; the same products in the same order, so simple's bits). */
+ * instead of 48), persist and mcast_persist (the two with a persistent grid);
+ * the same products in the same order, so simple's bits. */
 static const q35_variant k_table[] = {
     {"simple", 0, &k_simple},
     {"mcast", 1, &k_mcast},
+    {"persist", 2, &k_persist},
+    {"mcast_persist", 3, &k_mcast_persist},
 };
 static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
 
@@ -340,14 +379,24 @@ static int launch(const char *who, uint16_t *y16, float *gu, int64_t ld, const u
        tiles rounded up to whole clusters (a block past T loads TMA's zeros, stores
        nothing) */
     const int cl = (int)ks->cluster, m_tiles = (int)((T + BM * cl - 1) / (BM * cl)) * cl, n_tiles = (int)(F / BN);
-    const gemm_args a = {y16, gu, ld, (int)F, (int)K, (int)T, m_tiles};
+    const gemm_args a = {y16, gu, ld, (int)F, (int)K, (int)T, m_tiles, n_tiles};
+    int64_t blocks = (int64_t)m_tiles * n_tiles;
+    if (ks->persist) { /* a block an SM, whole clusters, at most the tiles */
+        int sms = 0;
+        if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err))
+            return -1;
+        const int64_t fit = sms / cl * cl;
+        blocks = fit < blocks ? fit : blocks;
+    }
+    if (blocks < 1 || blocks > INT32_MAX)
+        return q35_fail(err, "%s: %lld blocks (T %lld, F %lld) outside 1 .. %d", who, (long long)blocks, (long long)T,
+                        (long long)F, INT32_MAX);
     const gemm_kernel_fn kernel = y16 ? ks->swiglu : ks->f32;
     if (Q35_CUDA_CHECK(cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             SMEM_BYTES),
                        err))
         return -1;
-    q35_cluster_launch l(dim3((unsigned)((int64_t)m_tiles * n_tiles)), dim3(THREADS), SMEM_BYTES,
-                         (cudaStream_t)stream, ks->cluster);
+    q35_cluster_launch l(dim3((unsigned)blocks), dim3(THREADS), SMEM_BYTES, (cudaStream_t)stream, ks->cluster);
     if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, xmap, wmap, a), err))
         return q35_fail_context(err, "%s: launching q35_gemm_gu_sm90_kernel (variant %s)", who, v->name);
     return Q35_LAUNCH_CHECK("q35_gemm_gu_sm90_kernel", err);

@@ -68,9 +68,11 @@ int q35_gemm_gu_sm90_f32(float *gu, int64_t ldg, const uint16_t *x16, int64_t ld
 /* The variants (kernels/variant.h; both in this unit): simple (each block
  * loads its own boxes), the default and the oracle; mcast (blocks in
  * clusters of 2 along the rows share their w tile, each loading half of it
- * by TMA multicast into both: 32 KiB a K step from L2 a block instead of 48;
- * the same products in the same order, so bitwise simple). An unknown
- * variant is refused, naming the range. The suite runs and the benchmarks
+ * by TMA multicast into both: 32 KiB a K step from L2 a block instead of 48);
+ * persist and mcast_persist (the two with a persistent grid: a block an SM
+ * walking the tiles through one ring, the next tile's loads under this one's
+ * epilogue); all the same products in the same order, so bitwise simple. An
+ * unknown variant is refused, naming the range. The suite runs and the benchmarks
  * time every one. */
 int q35_gemm_sm90_variant_count(void);
 const char *q35_gemm_sm90_variant_name(int variant);

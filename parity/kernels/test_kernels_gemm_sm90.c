@@ -44,7 +44,8 @@
  * A is the product's bound carried through silu * u and no looser: at |g|,
  * |u| ~ 4 it is about half of the rounding's 2^-11 |y|.
  *
- * Every variant (kernels/gemm_sm90.h: simple, mcast) takes every case, and
+ * Every variant (kernels/gemm_sm90.h: simple, mcast, persist, mcast_persist)
+ * takes every case, and
  * each variant's f32 output is bitwise the first's (memcmp, the whole buffer:
  * the same products in the same order).
  *
@@ -172,7 +173,7 @@ static double *reference(const gemm_case *c, const uint16_t *x, const gemm_weigh
  * and offset that are not the dense ones. */
 static void name_case(char *buf, size_t cap, const char *form, const char *variant, const gemm_case *c, int64_t m)
 {
-    int n = snprintf(buf, cap, "%-11s %-6s %-4s K %4" PRId64 " F %5" PRId64 " T %4" PRId64, form, variant, c->model,
+    int n = snprintf(buf, cap, "%-11s %-13s %-4s K %4" PRId64 " F %5" PRId64 " T %4" PRId64, form, variant, c->model,
                      c->K, c->F, c->T);
     if (m < c->F)
         n += snprintf(buf + n, cap - (size_t)n, " (%" PRId64 " of %" PRId64 " f)", m, c->F);
