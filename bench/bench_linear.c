@@ -21,6 +21,12 @@
  *                   the f32 sum rounded once to f16 in the epilogue, half y's
  *                   bytes), what the model's f16 path runs for [gate | up]
  *                   (proj 12); counters as hgemm_lt's, of its own shape
+ *   gemm_sm90       q35_gemm_sm90_f32 (kernels/gemm_sm90.h, add 0): the same
+ *                   product (f16 weight and rows, f32 out) on our sm_90a
+ *                   wgmma kernels, per variant (axis `kernel`), beside its
+ *                   ceiling ceiling/hgemm_lt; skipped where the projection's
+ *                   n is odd or k is not a multiple of 64 (none of 9B's), and
+ *                   where the kernels do not run
  *   gemm_fp8        the rows quantized to e4m3 with a scale a row (q35_fp8_quantize_rows)
  *                   + q35_gemm_fp8 (cuBLASLt, e4m3 weight with a scale an output
  *                   row, f32 accumulation and output); sm_89+, else skipped
@@ -40,15 +46,17 @@
  *                   ceiling/hgemm_lt's)
  *   gemm_gu_sm90    q35_gemm_gu_sm90_f32: the same product, f32 [gate | up] out
  *   gemm_gu_lt      the chain's GEMM alone (q35_hgemm_rounded into gu)
- * the sm_90a families skipped, with q35_gemm_sm90_supported's reason (also
- * the context's gemm_sm90), where the kernels do not run.
+ * the sm_90a families (and gemm_sm90) skipped, with q35_gemm_sm90_supported's
+ * reason (also the context's gemm_sm90), where the kernels do not run.
  * The bandwidth ceiling is bench_kernels' ceiling/d2d_copy (read + write). The
  * bandwidth points (dequant, gemv) rotate through copies of their buffers that
  * together pass 512 MB (the L2 is 60 MB) and time at least 256 MB of them per
  * iteration (back-to-back launches, `launches` of them), so small weights show
  * their launch cost and large ones the memory.
  * FLOP = 2 T n k; bytes = the weight as stored + x + y (gemm_f32: the quantized
- * weight; its scratch traffic is what the sgemm ceiling shows as the difference);
+ * weight; its scratch traffic is what the sgemm ceiling shows as the difference;
+ * x at 4 bytes a value but for the fp8 ceilings, gemm_sm90 as ceiling/hgemm_lt;
+ * gemm_sm90 also pct_of_hgemm);
  * dequant: the weight as stored + its output; the FFN families: FLOP = 2 T 2F K,
  * bytes = w16 + x16 + what each writes (y16 at 2 bytes a value, gu at 4) and
  * reads between launches (the chain's SwiGLU reads gu again). Device buffers
@@ -99,14 +107,17 @@ static char g_fp8_why[sizeof(q35_error)];
 static q35_hgemm *g_hgemm; /* ceiling/hgemm_lt's context, tuning on; NULL where it could not be made: those skip */
 static char g_hgemm_why[sizeof(q35_error)];
 
-enum { GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8, HGEMM_LT, FP8_BF16, HGEMM_LT_F16 };
-static const int k_which[] = {GEMM_F32, GEMM_F16, SGEMM,    HGEMM,   HGEMM_F16OUT,
-                              GEMM_FP8, FP8,      HGEMM_LT, FP8_BF16, HGEMM_LT_F16};
+static int g_sm90; /* q35_gemm_sm90_supported on the device: else the sm_90a points skip */
+static char g_sm90_why[sizeof(q35_error)];
+
+enum { GEMM_F32, GEMM_F16, SGEMM, HGEMM, HGEMM_F16OUT, GEMM_FP8, FP8, HGEMM_LT, FP8_BF16, HGEMM_LT_F16, GEMM_SM90 };
+static const int k_which[] = {GEMM_F32, GEMM_F16, SGEMM,    HGEMM,        HGEMM_F16OUT, GEMM_FP8,
+                              FP8,      HGEMM_LT, FP8_BF16, HGEMM_LT_F16, GEMM_SM90};
 
 /* ---- the GEMMs and their ceilings ------------------------------------------------- */
 
 struct gemm_ctx {
-    int which;
+    int which, variant; /* variant: gemm_sm90's (kernels/gemm_sm90.h) */
     int64_t n, k, T;
     float *y, *x;
     void *wq;           /* the Q4_K weight (gemm_f32) */
@@ -145,6 +156,8 @@ static int gemm_launch(void *p, q35_error *err)
         return q35_hgemm_rounded(g_hgemm, c->y, c->n, c->x16, c->T, c->w16, c->n, c->k, 0, err);
     case HGEMM_LT_F16:
         return q35_hgemm_rounded_f16(g_hgemm, (uint16_t *)(void *)c->y, c->n, c->x16, c->T, c->w16, c->n, c->k, err);
+    case GEMM_SM90:
+        return q35_gemm_sm90_f32(c->y, c->n, c->x16, c->k, c->w16, c->k, c->n, c->k, c->T, 0, c->variant, NULL, err);
     case HGEMM:
         return Q35_CUBLAS_CHECK(cublasGemmEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, n, T, k, &one, c->w16, CUDA_R_16F, k,
                                              c->x16, CUDA_R_16F, k, &zero, c->y, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
@@ -196,6 +209,19 @@ static void bench_gemm(q35_bench_state *st, void *which)
         q35_bench_skip(st, g_hgemm_why);
         return;
     }
+    if (c.which == GEMM_SM90) { /* the plain form: float pairs stored, whole 64-wide K steps */
+        char why[160] = "";
+        c.variant = (int)q35_bench_arg(st, 2);
+        if (c.n % 2)
+            snprintf(why, sizeof why, "%s: n %lld is odd (gemm_sm90_f32 stores float pairs)", p->name, (long long)c.n);
+        else if (c.k % 64)
+            snprintf(why, sizeof why, "%s: k %lld is not a multiple of 64 (gemm_sm90_f32's K step)", p->name,
+                     (long long)c.k);
+        if (!g_sm90 || why[0]) {
+            q35_bench_skip(st, g_sm90 ? why : g_sm90_why);
+            return;
+        }
+    }
     if (!(c.y = q35_bench_try_alloc((size_t)(c.T * c.n) * 4, st)) ||
         !(c.x = q35_bench_try_alloc((size_t)(c.T * c.k) * 4, st)))
         goto out;
@@ -233,6 +259,8 @@ static void bench_gemm(q35_bench_state *st, void *which)
     }
     q35_bench_time(st, gemm_launch, &c);
     q35_bench_rate(st, "FLOP", 2.0 * (double)c.T * (double)c.n * (double)c.k);
+    if (c.which == GEMM_SM90)
+        q35_bench_pct_of(st, Q35_CEILING_HGEMM, 2.0 * (double)c.T * (double)c.n * (double)c.k);
     const double weight = c.which == GEMM_F32 ? (double)wq_bytes : (double)(c.n * c.k) * (f32 ? 4.0 : fp8 ? 1.0 : 2.0);
     const bool y16 = c.which == HGEMM_F16OUT || c.which == FP8_BF16 || c.which == HGEMM_LT_F16;
     const double y_bytes = (double)(c.T * c.n) * (y16 ? 2.0 : 4.0);
@@ -247,9 +275,6 @@ out: /* cudaFree(NULL) does nothing */
 
 enum { SWIGLU_SM90, SWIGLU_CHAIN, GU_SM90, GU_LT };
 static const int k_ffn[] = {SWIGLU_SM90, SWIGLU_CHAIN, GU_SM90, GU_LT};
-
-static int g_sm90; /* q35_gemm_sm90_supported on the device: else the sm_90a points skip */
-static char g_sm90_why[sizeof(q35_error)];
 
 struct ffn_ctx {
     int which, variant; /* the sm_90a kernel's variant (kernels/gemm_sm90.h) */
@@ -464,6 +489,8 @@ int main(int argc, char **argv)
         sm90_variants[v] = v, sm90_names[v] = q35_gemm_sm90_variant_name(v);
     const q35_bench_axis sm90_axis = {"kernel", sm90_variants, n_sm90}; /* gemm_sm90's variants ("variant": gemv's) */
     q35_bench_axis_labels("kernel", sm90_names, n_sm90);
+    q35_bench_register("gemm_sm90", bench_gemm, (void *)&k_which[GEMM_SM90],
+                       (q35_bench_axis[]){proj_axis, rows_axis, sm90_axis}, 3);
     for (int f = 0; f < 4; f++) { /* the sm_90a families (0, 2) per variant */
         const bool sm90 = f == 0 || f == 2;
         q35_bench_register(ffn_families[f], bench_ffn, (void *)&k_ffn[f],
@@ -486,7 +513,8 @@ int main(int argc, char **argv)
                                   "ceiling/fp8 from quantized rows); "
                                   "dequant, "
                                   "gemv: bench_kernels ceiling/d2d_copy (bytes/s); gemm_swiglu_sm90: "
-                                  "gemm_swiglu_chain, gemm_gu_sm90: gemm_gu_lt (and ceiling/hgemm)");
+                                  "gemm_swiglu_chain, gemm_gu_sm90: gemm_gu_lt (and ceiling/hgemm); "
+                                  "gemm_sm90 (the plain form): ceiling/hgemm_lt");
     char legend[200];
     q35_bench_context("models", q35_bench_model_legend(legend, sizeof legend));
     q35_error why = {{0}};
@@ -496,7 +524,8 @@ int main(int argc, char **argv)
     else if ((g_sm90 = q35_gemm_sm90_supported(dev, &why)) == 0)
         snprintf(g_sm90_why, sizeof g_sm90_why, "%s", why.msg);
     q35_bench_context("gemm_sm90", g_sm90 ? "sm_90a [gate | up] GEMM: wgmma m64n256k16 + TMA, 128 rows x 128 f a "
-                                            "block (128 gate + 128 up rows of w), f32 accumulation"
+                                            "block (128 gate + 128 up rows of w), f32 accumulation; the plain "
+                                            "form (family gemm_sm90): 128 rows x 256 output columns a block"
                                           : g_sm90_why);
     memset(&why, 0, sizeof why);
     if (q35_fp8_gemm_create(&g_fp8, NULL, &why)) /* refuses a device without FP8, saying so */

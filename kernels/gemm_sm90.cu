@@ -1,5 +1,9 @@
-/* The sm_90a [gate | up] GEMM with SwiGLU in its epilogue
- * (kernels/gemm_sm90.h says what it computes and refuses).
+/* The sm_90a [gate | up] GEMM with SwiGLU in its epilogue, and the plain f16
+ * GEMM on the same kernels (kernels/gemm_sm90.h says what they compute and
+ * refuse). The plain form tiles 256 output columns a block, w's rows n0 ..
+ * n0+127 and n0+128 .. n0+255 as the two boxes (b2 = 128 where [gate | up]
+ * has F), so its accumulator's columns are the output's in order; rows of w
+ * past n are TMA's zeros and their columns are not stored.
  *
  * Work split. Block b takes the 128 rows m0 = 128 (b % m_tiles) of x and the
  * 128 output columns n0 = 128 (b / m_tiles), that is w's gate rows n0 ..
@@ -83,9 +87,13 @@
 /* The kernel's scalars. */
 struct gemm_args {
     uint16_t *y16; /* the SwiGLU form's output, or NULL */
-    float *gu;     /* the f32 form's output, or NULL */
+    float *gu;     /* the f32 forms' output ([gate | up], or the plain y), or NULL */
     int64_t ld;    /* y16's or gu's row stride */
     int F, K, T, m_tiles, n_tiles;
+    int n_step;    /* output columns a column tile: 128 ([gate | up]: F apart), 256 (plain) */
+    int b2;        /* w's second box: rows n0 + b2 ([gate | up]: F; plain: 128) */
+    int n_cols;    /* f32 forms: columns of y (2F; plain n): past them nothing is stored */
+    int add;       /* f32 forms: y += the product */
 };
 
 #ifdef Q35_SM90A_CODE
@@ -112,10 +120,10 @@ __device__ __forceinline__ void gemm_produce(const q35_tma_map *xmap, const q35_
         q35_tma_load_2d(base + OFF_A + st * A_BYTES, xmap, full + 8 * st, s * BK, xm);
         if (MCAST) {
             q35_tma_load_2d_mcast(base + OFF_B + st * B_BYTES + rank * BOX_BYTES, wmap, full + 8 * st, s * BK,
-                                  rank ? a.F + n0 : n0, 0x3);
+                                  rank ? n0 + a.b2 : n0, 0x3);
         } else {
             q35_tma_load_2d(base + OFF_B + st * B_BYTES, wmap, full + 8 * st, s * BK, n0);
-            q35_tma_load_2d(base + OFF_B + st * B_BYTES + BOX_BYTES, wmap, full + 8 * st, s * BK, a.F + n0);
+            q35_tma_load_2d(base + OFF_B + st * B_BYTES + BOX_BYTES, wmap, full + 8 * st, s * BK, n0 + a.b2);
         }
     }
 }
@@ -184,12 +192,19 @@ __device__ __forceinline__ void gemm_store(const float (&d)[128], const gemm_arg
             for (int i = 0; i < 16; i++)
                 *(uint32_t *)(yr + 8 * i) = q35_pack_f16x2(q35_swiglu(d[4 * i + 2 * ri], d[4 * (i + 16) + 2 * ri]),
                                                            q35_swiglu(d[4 * i + 2 * ri + 1], d[4 * (i + 16) + 2 * ri + 1]));
-        } else {
-            float *gr = a.gu + (int64_t)row * a.ld + n0 + 2 * q4, *ur = gr + a.F;
+        } else { /* accumulator column 8 i + 2 q4 (+1): y's column n0 + that, past 128 n0 + b2 + (that - 128) */
+            float *yr = a.gu + (int64_t)row * a.ld;
 #pragma unroll
-            for (int i = 0; i < 16; i++) {
-                *(float2 *)(gr + 8 * i) = make_float2(d[4 * i + 2 * ri], d[4 * i + 2 * ri + 1]);
-                *(float2 *)(ur + 8 * i) = make_float2(d[4 * (i + 16) + 2 * ri], d[4 * (i + 16) + 2 * ri + 1]);
+            for (int i = 0; i < 32; i++) {
+                const int col = n0 + (i < 16 ? 8 * i : a.b2 + 8 * (i - 16)) + 2 * q4;
+                float2 v = make_float2(d[4 * i + 2 * ri], d[4 * i + 2 * ri + 1]);
+                if (col + 1 < a.n_cols) {
+                    if (a.add) {
+                        const float2 r = *(const float2 *)(yr + col);
+                        v = make_float2(r.x + v.x, r.y + v.y);
+                    }
+                    *(float2 *)(yr + col) = v;
+                }
             }
         }
     }
@@ -228,9 +243,10 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (threadIdx.x == 0) {
             if (PERSIST)
                 for (int t = t0, i = 0; t < tiles; t += t_step, i++)
-                    gemm_produce<MCAST>(&xmap, &wmap, base, a, BM * (t % a.m_tiles), BN * (t / a.m_tiles), i * steps);
+                    gemm_produce<MCAST>(&xmap, &wmap, base, a, BM * (t % a.m_tiles), a.n_step * (t / a.m_tiles),
+                                        i * steps);
             else
-                gemm_produce<MCAST>(&xmap, &wmap, base, a, BM * (t0 % a.m_tiles), BN * (t0 / a.m_tiles), 0);
+                gemm_produce<MCAST>(&xmap, &wmap, base, a, BM * (t0 % a.m_tiles), a.n_step * (t0 / a.m_tiles), 0);
         }
     } else {
         q35_setmaxnreg_inc<232>();
@@ -239,11 +255,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (PERSIST) {
             for (int t = t0, i = 0; t < tiles; t += t_step, i++) {
                 gemm_mainloop<MCAST, PERSIST>(d, base, a, c, i * steps);
-                gemm_store<SWIGLU>(d, a, BM * (t % a.m_tiles), BN * (t / a.m_tiles), c, tid);
+                gemm_store<SWIGLU>(d, a, BM * (t % a.m_tiles), a.n_step * (t / a.m_tiles), c, tid);
             }
         } else {
             gemm_mainloop<MCAST, PERSIST>(d, base, a, c, 0);
-            gemm_store<SWIGLU>(d, a, BM * (t0 % a.m_tiles), BN * (t0 / a.m_tiles), c, tid);
+            gemm_store<SWIGLU>(d, a, BM * (t0 % a.m_tiles), a.n_step * (t0 / a.m_tiles), c, tid);
         }
     }
     if (MCAST)
@@ -315,26 +331,27 @@ int q35_gemm_sm90_variant_default(void)
     return q35_variant_find(&k_set, "simple");
 }
 
-/* The launch of both forms: y16 (SwiGLU, f16) or gu (f32 [gate | up]). */
-static int launch(const char *who, uint16_t *y16, float *gu, int64_t ld, const uint16_t *x16, int64_t ldx,
-                  const uint16_t *w16, int64_t ldw, int64_t F, int64_t K, int64_t T, int variant, q35_stream stream,
-                  q35_error *err)
+/* What a call asks of the kernels: its output (y16 for SwiGLU, else gu) and
+ * the column tiling (gemm_args' n_step, b2, n_cols, add); w's rows. */
+struct gemm_call {
+    uint16_t *y16;
+    float *gu;
+    int64_t ld, F, w_rows, n_tiles;
+    int n_step, b2, n_cols, add;
+};
+
+/* The refusals every form shares (the operands, T, K, the variant); 0 or -1. */
+static int check_operands(const char *who, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
+                          int64_t K, int64_t T, int variant, q35_error *err)
 {
-    const q35_variant *v =
-        q35_variant_at(&k_set, variant == Q35_VARIANT_DEFAULT ? q35_gemm_sm90_variant_default() : variant);
-    if (!v)
+    if (!q35_variant_at(&k_set, variant == Q35_VARIANT_DEFAULT ? q35_gemm_sm90_variant_default() : variant))
         return q35_fail(err, "%s: gemm_sm90 has variants 0..%d, not %d", who, q35_variant_count(&k_set) - 1, variant);
-    const gemm_kernels *ks = (const gemm_kernels *)v->impl;
-    if (!x16 || !w16 || (!y16 && !gu))
-        return q35_fail(err, "%s: x16 %p, w16 %p, output %p (all wanted)", who, (const void *)x16,
-                        (const void *)w16, y16 ? (void *)y16 : (void *)gu);
+    if (!x16 || !w16)
+        return q35_fail(err, "%s: x16 %p, w16 %p (both wanted)", who, (const void *)x16, (const void *)w16);
     if (T < 0 || T > INT32_MAX - 2 * BM)
         return q35_fail(err, "%s: T %lld outside 0 .. %d", who, (long long)T, INT32_MAX - 2 * BM);
     if (K < BK || K % BK || K > INT32_MAX)
         return q35_fail(err, "%s: K %lld is not a multiple of %d (from %d to %d)", who, (long long)K, BK, BK,
-                        INT32_MAX);
-    if (F < BN || F % BN || 2 * F > INT32_MAX)
-        return q35_fail(err, "%s: F %lld is not a multiple of %d (from %d, 2F to %d)", who, (long long)F, BN, BN,
                         INT32_MAX);
     if (ldx < K || ldx % 8 || ldx > INT32_MAX)
         return q35_fail(err, "%s: ldx %lld is not a multiple of 8 at least K %lld (TMA: 16-byte row strides)", who,
@@ -345,21 +362,17 @@ static int launch(const char *who, uint16_t *y16, float *gu, int64_t ld, const u
     if ((uintptr_t)x16 % 16 || (uintptr_t)w16 % 16)
         return q35_fail(err, "%s: x16 and w16 must be 16-byte aligned (TMA), not %p and %p", who,
                         (const void *)x16, (const void *)w16);
-    if (y16) {
-        if (ld % 2)
-            return q35_fail(err, "%s: ldy %lld is odd (f16 pairs are stored)", who, (long long)ld);
-        if (ld < F || ld > INT32_MAX)
-            return q35_fail(err, "%s: ldy %lld < F %lld", who, (long long)ld, (long long)F);
-        if ((uintptr_t)y16 % 4)
-            return q35_fail(err, "%s: y16 must be 4-byte aligned, not %p", who, (void *)y16);
-    } else {
-        if (ld < 2 * F || ld > INT32_MAX)
-            return q35_fail(err, "%s: ldg %lld < 2F = %lld", who, (long long)ld, (long long)(2 * F));
-        if (ld % 2)
-            return q35_fail(err, "%s: ldg %lld is odd (float pairs are stored)", who, (long long)ld);
-        if ((uintptr_t)gu % 8)
-            return q35_fail(err, "%s: gu must be 8-byte aligned, not %p", who, (void *)gu);
-    }
+    return 0;
+}
+
+/* The launch, once the call's own refusals are made: the device, the maps,
+ * the grid (whole clusters of row tiles; persistent: a block an SM). */
+static int run(const char *who, const gemm_call &c, const uint16_t *x16, int64_t ldx, const uint16_t *w16,
+               int64_t ldw, int64_t K, int64_t T, int variant, q35_stream stream, q35_error *err)
+{
+    const q35_variant *v =
+        q35_variant_at(&k_set, variant == Q35_VARIANT_DEFAULT ? q35_gemm_sm90_variant_default() : variant);
+    const gemm_kernels *ks = (const gemm_kernels *)v->impl;
     int dev = 0;
     if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err))
         return -1;
@@ -369,7 +382,7 @@ static int launch(const char *who, uint16_t *y16, float *gu, int64_t ld, const u
     if (T == 0)
         return 0;
     const uint64_t xdims[2] = {(uint64_t)K, (uint64_t)T}, xstrides[1] = {(uint64_t)ldx * 2};
-    const uint64_t wdims[2] = {(uint64_t)K, (uint64_t)(2 * F)}, wstrides[1] = {(uint64_t)ldw * 2};
+    const uint64_t wdims[2] = {(uint64_t)K, (uint64_t)c.w_rows}, wstrides[1] = {(uint64_t)ldw * 2};
     const uint32_t box[2] = {BK, 128};
     q35_tma_map xmap, wmap;
     if (q35_tma_map_f16(&xmap, x16, 2, xdims, xstrides, box, 1, who, err) ||
@@ -378,9 +391,10 @@ static int launch(const char *who, uint16_t *y16, float *gu, int64_t ld, const u
     /* a cluster's blocks take consecutive row tiles of one column tile: the row
        tiles rounded up to whole clusters (a block past T loads TMA's zeros, stores
        nothing) */
-    const int cl = (int)ks->cluster, m_tiles = (int)((T + BM * cl - 1) / (BM * cl)) * cl, n_tiles = (int)(F / BN);
-    const gemm_args a = {y16, gu, ld, (int)F, (int)K, (int)T, m_tiles, n_tiles};
-    int64_t blocks = (int64_t)m_tiles * n_tiles;
+    const int cl = (int)ks->cluster, m_tiles = (int)((T + BM * cl - 1) / (BM * cl)) * cl;
+    const gemm_args a = {c.y16, c.gu, c.ld, (int)c.F, (int)K, (int)T, m_tiles, (int)c.n_tiles,
+                         c.n_step, c.b2, c.n_cols, c.add};
+    int64_t blocks = (int64_t)m_tiles * c.n_tiles;
     if (ks->persist) { /* a block an SM, whole clusters, at most the tiles */
         int sms = 0;
         if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err))
@@ -388,10 +402,10 @@ static int launch(const char *who, uint16_t *y16, float *gu, int64_t ld, const u
         const int64_t fit = sms / cl * cl;
         blocks = fit < blocks ? fit : blocks;
     }
-    if (blocks < 1 || blocks > INT32_MAX)
-        return q35_fail(err, "%s: %lld blocks (T %lld, F %lld) outside 1 .. %d", who, (long long)blocks, (long long)T,
-                        (long long)F, INT32_MAX);
-    const gemm_kernel_fn kernel = y16 ? ks->swiglu : ks->f32;
+    if (blocks < 1 || blocks > INT32_MAX || (int64_t)m_tiles * c.n_tiles > INT32_MAX)
+        return q35_fail(err, "%s: %lld tiles (T %lld, %lld column tiles) outside 1 .. %d", who,
+                        (long long)m_tiles * c.n_tiles, (long long)T, (long long)c.n_tiles, INT32_MAX);
+    const gemm_kernel_fn kernel = c.y16 ? ks->swiglu : ks->f32;
     if (Q35_CUDA_CHECK(cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             SMEM_BYTES),
                        err))
@@ -402,21 +416,73 @@ static int launch(const char *who, uint16_t *y16, float *gu, int64_t ld, const u
     return Q35_LAUNCH_CHECK("q35_gemm_gu_sm90_kernel", err);
 }
 
+/* The [gate | up] forms' column tiling: 128 outputs a tile, w's up rows F below. */
+static int check_F(const char *who, int64_t F, q35_error *err)
+{
+    if (F < BN || F % BN || 2 * F > INT32_MAX)
+        return q35_fail(err, "%s: F %lld is not a multiple of %d (from %d, 2F to %d)", who, (long long)F, BN, BN,
+                        INT32_MAX);
+    return 0;
+}
+
+static gemm_call gate_up_call(uint16_t *y16, float *gu, int64_t ld, int64_t F)
+{
+    return gemm_call{y16, gu, ld, F, 2 * F, F / BN, BN, (int)F, (int)(2 * F), 0};
+}
+
 int q35_gemm_swiglu_sm90_f16(uint16_t *y16, int64_t ldy, const uint16_t *x16, int64_t ldx, const uint16_t *w16,
                              int64_t ldw, int64_t F, int64_t K, int64_t T, int variant, q35_stream stream,
                              q35_error *err)
 {
     static const char *who = "gemm_swiglu_sm90_f16";
+    if (check_operands(who, x16, ldx, w16, ldw, K, T, variant, err) || check_F(who, F, err))
+        return -1;
     if (!y16)
         return q35_fail(err, "%s: y16 is NULL", who);
-    return launch(who, y16, NULL, ldy, x16, ldx, w16, ldw, F, K, T, variant, stream, err);
+    if (ldy % 2)
+        return q35_fail(err, "%s: ldy %lld is odd (f16 pairs are stored)", who, (long long)ldy);
+    if (ldy < F || ldy > INT32_MAX)
+        return q35_fail(err, "%s: ldy %lld < F %lld", who, (long long)ldy, (long long)F);
+    if ((uintptr_t)y16 % 4)
+        return q35_fail(err, "%s: y16 must be 4-byte aligned, not %p", who, (void *)y16);
+    return run(who, gate_up_call(y16, NULL, ldy, F), x16, ldx, w16, ldw, K, T, variant, stream, err);
 }
 
 int q35_gemm_gu_sm90_f32(float *gu, int64_t ldg, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
                          int64_t F, int64_t K, int64_t T, int variant, q35_stream stream, q35_error *err)
 {
     static const char *who = "gemm_gu_sm90_f32";
+    if (check_operands(who, x16, ldx, w16, ldw, K, T, variant, err) || check_F(who, F, err))
+        return -1;
     if (!gu)
         return q35_fail(err, "%s: gu is NULL", who);
-    return launch(who, NULL, gu, ldg, x16, ldx, w16, ldw, F, K, T, variant, stream, err);
+    if (ldg < 2 * F || ldg > INT32_MAX)
+        return q35_fail(err, "%s: ldg %lld < 2F = %lld", who, (long long)ldg, (long long)(2 * F));
+    if (ldg % 2)
+        return q35_fail(err, "%s: ldg %lld is odd (float pairs are stored)", who, (long long)ldg);
+    if ((uintptr_t)gu % 8)
+        return q35_fail(err, "%s: gu must be 8-byte aligned, not %p", who, (void *)gu);
+    return run(who, gate_up_call(NULL, gu, ldg, F), x16, ldx, w16, ldw, K, T, variant, stream, err);
+}
+
+int q35_gemm_sm90_f32(float *y, int64_t ldy, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
+                      int64_t n, int64_t K, int64_t T, int add, int variant, q35_stream stream, q35_error *err)
+{
+    static const char *who = "gemm_sm90_f32";
+    if (check_operands(who, x16, ldx, w16, ldw, K, T, variant, err))
+        return -1;
+    if (!y)
+        return q35_fail(err, "%s: y is NULL", who);
+    if (n < 2 || n > INT32_MAX - 256)
+        return q35_fail(err, "%s: n %lld is below 2 or past %d", who, (long long)n, INT32_MAX - 256);
+    if (n % 2)
+        return q35_fail(err, "%s: n %lld is odd (float pairs are stored)", who, (long long)n);
+    if (ldy < n || ldy > INT32_MAX)
+        return q35_fail(err, "%s: ldy %lld < n %lld", who, (long long)ldy, (long long)n);
+    if (ldy % 2)
+        return q35_fail(err, "%s: ldy %lld is odd (float pairs are stored)", who, (long long)ldy);
+    if ((uintptr_t)y % 8)
+        return q35_fail(err, "%s: y must be 8-byte aligned, not %p", who, (void *)y);
+    const gemm_call c = {NULL, y, ldy, 0, n, (n + 2 * BN - 1) / (2 * BN), 2 * BN, BN, (int)n, add != 0};
+    return run(who, c, x16, ldx, w16, ldw, K, T, variant, stream, err);
 }

@@ -65,7 +65,22 @@ int q35_gemm_swiglu_sm90_f16(uint16_t *y16, int64_t ldy, const uint16_t *x16, in
 int q35_gemm_gu_sm90_f32(float *gu, int64_t ldg, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
                          int64_t F, int64_t K, int64_t T, int variant, q35_stream stream, q35_error *err);
 
-/* The variants (kernels/variant.h; both in this unit): simple (each block
+/* The plain product on the same kernels (the f32 epilogue over 256 output
+ * columns a block, w's 256 rows n0 .. n0+255 as two boxes):
+ *
+ *     y[t][o] = sum_k x16[t][k] * w16[o][k]     (add: y[t][o] + the sum)
+ *
+ * o = 0 .. n-1 (w16 [n][ldw]; rows past n read as TMA's zeros, columns past n
+ * not written), f32 y [T][ldy], the others untouched: the f16 path's
+ * projection GEMM (kernels/gemm_lt.h's q35_hgemm_rounded) on our own kernels,
+ * to measure them against cuBLASLt at every projection. Bound: the f16 GEMM's
+ * (f32 accumulation of exact f16 products); not bitwise cuBLAS (another order
+ * of the sums). Refuses, beside the operands' refusals above: n < 2 or odd,
+ * ldy < n or odd, y not 8-byte aligned. */
+int q35_gemm_sm90_f32(float *y, int64_t ldy, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
+                      int64_t n, int64_t K, int64_t T, int add, int variant, q35_stream stream, q35_error *err);
+
+/* The variants (kernels/variant.h; all in this unit): simple (each block
  * loads its own boxes), the default and the oracle; mcast (blocks in
  * clusters of 2 along the rows share their w tile, each loading half of it
  * by TMA multicast into both: 32 KiB a K step from L2 a block instead of 48);

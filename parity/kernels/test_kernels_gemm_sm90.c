@@ -1,6 +1,8 @@
 /* GPU parity of the sm_90 [gate | up] GEMM with SwiGLU in its epilogue
  * (kernels/gemm_sm90.h), both forms, on random f16 operands made on the host
- * (x ~ U(-1, 1), w ~ U(-1, 1) * 2 / sqrt(K): |g|, |u| up to ~4):
+ * (gemm_sm90_inputs.h, shared with test_kernels_gemm_sm90_plain.c, the suite
+ * of the plain product q35_gemm_sm90_f32 on the same kernels; x ~ U(-1, 1),
+ * w ~ U(-1, 1) * 2 / sqrt(K): |g|, |u| up to ~4):
  *   gu_sm90      q35_gemm_gu_sm90_f32 (g and u in f32, [gate | up]) against
  *                the float64 product of the same f16 operands (q35_ref_linear):
  *                rel L-inf <= 1e-4, the f16 path's bound on f16-rounded
@@ -55,16 +57,15 @@
  * skips the suite, as the flash_sm90 suite, since it cannot follow the TMA /
  * mbarrier / wgmma handoffs) keeps the odd shapes and the refusals. Skipped
  * (77) without an sm_90 device or in a build without the sm_90a code. */
+#include "gemm_sm90_inputs.h"
 #include "linear_inputs.h"
 #include "parity/lib/gpu.h"
 
 #include "core/half.h"
 #include "kernels/gemm_sm90.h"
-#include "kernels/linear.h"
 #include "kernels/pointwise.h"
 #include "model/shapes.h"
 
-#include <cuda_runtime_api.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -72,14 +73,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LIMIT_F16_ACC 1e-4  /* the f16 product against float64 of its f16 operands (kernels/gemm.h) */
 #define SILU_SLOPE 1.1      /* max |silu'| = 1.0998, at x ~ 2.40 */
 #define F32_SWIGLU 0x1p-21  /* the f32 epilogue's relative error, above 2^-22 + 3 x 2^-24 */
 #define F16_ROUND 0x1p-11   /* the f16 store: half an ulp, relative */
 #define F16_SUBNORMAL_STEP 0x1p-25 /* its absolute half step below f16's normals */
-#define CHECKED_COLUMNS 256 /* columns f the float64 reference covers past this many */
 #define F16_POISON 0x7e5a   /* a NaN no rounding makes */
-#define F16_NAN_IN 0x7e01   /* the operands' padding */
 
 static q35_rng g_rng;
 
@@ -91,81 +89,16 @@ typedef struct gemm_case {
     int64_t off;                    /* y16 `off` halves, gu `off` floats into their buffers */
 } gemm_case;
 
-/* The weight, kept across the cases of one (K, F, ldw). */
-typedef struct gemm_weight {
-    int64_t K, F, ldw;
-    uint16_t *host, *dev;           /* [2F][ldw] f16 bits, gate rows then up rows; padding NaN */
-} gemm_weight;
-
-static uint16_t *host_halves(int64_t n)
-{
-    uint16_t *h = malloc((size_t)n * sizeof *h);
-    if (!h) {
-        printf("FAIL  out of host memory for %" PRId64 " halves\n", n);
-        exit(1);
-    }
-    return h;
-}
-
-/* rows [n][ld] of f16 bits ~ U(-scale, scale), columns k..ld-1 an f16 NaN. */
-static uint16_t *random_rows(int64_t n, int64_t k, int64_t ld, double scale)
-{
-    uint16_t *h = host_halves(n * ld);
-    for (int64_t r = 0; r < n; r++)
-        for (int64_t i = 0; i < ld; i++)
-            h[r * ld + i] = i < k ? q35_f32_to_f16((float)q35_rng_range(&g_rng, -scale, scale)) : F16_NAN_IN;
-    return h;
-}
-
-static uint16_t *device_halves(const uint16_t *h, int64_t n)
-{
-    uint16_t *d = q35_gpu_bytes((size_t)n * sizeof *d);
-    q35_gpu_upload(d, h, (size_t)n * sizeof *d);
-    return d;
-}
-
-static void weight_free(gemm_weight *w)
-{
-    free(w->host);
-    if (w->dev)
-        q35_gpu_free(w->dev);
-    *w = (gemm_weight){0};
-}
-
-/* w made anew when the case's (K, F, ldw) is not the one it holds. */
-static void weight_for(gemm_weight *w, const gemm_case *c)
-{
-    if (w->host && w->K == c->K && w->F == c->F && w->ldw == c->ldw)
-        return;
-    weight_free(w);
-    *w = (gemm_weight){.K = c->K, .F = c->F, .ldw = c->ldw};
-    w->host = random_rows(2 * c->F, c->K, c->ldw, 2.0 / sqrt((double)c->K));
-    w->dev = device_halves(w->host, 2 * c->F * c->ldw);
-}
-
 /* ref [T][2m] = float64 x w^T at the gate rows cols[0..m) of w, then their up
- * rows F + cols[j]: the product of the f16 operands, exactly widened. */
-static double *reference(const gemm_case *c, const uint16_t *x, const gemm_weight *w, const int64_t *cols, int64_t m)
+ * rows F + cols[j]. */
+static double *reference(const gemm_case *c, const uint16_t *x, const q35_sm90_weight *w, const int64_t *cols,
+                         int64_t m)
 {
-    const int64_t K = c->K;
-    uint16_t *sub = host_halves(2 * m * K);
-    double *xd = malloc((size_t)(c->T * K) * sizeof *xd), *ref = malloc((size_t)(c->T * 2 * m) * sizeof *ref);
-    if (!xd || !ref) {
-        printf("FAIL  out of host memory\n");
-        exit(1);
-    }
-    for (int64_t j = 0; j < m; j++) {
-        memcpy(sub + j * K, w->host + cols[j] * w->ldw, (size_t)K * 2);
-        memcpy(sub + (m + j) * K, w->host + (c->F + cols[j]) * w->ldw, (size_t)K * 2);
-    }
-    for (int64_t t = 0; t < c->T; t++)
-        for (int64_t i = 0; i < K; i++)
-            xd[t * K + i] = q35_f16_to_f32(x[t * c->ldx + i]);
-    if (q35_ref_linear(ref, xd, Q35_TYPE_F16, sub, 2 * m, K, c->T)) {
-        printf("FAIL  out of memory in q35_ref_linear\n");
-        exit(1);
-    }
-    free(sub), free(xd);
+    int64_t *rows = q35_host_alloc((size_t)(2 * m) * sizeof *rows);
+    for (int64_t j = 0; j < m; j++)
+        rows[j] = cols[j], rows[m + j] = c->F + cols[j];
+    double *ref = q35_sm90_reference(x, c->T, c->ldx, w, rows, 2 * m);
+    free(rows);
     return ref;
 }
 
@@ -190,18 +123,11 @@ static bool f16_finite(uint16_t h)
     return (h & 0x7c00u) != 0x7c00u;
 }
 
-static bool f32_poisoned(float v)
-{
-    uint32_t u;
-    memcpy(&u, &v, 4);
-    return u == 0xffffffffu;
-}
-
 /* gu_sm90 into a poisoned buffer (gu `off` floats in): against ref [T][2m]
- * (rel L-inf <= LIMIT_F16_ACC), every value of every row's 2F finite, the
+ * (rel L-inf <= Q35_LIMIT_F16_ACC), every value of every row's 2F finite, the
  * buffer outside them untouched; a second call bitwise. Returns the buffer,
  * gu at off floats, for the f16 form's check. */
-static float *check_gu(q35_suite *s, const gemm_case *c, const uint16_t *dx, const gemm_weight *w,
+static float *check_gu(q35_suite *s, const gemm_case *c, const uint16_t *dx, const q35_sm90_weight *w,
                        const int64_t *cols, int64_t m, const double *ref, int v)
 {
     const int64_t n = c->T * c->ldg + c->off, F = c->F;
@@ -215,23 +141,23 @@ static float *check_gu(q35_suite *s, const gemm_case *c, const uint16_t *dx, con
     float *sub = malloc((size_t)(c->T * 2 * m) * sizeof *sub);
     int64_t written = 0, nonfinite = 0;
     for (int64_t i = 0; i < c->off; i++)
-        written += !f32_poisoned(h[i]);
+        written += !q35_sm90_f32_poisoned(h[i]);
     for (int64_t t = 0; t < c->T; t++) {
         const float *row = h + c->off + t * c->ldg;
         for (int64_t o = 0; o < 2 * F; o++)
             nonfinite += !isfinite(row[o]);
         for (int64_t o = 2 * F; o < c->ldg; o++)
-            written += !f32_poisoned(row[o]);
+            written += !q35_sm90_f32_poisoned(row[o]);
         for (int64_t j = 0; j < m; j++)
             sub[t * 2 * m + j] = row[cols[j]], sub[t * 2 * m + m + j] = row[F + cols[j]];
     }
     const q35_cmp cmp = q35_compare_f32_f64(sub, ref, c->T * 2 * m);
     char name[200], bits[160];
     name_case(name, sizeof name, "gu_sm90", q35_gemm_sm90_variant_name(v), c, m);
-    q35_case(s, nonfinite == 0 && cmp.nonfinite == 0 && cmp.rel_linf <= LIMIT_F16_ACC && written == 0,
+    q35_case(s, nonfinite == 0 && cmp.nonfinite == 0 && cmp.rel_linf <= Q35_LIMIT_F16_ACC && written == 0,
              "%s: rel Linf %.2e (<= %.0e), rel L2 %.2e against float64 of the f16 operands; %" PRId64 " of %" PRId64
              " non-finite, %" PRId64 " written outside [gate | up]",
-             name, cmp.rel_linf, LIMIT_F16_ACC, cmp.rel_l2, nonfinite, c->T * 2 * F, written);
+             name, cmp.rel_linf, Q35_LIMIT_F16_ACC, cmp.rel_l2, nonfinite, c->T * 2 * F, written);
     const q35_bitcmp b = q35_bitwise_f32(h2, h, n);
     q35_case(s, b.equal, "%s: called again, %s", name, q35_bitcmp_str(&b, bits, sizeof bits));
     free(h), free(h2), free(sub);
@@ -241,13 +167,13 @@ static float *check_gu(q35_suite *s, const gemm_case *c, const uint16_t *dx, con
 
 /* y16 [T][ldy] of the fused form, `off` halves into a buffer poisoned with
  * F16_POISON, downloaded whole (the offset included). */
-static uint16_t *swiglu_f16(const gemm_case *c, const uint16_t *dx, const gemm_weight *w, int v)
+static uint16_t *swiglu_f16(const gemm_case *c, const uint16_t *dx, const q35_sm90_weight *w, int v)
 {
     const int64_t n = c->T * c->ldy + c->off;
-    uint16_t *h = host_halves(n);
+    uint16_t *h = q35_sm90_halves(n);
     for (int64_t i = 0; i < n; i++)
         h[i] = F16_POISON;
-    uint16_t *d = device_halves(h, n);
+    uint16_t *d = q35_sm90_device_halves(h, n);
     q35_error err = {{0}};
     q35_gpu_ok(q35_gemm_swiglu_sm90_f16(d + c->off, c->ldy, dx, c->ldx, w->dev, c->ldw, c->F, c->K, c->T, v, NULL,
                                         &err),
@@ -281,7 +207,7 @@ static f16_excess against_float64(const gemm_case *c, const uint16_t *y, const i
         for (int64_t j = 0; j < m; j++)
             g[t * m + j] = ref[t * 2 * m + j], u[t * m + j] = ref[t * 2 * m + m + j];
     q35_ref_swiglu(yd, g, u, n);
-    const double E = LIMIT_F16_ACC * peak;
+    const double E = Q35_LIMIT_F16_ACC * peak;
     f16_excess x = {.worst = -1.0};
     for (int64_t t = 0; t < c->T; t++)
         for (int64_t j = 0; j < m; j++) {
@@ -302,12 +228,12 @@ static f16_excess against_float64(const gemm_case *c, const uint16_t *y, const i
  * buffer, gu `off` floats in), every row's F halves, none non-finite, the
  * rest of the buffer still poisoned; against float64 within the bound; a
  * second call bitwise. */
-static void check_swiglu(q35_suite *s, const gemm_case *c, const uint16_t *dx, const gemm_weight *w,
+static void check_swiglu(q35_suite *s, const gemm_case *c, const uint16_t *dx, const q35_sm90_weight *w,
                          const float *d_gu, const int64_t *cols, int64_t m, const double *ref, int v)
 {
     const int64_t F = c->F, n = c->T * c->ldy + c->off;
     q35_error err = {{0}};
-    uint16_t *d_chain = q35_gpu_bytes((size_t)(c->T * F) * 2), *chain = host_halves(c->T * F);
+    uint16_t *d_chain = q35_gpu_bytes((size_t)(c->T * F) * 2), *chain = q35_sm90_halves(c->T * F);
     q35_gpu_ok(q35_swiglu_rows_f16(d_chain, d_gu + c->off, d_gu + c->off + F, c->ldg, F, c->T, NULL, &err), &err);
     q35_gpu_download(chain, d_chain, (size_t)(c->T * F) * 2);
     uint16_t *y = swiglu_f16(c, dx, w, v), *y2 = swiglu_f16(c, dx, w, v);
@@ -345,31 +271,23 @@ static void check_swiglu(q35_suite *s, const gemm_case *c, const uint16_t *dx, c
     q35_gpu_free(d_chain);
 }
 
-static void check_case(q35_suite *s, gemm_case c, gemm_weight *w)
+static void check_case(q35_suite *s, gemm_case c, q35_sm90_weight *w)
 {
     c.ldx = c.ldx ? c.ldx : c.K, c.ldw = c.ldw ? c.ldw : c.K;
     c.ldy = c.ldy ? c.ldy : c.F, c.ldg = c.ldg ? c.ldg : 2 * c.F;
-    weight_for(w, &c);
-    uint16_t *x = random_rows(c.T, c.K, c.ldx, 1.0), *dx = device_halves(x, c.T * c.ldx);
+    q35_sm90_weight_for(w, 2 * c.F, c.K, c.ldw, &g_rng);
+    uint16_t *x = q35_sm90_random_rows(c.T, c.K, c.ldx, 1.0, &g_rng), *dx = q35_sm90_device_halves(x, c.T * c.ldx);
     int64_t m;
-    int64_t *cols = q35_test_columns(c.F, CHECKED_COLUMNS, &m, &g_rng);
+    int64_t *cols = q35_test_columns(c.F, Q35_SM90_CHECKED_COLUMNS, &m, &g_rng);
     double *ref = reference(&c, x, w, cols, m);
     const int64_t n = c.T * c.ldg + c.off;
     float *first = NULL; /* the first variant's f32 output (host): the others bitwise it */
     for (int v = 0; v < q35_gemm_sm90_variant_count(); v++) {
         float *d_gu = check_gu(s, &c, dx, w, cols, m, ref, v);
         check_swiglu(s, &c, dx, w, d_gu, cols, m, ref, v);
-        float *h = q35_gpu_to_host(d_gu, n);
-        if (!first) {
-            first = h;
-        } else {
-            char name[200], bits[160];
-            name_case(name, sizeof name, "gu_sm90", q35_gemm_sm90_variant_name(v), &c, m);
-            const q35_bitcmp b = q35_bitwise_f32(h, first, n);
-            q35_case(s, b.equal, "%s: against %s (the same products in the same order), %s", name,
-                     q35_gemm_sm90_variant_name(0), q35_bitcmp_str(&b, bits, sizeof bits));
-            free(h);
-        }
+        char name[200];
+        name_case(name, sizeof name, "gu_sm90", q35_gemm_sm90_variant_name(v), &c, m);
+        q35_sm90_against_first(s, name, q35_gpu_to_host(d_gu, n), &first, n);
         q35_gpu_free(d_gu);
     }
     free(first), free(x), free(cols), free(ref);
@@ -456,20 +374,13 @@ static void check_refusals(q35_suite *s)
     q35_error err = {{0}};
     for (int form = FORM_F16; form <= FORM_F32 && rc == 0; form++)
         rc = gemm_call(form, d_y, form == FORM_F16 ? 128 : 256, d_x, 64, d_w, 64, 128, 64, 0, &err);
-    float *h = q35_gpu_to_host(d_y, floats);
-    int64_t written = 0;
-    for (int64_t i = 0; i < floats; i++)
-        written += !f32_poisoned(h[i]);
-    q35_case(s, rc == 0 && written == 0,
-             "the refusals and T = 0 (f16 and f32 forms) write nothing: status %d (%s), %" PRId64 " floats written", rc,
-             err.msg, written);
-    free(h);
+    q35_sm90_case_unwritten(s, "the refusals and T = 0 (f16 and f32 forms)", rc, &err, d_y, floats);
     q35_gpu_free(d_y), q35_gpu_free(d_x), q35_gpu_free(d_w);
 }
 
 /* The FFN [gate | up] of a shapes-table model (K = n_embd, F = n_ff) at rows. */
 static void check_model(q35_suite *s, const char *label, const char *shape, const int64_t *rows, int nr,
-                        gemm_weight *w)
+                        q35_sm90_weight *w)
 {
     const q35_shape *m = q35_shape_find(shape);
     if (!m) {
@@ -483,28 +394,10 @@ static void check_model(q35_suite *s, const char *label, const char *shape, cons
 int main(void)
 {
     q35_suite s;
-    const int skip = q35_gpu_suite(&s, "GPU [gate | up] GEMM + SwiGLU on sm_90 (wgmma, TMA), f16 operands", &g_rng);
+    const int skip = q35_sm90_suite(&s, "GPU [gate | up] GEMM + SwiGLU on sm_90 (wgmma, TMA), f16 operands", &g_rng);
     if (skip)
         return skip;
-    int dev = 0;
-    q35_error why = {{0}};
-    if (cudaGetDevice(&dev) != cudaSuccess) {
-        printf("FAIL  cudaGetDevice\n");
-        return 1;
-    }
-    if (!q35_gemm_sm90_built()) {
-        printf("SKIP  built without the sm_90a code (Q35_SM90 off: CMAKE_CUDA_ARCHITECTURES has no 90)\n");
-        return Q35_TEST_SKIP;
-    }
-    if (!q35_gemm_sm90_supported(dev, &why)) {
-        printf("SKIP  gemm_sm90 does not run here: %s\n", why.msg);
-        return Q35_TEST_SKIP;
-    }
-    if (q35_racecheck()) { /* as the flash_sm90 suite: memcheck covers the kernel */
-        printf("SKIP  racecheck does not follow the TMA / mbarrier / wgmma (async proxy) handoffs\n");
-        return Q35_TEST_SKIP;
-    }
-    gemm_weight w = {0};
+    q35_sm90_weight w = {0};
     printf("-- odd shapes, wider rows, offset outputs\n");
     static const gemm_case odd[] = {
         {"odd", 64, 128, 1, 0, 0, 0, 0, 0},       /* one K step, one column block, one row */
@@ -522,7 +415,7 @@ int main(void)
         check_model(&s, "9B", "9b", rows9, 5, &w);
         check_model(&s, "27B", "27b", rows27, 1, &w);
     }
-    weight_free(&w);
+    q35_sm90_weight_free(&w);
     printf("-- refusals\n");
     check_refusals(&s);
     return q35_suite_end(&s);

@@ -160,7 +160,7 @@ void q35_check_f16_out(q35_suite *s, const char *name, const void *d_y16, const 
     free(h), free(want), free(wide);
 }
 
-static void *host_alloc(size_t bytes)
+void *q35_host_alloc(size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);
     if (!p) {
@@ -201,9 +201,9 @@ void q35_check_fp8_out(q35_suite *s, const char *name, const uint8_t *d_q, const
                        const double *ref, int64_t rows, int64_t cols, double limit)
 {
     const int64_t n = rows * cols;
-    uint8_t *q = host_alloc((size_t)n), *want = host_alloc((size_t)n), *near = host_alloc((size_t)n);
-    float *sc = host_alloc((size_t)rows * sizeof *sc), *want_sc = host_alloc((size_t)rows * sizeof *sc);
-    float *near_sc = host_alloc((size_t)rows * sizeof *sc), *rf = host_alloc((size_t)n * sizeof *rf);
+    uint8_t *q = q35_host_alloc((size_t)n), *want = q35_host_alloc((size_t)n), *near = q35_host_alloc((size_t)n);
+    float *sc = q35_host_alloc((size_t)rows * sizeof *sc), *want_sc = q35_host_alloc((size_t)rows * sizeof *sc);
+    float *near_sc = q35_host_alloc((size_t)rows * sizeof *sc), *rf = q35_host_alloc((size_t)n * sizeof *rf);
     q35_gpu_download(q, d_q, (size_t)n);
     q35_gpu_download(sc, d_scale, (size_t)rows * sizeof *sc);
     uint8_t *d_want = q35_gpu_bytes((size_t)n);

@@ -19,6 +19,9 @@ int q35_gpu_begin(void);
  * suite's header. Returns 0, or Q35_TEST_SKIP when there is no device. */
 int q35_gpu_suite(q35_suite *s, const char *name, q35_rng *rng);
 
+/* bytes of host memory, malloc'd; out of memory: FAIL printed, exit 1. */
+void *q35_host_alloc(size_t bytes);
+
 /* n floats copied back into a malloc'd host array (after a device sync). */
 float *q35_gpu_to_host(const float *d, int64_t n);
 
