@@ -137,7 +137,10 @@ static int gemm_f16_rows(q35_run *r, void *y, int64_t ldy, const uint16_t *x16, 
 {
     q35_error *err = r->err;
     int rc;
-    if (out == OUT_16)
+    if (out != OUT_16 && q35_paths_gemm_sm90_proj(&r->cm->paths) && w->n % 2 == 0 && w->k % 64 == 0)
+        rc = q35_gemm_sm90_f32((float *)y, ldy, x16, w->k, w->w16, w->k, w->n, w->k, r->T, out == OUT_F32_ADD,
+                               Q35_VARIANT_DEFAULT, r->cm->stream, err);
+    else if (out == OUT_16)
         rc = q35_hgemm_rounded_f16(r->cm->hgemm, y, ldy, x16, r->T, w->w16, w->n, w->k, err);
     else if (hgemm_tuned(r))
         rc = q35_hgemm_rounded(r->cm->hgemm, y, ldy, x16, r->T, w->w16, w->n, w->k, out == OUT_F32_ADD, err);

@@ -209,6 +209,7 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths.flash_gate = env_is("Q35_FLASH_GATE", "1");
     cm->paths.gemm_sm90 = in->gemm_sm90;
     cm->paths.gemm_swiglu = env_is("Q35_GEMM_SWIGLU", "1");
+    cm->paths.gemm_sm90_proj = env_is("Q35_GEMM_SM90", "1");
     cm->paths.graphs = env_is("Q35_CUDA_GRAPH", "1");
     if (cm->paths.graphs && !q35_paths_graph_ok(&cm->paths))
         q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "note: CUDA graphs ($Q35_CUDA_GRAPH=1) are not "
@@ -762,9 +763,10 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                                                : q35_delta_rule_variant_name(p->delta_rule_variant),
                  p->chunk_rows);
     const size_t used = strlen(buf);
-    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s",
+    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s",
              q35_paths_flash_gate(p) ? ", out gate in the flash epilogue" : "",
              q35_paths_gemm_swiglu(p) ? ", SwiGLU in the sm_90a [gate | up] GEMM" : "",
+             q35_paths_gemm_sm90_proj(p) ? ", projections through the sm_90a GEMM" : "",
              q35_paths_graphs(p) ? ", CUDA graphs (a layer each)" : "");
     return buf;
 }

@@ -117,6 +117,11 @@ typedef struct q35_cuda_paths {
                                 ffn_swiglu_sm90) instead of the tuned GEMM's f32 [gate | up] and
                                 the swiglu op: $Q35_GEMM_SWIGLU=1 at load, where gemm_sm90. Off by
                                 default until measured on a GPU against the two apart */
+    bool gemm_sm90_proj;     /* opt-in: the f16 path's projections with f32 out through the sm_90a
+                                GEMM (q35_gemm_sm90_f32, kernels/gemm_sm90.h; its default variant)
+                                instead of the tuned cuBLASLt context, where a weight's n is even
+                                and its k a multiple of 64: $Q35_GEMM_SM90=1 at load, where
+                                gemm_sm90; to measure our GEMM against cuBLASLt in the model */
     bool graphs;             /* opt-in: a prefill chunk's layers launched as CUDA graphs, one a layer
                                 (model/cuda_graph.c; the same bits as plain launches), where
                                 q35_paths_graph_ok: $Q35_CUDA_GRAPH=1 at load. Off by default until
@@ -156,6 +161,14 @@ static inline bool q35_paths_flash_gate(const q35_cuda_paths *p)
 static inline bool q35_paths_gemm_swiglu(const q35_cuda_paths *p)
 {
     return p->gemm_swiglu && p->gemm_sm90 && p->gemm == Q35_GEMM_F16 && !p->deterministic && !p->split_proj;
+}
+
+/* Whether paths p run the f16 path's f32-out projections through the sm_90a
+ * GEMM (model/cuda_layers.c, gemm_f16_rows): asked for, where it runs, on the
+ * f16 GEMM path (not deterministic). */
+static inline bool q35_paths_gemm_sm90_proj(const q35_cuda_paths *p)
+{
+    return p->gemm_sm90_proj && p->gemm_sm90 && p->gemm == Q35_GEMM_F16 && !p->deterministic;
 }
 
 /* Whether paths p can launch a prefill chunk's layers as CUDA graphs

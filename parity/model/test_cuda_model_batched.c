@@ -5,8 +5,8 @@
  * f32/flash x GEMM f32/f16, chunk rows 37) within SPEC §4's tolerance;
  * every path gives the same bits when the same prefill runs twice; the
  * f16 path's output gate gives the same bits in the sm_90a flash epilogue as
- * apart; and the f16 path with SwiGLU in the sm_90a [gate | up] GEMM holds
- * the same tolerance. */
+ * apart; and the f16 path on our sm_90a GEMM (SwiGLU in the [gate | up]
+ * GEMM; every projection on it) holds the same tolerance. */
 #include "cuda_model_cases.h"
 
 #include <inttypes.h>
@@ -102,43 +102,55 @@ static void check_gate_in_flash(q35_suite *s, q35_cuda_model *cm, q35_cuda_state
     free(b);
 }
 
-/* The f16 path's [gate | up] GEMM and SwiGLU as the one sm_90a kernel
- * (paths.gemm_swiglu, opt-in): not the apart path's bits (its own GEMM sums
- * in another order), so held to the f16 path's tolerance against the
- * per-token forward like every default path; the same bits twice; and no
- * swiglu op timed where the kernel runs. Where it does not, the two apart
- * both times (said). */
-static void check_swiglu_in_gemm(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens,
-                                 int64_t n, const cm_token_ref *ref)
+/* The f16 path on our sm_90a GEMM (opt-in): SWIGLU_IN_GEMM, the [gate | up]
+ * GEMM and SwiGLU as one kernel (paths.gemm_swiglu); PROJ_ON_SM90, every f32-out
+ * projection through q35_gemm_sm90_f32 (paths.gemm_sm90_proj). Not the
+ * cuBLASLt path's bits (another order of the sums), so held to the f16 path's
+ * tolerance against the per-token forward like every default path; the same
+ * bits twice; with SwiGLU in the GEMM no swiglu op timed. Where the kernels do
+ * not run, the default path both times (said). */
+enum { SWIGLU_IN_GEMM, PROJ_ON_SM90 };
+
+static void set_sm90(q35_cuda_model *cm, int which, bool on)
 {
-    cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, 37, false, 0);
     q35_cuda_paths p = *q35_cuda_model_paths(cm);
     q35_error err = {{0}};
-    p.gemm_swiglu = true;
+    if (which == SWIGLU_IN_GEMM)
+        p.gemm_swiglu = on;
+    else
+        p.gemm_sm90_proj = on;
     if (q35_cuda_model_set_paths(cm, &p, &err)) {
         printf("FAIL  paths: %s\n", err.msg);
         exit(1);
     }
-    const bool on = q35_paths_gemm_swiglu(q35_cuda_model_paths(cm));
+}
+
+static void check_sm90_gemm(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
+                            const cm_token_ref *ref, int which)
+{
+    static const char *const names[] = {"SwiGLU in the sm_90a GEMM", "projections on the sm_90a GEMM"};
+    cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, 37, false, 0);
+    set_sm90(cm, which, true);
+    const q35_cuda_paths *p = q35_cuda_model_paths(cm);
+    const bool on = which == SWIGLU_IN_GEMM ? q35_paths_gemm_swiglu(p) : q35_paths_gemm_sm90_proj(p);
     char what[128];
-    snprintf(what, sizeof what, "flash/f16     rows   37, SwiGLU in the sm_90a GEMM%s vs per-token",
-             on ? "" : " (no sm_90a kernel here: apart)");
+    snprintf(what, sizeof what, "flash/f16     rows   37, %s%s vs per-token", names[which],
+             on ? "" : " (no sm_90a kernel here: the default)");
     cm_check_prefill(s, what, cm, st, tokens, n, ref);
     check_repeat(s, cm, st, tokens, n, ref->vocab);
-    q35_op_times t;
-    memset(&t, 0, sizeof t);
-    if (q35_cuda_state_reset(st, &err) || q35_cuda_prefill(cm, st, tokens, n, 0, NULL, &t, &err)) {
-        printf("FAIL  timed prefill: %s\n", err.msg);
-        exit(1);
+    if (which == SWIGLU_IN_GEMM) {
+        q35_op_times t;
+        q35_error err = {{0}};
+        memset(&t, 0, sizeof t);
+        if (q35_cuda_state_reset(st, &err) || q35_cuda_prefill(cm, st, tokens, n, 0, NULL, &t, &err)) {
+            printf("FAIL  timed prefill: %s\n", err.msg);
+            exit(1);
+        }
+        q35_case(s, on ? t.calls[Q35_OP_SWIGLU] == 0 : t.calls[Q35_OP_SWIGLU] > 0,
+                 "flash/f16     rows   37, %s: %lld swiglu ops timed (want %s)", names[which],
+                 (long long)t.calls[Q35_OP_SWIGLU], on ? "0" : "> 0");
     }
-    q35_case(s, on ? t.calls[Q35_OP_SWIGLU] == 0 : t.calls[Q35_OP_SWIGLU] > 0,
-             "flash/f16     rows   37, SwiGLU in the sm_90a GEMM: %lld swiglu ops timed (want %s)",
-             (long long)t.calls[Q35_OP_SWIGLU], on ? "0" : "> 0");
-    p.gemm_swiglu = false;
-    if (q35_cuda_model_set_paths(cm, &p, &err)) {
-        printf("FAIL  paths: %s\n", err.msg);
-        exit(1);
-    }
+    set_sm90(cm, which, false);
 }
 
 int main(void)
@@ -178,7 +190,8 @@ int main(void)
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 37, true, 0);
     check_repeat(&s, cm, st, tokens, n, ref.vocab);
     check_gate_in_flash(&s, cm, st, tokens, n, ref.vocab);
-    check_swiglu_in_gemm(&s, cm, st, tokens, n, &ref);
+    check_sm90_gemm(&s, cm, st, tokens, n, &ref, SWIGLU_IN_GEMM);
+    check_sm90_gemm(&s, cm, st, tokens, n, &ref, PROJ_ON_SM90);
 
     q35_cuda_state_free(st);
     cm_token_ref_free(&ref);

@@ -217,7 +217,8 @@ static void check_flash_gate(q35_suite *s)
 }
 
 /* Which paths take the FFN's [gate | up] GEMM and SwiGLU as the one sm_90a
- * kernel (q35_paths_gemm_swiglu). */
+ * kernel (q35_paths_gemm_swiglu), and the projections on the sm_90a GEMM
+ * (q35_paths_gemm_sm90_proj: the same, merged or not). */
 static void check_gemm_swiglu(q35_suite *s)
 {
     const struct {
@@ -240,6 +241,15 @@ static void check_gemm_swiglu(q35_suite *s)
             q35_case(s, on == (asked && cases[i].ok),
                      "gemm swiglu: GEMM %s%s%s, sm_90a %d, asked %d: on %d", q35_gemm_path_name(p.gemm),
                      p.deterministic ? ", deterministic" : "", p.split_proj ? ", split" : "", p.gemm_sm90, asked, on);
+            /* the projections on the sm_90a GEMM: as SwiGLU's but split projections too */
+            const q35_cuda_paths pp = {.attention = Q35_ATTN_FLASH, .gemm = cases[i].gemm,
+                                       .deterministic = cases[i].deterministic, .split_proj = cases[i].split,
+                                       .gemm_sm90 = cases[i].sm90, .gemm_sm90_proj = asked};
+            const bool on_p = q35_paths_gemm_sm90_proj(&pp);
+            q35_case(s, on_p == (asked && (cases[i].ok || (cases[i].split && cases[i].sm90))),
+                     "gemm sm90 projections: GEMM %s%s%s, sm_90a %d, asked %d: on %d", q35_gemm_path_name(pp.gemm),
+                     pp.deterministic ? ", deterministic" : "", pp.split_proj ? ", split" : "", pp.gemm_sm90, asked,
+                     on_p);
         }
 }
 
