@@ -5,11 +5,14 @@
  * has F), so its accumulator's columns are the output's in order; rows of w
  * past n are TMA's zeros and their columns are not stored.
  *
- * Work split. Block b takes the 128 rows m0 = 128 (b % m_tiles) of x and the
- * 128 output columns n0 = 128 (b / m_tiles), that is w's gate rows n0 ..
- * n0+127 and up rows F+n0 .. F+n0+127: consecutive blocks share one w tile (w,
- * 2F x K f16, is larger than L2; x, T x K, is read again from L2 for each
- * column tile).
+ * Work split. Tile t takes the 128 rows m0 = 128 (t % m_tiles) of x and
+ * column tile t / m_tiles: for [gate | up] the 128 output columns n0 = 128
+ * (t / m_tiles), that is w's gate rows n0 .. n0+127 and up rows F+n0 ..
+ * F+n0+127 (the second box b2 = F below the first); for the plain product
+ * 256 columns n0 = 256 (t / m_tiles), w's rows n0 .. n0+255 (b2 = 128).
+ * Consecutive tiles share one w tile (w is larger than L2; x, T x K, is read
+ * again from L2 for each column tile). A block takes tile blockIdx.x (or,
+ * persistent, every gridDim.x-th from it).
  *
  * 384 threads, three warp groups:
  *   producer    warp group 0 (setmaxnreg down to 40): one thread walks the K
@@ -55,8 +58,11 @@
  * shape (its 0.630 ms, f32 out) plus SwiGLU's 0.062 ms, this kernel gains
  * where it runs the product at >= ~600 TFLOP/s; 48 KiB a K step for 4.2
  * MFLOP is ~8 TB/s of L2 traffic at 700 TFLOP/s, near what L2 serves, which
- * mcast's third less relieves. Not yet: a persistent grid (the epilogue and
- * the next tile's first loads overlapped). */
+ * mcast's third less relieves. A w box wholly past the tensor's rows (the
+ * plain product's second box where n - n0 <= 128) is TMA's zeros and still
+ * completes its bytes (the PTX ISA's out-of-bounds fill; the plain suite's
+ * odd shapes are the first to run it; x's boxes never are: see
+ * gemm_produce). */
 #include "kernels/gemm_sm90.h"
 #include "kernels/cluster_launch.cuh"
 #include "kernels/reduce.cuh"
@@ -110,7 +116,8 @@ __device__ __forceinline__ void gemm_produce(const q35_tma_map *xmap, const q35_
     const uint32_t full = base + OFF_BAR, empty = full + 8 * STAGES;
     const uint32_t rank = MCAST ? q35_cluster_rank() : 0;
     /* a block wholly past T (mcast's row tiles rounded up to whole clusters)
-       loads the last tile's rows, a box TMA has in bounds; it stores nothing */
+       loads the last tile's rows instead of a box wholly out of bounds; it
+       stores nothing */
     const int steps = a.K / BK, xm = min(m0, (a.T - 1) / BM * BM);
     for (int s = 0; s < steps; s++) {
         const int g = g0 + s, st = g % STAGES;
@@ -442,7 +449,7 @@ int q35_gemm_swiglu_sm90_f16(uint16_t *y16, int64_t ldy, const uint16_t *x16, in
     if (ldy % 2)
         return q35_fail(err, "%s: ldy %lld is odd (f16 pairs are stored)", who, (long long)ldy);
     if (ldy < F || ldy > INT32_MAX)
-        return q35_fail(err, "%s: ldy %lld < F %lld", who, (long long)ldy, (long long)F);
+        return q35_fail(err, "%s: ldy %lld < F %lld or past %d", who, (long long)ldy, (long long)F, INT32_MAX);
     if ((uintptr_t)y16 % 4)
         return q35_fail(err, "%s: y16 must be 4-byte aligned, not %p", who, (void *)y16);
     return run(who, gate_up_call(y16, NULL, ldy, F), x16, ldx, w16, ldw, K, T, variant, stream, err);
@@ -478,7 +485,7 @@ int q35_gemm_sm90_f32(float *y, int64_t ldy, const uint16_t *x16, int64_t ldx, c
     if (n % 2)
         return q35_fail(err, "%s: n %lld is odd (float pairs are stored)", who, (long long)n);
     if (ldy < n || ldy > INT32_MAX)
-        return q35_fail(err, "%s: ldy %lld < n %lld", who, (long long)ldy, (long long)n);
+        return q35_fail(err, "%s: ldy %lld < n %lld or past %d", who, (long long)ldy, (long long)n, INT32_MAX);
     if (ldy % 2)
         return q35_fail(err, "%s: ldy %lld is odd (float pairs are stored)", who, (long long)ldy);
     if ((uintptr_t)y % 8)

@@ -380,8 +380,8 @@ static int ffn_swiglu_sm90(q35_run *r, const q35_dlayer *l)
     const int64_t ff = r->cm->hp.n_ff;
     const q35_dweight *gu = &l->gu;
     uint16_t *y16 = (uint16_t *)(void *)BUF(r, GU);
-    if (!gu->w16)
-        return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", gu->label);
+    if (!gu->w16 || !l->ffn_down.w16)
+        return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", gu->w16 ? l->ffn_down.label : gu->label);
     if (gemm_input(r, BUF(r, NORMED), gu, round_f16))
         return -1;
     q35_op_begin(r, Q35_OP_PROJ, label);

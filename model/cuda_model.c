@@ -710,7 +710,7 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
         if (q35_gemm_sm90_supported(cm->info.device, &why))
             snprintf(why.msg, sizeof why.msg, "n_ff %" PRId64 " not a multiple of 128 or n_embd %" PRId64
                      " not of 64", (int64_t)cm->hp.n_ff, (int64_t)cm->hp.n_embd);
-        return q35_fail(err, "cuda model paths: the sm_90a [gate | up] GEMM cannot run here (%s)", why.msg);
+        return q35_fail(err, "cuda model paths: the sm_90a GEMM (kernels/gemm_sm90.h) cannot run here (%s)", why.msg);
     }
     q35_error vwhy = {{0}};
     if (p->attention == Q35_ATTN_FLASH && flash_runs(p->flash_variant, cm, &vwhy) != 1)

@@ -133,6 +133,9 @@ static void check_sm90_gemm(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st
     set_sm90(cm, which, true);
     const q35_cuda_paths *p = q35_cuda_model_paths(cm);
     const bool on = which == SWIGLU_IN_GEMM ? q35_paths_gemm_swiglu(p) : q35_paths_gemm_sm90_proj(p);
+    const bool here = q35_cuda_model_info(cm)->gemm_sm90;
+    q35_case(s, on == here, "flash/f16     rows   37, %s: taken %d where the sm_90a GEMM runs here: %d (the paths "
+             "carry the device's capability)", names[which], on, here);
     char what[128];
     snprintf(what, sizeof what, "flash/f16     rows   37, %s%s vs per-token", names[which],
              on ? "" : " (no sm_90a kernel here: the default)");
