@@ -83,9 +83,9 @@ int main(void)
                  strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q8_0)), "registers") == 0,
              "defaults: gemv staged for q4_K, registers for q8_0");
     q35_case(&s,
-             strcmp(q35_attention_flash_sm90_variant_name(q35_attention_flash_sm90_variant_default()), "serial") == 0 &&
+             strcmp(q35_attention_flash_sm90_variant_name(q35_attention_flash_sm90_variant_default()), "overlap") == 0 &&
                  strcmp(q35_gemm_sm90_variant_name(q35_gemm_sm90_variant_default()), "simple") == 0,
-             "defaults: flash_sm90 serial, gemm_sm90 simple");
+             "defaults: flash_sm90 overlap, gemm_sm90 simple");
 
     /* the chunked delta rule's families: which variants the suite holds to each other's bits */
     char fam[256] = "";
