@@ -3,6 +3,7 @@
  * description and the state pass: kernels/delta_chunk.cuh. */
 #include "kernels/delta_chunk.cuh"
 #include "kernels/delta_chunk_prep.cuh"
+#include "kernels/delta_chunk_tb.cuh"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -72,7 +73,8 @@ bool aligned16(const void *p)
 }
 
 constexpr variant_impl k_w4 = make_variant<4, 32>();
-const q35_variant k_production[] = {{"w4", 0, &k_w4}};
+constexpr variant_impl k_tb4 = {nullptr, tb_cfg::C::SW, tb_cfg::C::smem(2), run_tb, 1};
+const q35_variant k_production[] = {{"w4", 0, &k_w4}, {"tb4", 4, &k_tb4}};
 
 const q35_variant_set k_set = {{k_production, (int)(sizeof k_production / sizeof k_production[0])},
                                        &q35_delta_chunk_experiments};
@@ -102,7 +104,7 @@ int q35_delta_chunk_variant_family(int variant)
 
 int q35_delta_chunk_variant_default(void)
 {
-    return q35_delta_chunk_variant_find("w4"); /* the fastest measured at the model's shapes (bench/results/) */
+    return q35_delta_chunk_variant_find("tb4"); /* the fastest measured at the model's shapes (bench/results/) */
 }
 
 /* The checks the variant and the heads take on this device (the variant

@@ -128,21 +128,20 @@ int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const 
                     int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, void *workspace,
                     size_t workspace_bytes, int variant, q35_stream stream, q35_error *err);
 
-/* The variants (kernels/variant.h; the state pass's block): w4 = 4 warps over
- * 32 value columns, the production one and the default (the fastest measured:
- * bench/results/); the experiments w8 = 8 warps over 32, s64w8 = 8 warps over
- * 64 (dv a multiple of 64), and w4o4 = w4's 4 warps for D and the state with 4
- * more computing O a chunk behind (kernels/experiments/delta_chunk_split.cuh:
- * the O products off the chain between one chunk's state and the next;
- * predicted ~62 -> ~40 us for the state pass at 2048 rows of the 9B, its
- * chain's tensor-core products a warp a chunk from ~112 to ~64; not yet run on
- * a GPU); and tb4, another formulation (family 1: D = T diag(beta) (V - diag(e^G)
- * K S^T) in the state pass, the parallel pass writing T diag(beta) in W's place
- * and neither W nor U; kernels/experiments/delta_chunk_tb.cuh; predicted ~146 ->
- * ~115 us at 2048 rows; not yet run on a GPU), with tb4o4 its state pass split
- * by role as w4o4 splits w4's (bitwise tb4; predicted ~85 us at 2048 rows). The
- * variants of family 0
- * compute the same products in the same order: bitwise equal. */
+/* The variants (kernels/variant.h; the state pass's block). Production:
+ * tb4, the default (the fastest measured at the model's shapes: 0.122 / 0.227
+ * ms at 2048 / 4096 rows of the 9B on an H200 against w4's 0.146 / 0.269,
+ * cab57c4; bench/results/), another formulation (family 1: D = T diag(beta)
+ * (V - diag(e^G) K S^T) in the state pass, the parallel pass writing T
+ * diag(beta) in W's place and neither W nor U; kernels/delta_chunk_tb.cuh),
+ * and w4 = 4 warps over 32 value columns (family 0; kernels/delta_chunk.cuh).
+ * The experiments: w8 = 8 warps over 32, s64w8 = 8 warps over 64 (dv a
+ * multiple of 64), w4o4 = w4's 4 warps for D and the state with 4 more
+ * computing O a chunk behind (kernels/experiments/delta_chunk_split.cuh; no
+ * faster than w4, measured), and tb4o4, tb4's state pass split as w4o4's
+ * (bitwise tb4; kernels/experiments/delta_chunk_tb_split.cuh; no faster). The
+ * variants of family 0 compute the same products in the same order: bitwise
+ * equal. */
 int q35_delta_chunk_variant_count(void);
 const char *q35_delta_chunk_variant_name(int variant);
 int q35_delta_chunk_variant_find(const char *name);

@@ -33,10 +33,6 @@ int q35_sm90_suite(q35_suite *s, const char *name, q35_rng *rng)
         printf("SKIP  gemm_sm90 does not run here: %s\n", why.msg);
         return Q35_TEST_SKIP;
     }
-    if (q35_racecheck()) { /* as the flash_sm90 suite: memcheck covers the kernel */
-        printf("SKIP  racecheck does not follow the TMA / mbarrier / wgmma (async proxy) handoffs\n");
-        return Q35_TEST_SKIP;
-    }
     return 0;
 }
 

@@ -285,10 +285,6 @@ int main(void)
         printf("SKIP  flash_sm90 does not run here: %s\n", why.msg);
         return Q35_TEST_SKIP;
     }
-    if (q35_racecheck()) { /* as for cuBLAS's sm_90 kernels (parity/CMakeLists.txt): memcheck covers them */
-        printf("SKIP  racecheck does not follow the TMA / mbarrier / wgmma (async proxy) handoffs\n");
-        return Q35_TEST_SKIP;
-    }
     const bool quick = q35_quick();
     static const int64_t pos0s[] = {0, 777, 4096}, Ts[] = {1, 63, 64, 65, 200};
     for (int m = 0; m < Q35_ATT_MODELS; m++) {

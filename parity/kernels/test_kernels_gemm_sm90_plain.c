@@ -34,7 +34,7 @@
  *
  * Then every refusal, by its message (the value named), an unknown variant
  * among them; the refusals and T = 0 write nothing. Q35_QUICK (the sanitizer
- * runs: memcheck; racecheck skips the suite) keeps the odd shapes and the
+ * runs: memcheck and racecheck) keeps the odd shapes and the
  * refusals. Skipped (77) without an sm_90 device or in a build without the
  * sm_90a code. */
 #include "gemm_sm90_inputs.h"

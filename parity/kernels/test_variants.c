@@ -60,7 +60,7 @@ int main(void)
         {"delta_rule", q35_delta_rule_variant_count, q35_delta_rule_variant_name, q35_delta_rule_variant_find,
          "rows1 rows2 lanes4 r2p r2pn r2pni r2w2pn l16r2pn l16r2w8pn l16w16pn", "r2pni l16r2pn"},
         {"delta_chunk", q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, q35_delta_chunk_variant_find,
-         "w4 w8 s64w8 w4o4 tb4 tb4o4", "w4"},
+         "w4 w8 s64w8 w4o4 tb4 tb4o4", "w4 tb4"},
         {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, "registers staged",
          "registers staged"},
         {"flash_sm90", q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,
@@ -76,8 +76,8 @@ int main(void)
     q35_case(&s,
              strcmp(q35_delta_rule_variant_name(q35_delta_rule_variant_default(dv128)), "r2pni") == 0 &&
                  strcmp(q35_delta_rule_variant_name(q35_delta_rule_variant_default(dv16)), "l16r2pn") == 0 &&
-                 strcmp(q35_delta_chunk_variant_name(q35_delta_chunk_variant_default()), "w4") == 0,
-             "defaults: delta_rule r2pni at dv 128, l16r2pn at dv 16 (32 rows a block do not fit); delta_chunk w4");
+                 strcmp(q35_delta_chunk_variant_name(q35_delta_chunk_variant_default()), "tb4") == 0,
+             "defaults: delta_rule r2pni at dv 128, l16r2pn at dv 16 (32 rows a block do not fit); delta_chunk tb4");
     q35_case(&s,
              strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q4_K)), "staged") == 0 &&
                  strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q8_0)), "registers") == 0,
@@ -102,9 +102,10 @@ int main(void)
 
     /* the legend benchmarks and logs print */
     char legend[256];
-    q35_variant_list(q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, 0, legend, sizeof legend);
-    const char *want = Q35_KERNEL_EXPERIMENTS ? "0 = w4 (default here), 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4, 5 = tb4o4"
-                                              : "0 = w4 (default here)";
+    q35_variant_list(q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, q35_delta_chunk_variant_default(),
+                     legend, sizeof legend);
+    const char *want = Q35_KERNEL_EXPERIMENTS ? "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4 (default here), 5 = tb4o4"
+                                              : "0 = w4, 1 = tb4 (default here)";
     q35_case(&s, strcmp(legend, want) == 0, "q35_variant_list: \"%s\"", legend);
     return q35_suite_end(&s);
 }

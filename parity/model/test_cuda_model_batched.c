@@ -102,13 +102,15 @@ static void check_gate_in_flash(q35_suite *s, q35_cuda_model *cm, q35_cuda_state
     free(b);
 }
 
-/* The f16 path on our sm_90a GEMM (opt-in): SWIGLU_IN_GEMM, the [gate | up]
- * GEMM and SwiGLU as one kernel (paths.gemm_swiglu); PROJ_ON_SM90, every f32-out
- * projection through q35_gemm_sm90_f32 (paths.gemm_sm90_proj). Not the
- * cuBLASLt path's bits (another order of the sums), so held to the f16 path's
- * tolerance against the per-token forward like every default path; the same
- * bits twice; with SwiGLU in the GEMM no swiglu op timed. Where the kernels do
- * not run, the default path both times (said). */
+/* The f16 path on our sm_90a GEMM: SWIGLU_IN_GEMM, the [gate | up] GEMM and
+ * SwiGLU as one kernel (paths.gemm_swiglu, the default where the kernel runs),
+ * and with it off the tuned GEMM and the swiglu op apart (the fallback
+ * elsewhere); PROJ_ON_SM90 (opt-in), every f32-out projection through
+ * q35_gemm_sm90_f32 (paths.gemm_sm90_proj). Not the cuBLASLt path's bits
+ * (another order of the sums), so held to the f16 path's tolerance against the
+ * per-token forward like every default path; the same bits twice; with SwiGLU
+ * in the GEMM no swiglu op timed, apart some. Where the kernels do not run,
+ * the path without them both times (said). The paths as loaded after. */
 enum { SWIGLU_IN_GEMM, PROJ_ON_SM90 };
 
 static void set_sm90(q35_cuda_model *cm, int which, bool on)
@@ -126,19 +128,22 @@ static void set_sm90(q35_cuda_model *cm, int which, bool on)
 }
 
 static void check_sm90_gemm(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
-                            const cm_token_ref *ref, int which)
+                            const cm_token_ref *ref, int which, bool want)
 {
     static const char *const names[] = {"SwiGLU in the sm_90a GEMM", "projections on the sm_90a GEMM"};
+    const char *name = want ? names[which] : "SwiGLU apart (tuned GEMM + swiglu op)";
+    const q35_cuda_paths *loaded = q35_cuda_model_paths(cm);
+    const bool as_loaded = which == SWIGLU_IN_GEMM ? loaded->gemm_swiglu : loaded->gemm_sm90_proj;
     cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, 37, false, 0);
-    set_sm90(cm, which, true);
+    set_sm90(cm, which, want);
     const q35_cuda_paths *p = q35_cuda_model_paths(cm);
     const bool on = which == SWIGLU_IN_GEMM ? q35_paths_gemm_swiglu(p) : q35_paths_gemm_sm90_proj(p);
     const bool here = q35_cuda_model_info(cm)->gemm_sm90;
-    q35_case(s, on == here, "flash/f16     rows   37, %s: taken %d where the sm_90a GEMM runs here: %d (the paths "
-             "carry the device's capability)", names[which], on, here);
+    q35_case(s, on == (want && here), "flash/f16     rows   37, %s: taken %d where the sm_90a GEMM runs here: %d "
+             "(the paths carry the device's capability)", name, on, here);
     char what[128];
-    snprintf(what, sizeof what, "flash/f16     rows   37, %s%s vs per-token", names[which],
-             on ? "" : " (no sm_90a kernel here: the default)");
+    snprintf(what, sizeof what, "flash/f16     rows   37, %s%s vs per-token", name,
+             on || !want ? "" : " (no sm_90a kernel here: without it)");
     cm_check_prefill(s, what, cm, st, tokens, n, ref);
     check_repeat(s, cm, st, tokens, n, ref->vocab);
     if (which == SWIGLU_IN_GEMM) {
@@ -150,10 +155,10 @@ static void check_sm90_gemm(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st
             exit(1);
         }
         q35_case(s, on ? t.calls[Q35_OP_SWIGLU] == 0 : t.calls[Q35_OP_SWIGLU] > 0,
-                 "flash/f16     rows   37, %s: %lld swiglu ops timed (want %s)", names[which],
+                 "flash/f16     rows   37, %s: %lld swiglu ops timed (want %s)", name,
                  (long long)t.calls[Q35_OP_SWIGLU], on ? "0" : "> 0");
     }
-    set_sm90(cm, which, false);
+    set_sm90(cm, which, as_loaded);
 }
 
 int main(void)
@@ -193,8 +198,9 @@ int main(void)
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 37, true, 0);
     check_repeat(&s, cm, st, tokens, n, ref.vocab);
     check_gate_in_flash(&s, cm, st, tokens, n, ref.vocab);
-    check_sm90_gemm(&s, cm, st, tokens, n, &ref, SWIGLU_IN_GEMM);
-    check_sm90_gemm(&s, cm, st, tokens, n, &ref, PROJ_ON_SM90);
+    check_sm90_gemm(&s, cm, st, tokens, n, &ref, SWIGLU_IN_GEMM, true);
+    check_sm90_gemm(&s, cm, st, tokens, n, &ref, SWIGLU_IN_GEMM, false);
+    check_sm90_gemm(&s, cm, st, tokens, n, &ref, PROJ_ON_SM90, true);
 
     q35_cuda_state_free(st);
     cm_token_ref_free(&ref);

@@ -1,4 +1,5 @@
-/* The experiment tb4 (kernels/experiments/delta_chunk.cu): the chunked delta
+/* The variant tb4 (kernels/delta_chunk.cu; the default since its first run
+ * measured it fastest, bench/results/ at cab57c4): the chunked delta
  * rule with W and U never formed, D computed in the state pass from T beta
  * (FlashInfer's SM90 kernel factors it so):
  *
@@ -32,12 +33,11 @@
  * Stage (w4's layout, state_cfg<4, 32>, so its helpers take it unchanged): T
  * beta at OFF_W (8 KiB of W's 16), V's slice [64][32] f32 in W's second 8 KiB
  * (16-byte chunks XOR-swizzled by row), Q, K, P and G as w4's; X in U's 4 KiB. */
-#ifndef Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_CUH
-#define Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_CUH
+#ifndef Q35_KERNELS_DELTA_CHUNK_TB_CUH
+#define Q35_KERNELS_DELTA_CHUNK_TB_CUH
 
 #include "kernels/delta_chunk.cuh"
 #include "kernels/delta_chunk_prep.cuh"
-#include "kernels/experiments/delta_chunk_split.cuh"
 
 namespace q35_delta_chunk_kernels {
 
@@ -50,10 +50,9 @@ struct tb_cfg {
 
 /* ---- the parallel pass: gates, K and Q, k.k and q.k, A, P, T beta ---- */
 
-__global__ void __launch_bounds__(THREADS, 4) q35_delta_chunk_prep_tb(const float *q, const float *k, int64_t stride,
-                                                                      const float *g, const float *beta, int64_t T,
-                                                                      int hk, int hv, __half *TBg, __half *Pg,
-                                                                      float *Gg, __half *Qg, __half *Kg)
+static __global__ void __launch_bounds__(THREADS, 4)
+    q35_delta_chunk_prep_tb(const float *q, const float *k, int64_t stride, const float *g, const float *beta,
+                            int64_t T, int hk, int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     const prep_at p = prep_where(T, hk, hv);
@@ -149,7 +148,7 @@ __device__ __forceinline__ void put_d(const float (&dacc)[tb_cfg::C::NT][4], uin
     }
 }
 
-__global__ void __launch_bounds__(128, 1)
+static __global__ void __launch_bounds__(128, 1)
     q35_delta_chunk_state_tb(float *o, int64_t o_stride, float *S, const float *v, int64_t stride, int64_t T, int hk,
                              int hv, int dv, const __half *TB, const __half *P, const float *G, const __half *Q,
                              const __half *K)
@@ -212,79 +211,26 @@ __global__ void __launch_bounds__(128, 1)
     state_out<C>(Sj, st, warp, gq, qq);
 }
 
-/* tb4o4: tb4's state pass split by role as w4o4 splits w4's
- * (kernels/experiments/delta_chunk_split.cuh, its handoffs and buffers): the
- * state warps 0..3 per chunk c: K S_c^T, X, D = (T beta) X, D and e^{G_last -
- * G} D to shared memory, the state update, S_{c+1} to the next of three
- * buffers; the output warps 4..7 a chunk behind: O = e^G Q S_c^T + P D_c
- * (output_warps). The same products in the same order as tb4: bitwise tb4.
- * The chain from one chunk's state to the next: ~80 of a warp's mma (tb4's
- * ~128). Predicted (not measured) with tb4's parallel pass: ~85 us at 2048
- * rows of the 9B. */
-__global__ void __launch_bounds__(split_cfg::THREADS, 1)
-    q35_delta_chunk_state_tb_split(float *o, int64_t o_stride, float *S, const float *v, int64_t stride, int64_t T,
-                                   int hk, int hv, int dv, const __half *TB, const __half *P, const float *G,
-                                   const __half *Q, const __half *K)
-{
-    using X = split_cfg;
-    using Y = tb_cfg;
-    using C = X::C;
-    extern __shared__ __align__(16) unsigned char smem[];
-    const split_at at = split_where(smem, T, hk);
-    if (at.warp >= 4) {
-        output_warps(o, o_stride, at, T, dv);
-        return;
-    }
+/* A tb state pass's kernel: tb4's, or tb4o4's. The kernels here are static:
+ * the production unit (delta_chunk.cu) and the experiments' (tb4o4) each
+ * build their own copy, as neither is compiled relocatable. */
+typedef void (*state_tb_kernel)(float *, int64_t, float *, const float *, int64_t, int64_t, int, int, int,
+                                const __half *, const __half *, const float *, const __half *, const __half *);
 
-    /* ---- the state warps: X, D, the state ---- */
-    const uint32_t base = at.base, sDp = base + X::OFF_DP;
-    const int rb = at.rb, ta = at.ta, tb = at.tb, qq = at.qq, lane = at.lane, warp = at.warp;
-    float *Sj = S + ((size_t)at.j * dv + (size_t)at.sl * C::SW) * DK;
-    float st[C::MT][C::NK][4]; /* S[value column 16 mi + g (+8)][key KW w + 8 ni + 2 q (+1)] */
-    state_in<C>(st, Sj, warp, at.gq, qq);
-    put_state<C>(base + X::OFF_S, st, warp, lane);
-    load_stage_tb(base, 0, T, at.j, at.kh, at.sl, hk, hv, dv, v, stride, TB, P, G, Q, K);
-#pragma unroll 1
-    for (int64_t c = 0; c < at.nc; c++) {
-        const uint32_t sb = base + (uint32_t)(c & 1) * C::STAGE_BYTES;
-        const uint32_t sD = base + X::OFF_D + (uint32_t)(c & 1) * C::D_BYTES;
-        split_chunk_top(c);
-        if (c + 1 < at.nc)
-            load_stage_tb(base + (uint32_t)((c + 1) & 1) * C::STAGE_BYTES, c + 1, T, at.j, at.kh, at.sl, hk, hv, dv, v,
-                          stride, TB, P, G, Q, K);
-        float sk[C::NT][4] = {};
-        tile_times_state<C>(sk, sb + C::OFF_K, base + X::OFF_S + (uint32_t)(c % 3) * C::S16_BYTES, rb, lane);
-        const float Glast = q35_ld_shared_f32(sb + C::OFF_G + (CH - 1) * 4);
-        const float Ga = q35_ld_shared_f32(sb + C::OFF_G + ta * 4), Gb = q35_ld_shared_f32(sb + C::OFF_G + tb * 4);
-        put_x(sk, sb, ta, tb, qq, expf(Ga), expf(Gb));
-        q35_bar_sync(X::BAR_STATE, 128); /* every state warp's X rows */
-        float dacc[C::NT][4] = {};
-        lower_times<C>(dacc, sb + Y::OFF_T, sb + Y::OFF_X, rb, 0, lane);
-        put_d(dacc, sD, sDp, ta, tb, qq, expf(Glast - Ga), expf(Glast - Gb));
-        q35_bar_arrive(X::BAR_D_READY + (int)(c & 1), X::THREADS); /* D_c (and the stage) to the output warps */
-        q35_bar_sync(X::BAR_STATE, 128);                          /* every state warp's e^{G_last - G} D rows */
-        update_state<C>(st, sb, sDp, expf(Glast), warp, lane);
-        /* S_{c+1}: seen, and sDp's reads done, at the next chunk's STATE barrier */
-        put_state<C>(base + X::OFF_S + (uint32_t)((c + 1) % 3) * C::S16_BYTES, st, warp, lane);
-    }
-    state_out<C>(Sj, st, warp, at.gq, qq);
-}
-
-/* Both passes (variant_impl's run) with the state pass tb4's (SPLIT false) or
- * tb4o4's: the workspace's W area holds T beta. */
-template <bool SPLIT>
-inline int run_tb(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
-                  int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *U,
-                  __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
+/* Both passes (variant_impl's run) with the state pass `state` (tb4's
+ * q35_delta_chunk_state_tb, or the experiment tb4o4's split one: its threads
+ * and shared memory): the workspace's W area holds T beta. */
+static inline int run_tb_with(state_tb_kernel state, int threads, int state_bytes, const char *name, int optin,
+                              float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
+                              int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d,
+                              __half *W, __half *P, float *G, __half *Q, __half *K, q35_stream stream,
+                              q35_error *err)
 {
     using X = tb_cfg;
-    (void)U;
-    const int state_bytes = SPLIT ? split_cfg::SMEM : X::C::smem(2);
     if (state_bytes > optin || X::PREP_SMEM > optin)
-        return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block, the device allows %d",
-                        SPLIT ? "tb4o4" : "tb4", state_bytes, optin);
+        return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block, the device allows %d", name,
+                        state_bytes > X::PREP_SMEM ? state_bytes : X::PREP_SMEM, optin);
     const int64_t nc = (T + CH - 1) / CH;
-    const auto state = SPLIT ? q35_delta_chunk_state_tb_split : q35_delta_chunk_state_tb;
     if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_delta_chunk_prep_tb, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             X::PREP_SMEM),
                        err) ||
@@ -295,12 +241,22 @@ inline int run_tb(int optin, float *o, int64_t o_stride, float *S, const float *
     if (Q35_LAUNCH_CHECK("q35_delta_chunk_prep_tb", err))
         return -1;
     const dim3 grid((unsigned)d.hv, (unsigned)(d.dv / X::C::SW));
-    state<<<grid, SPLIT ? split_cfg::THREADS : 128, state_bytes, (cudaStream_t)stream>>>(o, o_stride, S, v, stride, T,
-                                                                                        d.hk, d.hv, d.dv, W, P, G, Q,
-                                                                                        K);
-    return Q35_LAUNCH_CHECK(SPLIT ? "q35_delta_chunk_state_tb_split" : "q35_delta_chunk_state_tb", err);
+    state<<<grid, threads, state_bytes, (cudaStream_t)stream>>>(o, o_stride, S, v, stride, T, d.hk, d.hv, d.dv, W, P,
+                                                               G, Q, K);
+    return Q35_LAUNCH_CHECK(name, err);
+}
+
+/* tb4's both passes (variant_impl's run). */
+static inline int run_tb(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k,
+                         const float *v, int64_t stride, const float *g, const float *beta, int64_t T,
+                         q35_delta_dims d, __half *W, __half *U, __half *P, float *G, __half *Q, __half *K,
+                         q35_stream stream, q35_error *err)
+{
+    (void)U;
+    return run_tb_with(q35_delta_chunk_state_tb, 128, tb_cfg::C::smem(2), "q35_delta_chunk_state_tb", optin, o,
+                       o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
 }
 
 } /* namespace q35_delta_chunk_kernels */
 
-#endif /* Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_CUH */
+#endif /* Q35_KERNELS_DELTA_CHUNK_TB_CUH */
