@@ -66,8 +66,8 @@ void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gem
                   int64_t chunk_rows, bool deterministic, size_t scores_budget)
 {
     /* the flash kernel's variant 0 (base), the delta rules' as loaded (their defaults); what the device
-       runs as loaded (the sm_90a flash kernel, the sm_90a GEMM's capability, SwiGLU in it: on by default,
-       $Q35_GEMM_SWIGLU=0 off); every opt-in off */
+       runs as loaded (the sm_90a flash kernel, the sm_90a GEMM's capability); SwiGLU in that GEMM as
+       loaded ($Q35_GEMM_SWIGLU=1 runs the sweep on it); every other opt-in off */
     const q35_cuda_paths *now = q35_cuda_model_paths(cm);
     const q35_cuda_paths p = {.attention = attention, .gemm = gemm, .delta = delta, .chunk_rows = chunk_rows,
                               .deterministic = deterministic,
