@@ -84,8 +84,8 @@ int main(void)
              "defaults: gemv staged for q4_K, registers for q8_0");
     q35_case(&s,
              strcmp(q35_attention_flash_sm90_variant_name(q35_attention_flash_sm90_variant_default()), "overlap") == 0 &&
-                 strcmp(q35_gemm_sm90_variant_name(q35_gemm_sm90_variant_default()), "simple") == 0,
-             "defaults: flash_sm90 overlap, gemm_sm90 simple");
+                 strcmp(q35_gemm_sm90_variant_name(q35_gemm_sm90_variant_default()), "persist") == 0,
+             "defaults: flash_sm90 overlap, gemm_sm90 persist");
 
     /* the chunked delta rule's families: which variants the suite holds to each other's bits */
     char fam[256] = "";
