@@ -5,7 +5,7 @@
  * and tb4o4 (the production tb4, family 1, with its state pass split as
  * w4o4's; kernels/experiments/delta_chunk_tb_split.cuh):
  * built into the suites and the benchmarks only (kernels/variant.h), beside
- * the production w4. */
+ * the production w4 and tb4 (kernels/delta_chunk.cu). */
 #include "kernels/delta_chunk.cuh"
 #include "kernels/experiments/delta_chunk_tb_split.cuh"
 

@@ -103,13 +103,14 @@ static void check_gate_in_flash(q35_suite *s, q35_cuda_model *cm, q35_cuda_state
 }
 
 /* The f16 path on our sm_90a GEMM: SWIGLU_IN_GEMM (opt-in), the [gate | up]
- * GEMM and SwiGLU as one kernel (paths.gemm_swiglu), and with it off the tuned
- * GEMM and the swiglu op apart (the default); PROJ_ON_SM90 (opt-in), every f32-out projection through
- * q35_gemm_sm90_f32 (paths.gemm_sm90_proj). Not the cuBLASLt path's bits
- * (another order of the sums), so held to the f16 path's tolerance against the
- * per-token forward like every default path; the same bits twice; with SwiGLU
- * in the GEMM no swiglu op timed, apart some. Where the kernels do not run,
- * the path without them both times (said). The paths as loaded after. */
+ * GEMM and SwiGLU as one kernel (paths.gemm_swiglu), and with it off the
+ * tuned GEMM and the swiglu op apart (the default); PROJ_ON_SM90 (opt-in),
+ * every f32-out projection through q35_gemm_sm90_f32 (paths.gemm_sm90_proj).
+ * Not the cuBLASLt path's bits (another order of the sums), so held to the f16
+ * path's tolerance against the per-token forward like every default path; the
+ * same bits twice; no swiglu op timed with SwiGLU in the GEMM, some without.
+ * Where the kernels do not run, the path without them (said). The paths as
+ * loaded after. */
 enum { SWIGLU_IN_GEMM, PROJ_ON_SM90 };
 
 static void set_sm90(q35_cuda_model *cm, int which, bool on)
