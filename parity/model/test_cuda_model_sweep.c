@@ -1,5 +1,5 @@
 /* The CUDA model's prefill swept against its per-token path: chunk rows {1, 7,
- * 64, 512, 2048} x prompt lengths {1, 63, 64, 65, 600, 4097} x attention {f32,
+ * 64, 512, 2048, 4096} x prompt lengths {1, 63, 64, 65, 600, 4097} x attention {f32,
  * flash} x GEMM {f32, f16}, and the deterministic mode at each chunk rows, on
  * the tiny shape and on 0.8B- and 9B-shaped models of 4 layers (3 DeltaNet, 1
  * attention; vocabulary 1024). Each model's per-token logits (every position)
@@ -194,7 +194,7 @@ int main(void)
         {"0.8b-4", "0.8b", 4, 1024, "q4_k_m"},
         {"9b-4", "9b", 4, 1024, "q4_k"},
     };
-    static const int64_t lengths[] = {1, 63, 64, 65, 600, 4097}, rows[] = {1, 7, 64, 512, 2048};
+    static const int64_t lengths[] = {1, 63, 64, 65, 600, 4097}, rows[] = {1, 7, 64, 512, 2048, 4096};
     static const int64_t quick_lengths[] = {1, 65}, quick_rows[] = {7, 64};
     if (q35_quick()) {
         sweep(&s, &models[0], quick_lengths, 2, quick_rows, 2, 65, &rng);
@@ -202,7 +202,7 @@ int main(void)
     }
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         if (model_wanted(models[i].label))
-            sweep(&s, &models[i], lengths, 6, rows, 5, 600, &rng);
+            sweep(&s, &models[i], lengths, 6, rows, 6, 600, &rng);
         else
             skip_model(&models[i], lengths, 6, 600, &rng);
     return q35_suite_end(&s);
