@@ -14,7 +14,10 @@
 #          the overlap is checked);
 #   gemm   kernels/gemm_sm90.cu, both epilogues (f16 SwiGLU, f32 [gate | up]):
 #          HGMMA.64x256x16.F32 (a consumer's 64 rows by 128 gate + 128 up
-#          rows of w).
+#          rows of w); the SwiGLU kernels no CALL (the IEEE division's or
+#          expf's slow path: the fast q35_swiglu, kernels/reduce.cuh, has
+#          none; its ~20 instructions a value stalled the tensor cores) and a
+#          MUFU.EX2 and a MUFU.RCP for each of a thread's 64 values.
 # cuobjdump and nvdisasm: sass_tools.cmake finds them; SKIPPED (ctest's skip)
 # naming what is missing.
 if(UNIT STREQUAL "gemm")
@@ -103,6 +106,21 @@ foreach(f IN LISTS functions)
                 "(the softmax is not under the P V product)")
         math(EXPR bad "${bad} + 1")
       endif()
+    endif()
+  endif()
+  # gemm's SwiGLU epilogue (SWIGLU = true: kernelILb1): the fast form, no subroutine
+  if(UNIT STREQUAL "gemm" AND name MATCHES "q35_gemm_gu_sm90_kernelILb1")
+    string(REGEX MATCHALL "[ \t]CALL[ .]" calls "${f}")
+    string(REGEX MATCHALL "MUFU\\.EX2" ex2 "${f}")
+    string(REGEX MATCHALL "MUFU\\.RCP" rcp "${f}")
+    list(LENGTH calls n_call)
+    list(LENGTH ex2 n_ex2)
+    list(LENGTH rcp n_rcp)
+    string(APPEND counts " ${n_ex2} EX2 ${n_rcp} RCP ${n_call} CALL")
+    if(n_call GREATER 0 OR n_ex2 LESS 64 OR n_rcp LESS 64)
+      message("FAIL  ${who}: the SwiGLU epilogue of ${name} has ${n_call} CALL, ${n_ex2} MUFU.EX2, ${n_rcp} "
+              "MUFU.RCP (want no CALL and 64 or more of each: the fast q35_swiglu)")
+      math(EXPR bad "${bad} + 1")
     endif()
   endif()
   list(APPEND found "${name}:${counts}")
