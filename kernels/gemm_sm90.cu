@@ -305,11 +305,12 @@ static const gemm_kernels k_persist = {&q35_gemm_gu_sm90_kernel<true, false, tru
 static const gemm_kernels k_mcast_persist = {&q35_gemm_gu_sm90_kernel<true, true, true>,
                                              &q35_gemm_gu_sm90_kernel<false, true, true>, 2, true};
 
-/* The variants: simple (each block loads its own boxes; the oracle), mcast (blocks in clusters of 2 along the rows share the w tile,
- * each loading half of it multicast to both: 32 KiB a step from L2 a block
- * instead of 48; measured ~30 % slower), persist (the default) and
- * mcast_persist (the two with a persistent grid); the same products in the
- * same order, so simple's bits. */
+/* The variants: simple (each block loads its own boxes; the oracle), mcast
+ * (blocks in clusters of 2 along the rows share the w tile, each loading half
+ * of it multicast to both: 32 KiB a step from L2 a block instead of 48;
+ * measured ~30 % slower), persist (the default) and mcast_persist (the two
+ * with a persistent grid); the same products in the same order, so simple's
+ * bits. */
 static const q35_variant k_table[] = {
     {"simple", 0, &k_simple},
     {"mcast", 1, &k_mcast},
@@ -349,11 +350,13 @@ struct gemm_call {
     int n_step, b2, n_cols, add;
 };
 
-/* The refusals every form shares (the operands, T, K, the variant); 0 or -1. */
+/* The refusals every form shares (the operands, T, K, the variant); 0 with
+ * the variant resolved into *v, or -1. */
 static int check_operands(const char *who, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
-                          int64_t K, int64_t T, int variant, q35_error *err)
+                          int64_t K, int64_t T, int variant, const q35_variant **v, q35_error *err)
 {
-    if (!q35_variant_at(&k_set, variant == Q35_VARIANT_DEFAULT ? q35_gemm_sm90_variant_default() : variant))
+    *v = q35_variant_at(&k_set, variant == Q35_VARIANT_DEFAULT ? q35_gemm_sm90_variant_default() : variant);
+    if (!*v)
         return q35_fail(err, "%s: gemm_sm90 has variants 0..%d, not %d", who, q35_variant_count(&k_set) - 1, variant);
     if (!x16 || !w16)
         return q35_fail(err, "%s: x16 %p, w16 %p (both wanted)", who, (const void *)x16, (const void *)w16);
@@ -377,10 +380,8 @@ static int check_operands(const char *who, const uint16_t *x16, int64_t ldx, con
 /* The launch, once the call's own refusals are made: the device, the maps,
  * the grid (whole clusters of row tiles; persistent: a block an SM). */
 static int run(const char *who, const gemm_call &c, const uint16_t *x16, int64_t ldx, const uint16_t *w16,
-               int64_t ldw, int64_t K, int64_t T, int variant, q35_stream stream, q35_error *err)
+               int64_t ldw, int64_t K, int64_t T, const q35_variant *v, q35_stream stream, q35_error *err)
 {
-    const q35_variant *v =
-        q35_variant_at(&k_set, variant == Q35_VARIANT_DEFAULT ? q35_gemm_sm90_variant_default() : variant);
     const gemm_kernels *ks = (const gemm_kernels *)v->impl;
     int dev = 0;
     if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err))
@@ -444,7 +445,8 @@ int q35_gemm_swiglu_sm90_f16(uint16_t *y16, int64_t ldy, const uint16_t *x16, in
                              q35_error *err)
 {
     static const char *who = "gemm_swiglu_sm90_f16";
-    if (check_operands(who, x16, ldx, w16, ldw, K, T, variant, err) || check_F(who, F, err))
+    const q35_variant *v;
+    if (check_operands(who, x16, ldx, w16, ldw, K, T, variant, &v, err) || check_F(who, F, err))
         return -1;
     if (!y16)
         return q35_fail(err, "%s: y16 is NULL", who);
@@ -454,14 +456,15 @@ int q35_gemm_swiglu_sm90_f16(uint16_t *y16, int64_t ldy, const uint16_t *x16, in
         return q35_fail(err, "%s: ldy %lld < F %lld or past %d", who, (long long)ldy, (long long)F, INT32_MAX);
     if ((uintptr_t)y16 % 4)
         return q35_fail(err, "%s: y16 must be 4-byte aligned, not %p", who, (void *)y16);
-    return run(who, gate_up_call(y16, NULL, ldy, F), x16, ldx, w16, ldw, K, T, variant, stream, err);
+    return run(who, gate_up_call(y16, NULL, ldy, F), x16, ldx, w16, ldw, K, T, v, stream, err);
 }
 
 int q35_gemm_gu_sm90_f32(float *gu, int64_t ldg, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
                          int64_t F, int64_t K, int64_t T, int variant, q35_stream stream, q35_error *err)
 {
     static const char *who = "gemm_gu_sm90_f32";
-    if (check_operands(who, x16, ldx, w16, ldw, K, T, variant, err) || check_F(who, F, err))
+    const q35_variant *v;
+    if (check_operands(who, x16, ldx, w16, ldw, K, T, variant, &v, err) || check_F(who, F, err))
         return -1;
     if (!gu)
         return q35_fail(err, "%s: gu is NULL", who);
@@ -471,14 +474,15 @@ int q35_gemm_gu_sm90_f32(float *gu, int64_t ldg, const uint16_t *x16, int64_t ld
         return q35_fail(err, "%s: ldg %lld is odd (float pairs are stored)", who, (long long)ldg);
     if ((uintptr_t)gu % 8)
         return q35_fail(err, "%s: gu must be 8-byte aligned, not %p", who, (void *)gu);
-    return run(who, gate_up_call(NULL, gu, ldg, F), x16, ldx, w16, ldw, K, T, variant, stream, err);
+    return run(who, gate_up_call(NULL, gu, ldg, F), x16, ldx, w16, ldw, K, T, v, stream, err);
 }
 
 int q35_gemm_sm90_f32(float *y, int64_t ldy, const uint16_t *x16, int64_t ldx, const uint16_t *w16, int64_t ldw,
                       int64_t n, int64_t K, int64_t T, int add, int variant, q35_stream stream, q35_error *err)
 {
     static const char *who = "gemm_sm90_f32";
-    if (check_operands(who, x16, ldx, w16, ldw, K, T, variant, err))
+    const q35_variant *v;
+    if (check_operands(who, x16, ldx, w16, ldw, K, T, variant, &v, err))
         return -1;
     if (!y)
         return q35_fail(err, "%s: y is NULL", who);
@@ -493,5 +497,5 @@ int q35_gemm_sm90_f32(float *y, int64_t ldy, const uint16_t *x16, int64_t ldx, c
     if ((uintptr_t)y % 8)
         return q35_fail(err, "%s: y must be 8-byte aligned, not %p", who, (void *)y);
     const gemm_call c = {NULL, y, ldy, 0, n, (n + 2 * BN - 1) / (2 * BN), 2 * BN, BN, (int)n, add != 0};
-    return run(who, c, x16, ldx, w16, ldw, K, T, variant, stream, err);
+    return run(who, c, x16, ldx, w16, ldw, K, T, v, stream, err);
 }

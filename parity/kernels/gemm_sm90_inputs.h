@@ -20,10 +20,8 @@
 
 /* Starts a gemm_sm90 suite (q35_gpu_suite: the device, the seed into *rng,
  * the header `name`): 0, or Q35_TEST_SKIP (printed why) without a device, in
- * a build without the sm_90a code, where the kernels do not run (not compute
- * capability 9.0) and under racecheck (as the flash_sm90 suite: it cannot
- * follow the TMA / mbarrier / wgmma handoffs; memcheck covers the kernels);
- * 1 when cudaGetDevice fails. */
+ * a build without the sm_90a code, and where the kernels do not run (not
+ * compute capability 9.0); 1 when cudaGetDevice fails. */
 int q35_sm90_suite(q35_suite *s, const char *name, q35_rng *rng);
 
 /* n halves of host memory, malloc'd. */
