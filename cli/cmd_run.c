@@ -49,6 +49,8 @@ static const char *const k_help =
     "                    the scan's variant (Q35_DELTA_RULE_VARIANT; default r2pni, l16r2pn where dv needs it)\n"
     "  --delta-chunk-variant V\n"
     "                    the chunked delta rule's variant (Q35_DELTA_CHUNK_VARIANT; default tb4)\n"
+    "  --gemm-sm90-variant V\n"
+    "                    the sm_90a GEMM's variant, where the model runs it (Q35_GEMM_SM90_VARIANT; default persist)\n"
     "                    (a variant this build lacks, or one the device cannot run: a warning, the default)\n"
     "  --free-cap MIB    plan as if the device had at most this much free memory\n"
     "model options (without --model):\n";
@@ -56,7 +58,7 @@ static const char *const k_help =
 enum {
     O_MODEL = CLI_MODEL_OPTS, O_PROMPT, O_RANDOM, O_PROMPT_SEED, O_CHUNK_ROWS, O_TOP_K, O_LOGITS_AT, O_LOGITS_OUT,
     O_THREADS, O_CPU, O_DEVICE, O_ATTENTION, O_GEMM, O_DELTA, O_DETERMINISTIC, O_SCORES_BUDGET, O_FREE_CAP,
-    O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_COUNT
+    O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_GEMM_SM90_VARIANT, O_COUNT
 };
 static const cli_option k_opts[O_COUNT] = {
     CLI_MODEL_OPTIONS,
@@ -68,7 +70,7 @@ static const cli_option k_opts[O_COUNT] = {
     [O_DETERMINISTIC] = {"--deterministic", NULL},
     [O_SCORES_BUDGET] = {"--scores-budget", "B"}, [O_FREE_CAP] = {"--free-cap", "MIB"},
     [O_FLASH_VARIANT] = {"--flash-variant", "V"}, [O_DELTA_RULE_VARIANT] = {"--delta-rule-variant", "V"},
-    [O_DELTA_CHUNK_VARIANT] = {"--delta-chunk-variant", "V"},
+    [O_DELTA_CHUNK_VARIANT] = {"--delta-chunk-variant", "V"}, [O_GEMM_SM90_VARIANT] = {"--gemm-sm90-variant", "V"},
 };
 #define BIT(o) (UINT64_C(1) << (o))
 static const cli_conflict k_conflicts[] = {
@@ -77,7 +79,8 @@ static const cli_conflict k_conflicts[] = {
      "--random and --prompt-seed make a random prompt, --prompt gives one"},
     {O_CPU,
      BIT(O_DEVICE) | BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA) | BIT(O_DETERMINISTIC) | BIT(O_SCORES_BUDGET) |
-         BIT(O_FREE_CAP) | BIT(O_FLASH_VARIANT) | BIT(O_DELTA_RULE_VARIANT) | BIT(O_DELTA_CHUNK_VARIANT),
+         BIT(O_FREE_CAP) | BIT(O_FLASH_VARIANT) | BIT(O_DELTA_RULE_VARIANT) | BIT(O_DELTA_CHUNK_VARIANT) |
+         BIT(O_GEMM_SM90_VARIANT),
      "it is a GPU option and --cpu runs the CPU reference"},
 };
 
@@ -157,6 +160,7 @@ static int set_option(run_args *a, int k, const char *v)
     case O_FLASH_VARIANT: a->cuda.flash_variant = v; return 0;
     case O_DELTA_RULE_VARIANT: a->cuda.delta_rule_variant = v; return 0;
     case O_DELTA_CHUNK_VARIANT: a->cuda.delta_chunk_variant = v; return 0;
+    case O_GEMM_SM90_VARIANT: a->cuda.gemm_sm90_variant = v; return 0;
     default: return cli_model_set(&a->model, k, v);
     }
 }

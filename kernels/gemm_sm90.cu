@@ -77,18 +77,23 @@
 #define Q35_SM90 0
 #endif
 
-#define BM 128                       /* rows of x a block */
-#define BN 128                       /* output columns a block (w: 2 x 128 rows) */
+#define BM 128                       /* rows of x a block (a pingpong tile) */
 #define BK 64                        /* K a step: one 128-byte swizzled box row */
-#define STAGES 4                     /* the ring */
 #define THREADS 384                  /* producer + 2 consumer warp groups */
-#define BOX_BYTES (128 * BK * 2)     /* one 128 x 64 f16 TMA box: 16 KiB */
-#define A_BYTES BOX_BYTES            /* x's 128 rows */
-#define B_BYTES (2 * BOX_BYTES)      /* w's 256 rows */
-#define OFF_A 0
-#define OFF_B (OFF_A + STAGES * A_BYTES)
-#define OFF_BAR (OFF_B + STAGES * B_BYTES)
-#define SMEM_BYTES (OFF_BAR + 1024 + 1024) /* barriers, alignment */
+
+/* A ring's layout: x's 128 x 64 box and w's two BNR x 64 boxes a stage
+ * (BNR 128: the cooperative kernels, 48 KiB a stage; 64: pingpong's, 32 KiB),
+ * NST stages, then the barriers (full, empty: 8 bytes each a stage). */
+template <int BNR, int NST>
+struct gemm_ring {
+    static constexpr int STAGES = NST, W_BOX = BNR * BK * 2, A_BYTES = BM * BK * 2, B_BYTES = 2 * W_BOX;
+    static constexpr int OFF_A = 0, OFF_B = OFF_A + STAGES * A_BYTES, OFF_BAR = OFF_B + STAGES * B_BYTES;
+    static constexpr int SMEM = OFF_BAR + 1024 + 1024; /* barriers, alignment */
+};
+typedef gemm_ring<128, 4> coop_ring; /* simple, mcast, persist, mcast_persist */
+typedef gemm_ring<64, 6> pp_ring;    /* pingpong */
+#define BN 128                       /* the cooperative kernels' output columns a block (w: 2 x 128 rows) */
+#define SMEM_BYTES (coop_ring::SMEM > pp_ring::SMEM ? coop_ring::SMEM : pp_ring::SMEM)
 
 /* The kernel's scalars. */
 struct gemm_args {
@@ -109,28 +114,28 @@ struct gemm_args {
  * one ring); MCAST: this block's half of w's 256 rows (rank 0 the gate box,
  * rank 1 the up box) multicast to both blocks of the cluster, x's box its
  * own. */
-template <bool MCAST>
+template <class L, bool MCAST>
 __device__ __forceinline__ void gemm_produce(const q35_tma_map *xmap, const q35_tma_map *wmap, uint32_t base,
                                              const gemm_args &a, int m0, int n0, int g0)
 {
-    const uint32_t full = base + OFF_BAR, empty = full + 8 * STAGES;
+    const uint32_t full = base + L::OFF_BAR, empty = full + 8 * L::STAGES;
     const uint32_t rank = MCAST ? q35_cluster_rank() : 0;
     /* a block wholly past T (mcast's row tiles rounded up to whole clusters)
        loads the last tile's rows instead of a box wholly out of bounds; it
        stores nothing */
     const int steps = a.K / BK, xm = min(m0, (a.T - 1) / BM * BM);
     for (int s = 0; s < steps; s++) {
-        const int g = g0 + s, st = g % STAGES;
-        if (g >= STAGES)
-            q35_mbar_wait(empty + 8 * st, (g / STAGES - 1) & 1);
-        q35_mbar_arrive_expect_tx(full + 8 * st, A_BYTES + B_BYTES);
-        q35_tma_load_2d(base + OFF_A + st * A_BYTES, xmap, full + 8 * st, s * BK, xm);
+        const int g = g0 + s, st = g % L::STAGES;
+        if (g >= L::STAGES)
+            q35_mbar_wait(empty + 8 * st, (g / L::STAGES - 1) & 1);
+        q35_mbar_arrive_expect_tx(full + 8 * st, L::A_BYTES + L::B_BYTES);
+        q35_tma_load_2d(base + L::OFF_A + st * L::A_BYTES, xmap, full + 8 * st, s * BK, xm);
+        const uint32_t sb = base + L::OFF_B + st * L::B_BYTES;
         if (MCAST) {
-            q35_tma_load_2d_mcast(base + OFF_B + st * B_BYTES + rank * BOX_BYTES, wmap, full + 8 * st, s * BK,
-                                  rank ? n0 + a.b2 : n0, 0x3);
+            q35_tma_load_2d_mcast(sb + rank * L::W_BOX, wmap, full + 8 * st, s * BK, rank ? n0 + a.b2 : n0, 0x3);
         } else {
-            q35_tma_load_2d(base + OFF_B + st * B_BYTES, wmap, full + 8 * st, s * BK, n0);
-            q35_tma_load_2d(base + OFF_B + st * B_BYTES + BOX_BYTES, wmap, full + 8 * st, s * BK, n0 + a.b2);
+            q35_tma_load_2d(sb, wmap, full + 8 * st, s * BK, n0);
+            q35_tma_load_2d(sb + L::W_BOX, wmap, full + 8 * st, s * BK, n0 + a.b2);
         }
     }
 }
@@ -157,15 +162,16 @@ __device__ __forceinline__ void gemm_release(uint32_t bar)
 template <bool MCAST, bool PERSIST>
 __device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, const gemm_args &a, int c, int g0)
 {
-    const uint32_t full = base + OFF_BAR, empty = full + 8 * STAGES;
+    typedef coop_ring L;
+    const uint32_t full = base + L::OFF_BAR, empty = full + 8 * L::STAGES;
     const int steps = a.K / BK;
 #pragma unroll
     for (int i = 0; i < 128; i++)
         d[i] = 0.0f;
     for (int s = 0; s < steps; s++) {
-        const int g = g0 + s, st = g % STAGES;
-        q35_mbar_wait(full + 8 * st, (g / STAGES) & 1);
-        const uint32_t sa = base + OFF_A + st * A_BYTES + c * (64 * 128), sb = base + OFF_B + st * B_BYTES;
+        const int g = g0 + s, st = g % L::STAGES;
+        q35_mbar_wait(full + 8 * st, (g / L::STAGES) & 1);
+        const uint32_t sa = base + L::OFF_A + st * L::A_BYTES + c * (64 * 128), sb = base + L::OFF_B + st * L::B_BYTES;
         q35_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; kk++)
@@ -174,36 +180,81 @@ __device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, co
         q35_wgmma_commit();
         q35_wgmma_wait<1>();
         if (s > 0)
-            gemm_release<MCAST>(empty + 8 * ((g - 1) % STAGES));
+            gemm_release<MCAST>(empty + 8 * ((g - 1) % L::STAGES));
     }
     q35_wgmma_wait<0>();
     q35_reg_fence(d);
     if (PERSIST)
-        gemm_release<MCAST>(empty + 8 * ((g0 + steps - 1) % STAGES));
+        gemm_release<MCAST>(empty + 8 * ((g0 + steps - 1) % L::STAGES));
 }
 
-/* The accumulator out: thread (warp, g, q4) holds rows 16 warp + g + 8 ri of
- * the group's 64 and columns 8 i + 2 q4 + e of the 256 (d[4 i + 2 ri + e]). */
-template <bool SWIGLU>
-__device__ __forceinline__ void gemm_store(const float (&d)[128], const gemm_args &a, int m0, int n0, int c, int tid)
+/* pingpong's consumer group: a whole tile's 128 rows against w's 128 rows
+ * (the two 64-row boxes) over all of K, rows 0..63 into d0 and 64..127 into
+ * d1 (two m64n128 accumulators), the tile's first step the block's g0-th;
+ * the group alone reads its stages (empty counts its 128 threads). Once it
+ * has issued the tile's last step (every full phase of the tile passed) it
+ * arrives on `next` (when given) so the other group may start its own tile:
+ * a stage's phases are then waited for in ring order, which mbarrier parity
+ * needs (a wait can tell only the current phase from the one before). */
+__device__ __forceinline__ void pp_mainloop(float (&d0)[64], float (&d1)[64], uint32_t base, const gemm_args &a,
+                                            int g0, int next)
+{
+    typedef pp_ring L;
+    const uint32_t full = base + L::OFF_BAR, empty = full + 8 * L::STAGES;
+    const int steps = a.K / BK;
+#pragma unroll
+    for (int i = 0; i < 64; i++)
+        d0[i] = 0.0f, d1[i] = 0.0f;
+    for (int s = 0; s < steps; s++) {
+        const int g = g0 + s, st = g % L::STAGES;
+        q35_mbar_wait(full + 8 * st, (g / L::STAGES) & 1);
+        const uint32_t sa = base + L::OFF_A + st * L::A_BYTES, sb = base + L::OFF_B + st * L::B_BYTES;
+        q35_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            const uint64_t db = q35_gmma_desc(sb + 32 * kk, 16, 1024);
+            q35_wgmma_ss_m64n128k16(d0, q35_gmma_desc(sa + 32 * kk, 16, 1024), db, (s | kk) != 0);
+            q35_wgmma_ss_m64n128k16(d1, q35_gmma_desc(sa + 64 * 128 + 32 * kk, 16, 1024), db, (s | kk) != 0);
+        }
+        q35_wgmma_commit();
+        if (s == steps - 1 && next)
+            q35_named_arrive(next, 256);
+        q35_wgmma_wait<1>();
+        if (s > 0)
+            q35_mbar_arrive(empty + 8 * ((g - 1) % L::STAGES));
+    }
+    q35_wgmma_wait<0>();
+    q35_reg_fence(d0);
+    q35_reg_fence(d1);
+    q35_mbar_arrive(empty + 8 * ((g0 + steps - 1) % L::STAGES));
+}
+
+/* An m64nN accumulator out (NH = N / 16: the n8 tiles of each half): thread
+ * (warp, g, q4) holds rows r0 + 16 warp + g + 8 ri and columns 8 i + 2 q4 + e
+ * (d[4 i + 2 ri + e]); the first NH tiles are gate (or w's first box), the
+ * rest up (w's second box, b2 rows on). SwiGLU: f16 output column n0 + 8 i +
+ * 2 q4 (+1) of gate tile i and up tile i + NH; f32: column n0 + 8 i + 2 q4
+ * (+1) of the first box, n0 + b2 + 8 (i - NH) + 2 q4 (+1) of the second. */
+template <bool SWIGLU, int NH>
+__device__ __forceinline__ void gemm_store(const float (&d)[8 * NH], const gemm_args &a, int r0, int n0, int tid)
 {
     const int warp = tid / 32, g = tid % 32 / 4, q4 = tid % 4;
 #pragma unroll
     for (int ri = 0; ri < 2; ri++) {
-        const int row = m0 + 64 * c + 16 * warp + g + 8 * ri;
+        const int row = r0 + 16 * warp + g + 8 * ri;
         if (row >= a.T)
             continue;
         if (SWIGLU) {
             uint16_t *yr = a.y16 + (int64_t)row * a.ld + n0 + 2 * q4;
 #pragma unroll
-            for (int i = 0; i < 16; i++)
-                *(uint32_t *)(yr + 8 * i) = q35_pack_f16x2(q35_swiglu(d[4 * i + 2 * ri], d[4 * (i + 16) + 2 * ri]),
-                                                           q35_swiglu(d[4 * i + 2 * ri + 1], d[4 * (i + 16) + 2 * ri + 1]));
-        } else { /* accumulator column 8 i + 2 q4 (+1): y's column n0 + that, past 128 n0 + b2 + (that - 128) */
+            for (int i = 0; i < NH; i++)
+                *(uint32_t *)(yr + 8 * i) = q35_pack_f16x2(q35_swiglu(d[4 * i + 2 * ri], d[4 * (i + NH) + 2 * ri]),
+                                                           q35_swiglu(d[4 * i + 2 * ri + 1], d[4 * (i + NH) + 2 * ri + 1]));
+        } else {
             float *yr = a.gu + (int64_t)row * a.ld;
 #pragma unroll
-            for (int i = 0; i < 32; i++) {
-                const int col = n0 + (i < 16 ? 8 * i : a.b2 + 8 * (i - 16)) + 2 * q4;
+            for (int i = 0; i < 2 * NH; i++) {
+                const int col = n0 + (i < NH ? 8 * i : a.b2 + 8 * (i - NH)) + 2 * q4;
                 float2 v = make_float2(d[4 * i + 2 * ri], d[4 * i + 2 * ri + 1]);
                 if (col + 1 < a.n_cols) {
                     if (a.add) {
@@ -234,9 +285,9 @@ __global__ void __launch_bounds__(THREADS, 1)
        gridDim.x is a whole number of clusters, the row tiles too) */
     const int tiles = a.m_tiles * a.n_tiles, t_step = (int)gridDim.x;
     if (threadIdx.x == 0) {
-        for (int i = 0; i < STAGES; i++) {
-            q35_mbar_init(base + OFF_BAR + 8 * i, 1);                          /* full: the producer's expect_tx */
-            q35_mbar_init(base + OFF_BAR + 8 * (STAGES + i), MCAST ? 16 : 256); /* empty: gemm_release */
+        for (int i = 0; i < coop_ring::STAGES; i++) {
+            q35_mbar_init(base + coop_ring::OFF_BAR + 8 * i, 1); /* full: the producer's expect_tx */
+            q35_mbar_init(base + coop_ring::OFF_BAR + 8 * (coop_ring::STAGES + i), MCAST ? 16 : 256); /* empty */
         }
         q35_mbar_init_fence();
     }
@@ -250,10 +301,10 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (threadIdx.x == 0) {
             if (PERSIST)
                 for (int t = t0, i = 0; t < tiles; t += t_step, i++)
-                    gemm_produce<MCAST>(&xmap, &wmap, base, a, BM * (t % a.m_tiles), a.n_step * (t / a.m_tiles),
+                    gemm_produce<coop_ring, MCAST>(&xmap, &wmap, base, a, BM * (t % a.m_tiles), a.n_step * (t / a.m_tiles),
                                         i * steps);
             else
-                gemm_produce<MCAST>(&xmap, &wmap, base, a, BM * (t0 % a.m_tiles), a.n_step * (t0 / a.m_tiles), 0);
+                gemm_produce<coop_ring, MCAST>(&xmap, &wmap, base, a, BM * (t0 % a.m_tiles), a.n_step * (t0 / a.m_tiles), 0);
         }
     } else {
         q35_setmaxnreg_inc<232>();
@@ -262,15 +313,72 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (PERSIST) {
             for (int t = t0, i = 0; t < tiles; t += t_step, i++) {
                 gemm_mainloop<MCAST, PERSIST>(d, base, a, c, i * steps);
-                gemm_store<SWIGLU>(d, a, BM * (t % a.m_tiles), a.n_step * (t / a.m_tiles), c, tid);
+                gemm_store<SWIGLU, 16>(d, a, BM * (t % a.m_tiles) + 64 * c, a.n_step * (t / a.m_tiles), tid);
             }
         } else {
             gemm_mainloop<MCAST, PERSIST>(d, base, a, c, 0);
-            gemm_store<SWIGLU>(d, a, BM * (t0 % a.m_tiles), a.n_step * (t0 / a.m_tiles), c, tid);
+            gemm_store<SWIGLU, 16>(d, a, BM * (t0 % a.m_tiles) + 64 * c, a.n_step * (t0 / a.m_tiles), tid);
         }
     }
     if (MCAST)
         q35_cluster_sync(); /* neither block leaves while the other may still arrive on its barriers */
+#else
+    (void)xmap, (void)wmap, (void)a;
+    __trap(); /* built without sm_90a code: the launcher refuses first */
+#endif
+}
+
+/* pingpong: the persistent grid with its two consumer groups on different
+ * tiles (CUTLASS's ping-pong): a tile is 128 rows of x by w's two 64-row
+ * boxes (gate n0 .. n0+63 and up F+n0 .. : 64 SwiGLU outputs; plain: 128
+ * outputs n0 .. n0+127), a group multiplies all of it (2 x wgmma
+ * m64n128k16 a k16 step) while the other stores its last tile, so the
+ * tensor cores stay fed through the epilogues. The block's tiles t =
+ * blockIdx.x + i gridDim.x go to group i % 2, in order through one ring of 6
+ * stages of 32 KiB; a group starts tile i once the other has issued tile i -
+ * 1 (named barriers 1, 2). The same products in the same order along K as
+ * simple's (wgmma's N only tiles the columns): simple's bits, which the suite
+ * checks. */
+template <bool SWIGLU>
+__global__ void __launch_bounds__(THREADS, 1)
+    q35_gemm_pp_sm90_kernel(const __grid_constant__ q35_tma_map xmap, const __grid_constant__ q35_tma_map wmap,
+                            const gemm_args a)
+{
+#ifdef Q35_SM90A_CODE
+    typedef pp_ring L;
+    extern __shared__ __align__(1024) uint8_t smem[];
+    const uint32_t base = (q35_sm90_smem(smem) + 1023) & ~1023u;
+    const int tiles = a.m_tiles * a.n_tiles, t_step = (int)gridDim.x, t0 = (int)blockIdx.x;
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < L::STAGES; i++) {
+            q35_mbar_init(base + L::OFF_BAR + 8 * i, 1);                  /* full: the producer's expect_tx */
+            q35_mbar_init(base + L::OFF_BAR + 8 * (L::STAGES + i), 128); /* empty: one group's threads */
+        }
+        q35_mbar_init_fence();
+    }
+    __syncthreads();
+    const int steps = a.K / BK, mine = t0 < tiles ? (tiles - t0 + t_step - 1) / t_step : 0;
+    if (threadIdx.x < 128) {
+        q35_setmaxnreg_dec<40>();
+        if (threadIdx.x == 0)
+            for (int i = 0; i < mine; i++) {
+                const int t = t0 + i * t_step;
+                gemm_produce<L, false>(&xmap, &wmap, base, a, BM * (t % a.m_tiles), a.n_step * (t / a.m_tiles),
+                                       i * steps);
+            }
+    } else {
+        q35_setmaxnreg_inc<232>();
+        const int c = (int)threadIdx.x / 128 - 1, tid = (int)threadIdx.x % 128;
+        float d0[64], d1[64];
+        for (int i = c; i < mine; i += 2) {
+            if (i > 0)
+                q35_named_sync(1 + c, 256); /* the other group issued tile i - 1 */
+            pp_mainloop(d0, d1, base, a, i * steps, i + 1 < mine ? 2 - c : 0);
+            const int t = t0 + i * t_step, m0 = BM * (t % a.m_tiles), n0 = a.n_step * (t / a.m_tiles);
+            gemm_store<SWIGLU, 8>(d0, a, m0, n0, tid);
+            gemm_store<SWIGLU, 8>(d1, a, m0 + 64, n0, tid);
+        }
+    }
 #else
     (void)xmap, (void)wmap, (void)a;
     __trap(); /* built without sm_90a code: the launcher refuses first */
@@ -287,35 +395,41 @@ int q35_gemm_sm90_supported(int device, q35_error *why)
     return q35_sm90_device_ok(device, Q35_SM90, SMEM_BYTES, "gemm_sm90", why);
 }
 
-/* A variant's kernels: SwiGLU (f16) and f32 out, its cluster size, and
- * whether its grid is persistent (a block an SM, walking tiles). */
+/* A variant's kernels: SwiGLU (f16) and f32 out, its cluster size, whether
+ * its grid is persistent (a block an SM, walking tiles), and w's box rows
+ * (128: a tile's 256 w rows; pingpong 64: 128). */
 typedef void (*gemm_kernel_fn)(q35_tma_map, q35_tma_map, gemm_args);
 struct gemm_kernels {
     gemm_kernel_fn swiglu, f32;
     unsigned cluster;
     bool persist;
+    int bnr;
 };
 
 static const gemm_kernels k_simple = {&q35_gemm_gu_sm90_kernel<true, false, false>,
-                                      &q35_gemm_gu_sm90_kernel<false, false, false>, 1, false};
+                                      &q35_gemm_gu_sm90_kernel<false, false, false>, 1, false, 128};
 static const gemm_kernels k_mcast = {&q35_gemm_gu_sm90_kernel<true, true, false>,
-                                     &q35_gemm_gu_sm90_kernel<false, true, false>, 2, false};
+                                     &q35_gemm_gu_sm90_kernel<false, true, false>, 2, false, 128};
 static const gemm_kernels k_persist = {&q35_gemm_gu_sm90_kernel<true, false, true>,
-                                       &q35_gemm_gu_sm90_kernel<false, false, true>, 1, true};
+                                       &q35_gemm_gu_sm90_kernel<false, false, true>, 1, true, 128};
 static const gemm_kernels k_mcast_persist = {&q35_gemm_gu_sm90_kernel<true, true, true>,
-                                             &q35_gemm_gu_sm90_kernel<false, true, true>, 2, true};
+                                             &q35_gemm_gu_sm90_kernel<false, true, true>, 2, true, 128};
+static const gemm_kernels k_pingpong = {&q35_gemm_pp_sm90_kernel<true>, &q35_gemm_pp_sm90_kernel<false>, 1, true,
+                                        64};
 
 /* The variants: simple (each block loads its own boxes; the oracle), mcast
  * (blocks in clusters of 2 along the rows share the w tile, each loading half
  * of it multicast to both: 32 KiB a step from L2 a block instead of 48;
  * measured ~30 % slower), persist (the default) and mcast_persist (the two
- * with a persistent grid); the same products in the same order, so simple's
- * bits. */
+ * with a persistent grid), pingpong (its consumer groups on different tiles
+ * of half the width, one's epilogue under the other's products); the same
+ * products in the same order, so simple's bits. */
 static const q35_variant k_table[] = {
     {"simple", 0, &k_simple},
     {"mcast", 1, &k_mcast},
     {"persist", 2, &k_persist},
     {"mcast_persist", 3, &k_mcast_persist},
+    {"pingpong", 4, &k_pingpong},
 };
 static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
 
@@ -341,13 +455,14 @@ int q35_gemm_sm90_variant_default(void)
     return q35_variant_find(&k_set, "persist");
 }
 
-/* What a call asks of the kernels: its output (y16 for SwiGLU, else gu) and
- * the column tiling (gemm_args' n_step, b2, n_cols, add); w's rows. */
+/* What a call asks of the kernels: its output (y16 for SwiGLU, else gu),
+ * the form ([gate | up] with F, or plain: F 0), the columns stored (n_cols)
+ * and add; w's rows. run() tiles the columns by the variant's box rows. */
 struct gemm_call {
     uint16_t *y16;
     float *gu;
-    int64_t ld, F, w_rows, n_tiles;
-    int n_step, b2, n_cols, add;
+    int64_t ld, F, w_rows;
+    int n_cols, add;
 };
 
 /* The refusals every form shares (the operands, T, K, the variant); 0 with
@@ -393,18 +508,22 @@ static int run(const char *who, const gemm_call &c, const uint16_t *x16, int64_t
         return 0;
     const uint64_t xdims[2] = {(uint64_t)K, (uint64_t)T}, xstrides[1] = {(uint64_t)ldx * 2};
     const uint64_t wdims[2] = {(uint64_t)K, (uint64_t)c.w_rows}, wstrides[1] = {(uint64_t)ldw * 2};
-    const uint32_t box[2] = {BK, 128};
+    const uint32_t xbox[2] = {BK, BM}, wbox[2] = {BK, (uint32_t)ks->bnr};
     q35_tma_map xmap, wmap;
-    if (q35_tma_map_f16(&xmap, x16, 2, xdims, xstrides, box, 1, who, err) ||
-        q35_tma_map_f16(&wmap, w16, 2, wdims, wstrides, box, 1, who, err))
+    if (q35_tma_map_f16(&xmap, x16, 2, xdims, xstrides, xbox, 1, who, err) ||
+        q35_tma_map_f16(&wmap, w16, 2, wdims, wstrides, wbox, 1, who, err))
         return -1;
     /* a cluster's blocks take consecutive row tiles of one column tile: the row
        tiles rounded up to whole clusters (a block past T loads TMA's zeros, stores
        nothing) */
     const int cl = (int)ks->cluster, m_tiles = (int)((T + BM * cl - 1) / (BM * cl)) * cl;
-    const gemm_args a = {c.y16, c.gu, c.ld, (int)c.F, (int)K, (int)T, m_tiles, (int)c.n_tiles,
-                         c.n_step, c.b2, c.n_cols, c.add};
-    int64_t blocks = (int64_t)m_tiles * c.n_tiles;
+    /* [gate | up]: bnr outputs a column tile, w's up rows F below; plain: 2 bnr
+       outputs, w's rows n0 .. n0 + 2 bnr - 1 as two boxes */
+    const int64_t n_tiles = c.F ? c.F / ks->bnr : (c.w_rows + 2 * ks->bnr - 1) / (2 * ks->bnr);
+    const int n_step = c.F ? ks->bnr : 2 * ks->bnr, b2 = c.F ? (int)c.F : ks->bnr;
+    const gemm_args a = {c.y16, c.gu, c.ld, (int)c.F, (int)K, (int)T, m_tiles, (int)n_tiles,
+                         n_step, b2, c.n_cols, c.add};
+    int64_t blocks = (int64_t)m_tiles * n_tiles;
     if (ks->persist) { /* a block an SM, whole clusters, at most the tiles */
         int sms = 0;
         if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err))
@@ -412,9 +531,9 @@ static int run(const char *who, const gemm_call &c, const uint16_t *x16, int64_t
         const int64_t fit = sms / cl * cl;
         blocks = fit < blocks ? fit : blocks;
     }
-    if (blocks < 1 || blocks > INT32_MAX || (int64_t)m_tiles * c.n_tiles > INT32_MAX)
+    if (blocks < 1 || blocks > INT32_MAX || (int64_t)m_tiles * n_tiles > INT32_MAX)
         return q35_fail(err, "%s: %lld tiles (T %lld, %lld column tiles) outside 1 .. %d", who,
-                        (long long)m_tiles * c.n_tiles, (long long)T, (long long)c.n_tiles, INT32_MAX);
+                        (long long)m_tiles * n_tiles, (long long)T, (long long)n_tiles, INT32_MAX);
     const gemm_kernel_fn kernel = c.y16 ? ks->swiglu : ks->f32;
     if (Q35_CUDA_CHECK(cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             SMEM_BYTES),
@@ -422,8 +541,8 @@ static int run(const char *who, const gemm_call &c, const uint16_t *x16, int64_t
         return -1;
     q35_cluster_launch l(dim3((unsigned)blocks), dim3(THREADS), SMEM_BYTES, (cudaStream_t)stream, ks->cluster);
     if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, xmap, wmap, a), err))
-        return q35_fail_context(err, "%s: launching q35_gemm_gu_sm90_kernel (variant %s)", who, v->name);
-    return Q35_LAUNCH_CHECK("q35_gemm_gu_sm90_kernel", err);
+        return q35_fail_context(err, "%s: launching the gemm_sm90 kernel (variant %s)", who, v->name);
+    return Q35_LAUNCH_CHECK(ks->bnr == 64 ? "q35_gemm_pp_sm90_kernel" : "q35_gemm_gu_sm90_kernel", err);
 }
 
 /* The [gate | up] forms' column tiling: 128 outputs a tile, w's up rows F below. */
@@ -437,7 +556,7 @@ static int check_F(const char *who, int64_t F, q35_error *err)
 
 static gemm_call gate_up_call(uint16_t *y16, float *gu, int64_t ld, int64_t F)
 {
-    return gemm_call{y16, gu, ld, F, 2 * F, F / BN, BN, (int)F, (int)(2 * F), 0};
+    return gemm_call{y16, gu, ld, F, 2 * F, (int)(2 * F), 0};
 }
 
 int q35_gemm_swiglu_sm90_f16(uint16_t *y16, int64_t ldy, const uint16_t *x16, int64_t ldx, const uint16_t *w16,
@@ -496,6 +615,6 @@ int q35_gemm_sm90_f32(float *y, int64_t ldy, const uint16_t *x16, int64_t ldx, c
         return q35_fail(err, "%s: ldy %lld is odd (float pairs are stored)", who, (long long)ldy);
     if ((uintptr_t)y % 8)
         return q35_fail(err, "%s: y must be 8-byte aligned, not %p", who, (void *)y);
-    const gemm_call c = {NULL, y, ldy, 0, n, (n + 2 * BN - 1) / (2 * BN), 2 * BN, BN, (int)n, add != 0};
+    const gemm_call c = {NULL, y, ldy, 0, n, (int)n, add != 0};
     return run(who, c, x16, ldx, w16, ldw, K, T, v, stream, err);
 }

@@ -87,8 +87,10 @@ int q35_gemm_sm90_f32(float *y, int64_t ldy, const uint16_t *x16, int64_t ldx, c
  * persist and mcast_persist (the two with a persistent grid: a block an SM
  * walking the tiles through one ring, the next tile's loads under this one's
  * epilogue; persist the default: 0.2-3 % faster than simple at every shape
- * measured on the H200, bench/results/); all the same products in the same
- * order, so bitwise simple. An
+ * measured on the H200, bench/results/); pingpong (persistent, its two
+ * consumer groups on different tiles of 128 rows by w's 2 x 64 rows, one's
+ * epilogue under the other's products: wgmma m64n128k16); all the same
+ * products in the same order along K, so bitwise simple. An
  * unknown variant is refused, naming the range. The suite runs and the benchmarks
  * time every one. */
 int q35_gemm_sm90_variant_count(void);

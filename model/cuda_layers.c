@@ -139,7 +139,7 @@ static int gemm_f16_rows(q35_run *r, void *y, int64_t ldy, const uint16_t *x16, 
     int rc;
     if (out != OUT_16 && q35_paths_gemm_sm90_proj(&r->cm->paths) && w->n % 2 == 0 && w->k % 64 == 0)
         rc = q35_gemm_sm90_f32((float *)y, ldy, x16, w->k, w->w16, w->k, w->n, w->k, r->T, out == OUT_F32_ADD,
-                               Q35_VARIANT_DEFAULT, r->cm->stream, err);
+                               r->cm->paths.gemm_sm90_variant, r->cm->stream, err);
     else if (out == OUT_16)
         rc = q35_hgemm_rounded_f16(r->cm->hgemm, y, ldy, x16, r->T, w->w16, w->n, w->k, err);
     else if (hgemm_tuned(r))
@@ -386,7 +386,7 @@ static int ffn_swiglu_sm90(q35_run *r, const q35_dlayer *l)
         return -1;
     q35_op_begin(r, Q35_OP_PROJ, label);
     if (q35_op_end(r, q35_gemm_swiglu_sm90_f16(y16, ff, r->cm->f16_act, gu->k, gu->w16, gu->k, ff, gu->k, r->T,
-                                               Q35_VARIANT_DEFAULT, r->cm->stream, r->err)))
+                                               r->cm->paths.gemm_sm90_variant, r->cm->stream, r->err)))
         return q35_fail_context(r->err, "layer %d", l->index);
     q35_op_begin(r, Q35_OP_PROJ, l->ffn_down.label);
     return q35_op_end(r, gemm_f16_rows(r, BUF(r, X), r->cm->hp.n_embd, y16, &l->ffn_down, OUT_F32_ADD));

@@ -162,11 +162,14 @@ static void pick_variants(q35_cuda_model *cm, const q35_path_choice *c)
                                     q35_delta_rule_variant_default(delta_dims(&cm->hp)), delta_rule_runs, cm};
     const q35_path_variants chunk = {"delta chunk", q35_delta_chunk_variant_find, q35_delta_chunk_variant_name,
                                      q35_delta_chunk_variant_default(), NULL, NULL};
+    const q35_path_variants gemm90 = {"gemm_sm90", q35_gemm_sm90_variant_find, q35_gemm_sm90_variant_name,
+                                      q35_gemm_sm90_variant_default(), NULL, NULL};
     cm->paths.flash_variant = q35_paths_variant(&c->flash_variant, &flash, in->log, sizeof in->log, cm->opts.quiet);
     cm->paths.delta_rule_variant =
         q35_paths_variant(&c->delta_rule_variant, &scan, in->log, sizeof in->log, cm->opts.quiet);
     cm->paths.delta_chunk_variant =
         q35_paths_variant(&c->delta_chunk_variant, &chunk, in->log, sizeof in->log, cm->opts.quiet);
+    cm->paths.gemm_sm90_variant = q35_paths_variant(&c->gemm_sm90_variant, &gemm90, in->log, sizeof in->log, cm->opts.quiet);
 }
 
 /* The plan for the chosen paths; an f16 set that does not fit falls back to f32, said. */
@@ -693,6 +696,9 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
                         (int)p->attention, (int)p->gemm, (int)p->delta, p->chunk_rows, p->scores_budget,
                         p->flash_variant, p->delta_rule_variant, p->delta_chunk_variant, n_flash - 1, n_scan - 1,
                         n_chunk - 1);
+    if (p->gemm_sm90_variant < 0 || p->gemm_sm90_variant >= q35_gemm_sm90_variant_count())
+        return q35_fail(err, "cuda model paths: gemm_sm90 variant %d (want 0..%d)", p->gemm_sm90_variant,
+                        q35_gemm_sm90_variant_count() - 1);
     if (p->delta == Q35_DELTA_CHUNKED && p->deterministic)
         return q35_fail(err, "cuda model paths: delta chunked is not batch-invariant (deterministic mode runs the scan)");
     if (p->attention == Q35_ATTN_FLASH && !cm->info.flash_supported) {
@@ -763,10 +769,12 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                                                : q35_delta_rule_variant_name(p->delta_rule_variant),
                  p->chunk_rows);
     const size_t used = strlen(buf);
-    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s",
+    const bool sm90 = q35_paths_gemm_swiglu(p) || q35_paths_gemm_sm90_proj(p);
+    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s%s%s%s",
              q35_paths_flash_gate(p) ? ", out gate in the flash epilogue" : "",
              q35_paths_gemm_swiglu(p) ? ", SwiGLU in the sm_90a [gate | up] GEMM" : "",
              q35_paths_gemm_sm90_proj(p) ? ", projections through the sm_90a GEMM" : "",
+             sm90 ? " (variant " : "", sm90 ? q35_gemm_sm90_variant_name(p->gemm_sm90_variant) : "", sm90 ? ")" : "",
              q35_paths_graphs(p) ? ", CUDA graphs (a layer each)" : "");
     return buf;
 }

@@ -65,6 +65,7 @@ typedef struct q35_cuda_options {
     const char *flash_variant;       /* NULL: $Q35_FLASH_VARIANT, else the flash kernel's default here */
     const char *delta_rule_variant;  /* NULL: $Q35_DELTA_RULE_VARIANT, else the scan's default for these heads */
     const char *delta_chunk_variant; /* NULL: $Q35_DELTA_CHUNK_VARIANT, else the chunked delta rule's default */
+    const char *gemm_sm90_variant;   /* NULL: $Q35_GEMM_SM90_VARIANT, else the sm_90a GEMM's default */
     bool quiet;              /* no stderr lines (warnings and notes go to q35_cuda_model_info's log) */
 } q35_cuda_options;
 
@@ -81,6 +82,7 @@ typedef struct q35_cuda_paths {
     int flash_variant;       /* the flash kernel's variant: an index of kernels/attention_flash.h's registry */
     int delta_rule_variant;  /* the scan's (prefill and decode alike): kernels/delta_rule.h's */
     int delta_chunk_variant; /* the chunked delta rule's: kernels/delta_chunk.h's */
+    int gemm_sm90_variant;   /* the sm_90a GEMM's (where it runs: gemm_sm90 below): kernels/gemm_sm90.h's */
     bool flash_sm90;         /* flash over the f16 cache through the sm_90a kernel
                                 (kernels/attention_flash_sm90.h, its default variant) instead of
                                 the mma.sync one: the load's choice where the device runs it and no

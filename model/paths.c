@@ -47,6 +47,7 @@ q35_path_env q35_path_env_get(void)
         .delta = getenv("Q35_PREFILL_DELTA"),
         .delta_rule_variant = getenv("Q35_DELTA_RULE_VARIANT"),
         .delta_chunk_variant = getenv("Q35_DELTA_CHUNK_VARIANT"),
+        .gemm_sm90_variant = getenv("Q35_GEMM_SM90_VARIANT"),
     };
     return e;
 }
@@ -265,6 +266,8 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
         pick_name(o->delta_rule_variant, "delta_rule_variant", env->delta_rule_variant, "Q35_DELTA_RULE_VARIANT");
     c->delta_chunk_variant =
         pick_name(o->delta_chunk_variant, "delta_chunk_variant", env->delta_chunk_variant, "Q35_DELTA_CHUNK_VARIANT");
+    c->gemm_sm90_variant =
+        pick_name(o->gemm_sm90_variant, "gemm_sm90_variant", env->gemm_sm90_variant, "Q35_GEMM_SM90_VARIANT");
 
     c->max_seq = o->max_seq > 0 ? o->max_seq : 4096;
     return 0;

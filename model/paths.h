@@ -29,6 +29,7 @@ typedef struct q35_path_env {
     const char *delta;         /* Q35_PREFILL_DELTA */
     const char *delta_rule_variant;  /* Q35_DELTA_RULE_VARIANT */
     const char *delta_chunk_variant; /* Q35_DELTA_CHUNK_VARIANT */
+    const char *gemm_sm90_variant;   /* Q35_GEMM_SM90_VARIANT */
 } q35_path_env;
 
 q35_path_env q35_path_env_get(void); /* getenv of each */
@@ -55,6 +56,7 @@ typedef struct q35_path_choice {
     q35_path_name flash_variant;       /* the flash kernel's variant */
     q35_path_name delta_rule_variant;  /* the scan's */
     q35_path_name delta_chunk_variant; /* the chunked delta rule's */
+    q35_path_name gemm_sm90_variant;   /* the sm_90a GEMM's */
     int64_t max_seq;
 } q35_path_choice;
 

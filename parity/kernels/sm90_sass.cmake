@@ -14,7 +14,7 @@
 #          the overlap is checked);
 #   gemm   kernels/gemm_sm90.cu, both epilogues (f16 SwiGLU, f32 [gate | up]):
 #          HGMMA.64x256x16.F32 (a consumer's 64 rows by 128 gate + 128 up
-#          rows of w); the SwiGLU kernels no CALL (the IEEE division's or
+#          rows of w; pingpong's HGMMA.64x128x16.F32, 64 + 64); the SwiGLU kernels no CALL (the IEEE division's or
 #          expf's slow path: the fast q35_swiglu, kernels/reduce.cuh, has
 #          none; its ~20 instructions a value stalled the tensor cores) and a
 #          MUFU.EX2 and a MUFU.RCP for each of a thread's 64 values.
@@ -23,7 +23,7 @@
 if(UNIT STREQUAL "gemm")
   set(SASS_TEST kernels_gemm_sm90_sass)
   set(source gemm_sm90)
-  set(patterns "HGMMA\\.64x256x16\\.F32" "UTMALDG" "USETMAXREG")
+  set(patterns "HGMMA\\.64x(256|128)x16\\.F32" "UTMALDG" "USETMAXREG")
 elseif(UNIT STREQUAL "flash")
   set(SASS_TEST kernels_flash_sm90_sass)
   set(source attention_flash_sm90)
@@ -109,7 +109,7 @@ foreach(f IN LISTS functions)
     endif()
   endif()
   # gemm's SwiGLU epilogue (SWIGLU = true: kernelILb1): the fast form, no subroutine
-  if(UNIT STREQUAL "gemm" AND name MATCHES "q35_gemm_gu_sm90_kernelILb1")
+  if(UNIT STREQUAL "gemm" AND name MATCHES "q35_gemm_(gu|pp)_sm90_kernelILb1")
     string(REGEX MATCHALL "[ \t]CALL[ .]" calls "${f}")
     string(REGEX MATCHALL "MUFU\\.EX2" ex2 "${f}")
     string(REGEX MATCHALL "MUFU\\.RCP" rcp "${f}")

@@ -47,7 +47,8 @@
  * A is the product's bound carried through silu * u and no looser: at |g|,
  * |u| ~ 4 it is about half of the rounding's 2^-11 |y|.
  *
- * Every variant (kernels/gemm_sm90.h: simple, mcast, persist, mcast_persist)
+ * Every variant (kernels/gemm_sm90.h: simple, mcast, persist, mcast_persist,
+ * pingpong)
  * takes every case, and
  * each variant's f32 output is bitwise the first's (memcmp, the whole buffer:
  * the same products in the same order).

@@ -66,7 +66,7 @@ int main(void)
         {"flash_sm90", q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,
          q35_attention_flash_sm90_variant_find, "serial pingpong fa3turn overlap", "serial pingpong fa3turn overlap"},
         {"gemm_sm90", q35_gemm_sm90_variant_count, q35_gemm_sm90_variant_name, q35_gemm_sm90_variant_find,
-         "simple mcast persist mcast_persist", "simple mcast persist mcast_persist"},
+         "simple mcast persist mcast_persist pingpong", "simple mcast persist mcast_persist pingpong"},
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         check_op(&s, &ops[i]);
