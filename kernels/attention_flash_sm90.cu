@@ -258,13 +258,13 @@ __device__ __forceinline__ void sm90_fa3_loop(sm90_consumer &w, const sm90_args 
  * asm block (its C form cost the registers: C7512). */
 template <bool MASK>
 __device__ __forceinline__ void sm90_overlap_turn(sm90_consumer &w, const sm90_args &a, uint32_t base, int j,
-                                                  uint32_t (&p)[4][4])
+                                                  uint32_t (&p)[4][4], int g0)
 {
     const uint32_t full_k = base + OFF_BAR, full_v = full_k + 16, empty_k = full_k + 32, empty_v = full_k + 48;
-    const int st = j % STAGES, vj = j > 0 ? j - 1 : 0, vst = vj % STAGES;
+    const int g = g0 + j, st = g % STAGES, vg = g0 + (j > 0 ? j - 1 : 0), vst = vg % STAGES;
     float s[32], alpha[2];
-    q35_mbar_wait(full_k + 8 * st, (j / STAGES) & 1);
-    q35_mbar_wait(full_v + 8 * vst, (vj / STAGES) & 1);
+    q35_mbar_wait(full_k + 8 * st, (g / STAGES) & 1);
+    q35_mbar_wait(full_v + 8 * vst, (vg / STAGES) & 1);
     q35_reg_fence(w.o);
     q35_reg_fence(p);
     q35_wgmma_fence();
@@ -289,7 +289,8 @@ __device__ __forceinline__ void sm90_overlap_turn(sm90_consumer &w, const sm90_a
     sm90_rescale_pack(w.o, p, s, alpha);
 }
 
-__device__ __forceinline__ void sm90_overlap_loop(sm90_consumer &w, const sm90_args &a, uint32_t base, int tiles)
+__device__ __forceinline__ void sm90_overlap_loop(sm90_consumer &w, const sm90_args &a, uint32_t base, int tiles,
+                                                  int g0 = 0)
 {
     const uint32_t full_k = base + OFF_BAR, full_v = full_k + 16, empty_k = full_k + 32, empty_v = full_k + 48;
     const int below = min((w.first + 1) / BLOCK_N, w.mine); /* tiles the group sees whole */
@@ -300,18 +301,18 @@ __device__ __forceinline__ void sm90_overlap_loop(sm90_consumer &w, const sm90_a
         for (int i = 0; i < 4; i++)
             p[kk][i] = 0u;
     for (int j = 0; j < below; j++)
-        sm90_overlap_turn<false>(w, a, base, j, p);
+        sm90_overlap_turn<false>(w, a, base, j, p, g0);
     for (int j = below; j < w.mine; j++)
-        sm90_overlap_turn<true>(w, a, base, j, p);
-    const int last = w.mine - 1, lst = last % STAGES;
+        sm90_overlap_turn<true>(w, a, base, j, p, g0);
+    const int last = g0 + w.mine - 1, lst = last % STAGES;
     q35_mbar_wait(full_v + 8 * lst, (last / STAGES) & 1);
     sm90_pv(w.o, p, base + OFF_V + lst * TILE_BYTES, -1);
     q35_mbar_arrive(empty_v + 8 * lst);
-    for (int j = w.mine; j < tiles; j++) {
-        const int st = j % STAGES;
-        q35_mbar_wait(full_k + 8 * st, (j / STAGES) & 1);
+    for (int g = g0 + w.mine; g < g0 + tiles; g++) {
+        const int st = g % STAGES;
+        q35_mbar_wait(full_k + 8 * st, (g / STAGES) & 1);
         q35_mbar_arrive(empty_k + 8 * st);
-        q35_mbar_wait(full_v + 8 * st, (j / STAGES) & 1);
+        q35_mbar_wait(full_v + 8 * st, (g / STAGES) & 1);
         q35_mbar_arrive(empty_v + 8 * st);
     }
 }
@@ -365,29 +366,93 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
 }
 
+/* persist: overlap's schedule on a persistent grid (a block an SM). The
+ * blocks walk the work items u (query tile qtiles - 1 - u / kv_heads, KV
+ * head u % kv_heads: longest rows first, as the one-block-an-item grid
+ * orders them) in rounds of gridDim.x, snaking (round r takes u = r G + b,
+ * or r G + G - 1 - b when r is odd) so the long and short items of
+ * successive rounds even out across blocks; one ring runs on through a
+ * block's items (its tiles counted from g0), so the producer loads the next
+ * item's first K / V tiles while the consumers finish this one and store it.
+ * The same products in the same order as overlap (and serial): the same
+ * bits. */
+template <bool GATED>
+__global__ void __launch_bounds__(THREADS, 1)
+    q35_flash_sm90_persist_kernel(const __grid_constant__ q35_tma_map kmap, const __grid_constant__ q35_tma_map vmap,
+                                  const sm90_args a)
+{
+#ifdef Q35_SM90A_CODE
+    extern __shared__ __align__(1024) uint8_t smem[];
+    const uint32_t base = (q35_sm90_smem(smem) + 1023) & ~1023u;
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < STAGES; i++) {
+            q35_mbar_init(base + OFF_BAR + 8 * i, 1);        /* full_k: the producer's expect_tx */
+            q35_mbar_init(base + OFF_BAR + 16 + 8 * i, 1);   /* full_v */
+            q35_mbar_init(base + OFF_BAR + 32 + 8 * i, 256); /* empty_k: every consumer thread */
+            q35_mbar_init(base + OFF_BAR + 48 + 8 * i, 256); /* empty_v */
+        }
+        q35_mbar_init_fence();
+    }
+    __syncthreads();
+    const int G = (int)gridDim.x, b = (int)blockIdx.x, n = a.qtiles * a.kv_heads;
+    /* round r's item of this block, or -1 past the last */
+    auto item = [&](int r) { const int u = r * G + (r % 2 ? G - 1 - b : b); return u < n ? u : -1; };
+    if (threadIdx.x < 128) {
+        q35_setmaxnreg_dec<24>();
+        if (threadIdx.x == 0)
+            for (int r = 0, g = 0, u; (u = item(r)) >= 0; r++) {
+                const int qt = a.qtiles - 1 - u / a.kv_heads, r0 = qt * a.R, rows = min(a.R, a.T - r0);
+                const int tiles = (a.pos0 + r0 + rows - 1) / BLOCK_N + 1;
+                sm90_produce(&kmap, &vmap, base, tiles, u % a.kv_heads, base + OFF_BAR + 32, base + OFF_BAR + 48, g);
+                g += tiles;
+            }
+    } else {
+        q35_setmaxnreg_inc<240>();
+        for (int r = 0, g = 0, u; (u = item(r)) >= 0; r++) {
+            const int qt = a.qtiles - 1 - u / a.kv_heads, kvh = u % a.kv_heads, r0 = qt * a.R;
+            const int rows = min(a.R, a.T - r0), tiles = (a.pos0 + r0 + rows - 1) / BLOCK_N + 1;
+            sm90_consumer w;
+            sm90_consumer_init(w, a, base, threadIdx.x / 128 - 1, r0, rows, kvh);
+            sm90_overlap_loop(w, a, base, tiles, g);
+            sm90_store<GATED>(w, a, r0, rows, kvh);
+            g += tiles;
+        }
+    }
+#else
+    (void)kmap, (void)vmap, (void)a;
+    __trap(); /* built without sm_90a code: the launcher refuses first */
+#endif
+}
+
 /* A variant's entry: its kernel. */
 typedef void (*sm90_kernel_fn)(q35_tma_map, q35_tma_map, sm90_args);
 
-/* A variant's kernels: o in f32, and the gated f16 form. */
+/* A variant's kernels: o in f32, and the gated f16 form; whether its grid is
+ * persistent (a block an SM). */
 struct sm90_kernels {
     sm90_kernel_fn plain, gated;
+    bool persist;
 };
 
 static const sm90_kernels k_serial = {&q35_flash_sm90_kernel<SCHED_SERIAL, false>,
-                                      &q35_flash_sm90_kernel<SCHED_SERIAL, true>};
+                                      &q35_flash_sm90_kernel<SCHED_SERIAL, true>, false};
 static const sm90_kernels k_pingpong = {&q35_flash_sm90_kernel<SCHED_PINGPONG, false>,
-                                        &q35_flash_sm90_kernel<SCHED_PINGPONG, true>};
+                                        &q35_flash_sm90_kernel<SCHED_PINGPONG, true>, false};
 static const sm90_kernels k_fa3turn = {&q35_flash_sm90_kernel<SCHED_FA3TURN, false>,
-                                       &q35_flash_sm90_kernel<SCHED_FA3TURN, true>};
+                                       &q35_flash_sm90_kernel<SCHED_FA3TURN, true>, false};
 static const sm90_kernels k_overlap = {&q35_flash_sm90_kernel<SCHED_OVERLAP, false>,
-                                       &q35_flash_sm90_kernel<SCHED_OVERLAP, true>};
+                                       &q35_flash_sm90_kernel<SCHED_OVERLAP, true>, false};
+static const sm90_kernels k_persist = {&q35_flash_sm90_persist_kernel<false>, &q35_flash_sm90_persist_kernel<true>,
+                                       true};
 
-/* The variants: serial (the oracle), pingpong, fa3turn, overlap (the default). */
+/* The variants: serial (the oracle), pingpong, fa3turn, overlap (the default),
+ * persist (overlap on a persistent grid). */
 static const q35_variant k_table[] = {
     {"serial", 0, &k_serial},
     {"pingpong", 1, &k_pingpong},
     {"fa3turn", 2, &k_fa3turn},
     {"overlap", 3, &k_overlap},
+    {"persist", 4, &k_persist},
 };
 static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
 
@@ -482,8 +547,17 @@ static int launch(const char *who, float *o, uint16_t *y16, const float *gate, c
                                             SMEM_BYTES),
                        err))
         return -1;
-    kernel<<<(unsigned)(qtiles * s.kv_heads), THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(kmap, vmap, a);
-    return Q35_LAUNCH_CHECK("q35_flash_sm90_kernel", err);
+    int64_t blocks = qtiles * s.kv_heads;
+    if (blocks > INT32_MAX)
+        return q35_fail(err, "%s: %lld work items (T %lld) past %d", who, (long long)blocks, (long long)T, INT32_MAX);
+    if (ks->persist) { /* a block an SM, at most the items */
+        int sms = 0;
+        if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err))
+            return -1;
+        blocks = sms < blocks ? sms : blocks;
+    }
+    kernel<<<(unsigned)blocks, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(kmap, vmap, a);
+    return Q35_LAUNCH_CHECK(ks->persist ? "q35_flash_sm90_persist_kernel" : "q35_flash_sm90_kernel", err);
 }
 
 int q35_attention_prefill_flash_sm90(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,

@@ -199,21 +199,23 @@ __device__ __forceinline__ void sm90_softmax(float (&s)[32], uint32_t (&p)[4][4]
 
 /* The producer's thread: every tile of the block through the ring, K of tile
  * j once the consumers released K of j - 2 (empty_k), V once they released V
- * of j - 2 (empty_v; the same barrier where they release both at once). */
+ * of j - 2 (empty_v; the same barrier where they release both at once). The
+ * ring's count starts at g0 (a persistent block's tiles run on through one
+ * ring: tile j is its (g0 + j)-th). */
 __device__ __forceinline__ void sm90_produce(const q35_tma_map *kmap, const q35_tma_map *vmap, uint32_t base,
-                                             int tiles, int kvh, uint32_t empty_k, uint32_t empty_v)
+                                             int tiles, int kvh, uint32_t empty_k, uint32_t empty_v, int g0 = 0)
 {
     const uint32_t full_k = base + OFF_BAR, full_v = full_k + 16;
     for (int j = 0; j < tiles; j++) {
-        const int st = j % STAGES;
-        if (j >= STAGES)
-            q35_mbar_wait(empty_k + 8 * st, (j / STAGES - 1) & 1);
+        const int g = g0 + j, st = g % STAGES;
+        if (g >= STAGES)
+            q35_mbar_wait(empty_k + 8 * st, (g / STAGES - 1) & 1);
         q35_mbar_arrive_expect_tx(full_k + 8 * st, TILE_BYTES);
         for (int b = 0; b < 4; b++)
             q35_tma_load_2d(base + OFF_K + st * TILE_BYTES + b * BOX_BYTES, kmap, full_k + 8 * st, kvh * HD + 64 * b,
                             j * BLOCK_N);
-        if (j >= STAGES && empty_v != empty_k)
-            q35_mbar_wait(empty_v + 8 * st, (j / STAGES - 1) & 1);
+        if (g >= STAGES && empty_v != empty_k)
+            q35_mbar_wait(empty_v + 8 * st, (g / STAGES - 1) & 1);
         q35_mbar_arrive_expect_tx(full_v + 8 * st, TILE_BYTES);
         for (int b = 0; b < 4; b++)
             q35_tma_load_2d(base + OFF_V + st * TILE_BYTES + b * BOX_BYTES, vmap, full_v + 8 * st, kvh * HD + 64 * b,

@@ -11,7 +11,7 @@
 #          O += P V); the overlap variant's kernels also a wait_group 1
 #          (DEPBAR.LE gsb0, 0x1) with at least 8 of the softmax's MUFU.EX2
 #          after it and before the next wait (ptxas moves waits: this is where
-#          the overlap is checked);
+#          the overlap is checked), and persist's (overlap's schedule);
 #   gemm   kernels/gemm_sm90.cu, both epilogues (f16 SwiGLU, f32 [gate | up]):
 #          HGMMA.64x256x16.F32 (a consumer's 64 rows by 128 gate + 128 up
 #          rows of w; pingpong's HGMMA.64x128x16.F32, 64 + 64); the SwiGLU kernels no CALL (the IEEE division's or
@@ -86,9 +86,10 @@ foreach(f IN LISTS functions)
     message("FAIL  ${who}: ${n_ldl} local-memory instructions (LDL/STL) in ${name}")
     math(EXPR bad "${bad} + 1")
   endif()
-  # flash's overlap schedule (SCHED_OVERLAP = 3): a wait_group 1 (the product
-  # left in flight) with the softmax's ex2 after it and before the next wait
-  if(UNIT STREQUAL "flash" AND name MATCHES "q35_flash_sm90_kernelILi3E")
+  # flash's overlap schedule (SCHED_OVERLAP = 3, and persist, its persistent
+  # grid): a wait_group 1 (the product left in flight) with the softmax's ex2
+  # after it and before the next wait
+  if(UNIT STREQUAL "flash" AND name MATCHES "q35_flash_sm90_(kernelILi3E|persist_kernel)")
     string(FIND "${f}" "DEPBAR.LE gsb0, 0x1" at)
     if(at LESS 0)
       message("FAIL  ${who}: no wait_group 1 (DEPBAR.LE gsb0, 0x1) in ${name}: the product is not left in flight")

@@ -9,7 +9,7 @@
  *     a whole prompt of 2048 rows, and a few rows at the end of 20000;
  *   - groups of 1, 2, 3, 4, 6 and 8 query heads a KV head (each GQA packing:
  *     128, 64, 42, 32, 21, 16 query rows a block, the last partial);
- *   - every kernel variant at every case, pingpong and overlap bitwise serial
+ *   - every kernel variant at every case, pingpong, overlap and persist bitwise serial
  *     (memcmp: the same arithmetic in the same order), and its gated f16 form
  *     (q35_attention_prefill_flash_sm90_gated_f16) bitwise the f32 o gated by
  *     q35_sigmoid_gate_rows_f16, each row's padding untouched;
@@ -134,12 +134,13 @@ static void check_gated(q35_suite *s, const att_inputs *in, const uint16_t *k16,
 }
 
 /* The variants whose arithmetic is serial's, in serial's order (each group's
- * own code, or the overlap's turns): their o is serial's, bit for bit.
+ * own code, or the overlap's turns, persist's on a persistent grid): their o
+ * is serial's, bit for bit.
  * fa3turn's P V reads P from shared memory (an SS product): held to the bound
  * only. */
 static bool bitwise_serial(const char *name)
 {
-    return strcmp(name, "pingpong") == 0 || strcmp(name, "overlap") == 0;
+    return strcmp(name, "pingpong") == 0 || strcmp(name, "overlap") == 0 || strcmp(name, "persist") == 0;
 }
 
 static void check_case(q35_suite *s, const att_layout *l, int64_t pos0, int64_t T)

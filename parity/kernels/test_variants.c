@@ -64,7 +64,8 @@ int main(void)
         {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, "registers staged",
          "registers staged"},
         {"flash_sm90", q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,
-         q35_attention_flash_sm90_variant_find, "serial pingpong fa3turn overlap", "serial pingpong fa3turn overlap"},
+         q35_attention_flash_sm90_variant_find, "serial pingpong fa3turn overlap persist",
+         "serial pingpong fa3turn overlap persist"},
         {"gemm_sm90", q35_gemm_sm90_variant_count, q35_gemm_sm90_variant_name, q35_gemm_sm90_variant_find,
          "simple mcast persist mcast_persist pingpong", "simple mcast persist mcast_persist pingpong"},
     };
