@@ -317,6 +317,23 @@ __device__ __forceinline__ void sm90_overlap_loop(sm90_consumer &w, const sm90_a
     }
 }
 
+/* The ring's barriers made by thread 0, then the block met: full_k, full_v
+ * (the producer's expect_tx), empty (K's in fa3turn, overlap and persist) and
+ * V's (those three): every consumer thread's arrival. */
+__device__ __forceinline__ void sm90_barriers_init(uint32_t base)
+{
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < STAGES; i++) {
+            q35_mbar_init(base + OFF_BAR + 8 * i, 1);
+            q35_mbar_init(base + OFF_BAR + 16 + 8 * i, 1);
+            q35_mbar_init(base + OFF_BAR + 32 + 8 * i, 256);
+            q35_mbar_init(base + OFF_BAR + 48 + 8 * i, 256);
+        }
+        q35_mbar_init_fence();
+    }
+    __syncthreads();
+}
+
 #endif /* Q35_SM90A_CODE */
 
 /* The kernel of one schedule (SCHED_*), with o in f32 or (GATED) the gated
@@ -333,16 +350,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     const uint32_t base = (q35_sm90_smem(smem) + 1023) & ~1023u;
     const int qt = a.qtiles - 1 - (int)blockIdx.x / a.kv_heads, kvh = (int)blockIdx.x % a.kv_heads;
     const int r0 = qt * a.R, rows = min(a.R, a.T - r0), tiles = (a.pos0 + r0 + rows - 1) / BLOCK_N + 1;
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < STAGES; i++) {
-            q35_mbar_init(base + OFF_BAR + 8 * i, 1);           /* full_k: the producer's expect_tx */
-            q35_mbar_init(base + OFF_BAR + 16 + 8 * i, 1);      /* full_v */
-            q35_mbar_init(base + OFF_BAR + 32 + 8 * i, 256);    /* empty (K's in fa3turn): every consumer thread */
-            q35_mbar_init(base + OFF_BAR + 48 + 8 * i, 256);    /* fa3turn: V's */
-        }
-        q35_mbar_init_fence();
-    }
-    __syncthreads();
+    sm90_barriers_init(base);
     if (threadIdx.x < 128) {
         q35_setmaxnreg_dec<24>();
         if (threadIdx.x == 0)
@@ -384,16 +392,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #ifdef Q35_SM90A_CODE
     extern __shared__ __align__(1024) uint8_t smem[];
     const uint32_t base = (q35_sm90_smem(smem) + 1023) & ~1023u;
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < STAGES; i++) {
-            q35_mbar_init(base + OFF_BAR + 8 * i, 1);        /* full_k: the producer's expect_tx */
-            q35_mbar_init(base + OFF_BAR + 16 + 8 * i, 1);   /* full_v */
-            q35_mbar_init(base + OFF_BAR + 32 + 8 * i, 256); /* empty_k: every consumer thread */
-            q35_mbar_init(base + OFF_BAR + 48 + 8 * i, 256); /* empty_v */
-        }
-        q35_mbar_init_fence();
-    }
-    __syncthreads();
+    sm90_barriers_init(base);
     const int G = (int)gridDim.x, b = (int)blockIdx.x, n = a.qtiles * a.kv_heads;
     /* round r's item of this block, or -1 past the last */
     auto item = [&](int r) { const int u = r * G + (r % 2 ? G - 1 - b : b); return u < n ? u : -1; };
