@@ -109,8 +109,10 @@ cm_tol cm_tolerance(const q35_cuda_paths *p)
 {
     if (!cm_f16_path(p))
         return (cm_tol){CM_LIMIT_F32, INFINITY};
-    const int parts = (q35_gemm_is_fast(p->gemm) ? 1 : 0) + (p->delta == Q35_DELTA_CHUNKED ? 1 : 0);
-    return (cm_tol){CM_GUARD_F16, CM_LIMIT_F16 * (parts > 1 ? 2 : 1)};
+    /* each part's bound, summed (cuda_model_cases.h); flash alone: CM_LIMIT_F16 */
+    const double l2 = (q35_gemm_is_fast(p->gemm) ? CM_LIMIT_F16_GEMM : 0.0) +
+                      (p->delta == Q35_DELTA_CHUNKED ? CM_LIMIT_F16 : 0.0);
+    return (cm_tol){CM_GUARD_F16, l2 > 0.0 ? l2 : CM_LIMIT_F16};
 }
 
 bool cm_within(cm_tol t, double linf, double l2)

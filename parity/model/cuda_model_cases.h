@@ -17,24 +17,34 @@
 
 /* SPEC §4 at the model level (logits and states, against the per-token path
  * or the float64 reference). An f32 path: rel L-inf <= 1e-4. An f16 path (f16
- * GEMM or flash): rel L2 <= 2e-3, the golden suite's metric, with rel L-inf <=
- * 1e-2 as a guard against a few wild elements. Rel L-inf alone at 2e-3 is not
+ * GEMM, flash or the chunked rule): rel L2, the golden suite's metric, with
+ * rel L-inf <= 1e-2 as a guard against a few wild elements: flash alone and
+ * the chunked rule alone <= 2e-3 (CM_LIMIT_F16), the f16 GEMM (with flash or
+ * not) <= 3e-3 (CM_LIMIT_F16_GEMM, below). Rel L-inf alone at 2e-3 is not
  * a bound the f16 path keeps at real widths: a 4-layer 9B-shape model's logits
  * measured 1.3e-3 .. 2.3e-3 rel L-inf from its per-token f32 path over seeds
  * (activations and weights rounded to f16, ~2.4e-4 each, compounded over the
  * layers), where the GEMM alone measures ~3e-4 (test_kernels_linear).
  * A path with BOTH the f16 GEMM and the chunked delta rule (the fast path) has
- * two independent sources of error, each held to CM_LIMIT_F16 on its own (the
- * sweep runs f16/scan and f32/chunked): to first order the errors of two
+ * two independent sources of error, each held to its own bound (the sweep
+ * runs f16/scan and f32/chunked): to first order the errors of two
  * perturbations add, so by the triangle inequality their sum is within the sum
- * of the bounds, 2 x CM_LIMIT_F16. Measured on the 9B-4 sweep model (H200,
- * f5d05f6, 4 seeds; worst position's rel L2 of the logits): f16 GEMM with the
- * scan 1.64-1.87e-3, the chunked rule on the f32 GEMM 0.76-1.02e-3, both
- * 1.85-2.55e-3 (2 of 4 seeds past 2e-3, at single positions: argmax equal, KL
- * <= 4e-6). Flash attention stays within the f16 GEMM's share: alone it
+ * of the bounds, CM_LIMIT_F16_GEMM + CM_LIMIT_F16. Measured on the 9B-4 sweep
+ * model (H200; worst position's rel L2 of the logits, per seed): at f5d05f6
+ * (4 seeds, lengths to 2049) f16 GEMM with the scan 1.64-1.87e-3, the chunked
+ * rule on the f32 GEMM 0.76-1.02e-3, both 1.85-2.55e-3; at 83a340d's tree (5
+ * seeds, lengths to 4097: bench/results/, fcb3235's section) f16 GEMM with the
+ * scan 1.60-2.06e-3, the chunked rule 0.98e-3 at worst, both 1.79-2.12e-3
+ * (argmax equal, KL <= 4e-6). The f16 GEMM's share is the rounding of its
+ * inputs and weights to f16 compounded over the layers, the same at every
+ * chunking: it sat at 1.6-2.1e-3 over every case of a seed, so 2e-3 (set
+ * before the 4097-token cases) was no bound: one seed in nine passed it.
+ * 3e-3 is 1.46x the worst of nine seeds; a wrong tile or a lost row errs by
+ * order 1. Flash attention stays within the f16 GEMM's share: alone it
  * measures ~5e-5. */
 #define CM_LIMIT_F32 1e-4
 #define CM_LIMIT_F16 2e-3
+#define CM_LIMIT_F16_GEMM 3e-3
 #define CM_GUARD_F16 1e-2
 typedef struct cm_tol {
     double linf, l2; /* bounds on rel L-inf and rel L2 (INFINITY: none) */
