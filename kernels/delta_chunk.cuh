@@ -85,24 +85,16 @@ __device__ __forceinline__ void load_stage(uint32_t base, int64_t c, int j, int 
                                            const __half *Q, const __half *K)
 {
     const int tid = threadIdx.x;
-    const char *w = reinterpret_cast<const char *>(W + ((size_t)c * hv + j) * CH * DK);
-    const char *qq = reinterpret_cast<const char *>(Q + ((size_t)c * hk + kh) * CH * DK);
-    const char *kk = reinterpret_cast<const char *>(K + ((size_t)c * hk + kh) * CH * DK);
-#pragma unroll
-    for (int idx = tid; idx < CH * DK / 8; idx += C::THREADS_) {
-        const uint32_t at = q35_swz_rows<DK / 8>(idx / (DK / 8), idx % (DK / 8));
-        q35_cp_async16(base + C::OFF_W + at, w + idx * 16, 16);
-        q35_cp_async16(base + C::OFF_Q + at, qq + idx * 16, 16);
-        q35_cp_async16(base + C::OFF_K + at, kk + idx * 16, 16);
-    }
-    const char *p = reinterpret_cast<const char *>(P + ((size_t)c * hv + j) * CH * CH);
-#pragma unroll
-    for (int idx = tid; idx < CH * CH / 8; idx += C::THREADS_)
-        q35_cp_async16(base + C::OFF_P + q35_swz_rows<CH / 8>(idx / (CH / 8), idx % (CH / 8)), p + idx * 16, 16);
+    q35_cp_tile_swz<DK / 8, CH, C::THREADS_>(base + C::OFF_W, W + ((size_t)c * hv + j) * CH * DK, tid);
+    q35_cp_tile_swz<DK / 8, CH, C::THREADS_>(base + C::OFF_Q, Q + ((size_t)c * hk + kh) * CH * DK, tid);
+    q35_cp_tile_swz<DK / 8, CH, C::THREADS_>(base + C::OFF_K, K + ((size_t)c * hk + kh) * CH * DK, tid);
+    q35_cp_tile_swz<CH / 8, CH, C::THREADS_>(base + C::OFF_P, P + ((size_t)c * hv + j) * CH * CH, tid);
     const char *u = reinterpret_cast<const char *>(U + (((size_t)c * hv + j) * (dv / SL) + (size_t)sl * (C::SW / SL)) *
                                                            CH * SL);
+    static_assert(CH * C::SW / 8 % C::THREADS_ == 0, "whole passes over U's chunks");
 #pragma unroll
-    for (int idx = tid; idx < CH * C::SW / 8; idx += C::THREADS_) {
+    for (int i = 0; i < CH * C::SW / 8 / C::THREADS_; i++) { /* a constant trip count: unrolled whole */
+        const int idx = tid + C::THREADS_ * i;
         const int tile = idx / (CH * SL / 8), in = idx % (CH * SL / 8); /* [tile][row][chunk of 4] */
         q35_cp_async16(base + C::OFF_U + q35_swz_rows<C::NS>(in / (SL / 8), tile * (SL / 8) + in % (SL / 8)),
                        u + idx * 16, 16);

@@ -74,10 +74,7 @@ static __global__ void __launch_bounds__(THREADS, 4)
 template <int NC>
 __device__ __forceinline__ void cp_tile(uint32_t dst, const __half *src, int tid)
 {
-    const char *s = reinterpret_cast<const char *>(src);
-#pragma unroll
-    for (int idx = tid; idx < CH * NC; idx += 128)
-        q35_cp_async16(dst + q35_swz_rows<NC>(idx / NC, idx % NC), s + idx * 16, 16);
+    q35_cp_tile_swz<NC, CH, 128>(dst, src, tid);
 }
 
 /* Chunk c's tiles into the stage at base (cp.async, one group): T beta (as P),
@@ -95,12 +92,17 @@ __device__ __forceinline__ void load_stage_tb(uint32_t base, int64_t c, int64_t 
     cp_tile<CH / 8>(base + C::OFF_P, P + ((size_t)c * hv + j) * CH * CH, tid);
     cp_tile<CH / 8>(base + X::OFF_T, TB + ((size_t)c * hv + j) * CH * CH, tid);
     const int64_t t0 = c * CH;
+    /* 8 chunks of 4 floats a row, a pass 16 rows: a thread's chunk column and
+       XOR the same every pass (a constant trip count: unrolled whole) */
+    const int row0 = tid / 8, ch = tid % 8;
+    const uint32_t v0 = base + X::OFF_V + row0 * 128 + ((ch ^ (row0 & 7)) << 4);
+    const float *vc = v + (int64_t)j * dv + (int64_t)sl * 32 + ch * 4;
+    static_assert(C::THREADS_ == 128, "16 rows a pass");
 #pragma unroll
-    for (int idx = tid; idx < CH * 8; idx += C::THREADS_) { /* 8 chunks of 4 floats a row */
-        const int row = idx / 8, ch = idx % 8;
+    for (int i = 0; i < CH / 16; i++) {
+        const int row = row0 + 16 * i;
         const bool in = t0 + row < T;
-        const float *src = v + (in ? (t0 + row) * stride : 0) + (int64_t)j * dv + (int64_t)sl * 32 + ch * 4;
-        q35_cp_async16(base + X::OFF_V + row * 128 + ((ch ^ (row & 7)) << 4), src, in ? 16 : 0);
+        q35_cp_async16(v0 + i * 16 * 128, in ? vc + (t0 + row) * stride : vc, in ? 16 : 0);
     }
     if (tid < CH / 4)
         q35_cp_async16(base + C::OFF_G + tid * 16, G + ((size_t)c * hv + j) * CH + tid * 4, 16);

@@ -142,6 +142,25 @@ __device__ __forceinline__ uint32_t q35_swz_rows(int row, int c)
     return (uint32_t)(row * NC * 16 + ((c ^ ((row / SHARE) & MASK)) << 4));
 }
 
+/* A dense row-major tile of ROWS x NC 16-byte chunks at src into the
+ * q35_swz_rows<NC> tile at dst, by THREADS threads (tid), cp.async: thread
+ * tid takes chunk tid + THREADS i. A pass covers THREADS / NC rows, a
+ * multiple of the swizzle's 8-row period, so a thread's chunk column and XOR
+ * stay the same from pass to pass and its offsets are its first one plus
+ * THREADS x 16 bytes a pass: computed once, not per chunk (the loop's trip
+ * count a constant, so it unrolls whole). */
+template <int NC, int ROWS, int THREADS>
+__device__ __forceinline__ void q35_cp_tile_swz(uint32_t dst, const void *src, int tid)
+{
+    static_assert(THREADS % NC == 0 && (THREADS / NC) % 8 == 0 && (ROWS * NC) % THREADS == 0,
+                  "whole passes of whole 8-row swizzle periods");
+    const uint32_t d0 = dst + q35_swz_rows<NC>(tid / NC, tid % NC);
+    const char *s0 = reinterpret_cast<const char *>(src) + tid * 16;
+#pragma unroll
+    for (int i = 0; i < ROWS * NC / THREADS; i++)
+        q35_cp_async16(d0 + i * THREADS * 16, s0 + i * THREADS * 16, 16);
+}
+
 /* Byte offset of element (row, col) of the same array. */
 template <int NC>
 __device__ __forceinline__ uint32_t q35_swz_at(int row, int col)
