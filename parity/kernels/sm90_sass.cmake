@@ -17,7 +17,9 @@
 #          rows of w; pingpong's HGMMA.64x128x16.F32, 64 + 64); the SwiGLU kernels no CALL (the IEEE division's or
 #          expf's slow path: the fast q35_swiglu, kernels/reduce.cuh, has
 #          none; its ~20 instructions a value stalled the tensor cores) and a
-#          MUFU.EX2 and a MUFU.RCP for each of a thread's 64 values.
+#          MUFU.EX2 and a MUFU.RCP for each of a thread's 64 values; the
+#          cluster (mcast) kernels no more than the two MEMBAR.ALL.GPU of
+#          their cluster barriers (none before the K loop's remote releases).
 # cuobjdump and nvdisasm: sass_tools.cmake finds them; SKIPPED (ctest's skip)
 # naming what is missing.
 if(UNIT STREQUAL "gemm")
@@ -121,6 +123,20 @@ foreach(f IN LISTS functions)
     if(n_call GREATER 0 OR n_ex2 LESS 64 OR n_rcp LESS 64)
       message("FAIL  ${who}: the SwiGLU epilogue of ${name} has ${n_call} CALL, ${n_ex2} MUFU.EX2, ${n_rcp} "
               "MUFU.RCP (want no CALL and 64 or more of each: the fast q35_swiglu)")
+      math(EXPR bad "${bad} + 1")
+    endif()
+  endif()
+  # gemm's cluster kernels (MCAST = true: kernelILb?ELb1E): a GPU-scope memory
+  # barrier only at the two cluster barriers (entry and exit), none in the K
+  # loop before the remote stage releases (a .release.cluster arrival made one
+  # each)
+  if(UNIT STREQUAL "gemm" AND name MATCHES "q35_gemm_gu_sm90_kernelILb[01]ELb1E")
+    string(REGEX MATCHALL "MEMBAR\\.ALL\\.GPU" membar "${f}")
+    list(LENGTH membar n_membar)
+    string(APPEND counts " ${n_membar} MEMBAR.ALL.GPU")
+    if(n_membar GREATER 2)
+      message("FAIL  ${who}: ${n_membar} MEMBAR.ALL.GPU in ${name} (want 2: the cluster barriers; a stage "
+              "release in the K loop must not fence the GPU)")
       math(EXPR bad "${bad} + 1")
     endif()
   endif()
