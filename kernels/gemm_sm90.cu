@@ -420,7 +420,8 @@ static const gemm_kernels k_pingpong = {&q35_gemm_pp_sm90_kernel<true>, &q35_gem
 /* The variants: simple (each block loads its own boxes; the oracle), mcast
  * (blocks in clusters of 2 along the rows share the w tile, each loading half
  * of it multicast to both: 32 KiB a step from L2 a block instead of 48;
- * measured ~30 % slower), persist (the default) and mcast_persist (the two
+ * measured ~30 % slower while its stage releases fenced the GPU, not yet
+ * since: kernels/sm90.cuh's q35_mbar_arrive_cluster), persist (the default) and mcast_persist (the two
  * with a persistent grid), pingpong (its consumer groups on different tiles
  * of half the width, one's epilogue under the other's products: measured
  * 13-19 % slower than persist, its m64n128 pair and its TMA writes past what

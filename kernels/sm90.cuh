@@ -360,7 +360,7 @@ __device__ __forceinline__ uint32_t q35_mapa(uint32_t addr, uint32_t rank)
  * CUTLASS's cluster pipelines release a stage: what the arrival orders is the
  * block's wgmma reads of the stage, complete (waited for) before it, and the
  * other block's TMA writes after its wait. Written as .release.cluster until
- * f34dae6's tree, which made ptxas put a MEMBAR.ALL.GPU before every arrival,
+ * 9165ea6's tree, which made ptxas put a MEMBAR.ALL.GPU before every arrival,
  * two a K step in gemm_sm90's mcast loop (cuobjdump): the likely cause of
  * mcast's measured ~30 % loss. kernels_gemm_sm90_sass checks the loop holds
  * none. */
