@@ -27,13 +27,18 @@
  * $Q35_FLASH_VARIANT picks the flash kernel's variant (cuda_options.h; and
  * $Q35_DELTA_RULE_VARIANT, $Q35_DELTA_CHUNK_VARIANT the delta rules'); a flash
  * point's value flash_variant is the one the model ran (the context's
- * flash_variants names them).
+ * flash_variants names them); likewise delta_chunk_variant (chunked points),
+ * and gemm_swiglu, gemm_sm90_proj (the opt-ins $Q35_GEMM_SWIGLU,
+ * $Q35_GEMM_SM90: 1 or 0) with gemm_sm90_variant where either runs
+ * ($Q35_GEMM_SM90_VARIANT; the context's gemm_sm90_variants).
  * The model of a (shape, quant) is generated and uploaded once and kept while
  * consecutive points use it (registered shape by shape, so they are). */
 #include "bench/gpu_bench.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "kernels/attention_flash.h"
+#include "kernels/delta_chunk.h"
+#include "kernels/gemm_sm90.h"
 #include "model/cuda_model.h"
 #include "model/generate.h"
 #include "model/shapes.h"
@@ -174,6 +179,15 @@ static void prefill_point(q35_bench_state *st, q35_delta_path delta)
         q35_bench_value(st, "flash_variant", q35_cuda_model_paths(cm)->flash_variant);
     q35_bench_value(st, "delta_chunked", p.delta == Q35_DELTA_CHUNKED);
     q35_bench_value(st, "graphs", q35_paths_graphs(q35_cuda_model_paths(cm)));
+    { /* the opt-ins the environment turns on, so a file says which configuration it measured */
+        const q35_cuda_paths *cp = q35_cuda_model_paths(cm);
+        if (p.delta == Q35_DELTA_CHUNKED)
+            q35_bench_value(st, "delta_chunk_variant", cp->delta_chunk_variant);
+        q35_bench_value(st, "gemm_swiglu", q35_paths_gemm_swiglu(cp));
+        q35_bench_value(st, "gemm_sm90_proj", q35_paths_gemm_sm90_proj(cp));
+        if (q35_paths_gemm_swiglu(cp) || q35_paths_gemm_sm90_proj(cp))
+            q35_bench_value(st, "gemm_sm90_variant", cp->gemm_sm90_variant);
+    }
 out:
     q35_cuda_state_free(state);
     free(tokens);
@@ -247,6 +261,10 @@ int main(int argc, char **argv)
     char names[400];
     q35_variant_list(q35_attention_flash_variant_count, q35_attention_flash_variant_name, -1, names, sizeof names);
     q35_bench_context("flash_variants", names);
+    q35_variant_list(q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, -1, names, sizeof names);
+    q35_bench_context("delta_chunk_variants", names);
+    q35_variant_list(q35_gemm_sm90_variant_count, q35_gemm_sm90_variant_name, -1, names, sizeof names);
+    q35_bench_context("gemm_sm90_variants", names);
 
     /* per shape, its points in a row, so each (shape, quant) model is generated once */
     static const int64_t shapes_run[] = {SHAPE_08B, SHAPE_9B, SHAPE_27B};
