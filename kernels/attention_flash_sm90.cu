@@ -317,6 +317,21 @@ __device__ __forceinline__ void sm90_overlap_loop(sm90_consumer &w, const sm90_a
     }
 }
 
+/* Work item u of a launch: query tile qtiles - 1 - u / kv_heads (longest
+ * rows first) of KV head u % kv_heads, its rows r0 .. r0 + rows - 1 and the
+ * KV tiles its last row sees. */
+struct sm90_item {
+    int kvh, r0, rows, tiles;
+};
+
+__device__ __forceinline__ sm90_item sm90_item_at(const sm90_args &a, int u)
+{
+    sm90_item it;
+    it.kvh = u % a.kv_heads, it.r0 = (a.qtiles - 1 - u / a.kv_heads) * a.R, it.rows = min(a.R, a.T - it.r0);
+    it.tiles = (a.pos0 + it.r0 + it.rows - 1) / BLOCK_N + 1;
+    return it;
+}
+
 /* The ring's barriers made by thread 0, then the block met: full_k, full_v
  * (the producer's expect_tx), empty (K's in fa3turn, overlap and persist) and
  * V's (those three): every consumer thread's arrival. */
@@ -348,25 +363,24 @@ __global__ void __launch_bounds__(THREADS, 1)
 #ifdef Q35_SM90A_CODE
     extern __shared__ __align__(1024) uint8_t smem[];
     const uint32_t base = (q35_sm90_smem(smem) + 1023) & ~1023u;
-    const int qt = a.qtiles - 1 - (int)blockIdx.x / a.kv_heads, kvh = (int)blockIdx.x % a.kv_heads;
-    const int r0 = qt * a.R, rows = min(a.R, a.T - r0), tiles = (a.pos0 + r0 + rows - 1) / BLOCK_N + 1;
+    const sm90_item it = sm90_item_at(a, (int)blockIdx.x);
     sm90_barriers_init(base);
     if (threadIdx.x < 128) {
         q35_setmaxnreg_dec<24>();
         if (threadIdx.x == 0)
-            sm90_produce(&kmap, &vmap, base, tiles, kvh, base + OFF_BAR + 32,
+            sm90_produce(&kmap, &vmap, base, it.tiles, it.kvh, base + OFF_BAR + 32,
                          base + OFF_BAR + (SCHED == SCHED_FA3TURN || SCHED == SCHED_OVERLAP ? 48 : 32));
     } else {
         q35_setmaxnreg_inc<240>();
         sm90_consumer w;
-        sm90_consumer_init(w, a, base, threadIdx.x / 128 - 1, r0, rows, kvh);
+        sm90_consumer_init(w, a, base, threadIdx.x / 128 - 1, it.r0, it.rows, it.kvh);
         if (SCHED == SCHED_FA3TURN)
-            sm90_fa3_loop(w, a, base, tiles);
+            sm90_fa3_loop(w, a, base, it.tiles);
         else if (SCHED == SCHED_OVERLAP)
-            sm90_overlap_loop(w, a, base, tiles);
+            sm90_overlap_loop(w, a, base, it.tiles);
         else
-            sm90_loop<SCHED>(w, a, base, tiles);
-        sm90_store<GATED>(w, a, r0, rows, kvh);
+            sm90_loop<SCHED>(w, a, base, it.tiles);
+        sm90_store<GATED>(w, a, it.r0, it.rows, it.kvh);
     }
 #else
     (void)kmap, (void)vmap, (void)a;
@@ -400,21 +414,19 @@ __global__ void __launch_bounds__(THREADS, 1)
         q35_setmaxnreg_dec<24>();
         if (threadIdx.x == 0)
             for (int r = 0, g = 0, u; (u = item(r)) >= 0; r++) {
-                const int qt = a.qtiles - 1 - u / a.kv_heads, r0 = qt * a.R, rows = min(a.R, a.T - r0);
-                const int tiles = (a.pos0 + r0 + rows - 1) / BLOCK_N + 1;
-                sm90_produce(&kmap, &vmap, base, tiles, u % a.kv_heads, base + OFF_BAR + 32, base + OFF_BAR + 48, g);
-                g += tiles;
+                const sm90_item it = sm90_item_at(a, u);
+                sm90_produce(&kmap, &vmap, base, it.tiles, it.kvh, base + OFF_BAR + 32, base + OFF_BAR + 48, g);
+                g += it.tiles;
             }
     } else {
         q35_setmaxnreg_inc<240>();
         for (int r = 0, g = 0, u; (u = item(r)) >= 0; r++) {
-            const int qt = a.qtiles - 1 - u / a.kv_heads, kvh = u % a.kv_heads, r0 = qt * a.R;
-            const int rows = min(a.R, a.T - r0), tiles = (a.pos0 + r0 + rows - 1) / BLOCK_N + 1;
+            const sm90_item it = sm90_item_at(a, u);
             sm90_consumer w;
-            sm90_consumer_init(w, a, base, threadIdx.x / 128 - 1, r0, rows, kvh);
-            sm90_overlap_loop(w, a, base, tiles, g);
-            sm90_store<GATED>(w, a, r0, rows, kvh);
-            g += tiles;
+            sm90_consumer_init(w, a, base, threadIdx.x / 128 - 1, it.r0, it.rows, it.kvh);
+            sm90_overlap_loop(w, a, base, it.tiles, g);
+            sm90_store<GATED>(w, a, it.r0, it.rows, it.kvh);
+            g += it.tiles;
         }
     }
 #else
@@ -549,12 +561,8 @@ static int launch(const char *who, float *o, uint16_t *y16, const float *gate, c
     int64_t blocks = qtiles * s.kv_heads;
     if (blocks > INT32_MAX)
         return q35_fail(err, "%s: %lld work items (T %lld) past %d", who, (long long)blocks, (long long)T, INT32_MAX);
-    if (ks->persist) { /* a block an SM, at most the items */
-        int sms = 0;
-        if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err))
-            return -1;
-        blocks = sms < blocks ? sms : blocks;
-    }
+    if (ks->persist && q35_sm90_persistent_blocks(dev, blocks, 1, &blocks, err))
+        return -1;
     kernel<<<(unsigned)blocks, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(kmap, vmap, a);
     return Q35_LAUNCH_CHECK(ks->persist ? "q35_flash_sm90_persist_kernel" : "q35_flash_sm90_kernel", err);
 }

@@ -109,6 +109,21 @@ struct gemm_args {
 
 #ifdef Q35_SM90A_CODE
 
+/* Thread 0 makes ring L's barriers: full (the producer's expect_tx) and
+ * empty (`empty_count` consumer arrivals a phase), then fences their init;
+ * the block (or cluster) meets after. */
+template <class L>
+__device__ __forceinline__ void gemm_ring_init(uint32_t base, uint32_t empty_count)
+{
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < L::STAGES; i++) {
+            q35_mbar_init(base + L::OFF_BAR + 8 * i, 1);
+            q35_mbar_init(base + L::OFF_BAR + 8 * (L::STAGES + i), empty_count);
+        }
+        q35_mbar_init_fence();
+    }
+}
+
 /* The producer's thread: one tile's K steps through the ring, the first
  * being the block's g0-th step (a persistent block's tiles run on through
  * one ring); MCAST: this block's half of w's 256 rows (rank 0 the gate box,
@@ -248,8 +263,9 @@ __device__ __forceinline__ void gemm_store(const float (&d)[8 * NH], const gemm_
             uint16_t *yr = a.y16 + (int64_t)row * a.ld + n0 + 2 * q4;
 #pragma unroll
             for (int i = 0; i < NH; i++)
-                *(uint32_t *)(yr + 8 * i) = q35_pack_f16x2(q35_swiglu(d[4 * i + 2 * ri], d[4 * (i + NH) + 2 * ri]),
-                                                           q35_swiglu(d[4 * i + 2 * ri + 1], d[4 * (i + NH) + 2 * ri + 1]));
+                *(uint32_t *)(yr + 8 * i) =
+                    q35_pack_f16x2(q35_swiglu(d[4 * i + 2 * ri], d[4 * (i + NH) + 2 * ri]),
+                                   q35_swiglu(d[4 * i + 2 * ri + 1], d[4 * (i + NH) + 2 * ri + 1]));
         } else {
             float *yr = a.gu + (int64_t)row * a.ld;
 #pragma unroll
@@ -284,13 +300,7 @@ __global__ void __launch_bounds__(THREADS, 1)
        it (a cluster's blocks stay on consecutive row tiles of one column tile:
        gridDim.x is a whole number of clusters, the row tiles too) */
     const int tiles = a.m_tiles * a.n_tiles, t_step = (int)gridDim.x;
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < coop_ring::STAGES; i++) {
-            q35_mbar_init(base + coop_ring::OFF_BAR + 8 * i, 1); /* full: the producer's expect_tx */
-            q35_mbar_init(base + coop_ring::OFF_BAR + 8 * (coop_ring::STAGES + i), MCAST ? 16 : 256); /* empty */
-        }
-        q35_mbar_init_fence();
-    }
+    gemm_ring_init<coop_ring>(base, MCAST ? 16 : 256); /* empty: gemm_release's arrivals */
     if (MCAST)
         q35_cluster_sync(); /* both blocks' barriers made before either multicasts or arrives */
     else
@@ -301,10 +311,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (threadIdx.x == 0) {
             if (PERSIST)
                 for (int t = t0, i = 0; t < tiles; t += t_step, i++)
-                    gemm_produce<coop_ring, MCAST>(&xmap, &wmap, base, a, BM * (t % a.m_tiles), a.n_step * (t / a.m_tiles),
-                                        i * steps);
+                    gemm_produce<coop_ring, MCAST>(&xmap, &wmap, base, a, BM * (t % a.m_tiles),
+                                                   a.n_step * (t / a.m_tiles), i * steps);
             else
-                gemm_produce<coop_ring, MCAST>(&xmap, &wmap, base, a, BM * (t0 % a.m_tiles), a.n_step * (t0 / a.m_tiles), 0);
+                gemm_produce<coop_ring, MCAST>(&xmap, &wmap, base, a, BM * (t0 % a.m_tiles),
+                                               a.n_step * (t0 / a.m_tiles), 0);
         }
     } else {
         q35_setmaxnreg_inc<232>();
@@ -349,13 +360,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     extern __shared__ __align__(1024) uint8_t smem[];
     const uint32_t base = (q35_sm90_smem(smem) + 1023) & ~1023u;
     const int tiles = a.m_tiles * a.n_tiles, t_step = (int)gridDim.x, t0 = (int)blockIdx.x;
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < L::STAGES; i++) {
-            q35_mbar_init(base + L::OFF_BAR + 8 * i, 1);                  /* full: the producer's expect_tx */
-            q35_mbar_init(base + L::OFF_BAR + 8 * (L::STAGES + i), 128); /* empty: one group's threads */
-        }
-        q35_mbar_init_fence();
-    }
+    gemm_ring_init<L>(base, 128); /* empty: one group's threads */
     __syncthreads();
     const int steps = a.K / BK, mine = t0 < tiles ? (tiles - t0 + t_step - 1) / t_step : 0;
     if (threadIdx.x < 128) {
@@ -421,8 +426,8 @@ static const gemm_kernels k_pingpong = {&q35_gemm_pp_sm90_kernel<true>, &q35_gem
  * (blocks in clusters of 2 along the rows share the w tile, each loading half
  * of it multicast to both: 32 KiB a step from L2 a block instead of 48;
  * measured ~30 % slower while its stage releases fenced the GPU, not yet
- * since: kernels/sm90.cuh's q35_mbar_arrive_cluster), persist (the default) and mcast_persist (the two
- * with a persistent grid), pingpong (its consumer groups on different tiles
+ * since: kernels/sm90.cuh's q35_mbar_arrive_cluster), persist (the default)
+ * and mcast_persist (the two with a persistent grid), pingpong (its consumer groups on different tiles
  * of half the width, one's epilogue under the other's products: measured
  * 13-19 % slower than persist, its m64n128 pair and its TMA writes past what
  * shared memory serves; bench/results/, fcb3235); the same products in the
@@ -527,13 +532,8 @@ static int run(const char *who, const gemm_call &c, const uint16_t *x16, int64_t
     const gemm_args a = {c.y16, c.gu, c.ld, (int)c.F, (int)K, (int)T, m_tiles, (int)n_tiles,
                          n_step, b2, c.n_cols, c.add};
     int64_t blocks = (int64_t)m_tiles * n_tiles;
-    if (ks->persist) { /* a block an SM, whole clusters, at most the tiles */
-        int sms = 0;
-        if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err))
-            return -1;
-        const int64_t fit = sms / cl * cl;
-        blocks = fit < blocks ? fit : blocks;
-    }
+    if (ks->persist && q35_sm90_persistent_blocks(dev, blocks, cl, &blocks, err))
+        return -1;
     if (blocks < 1 || blocks > INT32_MAX || (int64_t)m_tiles * n_tiles > INT32_MAX)
         return q35_fail(err, "%s: %lld tiles (T %lld, %lld column tiles) outside 1 .. %d", who,
                         (long long)m_tiles * n_tiles, (long long)T, (long long)n_tiles, INT32_MAX);

@@ -66,6 +66,16 @@ int q35_tma_map_f16(q35_tma_map *map, const void *base, int rank, const uint64_t
     return 0;
 }
 
+int q35_sm90_persistent_blocks(int device, int64_t items, int cluster, int64_t *blocks, q35_error *err)
+{
+    int sms = 0;
+    if (Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), err))
+        return -1;
+    const int64_t fit = sms / cluster * cluster;
+    *blocks = fit < items ? fit : items;
+    return 0;
+}
+
 int q35_sm90_device_ok(int device, int built, int smem_bytes, const char *who, q35_error *why)
 {
     int major = 0, minor = 0, optin = 0;

@@ -42,6 +42,11 @@ int q35_tma_map_f16(q35_tma_map *map, const void *base, int rank, const uint64_t
  * why naming what is missing. */
 int q35_sm90_device_ok(int device, int built, int smem_bytes, const char *who, q35_error *why);
 
+/* The grid of a persistent sm_90a kernel (one block an SM): *blocks = the
+ * device's SMs rounded down to whole clusters of `cluster` blocks, at most
+ * `items`. 0, or -1 with the failed query in err. */
+int q35_sm90_persistent_blocks(int device, int64_t items, int cluster, int64_t *blocks, q35_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -169,7 +169,8 @@ static void pick_variants(q35_cuda_model *cm, const q35_path_choice *c)
         q35_paths_variant(&c->delta_rule_variant, &scan, in->log, sizeof in->log, cm->opts.quiet);
     cm->paths.delta_chunk_variant =
         q35_paths_variant(&c->delta_chunk_variant, &chunk, in->log, sizeof in->log, cm->opts.quiet);
-    cm->paths.gemm_sm90_variant = q35_paths_variant(&c->gemm_sm90_variant, &gemm90, in->log, sizeof in->log, cm->opts.quiet);
+    cm->paths.gemm_sm90_variant =
+        q35_paths_variant(&c->gemm_sm90_variant, &gemm90, in->log, sizeof in->log, cm->opts.quiet);
 }
 
 /* The plan for the chosen paths; an f16 set that does not fit falls back to f32, said. */

@@ -14,10 +14,11 @@
 #          the overlap is checked), and persist's (overlap's schedule);
 #   gemm   kernels/gemm_sm90.cu, both epilogues (f16 SwiGLU, f32 [gate | up]):
 #          HGMMA.64x256x16.F32 (a consumer's 64 rows by 128 gate + 128 up
-#          rows of w; pingpong's HGMMA.64x128x16.F32, 64 + 64); the SwiGLU kernels no CALL (the IEEE division's or
-#          expf's slow path: the fast q35_swiglu, kernels/reduce.cuh, has
-#          none; its ~20 instructions a value stalled the tensor cores) and a
-#          MUFU.EX2 and a MUFU.RCP for each of a thread's 64 values; the
+#          rows of w; pingpong's HGMMA.64x128x16.F32, 64 + 64); the SwiGLU
+#          kernels no CALL (the IEEE division's or expf's slow path: the fast
+#          q35_swiglu, kernels/reduce.cuh, has none; its ~20 instructions a
+#          value stalled the tensor cores) and a MUFU.EX2 and a MUFU.RCP for
+#          each of a thread's 64 values; the
 #          cluster (mcast) kernels no more than the two MEMBAR.ALL.GPU of
 #          their cluster barriers (none before the K loop's remote releases).
 # cuobjdump and nvdisasm: sass_tools.cmake finds them; SKIPPED (ctest's skip)
