@@ -138,8 +138,11 @@ int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const 
  * The experiments: w8 = 8 warps over 32, s64w8 = 8 warps over 64 (dv a
  * multiple of 64), w4o4 = w4's 4 warps for D and the state with 4 more
  * computing O a chunk behind (kernels/experiments/delta_chunk_split.cuh; no
- * faster than w4, measured), and tb4o4, tb4's state pass split as w4o4's
- * (bitwise tb4; kernels/experiments/delta_chunk_tb_split.cuh; no faster). The
+ * faster than w4, measured), tb4o4, tb4's state pass split as w4o4's
+ * (bitwise tb4; kernels/experiments/delta_chunk_tb_split.cuh; no faster), and
+ * tb4kh, tb4 with its parallel pass one block per (chunk, key head), K, Q,
+ * k.k and q.k once for the value heads that share them (bitwise tb4;
+ * kernels/experiments/delta_chunk_tb_kh.cuh; not yet measured). The
  * variants of family 0 compute the same products in the same order: bitwise
  * equal. */
 int q35_delta_chunk_variant_count(void);

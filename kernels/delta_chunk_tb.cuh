@@ -214,38 +214,54 @@ static __global__ void __launch_bounds__(128, 1)
 }
 
 /* A tb state pass's kernel: tb4's, or tb4o4's. The kernels here are static:
- * the production unit (delta_chunk.cu) and the experiments' (tb4o4) each
- * build their own copy, as neither is compiled relocatable. */
+ * the production unit (delta_chunk.cu) and the experiments' (tb4o4, tb4kh)
+ * each build their own copy, as neither is compiled relocatable. */
 typedef void (*state_tb_kernel)(float *, int64_t, float *, const float *, int64_t, int64_t, int, int, int,
                                 const __half *, const __half *, const float *, const __half *, const __half *);
 
-/* Both passes (variant_impl's run) with the state pass `state` (tb4's
- * q35_delta_chunk_state_tb, or the experiment tb4o4's split one: its threads
- * and shared memory): the workspace's W area holds T beta. */
-static inline int run_tb_with(state_tb_kernel state, int threads, int state_bytes, const char *name, int optin,
-                              float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
-                              int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d,
-                              __half *W, __half *P, float *G, __half *Q, __half *K, q35_stream stream,
-                              q35_error *err)
+/* A tb parallel pass: its kernel (q35_delta_chunk_prep_tb's arguments), its
+ * blocks a chunk (Hv for tb4's, one a value head), its shared memory. */
+typedef void (*prep_tb_kernel)(const float *, const float *, int64_t, const float *, const float *, int64_t, int, int,
+                               __half *, __half *, float *, __half *, __half *);
+struct prep_tb {
+    prep_tb_kernel kernel;
+    int blocks;
+    int smem;
+    const char *name;
+};
+
+/* Both passes (variant_impl's run): the parallel pass `prep`, then the state
+ * pass `state` (tb4's q35_delta_chunk_state_tb, or the experiment tb4o4's
+ * split one: its threads and shared memory); the workspace's W area holds T
+ * beta. */
+static inline int run_tb_with(const prep_tb &prep, state_tb_kernel state, int threads, int state_bytes,
+                              const char *name, int optin, float *o, int64_t o_stride, float *S, const float *q,
+                              const float *k, const float *v, int64_t stride, const float *g, const float *beta,
+                              int64_t T, q35_delta_dims d, __half *W, __half *P, float *G, __half *Q, __half *K,
+                              q35_stream stream, q35_error *err)
 {
-    using X = tb_cfg;
-    if (state_bytes > optin || X::PREP_SMEM > optin)
-        return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block, the device allows %d", name,
-                        state_bytes > X::PREP_SMEM ? state_bytes : X::PREP_SMEM, optin);
+    if (state_bytes > optin || prep.smem > optin)
+        return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block, the device allows %d",
+                        state_bytes > optin ? name : prep.name, state_bytes > optin ? state_bytes : prep.smem, optin);
     const int64_t nc = (T + CH - 1) / CH;
-    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_delta_chunk_prep_tb, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            X::PREP_SMEM),
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(prep.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, prep.smem),
                        err) ||
         Q35_CUDA_CHECK(cudaFuncSetAttribute(state, cudaFuncAttributeMaxDynamicSharedMemorySize, state_bytes), err))
         return -1;
-    q35_delta_chunk_prep_tb<<<(unsigned)(nc * d.hv), THREADS, X::PREP_SMEM, (cudaStream_t)stream>>>(
-        q, k, stride, g, beta, T, d.hk, d.hv, W, P, G, Q, K);
-    if (Q35_LAUNCH_CHECK("q35_delta_chunk_prep_tb", err))
+    prep.kernel<<<(unsigned)(nc * prep.blocks), THREADS, prep.smem, (cudaStream_t)stream>>>(q, k, stride, g, beta, T,
+                                                                                          d.hk, d.hv, W, P, G, Q, K);
+    if (Q35_LAUNCH_CHECK(prep.name, err))
         return -1;
-    const dim3 grid((unsigned)d.hv, (unsigned)(d.dv / X::C::SW));
+    const dim3 grid((unsigned)d.hv, (unsigned)(d.dv / tb_cfg::C::SW));
     state<<<grid, threads, state_bytes, (cudaStream_t)stream>>>(o, o_stride, S, v, stride, T, d.hk, d.hv, d.dv, W, P,
                                                                G, Q, K);
     return Q35_LAUNCH_CHECK(name, err);
+}
+
+/* tb4's parallel pass. */
+static inline prep_tb prep_tb4(q35_delta_dims d)
+{
+    return {q35_delta_chunk_prep_tb, d.hv, tb_cfg::PREP_SMEM, "q35_delta_chunk_prep_tb"};
 }
 
 /* tb4's both passes (variant_impl's run). */
@@ -255,8 +271,8 @@ static inline int run_tb(int optin, float *o, int64_t o_stride, float *S, const 
                          q35_stream stream, q35_error *err)
 {
     (void)U;
-    return run_tb_with(q35_delta_chunk_state_tb, 128, tb_cfg::C::smem(2), "q35_delta_chunk_state_tb", optin, o,
-                       o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
+    return run_tb_with(prep_tb4(d), q35_delta_chunk_state_tb, 128, tb_cfg::C::smem(2), "q35_delta_chunk_state_tb",
+                       optin, o, o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
 }
 
 } /* namespace q35_delta_chunk_kernels */

@@ -2,11 +2,14 @@
  * state pass over 32 value columns), s64w8 (8 warps over 64;
  * kernels/delta_chunk.cuh), w4o4 (w4's state pass with the output
  * products given to 4 more warps; kernels/experiments/delta_chunk_split.cuh)
- * and tb4o4 (the production tb4, family 1, with its state pass split as
- * w4o4's; kernels/experiments/delta_chunk_tb_split.cuh):
+ * tb4o4 (the production tb4, family 1, with its state pass split as
+ * w4o4's; kernels/experiments/delta_chunk_tb_split.cuh), and tb4kh (tb4 with its
+ * parallel pass one block per (chunk, key head);
+ * kernels/experiments/delta_chunk_tb_kh.cuh):
  * built into the suites and the benchmarks only (kernels/variant.h), beside
  * the production w4 and tb4 (kernels/delta_chunk.cu). */
 #include "kernels/delta_chunk.cuh"
+#include "kernels/experiments/delta_chunk_tb_kh.cuh"
 #include "kernels/experiments/delta_chunk_tb_split.cuh"
 
 using namespace q35_delta_chunk_kernels;
@@ -14,8 +17,9 @@ using namespace q35_delta_chunk_kernels;
 static constexpr variant_impl k_w8 = make_variant<8, 32>(), k_s64w8 = make_variant<8, 64>();
 static constexpr variant_impl k_w4o4 = {launch_state_split, split_cfg::C::SW, split_cfg::SMEM, nullptr, 0};
 static constexpr variant_impl k_tb4o4 = {nullptr, tb_cfg::C::SW, split_cfg::SMEM, run_tb_split, 1};
+static constexpr variant_impl k_tb4kh = {nullptr, tb_cfg::C::SW, tb_cfg::C::smem(2), run_tb_kh, 1};
 static const q35_variant k_experiments[] = {{"w8", 1, &k_w8},     {"s64w8", 2, &k_s64w8}, {"w4o4", 3, &k_w4o4},
-                                            {"tb4o4", 5, &k_tb4o4}};
+                                            {"tb4o4", 5, &k_tb4o4},   {"tb4kh", 6, &k_tb4kh}};
 
 extern "C" const q35_variant_table q35_delta_chunk_experiments = {
     k_experiments, (int)(sizeof k_experiments / sizeof k_experiments[0])};

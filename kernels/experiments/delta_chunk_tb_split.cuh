@@ -76,7 +76,7 @@ inline int run_tb_split(int optin, float *o, int64_t o_stride, float *S, const f
                         q35_error *err)
 {
     (void)U;
-    return run_tb_with(q35_delta_chunk_state_tb_split, split_cfg::THREADS, split_cfg::SMEM,
+    return run_tb_with(prep_tb4(d), q35_delta_chunk_state_tb_split, split_cfg::THREADS, split_cfg::SMEM,
                        "q35_delta_chunk_state_tb_split", optin, o, o_stride, S, q, k, v, stride, g, beta, T, d, W, P,
                        G, Q, K, stream, err);
 }

@@ -1,0 +1,92 @@
+/* The experiment tb4kh (kernels/experiments/delta_chunk.cu): tb4 (kernels/
+ * delta_chunk_tb.cuh) with its parallel pass one block per (chunk, key head)
+ * where tb4's is one per (chunk, value head).
+ *
+ * Why. The R = Hv / Hk value heads that share a key head (R = 2 at the 4B and
+ * 9B, 3 at the 27B) share K, Q, k.k and q.k: tb4 loads K and Q (64 KiB of f32)
+ * and runs those products once per value head, R times in all. Here a block
+ * does them once and then the gates, A, P and T beta of each of its R heads.
+ * T's forward substitution, the longest chain of the pass (one thread a
+ * column, ~2 000 dependent-in-part FMA), ran on 2 of tb4's 4 warps; here the
+ * 128 threads solve two heads at once. Predicted (not measured): at the 9B's
+ * heads the pass's blocks halve at about a block's time each, the pass ~71 ->
+ * ~45 us at 4096 rows on an H200 (bench/results/, ncu at fcb3235: 90.9 us at
+ * ncu's clocks); no change where R = 1 (0.8B, 2B).
+ *
+ * Bitwise tb4: every value is computed by the same code from the same inputs
+ * (the gates by prep_gates, K and Q by prep_load, k.k and q.k by
+ * prep_products in the same order, A and P by prep_a_p, T by prep_solve), only
+ * in other threads and blocks; the suite checks it with memcmp (the family's
+ * first variant, tb4, against the others).
+ *
+ * Shared memory: K and Q [64][128] f16 (32 KiB), then the R heads' A [64][64 +
+ * APAD] f32 (18 KiB each) in their place and past it; G and beta [R][64]. */
+#ifndef Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_KH_CUH
+#define Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_KH_CUH
+
+#include "kernels/delta_chunk_tb.cuh"
+
+namespace q35_delta_chunk_kernels {
+
+struct kh_cfg {
+    static constexpr int KQ_BYTES = 2 * CH * DK * 2, A_BYTES = CH * (CH + APAD) * 4;
+    __host__ __device__ static constexpr int a_area(int r) { return r * A_BYTES > KQ_BYTES ? r * A_BYTES : KQ_BYTES; }
+    __host__ __device__ static constexpr int smem(int r) { return a_area(r) + 2 * r * CH * 4; }
+};
+
+static __global__ void __launch_bounds__(THREADS, 4)
+    q35_delta_chunk_prep_tb_kh(const float *q, const float *k, int64_t stride, const float *g, const float *beta,
+                               int64_t T, int hk, int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int r = hv / hk, c = (int)(blockIdx.x / (unsigned)hk), kh = (int)(blockIdx.x % (unsigned)hk);
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int64_t t0 = (int64_t)c * CH;
+    const int n = T - t0 < CH ? (int)(T - t0) : CH;
+    const uint32_t sK = (uint32_t)__cvta_generic_to_shared(smem), sQ = sK + CH * DK * 2;
+    float *sA = reinterpret_cast<float *>(smem); /* head h's A at sA + h A_BYTES / 4 */
+    float *sG = reinterpret_cast<float *>(smem + kh_cfg::a_area(r)), *sB = sG + r * CH; /* [R][64] each */
+
+    /* head h = value head kh + h hk: its gates by warp h % 4 */
+#pragma unroll 1
+    for (int h = warp; h < r; h += 4)
+        prep_gates(sG + h * CH, sB + h * CH, g, beta, t0, n, hv, kh + h * hk, 0, lane);
+    prep_load<false>(sK, sQ, 0, 0, nullptr, nullptr, q, k, nullptr, stride, t0, n, kh, 0, 0, true,
+                     Kg + ((size_t)c * hk + kh) * CH * DK, Qg + ((size_t)c * hk + kh) * CH * DK, tid);
+    __syncthreads(); /* K, Q and every head's gates */
+    for (int i = tid; i < r * CH; i += THREADS)
+        Gg[((size_t)c * hv + kh + i / CH * hk) * CH + i % CH] = sG[i];
+    float kk[3][2][4] = {}, qk[3][2][4] = {};
+    prep_products(kk, qk, sK, sQ, warp, lane);
+    __syncthreads(); /* every warp's reads of K and Q: the A take their place */
+#pragma unroll 1
+    for (int h = 0; h < r; h++)
+        prep_a_p(sA + h * (kh_cfg::A_BYTES / 4), Pg + ((size_t)c * hv + kh + h * hk) * CH * CH, kk, qk, sG + h * CH,
+                 sB + h * CH, warp, lane, tid);
+    __syncthreads();
+    /* T beta: threads 64 i .. 64 i + 63 the columns of heads i, i + 2, .. */
+    const int col = tid % CH;
+#pragma unroll 1
+    for (int h = tid / CH; h < r; h += THREADS / CH) {
+        const float bcol = sB[h * CH + col];
+        __half *tb = TBg + ((size_t)c * hv + kh + h * hk) * CH * CH + col;
+        auto put = [&](int t, float x) { tb[(size_t)t * CH] = __float2half_rn(x * bcol); };
+        prep_solve(sA + h * (kh_cfg::A_BYTES / 4), col, put);
+    }
+}
+
+/* tb4kh's both passes (variant_impl's run): tb4's state pass after this
+ * parallel pass. */
+inline int run_tb_kh(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
+                     int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W,
+                     __half *U, __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
+{
+    (void)U;
+    const prep_tb pass = {q35_delta_chunk_prep_tb_kh, d.hk, kh_cfg::smem(d.hv / d.hk), "q35_delta_chunk_prep_tb_kh"};
+    return run_tb_with(pass, q35_delta_chunk_state_tb, 128, tb_cfg::C::smem(2), "q35_delta_chunk_state_tb", optin, o,
+                       o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
+}
+
+} /* namespace q35_delta_chunk_kernels */
+
+#endif /* Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_KH_CUH */
