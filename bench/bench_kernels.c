@@ -172,6 +172,33 @@ static int dprep_chain_launch(void *p, q35_error *err)
                : 0;
 }
 
+/* The prologue's buffers over T rows of model m's layout (bench_delta_prep's and bench_prep_chunk's). */
+static void dprep_setup(struct dprep_ctx *c, const q35_shape *m, int64_t T)
+{
+    *c = (struct dprep_ctx){.T = T,
+                            .d = {2 * (int64_t)m->ssm_hk * m->ssm_dk + (int64_t)m->ssm_hv * m->ssm_dv, m->conv_kernel,
+                                  m->ssm_hk, m->ssm_dk, m->ssm_hv}};
+    const int64_t C = c->d.conv_dim, K = c->d.K, nh = c->T * c->d.hv;
+    c->alpha_col = C + (int64_t)m->ssm_hv * m->ssm_dv;
+    c->b_col = c->alpha_col + c->d.hv;
+    c->in_stride = (c->b_col + c->d.hv + 3) / 4 * 4;
+    c->mix = q35_bench_alloc((size_t)(c->T * c->in_stride) * 4);
+    c->out = q35_bench_alloc((size_t)(c->T * C) * 4);
+    c->g = q35_bench_alloc((size_t)nh * 4), c->beta = q35_bench_alloc((size_t)nh * 4);
+    c->alpha = q35_bench_alloc((size_t)nh * 4), c->b = q35_bench_alloc((size_t)nh * 4);
+    c->win = q35_bench_alloc((size_t)(C * (K - 1)) * 4);
+    c->w = q35_bench_alloc((size_t)(C * K) * 4);
+    c->dt = q35_bench_alloc((size_t)c->d.hv * 4), c->a = q35_bench_alloc((size_t)c->d.hv * 4);
+    q35_bench_fill(c->a, (size_t)c->d.hv, -1.0f);
+}
+
+static void dprep_free(struct dprep_ctx *c)
+{
+    float *bufs[] = {c->mix, c->out, c->g, c->beta, c->alpha, c->b, c->win, c->w, c->dt, c->a};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        q35_bench_free(bufs[i]);
+}
+
 /* The DeltaNet prologue over T merged projection rows [qkv | z | alpha | b] of a
  * model's layout, fused or as the chain. Bytes as each moves them (C = conv_dim):
  * both 4 (2 T C) through the conv, 16 T hv through the gates and 4 (2K - 1) C of
@@ -181,22 +208,9 @@ static int dprep_chain_launch(void *p, q35_error *err)
 static void bench_delta_prep(q35_bench_state *st, void *arg)
 {
     const int fused = !*(const int *)arg;
-    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
-    struct dprep_ctx c = {.T = q35_bench_arg(st, 1),
-                         .d = {2 * (int64_t)m->ssm_hk * m->ssm_dk + (int64_t)m->ssm_hv * m->ssm_dv, m->conv_kernel,
-                               m->ssm_hk, m->ssm_dk, m->ssm_hv}};
-    const int64_t C = c.d.conv_dim, K = c.d.K, nh = c.T * c.d.hv;
-    c.alpha_col = C + (int64_t)m->ssm_hv * m->ssm_dv;
-    c.b_col = c.alpha_col + c.d.hv;
-    c.in_stride = (c.b_col + c.d.hv + 3) / 4 * 4;
-    c.mix = q35_bench_alloc((size_t)(c.T * c.in_stride) * 4);
-    c.out = q35_bench_alloc((size_t)(c.T * C) * 4);
-    c.g = q35_bench_alloc((size_t)nh * 4), c.beta = q35_bench_alloc((size_t)nh * 4);
-    c.alpha = q35_bench_alloc((size_t)nh * 4), c.b = q35_bench_alloc((size_t)nh * 4);
-    c.win = q35_bench_alloc((size_t)(C * (K - 1)) * 4);
-    c.w = q35_bench_alloc((size_t)(C * K) * 4);
-    c.dt = q35_bench_alloc((size_t)c.d.hv * 4), c.a = q35_bench_alloc((size_t)c.d.hv * 4);
-    q35_bench_fill(c.a, (size_t)c.d.hv, -1.0f);
+    struct dprep_ctx c;
+    dprep_setup(&c, q35_bench_model((int)q35_bench_arg(st, 0)), q35_bench_arg(st, 1));
+    const int64_t C = c.d.conv_dim, K = c.d.K;
     q35_bench_time(st, fused ? dprep_launch : dprep_chain_launch, &c);
     const double T = (double)c.T, hv = (double)c.d.hv;
     const double moved = 4.0 * (2.0 * T * (double)C + 4.0 * T * hv + (2.0 * (double)K - 1.0) * (double)C) +
@@ -204,9 +218,64 @@ static void bench_delta_prep(q35_bench_state *st, void *arg)
     q35_bench_rate(st, "bytes", moved);
     q35_bench_pct_of(st, Q35_CEILING_COPY, moved);
     q35_bench_rate(st, "tokens", T);
-    float *bufs[] = {c.mix, c.out, c.g, c.beta, c.alpha, c.b, c.win, c.w, c.dt, c.a};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        q35_bench_free(bufs[i]);
+    dprep_free(&c);
+}
+
+struct pchunk_ctx {
+    struct dprep_ctx p; /* the prologue's; its out [T][conv_dim] the rule's q, k, v */
+    float *o, *S;
+    void *ws;
+    size_t ws_bytes;
+    q35_delta_dims d;
+    int variant, qk16;
+};
+
+/* The fused prologue then the chunked rule, as the model's chunk runs them:
+ * q and k through out in f32, or (qk16) in f16 straight into the rule's workspace. */
+static int pchunk_launch(void *arg, q35_error *err)
+{
+    struct pchunk_ctx *c = arg;
+    const struct dprep_ctx *p = &c->p;
+    const int64_t C = p->d.conv_dim, kd = (int64_t)c->d.hk * c->d.dk, ldo = (int64_t)c->d.hv * c->d.dv;
+    if (c->qk16) {
+        const q35_delta_chunk_layout L = q35_delta_chunk_layout_of(p->T, c->d);
+        char *ws = c->ws;
+        return q35_delta_prep_rows_qk16(p->out, C, (uint16_t *)(ws + L.q), (uint16_t *)(ws + L.k), p->g, p->beta,
+                                        p->win, p->mix, p->in_stride, p->alpha_col, p->b_col, p->w, p->dt, p->a, p->d,
+                                        p->T, 1e-6f, NULL, err) ||
+                       q35_delta_chunk_qk16(c->o, ldo, c->S, p->out + 2 * kd, C, p->g, p->beta, p->T, c->d, c->ws,
+                                            c->ws_bytes, c->variant, NULL, err)
+                   ? -1
+                   : 0;
+    }
+    return dprep_launch(&c->p, err) || q35_delta_chunk(c->o, ldo, c->S, p->out, p->out + kd, p->out + 2 * kd, C,
+                                                       p->g, p->beta, p->T, c->d, c->ws, c->ws_bytes, c->variant, NULL,
+                                                       err)
+               ? -1
+               : 0;
+}
+
+/* A DeltaNet layer's prologue and chunked rule over T rows (args: model, rows,
+ * qk16 0/1, the rule's variant), the pair model/cuda_layers.c runs with and
+ * without $Q35_DELTA_QK16=1. Bytes: the q/k traffic the f16 hand-over saves
+ * is the difference of the two, so only tokens are counted. */
+static void bench_prep_chunk(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
+    struct pchunk_ctx c = {.d = {m->ssm_hk, m->ssm_hv, m->ssm_dk, m->ssm_dv},
+                           .qk16 = (int)q35_bench_arg(st, 2),
+                           .variant = (int)q35_bench_arg(st, 3)};
+    dprep_setup(&c.p, m, q35_bench_arg(st, 1));
+    const int64_t ns = (int64_t)m->ssm_hv * m->ssm_dv * m->ssm_dk;
+    c.o = q35_bench_alloc((size_t)(c.p.T * m->ssm_hv * m->ssm_dv) * 4);
+    c.S = q35_bench_alloc((size_t)ns * 4);
+    c.ws_bytes = q35_delta_chunk_workspace_bytes(c.p.T, c.d);
+    c.ws = q35_bench_alloc(c.ws_bytes);
+    q35_bench_time(st, pchunk_launch, &c);
+    q35_bench_rate(st, "tokens", (double)c.p.T);
+    dprep_free(&c.p);
+    q35_bench_free(c.o), q35_bench_free(c.S), q35_bench_free(c.ws);
 }
 
 struct norm_ctx {
@@ -560,6 +629,11 @@ int main(int argc, char **argv)
     const q35_bench_axis prep_axes[] = {model_9b_axis(), {"rows", prep_rows, 2}};
     q35_bench_register("delta_prep", bench_delta_prep, (void *)&k_fused, prep_axes, 2);
     q35_bench_register("delta_prep_chain", bench_delta_prep, (void *)&k_chain, prep_axes, 2);
+    static const int64_t pc_rows[] = {2048, 4096}, qk16[] = {0, 1};
+    q35_bench_register("delta_prep_chunk", bench_prep_chunk, NULL,
+                       (q35_bench_axis[]){prep_axes[0], {"rows", pc_rows, 2}, {"qk16", qk16, 2},
+                                          {"variant", chunk_variants, n_chunk}},
+                       4);
     q35_bench_register("rmsnorm_rows", bench_rmsnorm, NULL, scan_axes, 2);
     static const int64_t fused[] = {0, 1};
     q35_bench_register("add_rmsnorm_rows", bench_add_rmsnorm, NULL,

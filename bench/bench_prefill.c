@@ -181,8 +181,10 @@ static void prefill_point(q35_bench_state *st, q35_delta_path delta)
     q35_bench_value(st, "graphs", q35_paths_graphs(q35_cuda_model_paths(cm)));
     { /* the opt-ins the environment turns on, so a file says which configuration it measured */
         const q35_cuda_paths *cp = q35_cuda_model_paths(cm);
-        if (p.delta == Q35_DELTA_CHUNKED)
+        if (p.delta == Q35_DELTA_CHUNKED) {
             q35_bench_value(st, "delta_chunk_variant", cp->delta_chunk_variant);
+            q35_bench_value(st, "delta_qk16", q35_cuda_model_delta_qk16(cm));
+        }
         q35_bench_value(st, "gemm_swiglu", q35_paths_gemm_swiglu(cp));
         q35_bench_value(st, "gemm_sm90_proj", q35_paths_gemm_sm90_proj(cp));
         if (q35_paths_gemm_swiglu(cp) || q35_paths_gemm_sm90_proj(cp))

@@ -4,6 +4,7 @@
 #include "kernels/delta_chunk.cuh"
 #include "kernels/delta_chunk_prep.cuh"
 #include "kernels/delta_chunk_tb.cuh"
+#include "kernels/delta_prep.h"
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -76,6 +77,8 @@ constexpr variant_impl k_w4 = make_variant<4, 32>();
 constexpr variant_impl k_tb4 = {nullptr, tb_cfg::C::SW, tb_cfg::C::smem(2), run_tb, 1};
 const q35_variant k_production[] = {{"w4", 0, &k_w4}, {"tb4", 4, &k_tb4}};
 
+static_assert(Q35_DELTA_PREP_QK16_ROWS == CH, "delta_prep's f16 q/k rows come in the chunks this kernel reads");
+
 const q35_variant_set k_set = {{k_production, (int)(sizeof k_production / sizeof k_production[0])},
                                        &q35_delta_chunk_experiments};
 
@@ -142,30 +145,37 @@ int q35_delta_chunk_variant_supported(int variant, q35_delta_dims d, q35_error *
     return check_variant(variant, d, &impl, &optin, err);
 }
 
-int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
-                    int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, void *workspace,
-                    size_t workspace_bytes, int variant, q35_stream stream, q35_error *err)
+/* Both entries: q and k NULL (q35_delta_chunk_qk16) when they are in the
+ * workspace already; `who` names the entry in errors. */
+static int chunk_call(const char *who, float *o, int64_t o_stride, float *S, const float *q, const float *k,
+                      const float *v, int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d,
+                      void *workspace, size_t workspace_bytes, int variant, q35_stream stream, q35_error *err)
 {
     const variant_impl *impl = nullptr;
     int optin = 0;
     if (check_variant(variant, d, &impl, &optin, err))
         return -1;
-    if (T < 0 || stride % 4 || o_stride % 4 || o_stride < (int64_t)d.hv * d.dv || !aligned16(q) || !aligned16(k) ||
-        !aligned16(v) || !aligned16(o) || !aligned16(S))
+    const bool qk16 = q == nullptr;
+    const int named = variant == Q35_VARIANT_DEFAULT ? q35_delta_chunk_variant_default() : variant;
+    if (qk16 && !impl->run)
+        return q35_fail(err, "%s: variant %s reads q and k in f32 (q35_delta_chunk); q and k in f16 need tb4's family",
+                        who, q35_delta_chunk_variant_name(named));
+    if (T < 0 || stride % 4 || o_stride % 4 || o_stride < (int64_t)d.hv * d.dv || (!qk16 && !aligned16(q)) ||
+        (!qk16 && !aligned16(k)) || !aligned16(v) || !aligned16(o) || !aligned16(S))
         return q35_fail(err,
-                        "delta_chunk: T %lld, stride %lld and o_stride %lld (multiples of 4, o_stride >= Hv*dv), "
+                        "%s: T %lld, stride %lld and o_stride %lld (multiples of 4, o_stride >= Hv*dv), "
                         "pointers 16-byte aligned (q %p k %p v %p o %p S %p)",
-                        (long long)T, (long long)stride, (long long)o_stride, (const void *)q, (const void *)k,
+                        who, (long long)T, (long long)stride, (long long)o_stride, (const void *)q, (const void *)k,
                         (const void *)v, (const void *)o, (const void *)S);
     if (T == 0)
         return 0;
     const q35_delta_chunk_layout L = q35_delta_chunk_layout_of(T, d);
     if (workspace_bytes < L.total || ((uintptr_t)workspace & 255u))
-        return q35_fail(err, "delta_chunk: workspace of %zu bytes at %p (T %lld needs %zu, 256-byte aligned)",
+        return q35_fail(err, "%s: workspace of %zu bytes at %p (T %lld needs %zu, 256-byte aligned)", who,
                         workspace_bytes, workspace, (long long)T, L.total);
     const int64_t nc = (T + CH - 1) / CH;
     if (nc * d.hv > 0x7fffffff)
-        return q35_fail(err, "delta_chunk: T %lld is %lld chunks of %d value heads (at most 2^31 - 1 blocks)",
+        return q35_fail(err, "%s: T %lld is %lld chunks of %d value heads (at most 2^31 - 1 blocks)", who,
                         (long long)T, (long long)nc, d.hv);
     const int prep_bytes = prep_smem(d.dv);
     char *ws = static_cast<char *>(workspace);
@@ -184,4 +194,22 @@ int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const 
     if (Q35_LAUNCH_CHECK("q35_delta_chunk_prep", err))
         return -1;
     return impl->state(optin, o, o_stride, S, T, d, W, U, P, G, Q, K, stream, err);
+}
+
+int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
+                    int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, void *workspace,
+                    size_t workspace_bytes, int variant, q35_stream stream, q35_error *err)
+{
+    if (!q || !k)
+        return q35_fail(err, "delta_chunk: q %p and k %p must be set", (const void *)q, (const void *)k);
+    return chunk_call("delta_chunk", o, o_stride, S, q, k, v, stride, g, beta, T, d, workspace, workspace_bytes,
+                      variant, stream, err);
+}
+
+int q35_delta_chunk_qk16(float *o, int64_t o_stride, float *S, const float *v, int64_t v_stride, const float *g,
+                         const float *beta, int64_t T, q35_delta_dims d, void *workspace, size_t workspace_bytes,
+                         int variant, q35_stream stream, q35_error *err)
+{
+    return chunk_call("delta_chunk_qk16", o, o_stride, S, nullptr, nullptr, v, v_stride, g, beta, T, d, workspace,
+                      workspace_bytes, variant, stream, err);
 }

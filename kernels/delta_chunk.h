@@ -128,6 +128,20 @@ int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const 
                     int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, void *workspace,
                     size_t workspace_bytes, int variant, q35_stream stream, q35_error *err);
 
+/* CUDA: q35_delta_chunk with q and k already in the workspace as f16 (round
+ * to nearest of the f32 rows), in its layout's Q and K areas: token t of key
+ * head h at ((t / 64 * Hk + h) * 64 + t % 64) * dk from workspace +
+ * q35_delta_chunk_layout_of(T, d).q (and .k), rows past T anything, as
+ * q35_delta_prep_rows_qk16 (kernels/delta_prep.h) writes them. The same bits as
+ * q35_delta_chunk over the f32 q and k they round (its parallel pass rounds
+ * them to f16 first); v at v + t * v_stride as there. Variants of tb4's family
+ * (q35_delta_chunk_variant_family 1) only: w4's rounds beta e^G K from the f32
+ * k, and is refused, named. The workspace's q/k rows past T of the last chunk
+ * are zeros after the call. */
+int q35_delta_chunk_qk16(float *o, int64_t o_stride, float *S, const float *v, int64_t v_stride, const float *g,
+                         const float *beta, int64_t T, q35_delta_dims d, void *workspace, size_t workspace_bytes,
+                         int variant, q35_stream stream, q35_error *err);
+
 /* The variants (kernels/variant.h; the state pass's block). Production:
  * tb4, the default (the fastest measured at the model's shapes: 0.122 / 0.227
  * ms at 2048 / 4096 rows of the 9B on an H200 against w4's 0.146 / 0.269,

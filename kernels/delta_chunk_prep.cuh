@@ -180,6 +180,33 @@ __device__ __forceinline__ void prep_load(uint32_t sK, uint32_t sQ, uint32_t sKb
     }
 }
 
+/* K and Q of one (chunk, key head) already f16 in the workspace (Kc, Qc:
+ * [64][128], as q35_delta_prep_rows_qk16 writes them) into the swizzled tiles
+ * at sK, sQ by cp.async, rows n.. zero-filled there (whatever the workspace
+ * holds past T); where zero_ws, rows n.. of Kc and Qc made zeros too (the
+ * state pass reads them: their products must be finite). Waits for its copies. */
+__device__ __forceinline__ void prep_load_qk16(uint32_t sK, uint32_t sQ, __half *Kc, __half *Qc, int n, bool zero_ws,
+                                               int tid)
+{
+    constexpr int NC = DK / 8, PASS = THREADS / NC; /* 16-byte chunks a row; rows a pass */
+    static_assert(PASS % 8 == 0 && CH % PASS == 0, "whole passes of whole 8-row swizzle periods (q35_cp_tile_swz)");
+    const uint32_t d0 = q35_swz_rows<NC>(tid / NC, tid % NC);
+#pragma unroll
+    for (int i = 0; i < CH / PASS; i++) {
+        const int row = tid / NC + PASS * i, at = (tid + THREADS * i) * 8;
+        const int bytes = row < n ? 16 : 0;
+        q35_cp_async16(sK + d0 + i * THREADS * 16, bytes ? Kc + at : Kc, bytes);
+        q35_cp_async16(sQ + d0 + i * THREADS * 16, bytes ? Qc + at : Qc, bytes);
+    }
+    q35_cp_async_commit();
+    if (zero_ws && n < CH)
+        for (int idx = n * NC + tid; idx < CH * NC; idx += THREADS) {
+            reinterpret_cast<uint4 *>(Kc)[idx] = make_uint4(0u, 0u, 0u, 0u);
+            reinterpret_cast<uint4 *>(Qc)[idx] = make_uint4(0u, 0u, 0u, 0u);
+        }
+    q35_cp_async_wait<0>();
+}
+
 /* k.k and q.k over the warp's blocks (kk_block): A operand K or Q [t][dk]
  * (ldmatrix), B operand K stored [n = s][k = dk] (ldmatrix); each sum over ks
  * ascending. */
@@ -284,8 +311,9 @@ __device__ __forceinline__ prep_at prep_where(int64_t T, int hk, int hv)
  * front of smem; with SCALED beta e^G K and beta V at sKb, sVb too), k.k and
  * q.k, then A (f32, in K and Q's place) and P (to the workspace), then T = (I +
  * A)^-1 column by column by threads 0..63, each column's values handed to
- * put(t, value); ends on a barrier. */
-template <bool SCALED, class Put>
+ * put(t, value); ends on a barrier. QK16: K and Q are in the workspace
+ * already (prep_load_qk16; q and k unused). */
+template <bool SCALED, bool QK16 = false, class Put>
 __device__ __forceinline__ void prep_front(const prep_at &p, unsigned char *smem, uint32_t sKb, uint32_t sVb,
                                            float *sG, float *sB, const float *q, const float *k, const float *v,
                                            int64_t stride, const float *g, const float *beta, int hk, int hv, int dv,
@@ -295,8 +323,13 @@ __device__ __forceinline__ void prep_front(const prep_at &p, unsigned char *smem
     float *sA = reinterpret_cast<float *>(smem);
     prep_gates(sG, sB, g, beta, p.t0, p.n, hv, p.j, p.warp, p.lane);
     __syncthreads();
-    prep_load<SCALED>(sK, sQ, sKb, sVb, sG, sB, q, k, v, stride, p.t0, p.n, p.kh, p.j, dv, p.j < hk,
-                      Kg + ((size_t)p.c * hk + p.kh) * CH * DK, Qg + ((size_t)p.c * hk + p.kh) * CH * DK, p.tid);
+    static_assert(!(SCALED && QK16), "beta e^G K is rounded from the f32 k: no f16 input");
+    __half *Kc = Kg + ((size_t)p.c * hk + p.kh) * CH * DK, *Qc = Qg + ((size_t)p.c * hk + p.kh) * CH * DK;
+    if (QK16)
+        prep_load_qk16(sK, sQ, Kc, Qc, p.n, p.j < hk, p.tid);
+    else
+        prep_load<SCALED>(sK, sQ, sKb, sVb, sG, sB, q, k, v, stride, p.t0, p.n, p.kh, p.j, dv, p.j < hk, Kc, Qc,
+                          p.tid);
     __syncthreads();
     float kk[3][2][4] = {}, qk[3][2][4] = {};
     prep_products(kk, qk, sK, sQ, p.warp, p.lane);

@@ -50,6 +50,8 @@ struct tb_cfg {
 
 /* ---- the parallel pass: gates, K and Q, k.k and q.k, A, P, T beta ---- */
 
+/* QK16: K and Q already f16 in the workspace (q35_delta_chunk_qk16; q, k unused). */
+template <bool QK16>
 static __global__ void __launch_bounds__(THREADS, 4)
     q35_delta_chunk_prep_tb(const float *q, const float *k, int64_t stride, const float *g, const float *beta,
                             int64_t T, int hk, int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
@@ -62,7 +64,7 @@ static __global__ void __launch_bounds__(THREADS, 4)
     auto put = [&](int t, float x) { /* column tid of T times beta_tid, rounded once: T beta [t][tid] */
         tb[(size_t)t * CH] = __float2half_rn(x * sB[p.tid]);
     };
-    prep_front<false>(p, smem, 0, 0, sG, sB, q, k, nullptr, stride, g, beta, hk, hv, 0, Pg, Qg, Kg, put);
+    prep_front<false, QK16>(p, smem, 0, 0, sG, sB, q, k, nullptr, stride, g, beta, hk, hv, 0, Pg, Qg, Kg, put);
     if (p.tid < CH)
         Gg[((size_t)p.c * hv + p.j) * CH + p.tid] = sG[p.tid];
 }
@@ -219,12 +221,13 @@ static __global__ void __launch_bounds__(128, 1)
 typedef void (*state_tb_kernel)(float *, int64_t, float *, const float *, int64_t, int64_t, int, int, int,
                                 const __half *, const __half *, const float *, const __half *, const __half *);
 
-/* A tb parallel pass: its kernel (q35_delta_chunk_prep_tb's arguments), its
- * blocks a chunk (Hv for tb4's, one a value head), its shared memory. */
+/* A tb parallel pass: its kernels (q35_delta_chunk_prep_tb's arguments; [1]
+ * with K and Q already in the workspace as f16), its blocks a chunk (Hv for
+ * tb4's, one a value head), its shared memory. */
 typedef void (*prep_tb_kernel)(const float *, const float *, int64_t, const float *, const float *, int64_t, int, int,
                                __half *, __half *, float *, __half *, __half *);
 struct prep_tb {
-    prep_tb_kernel kernel;
+    prep_tb_kernel kernel[2];
     int blocks;
     int smem;
     const char *name;
@@ -233,7 +236,8 @@ struct prep_tb {
 /* Both passes (variant_impl's run): the parallel pass `prep`, then the state
  * pass `state` (tb4's q35_delta_chunk_state_tb, or the experiment tb4o4's
  * split one: its threads and shared memory); the workspace's W area holds T
- * beta. */
+ * beta. q and k NULL: they are in the workspace's Q and K already, as f16
+ * (q35_delta_chunk_qk16). */
 static inline int run_tb_with(const prep_tb &prep, state_tb_kernel state, int threads, int state_bytes,
                               const char *name, int optin, float *o, int64_t o_stride, float *S, const float *q,
                               const float *k, const float *v, int64_t stride, const float *g, const float *beta,
@@ -244,12 +248,12 @@ static inline int run_tb_with(const prep_tb &prep, state_tb_kernel state, int th
         return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block, the device allows %d",
                         state_bytes > optin ? name : prep.name, state_bytes > optin ? state_bytes : prep.smem, optin);
     const int64_t nc = (T + CH - 1) / CH;
-    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(prep.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, prep.smem),
-                       err) ||
+    const prep_tb_kernel pk = prep.kernel[q == nullptr];
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(pk, cudaFuncAttributeMaxDynamicSharedMemorySize, prep.smem), err) ||
         Q35_CUDA_CHECK(cudaFuncSetAttribute(state, cudaFuncAttributeMaxDynamicSharedMemorySize, state_bytes), err))
         return -1;
-    prep.kernel<<<(unsigned)(nc * prep.blocks), THREADS, prep.smem, (cudaStream_t)stream>>>(q, k, stride, g, beta, T,
-                                                                                          d.hk, d.hv, W, P, G, Q, K);
+    pk<<<(unsigned)(nc * prep.blocks), THREADS, prep.smem, (cudaStream_t)stream>>>(q, k, stride, g, beta, T, d.hk, d.hv,
+                                                                                  W, P, G, Q, K);
     if (Q35_LAUNCH_CHECK(prep.name, err))
         return -1;
     const dim3 grid((unsigned)d.hv, (unsigned)(d.dv / tb_cfg::C::SW));
@@ -261,7 +265,8 @@ static inline int run_tb_with(const prep_tb &prep, state_tb_kernel state, int th
 /* tb4's parallel pass. */
 static inline prep_tb prep_tb4(q35_delta_dims d)
 {
-    return {q35_delta_chunk_prep_tb, d.hv, tb_cfg::PREP_SMEM, "q35_delta_chunk_prep_tb"};
+    return {{q35_delta_chunk_prep_tb<false>, q35_delta_chunk_prep_tb<true>}, d.hv, tb_cfg::PREP_SMEM,
+            "q35_delta_chunk_prep_tb"};
 }
 
 /* tb4's both passes (variant_impl's run). */

@@ -7,6 +7,7 @@
 #include "kernels/gates.cuh"
 #include "kernels/norm_kernels.cuh"
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #define PREP_R 8        /* rows a warp */
@@ -36,12 +37,15 @@ __device__ __forceinline__ float4 q35_prep_input_quad(const float *mix, int64_t 
 /* Block (x, tile): x < groups, channels [x dk, x dk + dk) of rows tb ..
  * tb + PREP_WARPS PREP_R - 1, warp w the PREP_R from tb + w PREP_R (a q/k
  * head where x < qk_heads); x = groups (the last), the gates of the block's
- * rows. tb = PREP_WARPS PREP_R (blockIdx.y + gridDim.y blockIdx.z). */
-template <int K>
+ * rows. tb = PREP_WARPS PREP_R (blockIdx.y + gridDim.y blockIdx.z). QK16:
+ * the q/k heads as f16 to q16 (x < qk_heads / 2) or k16 in chunk layout (the
+ * header's), not to out. */
+template <int K, bool QK16>
 __global__ void __launch_bounds__(PREP_THREADS)
-    q35_delta_prep_kernel(float *out, int64_t out_stride, float *g, float *beta, float *win, const float *mix,
-                          int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w, const float *dt,
-                          const float *a, int64_t conv_dim, int dk, int qk_heads, int hv, int64_t T, float eps)
+    q35_delta_prep_kernel(float *out, int64_t out_stride, __half *q16, __half *k16, float *g, float *beta, float *win,
+                          const float *mix, int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w,
+                          const float *dt, const float *a, int64_t conv_dim, int dk, int qk_heads, int hv, int64_t T,
+                          float eps)
 {
     const int64_t tb = (blockIdx.y + (int64_t)gridDim.y * blockIdx.z) * (PREP_WARPS * PREP_R);
     if (tb >= T)
@@ -105,27 +109,32 @@ __global__ void __launch_bounds__(PREP_THREADS)
                             q35_norm_out<Q35_NORM_L2>(y.z, inv, 0.0f, 0.0f),
                             q35_norm_out<Q35_NORM_L2>(y.w, inv, 0.0f, 0.0f));
         }
-        if (mine)
+        if (QK16 && head) {
+            if (mine) { /* round to nearest, as the chunked rule's parallel pass rounds the f32 row */
+                const int64_t t = t0 + r, rows = Q35_DELTA_PREP_QK16_ROWS;
+                const int hk = qk_heads / 2, x = (int)blockIdx.x, h = x < hk ? x : x - hk;
+                __half *dst = (x < hk ? q16 : k16) + ((t / rows * hk + h) * rows + t % rows) * dk + 4 * lane;
+                const __half2 lo = __floats2half2_rn(y.x, y.y), hi = __floats2half2_rn(y.z, y.w);
+                *(uint2 *)dst = make_uint2(*(const uint32_t *)&lo, *(const uint32_t *)&hi);
+            }
+        } else if (mine) {
             *(float4 *)(out + (t0 + r) * out_stride + c) = y;
+        }
     }
 }
 
-typedef void (*q35_prep_kernel_fn)(float *, int64_t, float *, float *, float *, const float *, int64_t, int64_t,
-                                   int64_t, const float *, const float *, const float *, int64_t, int, int, int,
-                                   int64_t, float);
+typedef void (*q35_prep_kernel_fn)(float *, int64_t, __half *, __half *, float *, float *, float *, const float *,
+                                   int64_t, int64_t, int64_t, const float *, const float *, const float *, int64_t, int,
+                                   int, int, int64_t, float);
 
-/* The kernel of each K, 2 .. Q35_CONV_MAX_K. */
-static const q35_prep_kernel_fn k_prep_kernels[Q35_CONV_MAX_K + 1] = {
-    nullptr,
-    nullptr,
-    q35_delta_prep_kernel<2>,
-    q35_delta_prep_kernel<3>,
-    q35_delta_prep_kernel<4>,
-    q35_delta_prep_kernel<5>,
-    q35_delta_prep_kernel<6>,
-    q35_delta_prep_kernel<7>,
-    q35_delta_prep_kernel<8>,
-};
+/* The kernel of each K, 2 .. Q35_CONV_MAX_K: [0] out in f32, [1] the q/k heads in f16 (QK16). */
+#define PREP_KERNELS(qk16)                                                                                             \
+    {                                                                                                                  \
+        nullptr, nullptr, q35_delta_prep_kernel<2, qk16>, q35_delta_prep_kernel<3, qk16>,                              \
+            q35_delta_prep_kernel<4, qk16>, q35_delta_prep_kernel<5, qk16>, q35_delta_prep_kernel<6, qk16>,            \
+            q35_delta_prep_kernel<7, qk16>, q35_delta_prep_kernel<8, qk16>,                                            \
+    }
+static const q35_prep_kernel_fn k_prep_kernels[2][Q35_CONV_MAX_K + 1] = {PREP_KERNELS(false), PREP_KERNELS(true)};
 
 static bool aligned16(const void *p)
 {
@@ -161,10 +170,11 @@ static int prep_check(int64_t out_stride, const float *out, const float *mix, in
     return 0;
 }
 
-int q35_delta_prep_rows(float *out, int64_t out_stride, float *g, float *beta, float *win, const float *mix,
-                        int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w, const float *dt,
-                        const float *a, q35_delta_prep_dims d, int64_t T, float eps, q35_stream stream,
-                        q35_error *err)
+/* Both forms' launch: qk16 and k16 NULL (out whole, f32) or both set. */
+static int prep_launch(float *out, int64_t out_stride, uint16_t *q16, uint16_t *k16, float *g, float *beta, float *win,
+                       const float *mix, int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w,
+                       const float *dt, const float *a, q35_delta_prep_dims d, int64_t T, float eps,
+                       q35_stream stream, q35_error *err)
 {
     if (prep_check(out_stride, out, mix, in_stride, alpha_col, b_col, d, T, err))
         return -1;
@@ -174,8 +184,29 @@ int q35_delta_prep_rows(float *out, int64_t out_stride, float *g, float *beta, f
     const int64_t tiles = (T + PREP_WARPS * PREP_R - 1) / (PREP_WARPS * PREP_R);
     const unsigned ty = tiles > 65535 ? 65535 : (unsigned)tiles, tz = (unsigned)((tiles + ty - 1) / ty);
     const dim3 grid((unsigned)groups + 1, ty, tz);
-    k_prep_kernels[d.K]<<<grid, PREP_THREADS, 0, stream>>>(out, out_stride, g, beta, win, mix, in_stride, alpha_col,
-                                                           b_col, conv_w, dt, a, d.conv_dim, (int)d.dk,
-                                                           (int)(2 * d.hk), (int)d.hv, T, eps);
-    return Q35_LAUNCH_CHECK("delta_prep_rows", err);
+    k_prep_kernels[q16 != nullptr][d.K]<<<grid, PREP_THREADS, 0, stream>>>(
+        out, out_stride, reinterpret_cast<__half *>(q16), reinterpret_cast<__half *>(k16), g, beta, win, mix,
+        in_stride, alpha_col, b_col, conv_w, dt, a, d.conv_dim, (int)d.dk, (int)(2 * d.hk), (int)d.hv, T, eps);
+    return Q35_LAUNCH_CHECK(q16 ? "delta_prep_rows_qk16" : "delta_prep_rows", err);
+}
+
+int q35_delta_prep_rows(float *out, int64_t out_stride, float *g, float *beta, float *win, const float *mix,
+                        int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w, const float *dt,
+                        const float *a, q35_delta_prep_dims d, int64_t T, float eps, q35_stream stream,
+                        q35_error *err)
+{
+    return prep_launch(out, out_stride, nullptr, nullptr, g, beta, win, mix, in_stride, alpha_col, b_col, conv_w, dt,
+                       a, d, T, eps, stream, err);
+}
+
+int q35_delta_prep_rows_qk16(float *out, int64_t out_stride, uint16_t *q16, uint16_t *k16, float *g, float *beta,
+                             float *win, const float *mix, int64_t in_stride, int64_t alpha_col, int64_t b_col,
+                             const float *conv_w, const float *dt, const float *a, q35_delta_prep_dims d, int64_t T,
+                             float eps, q35_stream stream, q35_error *err)
+{
+    if (!q16 || !k16 || ((uintptr_t)q16 & 7) || ((uintptr_t)k16 & 7))
+        return q35_fail(err, "delta_prep_rows_qk16: q16 %p and k16 %p must be set and 8-byte aligned",
+                        (const void *)q16, (const void *)k16);
+    return prep_launch(out, out_stride, q16, k16, g, beta, win, mix, in_stride, alpha_col, b_col, conv_w, dt, a, d,
+                       T, eps, stream, err);
 }

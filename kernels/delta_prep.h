@@ -97,6 +97,26 @@ int q35_delta_prep_rows(float *out, int64_t out_stride, float *g, float *beta, f
                         const float *a, q35_delta_prep_dims d, int64_t T, float eps, q35_stream stream,
                         q35_error *err);
 
+/* Tokens a chunk of q35_delta_prep_rows_qk16's f16 rows: the chunked delta
+ * rule's (Q35_DELTA_CHUNK, kernels/delta_chunk.h; it asserts the two equal). */
+#define Q35_DELTA_PREP_QK16_ROWS 64
+
+/* CUDA: q35_delta_prep_rows with the 2*hk q/k heads, L2-normalised, written
+ * to q16 and k16 as f16 (round to nearest: bitwise the f16 rounding of what
+ * q35_delta_prep_rows writes to out) in chunk layout: token t of head h (q
+ * heads to q16, k heads to k16) at ((t / 64 * hk + h) * 64 + t % 64) * dk, the
+ * layout of the chunked delta rule's workspace Q and K (q35_delta_chunk_qk16
+ * reads them there), rows past T of the last chunk not written; out's first
+ * 2*hk*dk columns (q, k) are not written, its others (v) are
+ * q35_delta_prep_rows's, as are g, beta and win. So the chunked rule's
+ * parallel pass reads half the bytes and rounds nothing, and the q/k columns
+ * of out are never written nor read. Refuses what q35_delta_prep_rows refuses,
+ * and q16 or k16 NULL or not 8-byte aligned. */
+int q35_delta_prep_rows_qk16(float *out, int64_t out_stride, uint16_t *q16, uint16_t *k16, float *g, float *beta,
+                             float *win, const float *mix, int64_t in_stride, int64_t alpha_col, int64_t b_col,
+                             const float *conv_w, const float *dt, const float *a, q35_delta_prep_dims d, int64_t T,
+                             float eps, q35_stream stream, q35_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -163,6 +163,9 @@ struct q35_run {
  * or the prefill paths), and the layer compositions over r->T rows. */
 void q35_run_choose(q35_run *r);
 int q35_layer_deltanet(q35_run *r, const q35_dlayer *l);
+/* The fused DeltaNet prologue's heads (kernels/delta_prep.h) of hp, in
+ * cuda_layers.c; q35_delta_prep_fits says whether the kernel takes them. */
+bool q35_model_delta_prep_fits(const q35_hparams *hp);
 int q35_layer_attention(q35_run *r, const q35_dlayer *l);
 /* Output norm and lm_head of chunk row `row` into cm->logits. */
 int q35_layer_tail(q35_run *r, int64_t row);

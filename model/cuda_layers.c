@@ -457,18 +457,51 @@ static int gates(q35_run *r, const q35_dlayer *l)
                                         r->cm->stream, r->err));
 }
 
+static q35_delta_prep_dims delta_prep_dims(const q35_hparams *hp)
+{
+    return (q35_delta_prep_dims){.conv_dim = hp->conv_dim, .K = hp->conv_kernel, .hk = hp->ssm_hk, .dk = hp->ssm_dk,
+                                 .hv = hp->ssm_hv};
+}
+
+bool q35_model_delta_prep_fits(const q35_hparams *hp)
+{
+    return q35_delta_prep_fits(delta_prep_dims(hp));
+}
+
+/* Whether this chunk's q and k go from the fused prologue to the chunked
+ * rule's workspace as f16 (a rows path where q35_cuda_model_delta_qk16): the
+ * same bits as through CONV_OUT's f32 q and k */
+static bool delta_qk16(const q35_run *r)
+{
+    return !r->per_token && q35_cuda_model_delta_qk16(r->cm);
+}
+
 /* conv1d, the q/k L2 norm and the gates: on the rows paths one fused launch
  * (kernels/delta_prep.h, the same bits as the three) where it takes the
- * heads, unless $Q35_DELTA_PREP=0 asked for the three */
+ * heads, unless $Q35_DELTA_PREP=0 asked for the three; with delta_qk16 its q
+ * and k to the chunked rule's workspace as f16 */
 static int deltanet_prep(q35_run *r, const q35_dlayer *l, float *win)
 {
     const q35_hparams *hp = &r->cm->hp;
     const q35_mix_cols mc = q35_mix_cols_of(hp);
-    const q35_delta_prep_dims d = {.conv_dim = hp->conv_dim, .K = hp->conv_kernel, .hk = hp->ssm_hk,
-                                   .dk = hp->ssm_dk, .hv = hp->ssm_hv};
+    const q35_delta_prep_dims d = delta_prep_dims(hp);
     if (r->per_token || r->cm->paths.delta_prep_chain || !q35_delta_prep_fits(d))
         return conv1d(r, l, win) || l2norm_qk(r) || gates(r, l);
     q35_op_begin(r, Q35_OP_CONV, "delta_prep");
+    if (delta_qk16(r)) {
+        const q35_delta_dims dd = {.hk = hp->ssm_hk, .hv = hp->ssm_hv, .dk = hp->ssm_dk, .dv = hp->ssm_dv};
+        const q35_delta_chunk_layout L = q35_delta_chunk_layout_of(r->T, dd);
+        char *ws = r->cm->delta_ws;
+        if (!ws || L.total > (size_t)r->cm->ws.delta)
+            return q35_op_end(r, q35_fail(r->err, "delta_prep_rows_qk16: the delta workspace holds %lld bytes, %lld "
+                                                  "rows need %zu",
+                                          (long long)r->cm->ws.delta, (long long)r->T, L.total));
+        return q35_op_end(r, q35_delta_prep_rows_qk16(BUF(r, CONV_OUT), hp->conv_dim, (uint16_t *)(ws + L.q),
+                                                      (uint16_t *)(ws + L.k), BUF(r, G), BUF(r, BETA), win,
+                                                      BUF(r, MIX) + mc.qkv, mc.width, mc.alpha - mc.qkv,
+                                                      mc.beta - mc.qkv, l->conv_w, l->dt, l->a, d, r->T, hp->eps,
+                                                      r->cm->stream, r->err));
+    }
     return q35_op_end(r, q35_delta_prep_rows(BUF(r, CONV_OUT), hp->conv_dim, BUF(r, G), BUF(r, BETA), win,
                                              BUF(r, MIX) + mc.qkv, mc.width, mc.alpha - mc.qkv, mc.beta - mc.qkv,
                                              l->conv_w, l->dt, l->a, d, r->T, hp->eps, r->cm->stream, r->err));
@@ -484,6 +517,10 @@ static int delta_rule(q35_run *r, float *S)
     const q35_cuda_paths *p = &r->cm->paths;
     if (!r->per_token && p->delta == Q35_DELTA_CHUNKED) {
         q35_op_begin(r, Q35_OP_DELTA, "delta_chunk");
+        if (delta_qk16(r)) /* q and k in the workspace already (deltanet_prep) */
+            return q35_op_end(r, q35_delta_chunk_qk16(BUF(r, O), ldo, S, v, hp->conv_dim, BUF(r, G), BUF(r, BETA),
+                                                      r->T, d, r->cm->delta_ws, (size_t)r->cm->ws.delta,
+                                                      p->delta_chunk_variant, r->cm->stream, r->err));
         return q35_op_end(r, q35_delta_chunk(BUF(r, O), ldo, S, q, k, v, hp->conv_dim, BUF(r, G), BUF(r, BETA), r->T,
                                              d, r->cm->delta_ws, (size_t)r->cm->ws.delta, p->delta_chunk_variant,
                                              r->cm->stream, r->err));

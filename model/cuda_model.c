@@ -210,6 +210,7 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths.f16_gu = env_is("Q35_F16_GU", "1");
     cm->paths.gemm_lt_off = gemm_lt_off();
     cm->paths.delta_prep_chain = env_is("Q35_DELTA_PREP", "0");
+    cm->paths.delta_qk16 = env_is("Q35_DELTA_QK16", "1");
     cm->paths.flash_gate = env_is("Q35_FLASH_GATE", "1");
     cm->paths.gemm_sm90 = in->gemm_sm90;
     cm->paths.gemm_swiglu = env_is("Q35_GEMM_SWIGLU", "1");
@@ -748,6 +749,19 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
     return 0;
 }
 
+/* Whether paths p pass q and k in f16 to the chunked rule where the heads
+ * allow (q35_cuda_model_delta_qk16): asked for where it applies, the rule's
+ * variant of tb4's family. */
+static bool paths_delta_qk16(const q35_cuda_paths *p)
+{
+    return q35_paths_delta_qk16(p) && q35_delta_chunk_variant_family(p->delta_chunk_variant) == 1;
+}
+
+bool q35_cuda_model_delta_qk16(const q35_cuda_model *cm)
+{
+    return paths_delta_qk16(&cm->paths) && q35_model_delta_prep_fits(&cm->hp);
+}
+
 const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
 {
     if (p->deterministic)
@@ -771,7 +785,8 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                  p->chunk_rows);
     const size_t used = strlen(buf);
     const bool sm90 = q35_paths_gemm_swiglu(p) || q35_paths_gemm_sm90_proj(p);
-    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s%s%s%s",
+    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s%s%s%s%s",
+             paths_delta_qk16(p) ? ", q and k in f16 to the chunked rule" : "",
              q35_paths_flash_gate(p) ? ", out gate in the flash epilogue" : "",
              q35_paths_gemm_swiglu(p) ? ", SwiGLU in the sm_90a [gate | up] GEMM" : "",
              q35_paths_gemm_sm90_proj(p) ? ", projections through the sm_90a GEMM" : "",

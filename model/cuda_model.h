@@ -109,6 +109,12 @@ const q35_hparams *q35_cuda_model_hparams(const q35_cuda_model *cm);
 const q35_cuda_info *q35_cuda_model_info(const q35_cuda_model *cm);
 const q35_cuda_paths *q35_cuda_model_paths(const q35_cuda_model *cm);
 
+/* Whether cm's prefill chunks pass q and k from the fused DeltaNet prologue
+ * to the chunked delta rule as f16 in its workspace (paths.delta_qk16 where it
+ * applies: q35_paths_delta_qk16, the fused prologue taking the heads, the
+ * rule's variant of tb4's family; model/cuda_layers.c). */
+bool q35_cuda_model_delta_qk16(const q35_cuda_model *cm);
+
 /* Switches a loaded model's paths (for sweeps and benchmarks), by the same
  * rules as a load: flash refused where the device or the heads cannot run it,
  * f16 builds its weight set now when it fits with 1 GiB to spare (else

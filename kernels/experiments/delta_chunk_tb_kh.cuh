@@ -34,6 +34,8 @@ struct kh_cfg {
     __host__ __device__ static constexpr int smem(int r) { return a_area(r) + 2 * r * CH * 4; }
 };
 
+/* QK16: K and Q already f16 in the workspace (q35_delta_chunk_qk16; q, k unused). */
+template <bool QK16>
 static __global__ void __launch_bounds__(THREADS, 4)
     q35_delta_chunk_prep_tb_kh(const float *q, const float *k, int64_t stride, const float *g, const float *beta,
                                int64_t T, int hk, int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
@@ -51,8 +53,11 @@ static __global__ void __launch_bounds__(THREADS, 4)
 #pragma unroll 1
     for (int h = warp; h < r; h += 4)
         prep_gates(sG + h * CH, sB + h * CH, g, beta, t0, n, hv, kh + h * hk, 0, lane);
-    prep_load<false>(sK, sQ, 0, 0, nullptr, nullptr, q, k, nullptr, stride, t0, n, kh, 0, 0, true,
-                     Kg + ((size_t)c * hk + kh) * CH * DK, Qg + ((size_t)c * hk + kh) * CH * DK, tid);
+    __half *Kc = Kg + ((size_t)c * hk + kh) * CH * DK, *Qc = Qg + ((size_t)c * hk + kh) * CH * DK;
+    if (QK16)
+        prep_load_qk16(sK, sQ, Kc, Qc, n, true, tid);
+    else
+        prep_load<false>(sK, sQ, 0, 0, nullptr, nullptr, q, k, nullptr, stride, t0, n, kh, 0, 0, true, Kc, Qc, tid);
     __syncthreads(); /* K, Q and every head's gates */
     for (int i = tid; i < r * CH; i += THREADS)
         Gg[((size_t)c * hv + kh + i / CH * hk) * CH + i % CH] = sG[i];
@@ -82,7 +87,8 @@ inline int run_tb_kh(int optin, float *o, int64_t o_stride, float *S, const floa
                      __half *U, __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
 {
     (void)U;
-    const prep_tb pass = {q35_delta_chunk_prep_tb_kh, d.hk, kh_cfg::smem(d.hv / d.hk), "q35_delta_chunk_prep_tb_kh"};
+    const prep_tb pass = {{q35_delta_chunk_prep_tb_kh<false>, q35_delta_chunk_prep_tb_kh<true>}, d.hk,
+                          kh_cfg::smem(d.hv / d.hk), "q35_delta_chunk_prep_tb_kh"};
     return run_tb_with(pass, q35_delta_chunk_state_tb, 128, tb_cfg::C::smem(2), "q35_delta_chunk_state_tb", optin, o,
                        o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
 }

@@ -10,8 +10,10 @@
  * head layouts of 0.8B, 9B and 27B, T at and around the chunk size, a state
  * carried across calls of different T, a chunked prefill followed by per-token
  * steps of the scan, long runs with slow
- * decay (g -> 0, beta -> 1, where rounding would random-walk); and what it
- * refuses.
+ * decay (g -> 0, beta -> 1, where rounding would random-walk); every variant
+ * of tb4's family also through q35_delta_chunk_qk16 (q and k rounded to f16 on
+ * the host into the workspace, NaN past the last token), bitwise its f32-input
+ * run; and what it refuses.
  *
  * The bound: every tensor-core product takes f16 operands, a relative rounding
  * of 2^-11 = 4.9e-4 each (kernels/delta_chunk.h). A product of K-long dot
@@ -23,6 +25,7 @@
  * note in bench/results/) must sit well inside, also at 131072 tokens. */
 #include "parity/lib/gpu.h"
 
+#include "core/half.h"
 #include "core/parallel.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
@@ -164,6 +167,44 @@ static void run_chunk(int variant, float *o, float *dS, const inputs *in, int64_
     q35_gpu_free(ws);
 }
 
+/* run_chunk through q35_delta_chunk_qk16: q and k of the tokens rounded to f16
+ * on the host (core/half.h) into the workspace's chunk layout, the rows past
+ * the last token NaN (the kernel must not take them); returns whether those
+ * rows are zeros after the call (q35_delta_chunk_qk16's promise). */
+static bool run_chunk_qk16(int variant, float *o, float *dS, const inputs *in, int64_t t0, int64_t n)
+{
+    q35_error err = {{0}};
+    const q35_delta_dims d = in->d;
+    const q35_delta_chunk_layout L = q35_delta_chunk_layout_of(n, d);
+    const int64_t R = Q35_DELTA_CHUNK, rows = (n + R - 1) / R * R, m = rows * d.hk * d.dk;
+    char *ws = q35_gpu_bytes(L.total ? L.total : 1);
+    uint16_t *q16 = malloc((size_t)m * 2), *k16 = malloc((size_t)m * 2);
+    for (int64_t t = 0; t < rows; t++)
+        for (int64_t h = 0; h < d.hk; h++)
+            for (int64_t i = 0; i < d.dk; i++) {
+                const int64_t at = ((t / R * d.hk + h) * R + t % R) * d.dk + i;
+                const float *row = in->rows + (t0 + t) * in->stride;
+                q16[at] = t < n ? q35_f32_to_f16(row[h * d.dk + i]) : 0x7e00u;
+                k16[at] = t < n ? q35_f32_to_f16(row[in->kd + h * d.dk + i]) : 0x7e00u;
+            }
+    q35_gpu_upload(ws + L.q, q16, (size_t)m * 2), q35_gpu_upload(ws + L.k, k16, (size_t)m * 2);
+    const float *r = in->drows + t0 * in->stride;
+    q35_gpu_ok(q35_delta_chunk_qk16(o + t0 * in->vd, in->vd, dS, r + 2 * in->kd, in->stride, in->dg + t0 * d.hv,
+                                    in->dbeta + t0 * d.hv, n, d, ws, L.total, variant, NULL, &err),
+               &err);
+    q35_gpu_download(q16, ws + L.q, (size_t)m * 2), q35_gpu_download(k16, ws + L.k, (size_t)m * 2);
+    bool zeros = true;
+    for (int64_t t = n; t < rows; t++)
+        for (int64_t h = 0; h < d.hk; h++)
+            for (int64_t i = 0; i < d.dk; i++) {
+                const int64_t at = ((t / R * d.hk + h) * R + t % R) * d.dk + i;
+                zeros = zeros && q16[at] == 0 && k16[at] == 0;
+            }
+    free(q16), free(k16);
+    q35_gpu_free(ws);
+    return zeros;
+}
+
 /* One line: o and S of the chunked form against the reference, within the bound. */
 static void verdict(q35_suite *s, const char *what, const float *o, const double *ro, int64_t no, const float *S,
                     const double *rS, int64_t ns, const char *extra)
@@ -229,6 +270,18 @@ static void check_case(q35_suite *s, const char *what, q35_delta_dims d, int64_t
             free(o2), free(S2);
         }
         const int f = q35_delta_chunk_variant_family(v);
+        if (f == 1) { /* q and k given as f16 in the workspace (q35_delta_chunk_qk16): the same bits */
+            q35_gpu_upload(dS, in.S0, (size_t)in.ns * sizeof *in.S0);
+            const bool zeros = run_chunk_qk16(v, dout, dS, &in, 0, T);
+            float *o2 = q35_gpu_to_host(dout, T * in.vd), *S2 = q35_gpu_to_host(dS, in.ns);
+            const q35_bitcmp bo = q35_bitwise_f32(o2, o, T * in.vd), bs = q35_bitwise_f32(S2, S, in.ns);
+            q35_case(s, bo.equal && bs.equal && zeros,
+                     "delta_chunk %-3s %-5s T %6" PRId64 " qk16 (q, k f16 in the workspace) vs f32: o %s, S %s; "
+                     "rows past T %s",
+                     vn, what, T, q35_bitcmp_str(&bo, bo_s, sizeof bo_s), q35_bitcmp_str(&bs, bs_s, sizeof bs_s),
+                     zeros ? "zeros" : "NOT zeros");
+            free(o2), free(S2);
+        }
         if (f < 0 || f >= FAMILIES) {
             q35_case(s, false, "delta_chunk %s: family %d outside 0..%d", vn, f, FAMILIES - 1);
             free(o), free(S);
@@ -329,6 +382,15 @@ static void check_refusals(q35_suite *s)
     refused(s, "a variant past the last",
             q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, ok, ws, wsb, nv, NULL, &err), &err,
             "no variant");
+    memset(&err, 0, sizeof err);
+    refused(s, "q and k in f16 to w4",
+            q35_delta_chunk_qk16(d, 512, d, d, stride, d, d, 7, ok, ws, wsb, q35_delta_chunk_variant_find("w4"), NULL,
+                                 &err),
+            &err, "variant w4 reads q and k in f32");
+    memset(&err, 0, sizeof err);
+    refused(s, "q and k in f16 with a workspace a byte short",
+            q35_delta_chunk_qk16(d, 512, d, d, stride, d, d, 7, ok, ws, wsb - 1, Q35_VARIANT_DEFAULT, NULL, &err),
+            &err, "delta_chunk_qk16: workspace");
     bool names = q35_delta_chunk_variant_name(nv) == NULL && q35_delta_chunk_variant_find("nope") == -1;
     for (int v = 0; v < nv; v++)
         names = names && q35_delta_chunk_variant_find(q35_delta_chunk_variant_name(v)) == v;

@@ -6,13 +6,20 @@
  * reference within the conv/l2norm/gates suites' bound (rel L-inf <= 1e-5; the
  * window, which holds inputs, exactly), (3) the window after the second call
  * (the first call's carried), and out's columns past conv_dim left alone; at
- * the 0.8B, 9B and 27B layouts and odd ones; (4) what it refuses. */
+ * the 0.8B, 9B and 27B layouts and odd ones; (4) what it refuses. The qk16
+ * form (q35_delta_prep_rows_qk16, the q/k heads as f16 in the chunked rule's
+ * chunk layout) beside each call, its own window carried: its f16 q and k
+ * bitwise the CPU's rounding to nearest even (core/half.h) of the f32 form's,
+ * the rows past T of the last chunk and out's q/k columns left alone, its v
+ * columns, g, beta and window bitwise the f32 form's. */
 #include "parity/lib/gpu.h"
 
 #include "kernels/conv1d.h"
 #include "kernels/delta_prep.h"
 #include "kernels/gates.h"
 #include "kernels/l2norm.h"
+
+#include "core/half.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -72,7 +79,71 @@ typedef struct prep_bufs {
     float *mix, *alpha, *b, *w, *dt, *a; /* inputs (alpha, b also packed [T][hv] for gates_rows) */
     float *out, *g, *beta, *win;         /* the fused call */
     float *co, *cg, *cbeta, *cwin;       /* the chain */
+    float *o16, *g16, *beta16, *win16;   /* the qk16 form */
+    uint16_t *q16, *k16;                 /* its f16 q and k [chunks][hk][64][dk] */
 } prep_bufs;
+
+/* Elements of each of q16 and k16 for T rows: whole chunks. */
+static int64_t qk16_elems(const q35_delta_prep_dims *d, int64_t T)
+{
+    const int64_t R = Q35_DELTA_PREP_QK16_ROWS;
+    return (T + R - 1) / R * R * d->hk * d->dk;
+}
+
+/* The qk16 form on the inputs the f32 form's call just took (mix on the
+ * device), against its outputs out, g, beta, win (host), as the file's header
+ * says. */
+static void check_qk16(q35_suite *s, const prep_case *c, const prep_layout *l, prep_bufs *b, const float *out,
+                       const float *g, const float *beta, const float *win, const char *head)
+{
+    q35_error err = {{0}};
+    const q35_delta_prep_dims d = c->d;
+    const int64_t T = c->T, C = d.conv_dim, qk = 2 * d.hk * d.dk, nh = T * d.hv, nw = C * (d.K - 1);
+    const int64_t R = Q35_DELTA_PREP_QK16_ROWS, n16 = qk16_elems(&d, T);
+    poison(b->o16, T * l->out_stride), poison(b->g16, nh), poison(b->beta16, nh);
+    uint16_t *p16 = malloc((size_t)n16 * 2);
+    memset(p16, 0xff, (size_t)n16 * 2);
+    q35_gpu_upload(b->q16, p16, (size_t)n16 * 2), q35_gpu_upload(b->k16, p16, (size_t)n16 * 2);
+    q35_gpu_ok(q35_delta_prep_rows_qk16(b->o16, l->out_stride, b->q16, b->k16, b->g16, b->beta16, b->win16, b->mix,
+                                        l->in_stride, l->alpha_col, l->b_col, b->w, b->dt, b->a, d, T, EPS, NULL,
+                                        &err),
+               &err);
+    uint16_t *q16 = malloc((size_t)n16 * 2), *k16 = malloc((size_t)n16 * 2);
+    q35_gpu_download(q16, b->q16, (size_t)n16 * 2), q35_gpu_download(k16, b->k16, (size_t)n16 * 2);
+    /* the expected halves: out's q/k heads rounded, rows past T still poison */
+    int64_t wrong = 0, first = -1;
+    for (int64_t t = 0; t < (T + R - 1) / R * R; t++)
+        for (int64_t h = 0; h < 2 * d.hk; h++)
+            for (int64_t i = 0; i < d.dk; i++) {
+                const int64_t at = ((t / R * d.hk + h % d.hk) * R + t % R) * d.dk + i;
+                const uint16_t want = t < T ? q35_f32_to_f16(out[t * l->out_stride + h * d.dk + i]) : 0xffffu;
+                const uint16_t got = h < d.hk ? q16[at] : k16[at];
+                if (got != want && wrong++ == 0)
+                    first = t;
+            }
+    q35_case(s, wrong == 0, "delta_prep qk16  %s: f16 q/k the f32 form's rounded, rows past T untouched: %" PRId64
+             " halves differ%s%" PRId64, head, wrong, wrong ? ", the first at token " : "", wrong ? first : 0);
+    float *o16 = q35_gpu_to_host(b->o16, T * l->out_stride), *g16 = q35_gpu_to_host(b->g16, nh);
+    float *beta16 = q35_gpu_to_host(b->beta16, nh), *win16 = q35_gpu_to_host(b->win16, nw);
+    int64_t touched = 0; /* out's q/k columns and those past conv_dim keep their poison */
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t i = 0; i < l->out_stride; i++) {
+            uint32_t u;
+            memcpy(&u, &o16[t * l->out_stride + i], 4);
+            touched += (i < qk || i >= C) && u != 0xffffffffu;
+        }
+    float *v16 = columns(o16, sizeof *o16, l->out_stride, T, qk, C);
+    float *v = columns(out, sizeof *out, l->out_stride, T, qk, C);
+    const q35_bitcmp bv = q35_bitwise_f32(v16, v, T * (C - qk)), bg = q35_bitwise_f32(g16, g, nh);
+    const q35_bitcmp bb = q35_bitwise_f32(beta16, beta, nh), bw = q35_bitwise_f32(win16, win, nw);
+    char sv[160], sg[160], sb[160], sw[160];
+    q35_case(s, touched == 0 && bv.equal && bg.equal && bb.equal && bw.equal,
+             "delta_prep qk16  %s: q/k columns untouched (%" PRId64 " written); v %s, g %s, beta %s, window %s "
+             "bitwise the f32 form's",
+             head, touched, q35_bitcmp_str(&bv, sv, sizeof sv), q35_bitcmp_str(&bg, sg, sizeof sg),
+             q35_bitcmp_str(&bb, sb, sizeof sb), q35_bitcmp_str(&bw, sw, sizeof sw));
+    free(p16), free(q16), free(k16), free(o16), free(g16), free(beta16), free(win16), free(v16), free(v);
+}
 
 /* One call of each on fresh inputs, checked as the file's header says; rwin the reference's window, carried. */
 static void check_call(q35_suite *s, const prep_case *c, const prep_layout *l, prep_bufs *b, double *rwin,
@@ -155,6 +226,7 @@ static void check_call(q35_suite *s, const prep_case *c, const prep_layout *l, p
     bit = q35_bitwise_f32(win, cwin, nw);
     snprintf(name, sizeof name, "delta_prep window  %s vs chain", head);
     q35_case_unit(s, name, &cmp, 0.0, &bit); /* the window holds inputs: exact */
+    check_qk16(s, c, l, b, out, g, beta, win, head);
     free(mix), free(alpha), free(bb), free(mixd), free(ro), free(rg), free(rb), free(out), free(co), free(g),
         free(beta), free(cg), free(cbeta), free(win), free(cwin);
 }
@@ -174,13 +246,17 @@ static void check_prep(q35_suite *s, const prep_case *c)
         .out = q35_gpu_floats(T * l.out_stride), .g = q35_gpu_floats(nh), .beta = q35_gpu_floats(nh),
         .win = q35_gpu_from_host(win, nw), .co = q35_gpu_floats(T * C), .cg = q35_gpu_floats(nh),
         .cbeta = q35_gpu_floats(nh), .cwin = q35_gpu_from_host(win, nw),
+        .o16 = q35_gpu_floats(T * l.out_stride), .g16 = q35_gpu_floats(nh), .beta16 = q35_gpu_floats(nh),
+        .win16 = q35_gpu_from_host(win, nw), .q16 = q35_gpu_bytes((size_t)qk16_elems(&d, T) * 2),
+        .k16 = q35_gpu_bytes((size_t)qk16_elems(&d, T) * 2),
     };
     double *rwin = q35_host_f64(win, nw), *wd = q35_host_f64(w, C * d.K), *dtd = q35_host_f64(dt, d.hv),
            *ad = q35_host_f64(a, d.hv);
     for (int call = 1; call <= 2; call++) /* the second starts from the window the first left */
         check_call(s, c, &l, &b, rwin, wd, dtd, ad, call);
     free(w), free(win), free(dt), free(a), free(rwin), free(wd), free(dtd), free(ad);
-    float *all[] = {b.mix, b.alpha, b.b, b.w, b.dt, b.a, b.out, b.g, b.beta, b.win, b.co, b.cg, b.cbeta, b.cwin};
+    void *all[] = {b.mix, b.alpha, b.b,  b.w,    b.dt, b.a,   b.out,    b.g,     b.beta, b.win,
+                   b.co,  b.cg,    b.cbeta, b.cwin, b.o16, b.g16, b.beta16, b.win16, b.q16,  b.k16};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         q35_gpu_free(all[i]);
 }
@@ -227,6 +303,26 @@ static void check_refusals(q35_suite *s)
                                            r->alpha_col, r->b_col, d, d, d, r->d, r->T, EPS, NULL, &err);
         q35_case(s, rc == -1 && strstr(err.msg, r->want), "delta_prep_rows refuses %s: %s", r->what, err.msg);
     }
+    /* the qk16 form: its f16 outputs set and 8-byte aligned, and the f32 form's checks before its launch */
+    uint16_t *h16 = q35_gpu_bytes(4096);
+    const struct {
+        const char *what;
+        uint16_t *q16, *k16;
+        int64_t T;
+        const char *want;
+    } q16cases[] = {
+        {"no q16", NULL, h16, 1, "must be set and 8-byte aligned"},
+        {"a misaligned k16", h16, h16 + 1, 1, "must be set and 8-byte aligned"},
+        {"T = -1", h16, h16 + 1024, -1, "T = -1 (want >= 0)"},
+    };
+    for (size_t i = 0; i < sizeof q16cases / sizeof q16cases[0]; i++) {
+        q35_error err = {{0}};
+        const int rc = q35_delta_prep_rows_qk16(d, 512, q16cases[i].q16, q16cases[i].k16, d, d, d, d + 4096, 520, 512,
+                                                516, d, d, d, ok, q16cases[i].T, EPS, NULL, &err);
+        q35_case(s, rc == -1 && strstr(err.msg, q16cases[i].want), "delta_prep_rows_qk16 refuses %s: %s",
+                 q16cases[i].what, err.msg);
+    }
+    q35_gpu_free(h16);
     /* T = 0: nothing to do, nothing written (the poisoned window stays) */
     q35_error err = {{0}};
     float *win = q35_gpu_floats(512 * 3);

@@ -5,14 +5,27 @@
  * f32/flash x GEMM f32/f16, chunk rows 37) within SPEC §4's tolerance;
  * every path gives the same bits when the same prefill runs twice; the
  * f16 path's output gate gives the same bits in the sm_90a flash epilogue as
- * apart; and the f16 path on our sm_90a GEMM (SwiGLU in the [gate | up]
- * GEMM; every projection on it) holds the same tolerance. */
+ * apart; q and k in f16 from the DeltaNet prologue to the chunked rule give
+ * the same bits as in f32; and the f16 path on our sm_90a GEMM (SwiGLU in the
+ * [gate | up] GEMM; every projection on it) holds the same tolerance. */
 #include "cuda_model_cases.h"
+
+#include "kernels/delta_chunk.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* q35_cuda_model_set_paths(cm, p), or the suite fails here. */
+static void set_paths(q35_cuda_model *cm, const q35_cuda_paths *p)
+{
+    q35_error err = {{0}};
+    if (q35_cuda_model_set_paths(cm, p, &err)) {
+        printf("FAIL  paths: %s\n", err.msg);
+        exit(1);
+    }
+}
 
 /* Logits at every position and the state, bitwise, deterministic mode. */
 static void check_all_positions(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens,
@@ -77,10 +90,7 @@ static void check_gate_in_flash(q35_suite *s, q35_cuda_model *cm, q35_cuda_state
     q35_error err = {{0}};
     cm_prefill_keep(cm, st, tokens, n, a, &ha);
     p.flash_gate = true;
-    if (q35_cuda_model_set_paths(cm, &p, &err)) {
-        printf("FAIL  paths: %s\n", err.msg);
-        exit(1);
-    }
+    set_paths(cm, &p);
     cm_prefill_keep(cm, st, tokens, n, b, &hb);
     char what[128];
     snprintf(what, sizeof what, "flash/f16      rows   37: out gate in the flash epilogue%s vs apart",
@@ -102,6 +112,43 @@ static void check_gate_in_flash(q35_suite *s, q35_cuda_model *cm, q35_cuda_state
     free(b);
 }
 
+/* q and k from the fused DeltaNet prologue to the chunked delta rule as f16
+ * in its workspace (paths.delta_qk16, opt-in) against through CONV_OUT's f32:
+ * the same bits, at chunk rows 37 (every call a partial chunk of the rule) and
+ * n; that it ran (q35_cuda_model_delta_qk16) where the rule's variant is of
+ * tb4's family. */
+static void check_delta_qk16(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
+                             int vocab)
+{
+    const int64_t rows[] = {37, n};
+    for (int i = 0; i < 2; i++) {
+        cm_set_delta(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, Q35_DELTA_CHUNKED, rows[i], false, 0);
+        q35_cuda_paths p = *q35_cuda_model_paths(cm);
+        float *a = malloc((size_t)vocab * sizeof *a), *b = malloc((size_t)vocab * sizeof *b);
+        q35_cuda_state_host ha, hb;
+        p.delta_qk16 = false;
+        set_paths(cm, &p);
+        const bool off = q35_cuda_model_delta_qk16(cm);
+        cm_prefill_keep(cm, st, tokens, n, a, &ha);
+        p.delta_qk16 = true;
+        set_paths(cm, &p);
+        const bool on = q35_cuda_model_delta_qk16(cm);
+        cm_prefill_keep(cm, st, tokens, n, b, &hb);
+        const bool family = q35_delta_chunk_variant_family(p.delta_chunk_variant) == 1; /* tb4's: it takes them */
+        q35_case(s, on == family && !off, "flash/f16     rows %4" PRId64 ": q and k in f16 to the chunked rule "
+                 "taken %d when asked, %d when not (variant %s: want %d)", rows[i], on, off,
+                 q35_delta_chunk_variant_name(p.delta_chunk_variant), family);
+        char what[128];
+        snprintf(what, sizeof what, "flash/f16     rows %4" PRId64 ": q, k in f16 to the chunked rule vs in f32",
+                 rows[i]);
+        cm_case_same(s, what, b, &hb, a, &ha, vocab);
+        q35_cuda_state_host_free(&ha);
+        q35_cuda_state_host_free(&hb);
+        free(a);
+        free(b);
+    }
+}
+
 /* The f16 path on our sm_90a GEMM: SWIGLU_IN_GEMM (opt-in), the [gate | up]
  * GEMM and SwiGLU as one kernel (paths.gemm_swiglu), and with it off the
  * tuned GEMM and the swiglu op apart (the default); PROJ_ON_SM90 (opt-in),
@@ -116,15 +163,11 @@ enum { SWIGLU_IN_GEMM, PROJ_ON_SM90 };
 static void set_sm90(q35_cuda_model *cm, int which, bool on)
 {
     q35_cuda_paths p = *q35_cuda_model_paths(cm);
-    q35_error err = {{0}};
     if (which == SWIGLU_IN_GEMM)
         p.gemm_swiglu = on;
     else
         p.gemm_sm90_proj = on;
-    if (q35_cuda_model_set_paths(cm, &p, &err)) {
-        printf("FAIL  paths: %s\n", err.msg);
-        exit(1);
-    }
+    set_paths(cm, &p);
 }
 
 static void check_sm90_gemm(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
@@ -198,6 +241,7 @@ int main(void)
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 37, true, 0);
     check_repeat(&s, cm, st, tokens, n, ref.vocab);
     check_gate_in_flash(&s, cm, st, tokens, n, ref.vocab);
+    check_delta_qk16(&s, cm, st, tokens, n, ref.vocab);
     check_sm90_gemm(&s, cm, st, tokens, n, &ref, SWIGLU_IN_GEMM, true);
     check_sm90_gemm(&s, cm, st, tokens, n, &ref, SWIGLU_IN_GEMM, false);
     check_sm90_gemm(&s, cm, st, tokens, n, &ref, PROJ_ON_SM90, true);
