@@ -170,7 +170,7 @@ static int chunk_call(const char *who, float *o, int64_t o_stride, float *S, con
     if (T == 0)
         return 0;
     const q35_delta_chunk_layout L = q35_delta_chunk_layout_of(T, d);
-    if (workspace_bytes < L.total || ((uintptr_t)workspace & 255u))
+    if (!workspace || workspace_bytes < L.total || ((uintptr_t)workspace & 255u))
         return q35_fail(err, "%s: workspace of %zu bytes at %p (T %lld needs %zu, 256-byte aligned)", who,
                         workspace_bytes, workspace, (long long)T, L.total);
     const int64_t nc = (T + CH - 1) / CH;

@@ -383,6 +383,10 @@ static void check_refusals(q35_suite *s)
             q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, ok, ws, wsb, nv, NULL, &err), &err,
             "no variant");
     memset(&err, 0, sizeof err);
+    refused(s, "no workspace",
+            q35_delta_chunk(d, 512, d, d, d, d, stride, d, d, 7, ok, NULL, wsb, Q35_VARIANT_DEFAULT, NULL, &err), &err,
+            "workspace of");
+    memset(&err, 0, sizeof err);
     refused(s, "q and k in f16 to w4",
             q35_delta_chunk_qk16(d, 512, d, d, stride, d, d, 7, ok, ws, wsb, q35_delta_chunk_variant_find("w4"), NULL,
                                  &err),
