@@ -105,6 +105,12 @@ int q35_delta_chunk_variant_family(int variant)
     return x ? static_cast<const variant_impl *>(x->impl)->family : -1;
 }
 
+int q35_delta_chunk_variant_takes_qk16(int variant)
+{
+    const q35_variant *x = q35_variant_at(&k_set, variant);
+    return x && static_cast<const variant_impl *>(x->impl)->run ? 1 : 0;
+}
+
 int q35_delta_chunk_variant_default(void)
 {
     return q35_delta_chunk_variant_find("tb4"); /* the fastest measured at the model's shapes (bench/results/) */
@@ -129,6 +135,8 @@ static int check_variant(int variant, q35_delta_dims d, const variant_impl **imp
     int dev = 0;
     if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
         Q35_CUDA_CHECK(cudaDeviceGetAttribute(optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err))
+        return -1;
+    if (v->runs_on && !v->runs_on(dev, err))
         return -1;
     const int prep_bytes = prep_smem(d.dv);
     if (prep_bytes > *optin || v->smem > *optin)
@@ -158,7 +166,8 @@ static int chunk_call(const char *who, float *o, int64_t o_stride, float *S, con
     const bool qk16 = q == nullptr;
     const int named = variant == Q35_VARIANT_DEFAULT ? q35_delta_chunk_variant_default() : variant;
     if (qk16 && !impl->run)
-        return q35_fail(err, "%s: variant %s reads q and k in f32 (q35_delta_chunk); q and k in f16 need tb4's family",
+        return q35_fail(err, "%s: variant %s reads q and k in f32 (q35_delta_chunk); q and k in f16 need tb4's "
+                             "formulation (q35_delta_chunk_variant_takes_qk16)",
                         who, q35_delta_chunk_variant_name(named));
     if (T < 0 || stride % 4 || o_stride % 4 || o_stride < (int64_t)d.hv * d.dv || (!qk16 && !aligned16(q)) ||
         (!qk16 && !aligned16(k)) || !aligned16(v) || !aligned16(o) || !aligned16(S))

@@ -369,16 +369,20 @@ typedef int (*pass_runner)(int optin, float *o, int64_t o_stride, float *S, cons
                            q35_stream stream, q35_error *err);
 
 /* A variant's entry (q35_variant.impl): its state pass after the shared
- * parallel pass (or, run set, both passes its own), the value columns a block
- * (dv must be a multiple), its shared memory with one stage (the least it runs
- * with), and its family (q35_delta_chunk_variant_family: 0 the formulation of
- * kernels/delta_chunk.h's two launches). */
+ * parallel pass (or, run set, both passes its own: tb4's formulation, which
+ * also takes q and k as f16 from the workspace, q35_delta_chunk_qk16), the
+ * value columns a block (dv must be a multiple), its shared memory with one
+ * stage (the least it runs with), its family (q35_delta_chunk_variant_family: 0
+ * the formulation of kernels/delta_chunk.h's two launches), and, where the
+ * device decides more than shared memory does, whether device `device` runs it
+ * (1; else 0 and why: tb4w needs sm_90a). */
 struct variant_impl {
     state_launcher state;
     int cols;
     int smem;
     pass_runner run;
     int family;
+    int (*runs_on)(int device, q35_error *why);
 };
 
 template <int WARPS, int SW>

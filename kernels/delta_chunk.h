@@ -134,9 +134,9 @@ int q35_delta_chunk(float *o, int64_t o_stride, float *S, const float *q, const 
  * q35_delta_chunk_layout_of(T, d).q (and .k), rows past T anything, as
  * q35_delta_prep_rows_qk16 (kernels/delta_prep.h) writes them. The same bits as
  * q35_delta_chunk over the f32 q and k they round (its parallel pass rounds
- * them to f16 first); v at v + t * v_stride as there. Variants of tb4's family
- * (q35_delta_chunk_variant_family 1) only: w4's rounds beta e^G K from the f32
- * k, and is refused, named. The workspace's q/k rows past T of the last chunk
+ * them to f16 first); v at v + t * v_stride as there. Variants of tb4's
+ * formulation only (q35_delta_chunk_variant_takes_qk16): w4's rounds beta e^G K
+ * from the f32 k, and is refused, named. The workspace's q/k rows past T of the last chunk
  * are zeros after the call. */
 int q35_delta_chunk_qk16(float *o, int64_t o_stride, float *S, const float *v, int64_t v_stride, const float *g,
                          const float *beta, int64_t T, q35_delta_dims d, void *workspace, size_t workspace_bytes,
@@ -168,6 +168,9 @@ int q35_delta_chunk_variant_default(void);
  * formulation of the same function (tb4: D from T beta in the state pass),
  * held to the same float64 bound, not to another family's bits. */
 int q35_delta_chunk_variant_family(int variant);
+/* 1 when variant takes q and k as f16 in the workspace (q35_delta_chunk_qk16:
+ * tb4's formulation, families 1 and 2); 0 when not or no such variant. */
+int q35_delta_chunk_variant_takes_qk16(int variant);
 /* 0 when variant runs these heads on the current device; else -1 and why. */
 int q35_delta_chunk_variant_supported(int variant, q35_delta_dims d, q35_error *err);
 

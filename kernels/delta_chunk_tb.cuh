@@ -79,6 +79,28 @@ __device__ __forceinline__ void cp_tile(uint32_t dst, const __half *src, int tid
     q35_cp_tile_swz<NC, CH, 128>(dst, src, tid);
 }
 
+/* Chunk c's slice sl (32 value columns of value head j) of V, f32 [64][32] at
+ * sv (8 chunks of 4 floats a row, XORed with the row's place in 8; rows past T
+ * zero-filled), and its G [64] at sg, by cp.async of 128 threads: a pass 16
+ * rows, a thread's chunk column and XOR the same every pass (a constant trip
+ * count: unrolled whole). */
+__device__ __forceinline__ void load_v_g(uint32_t sv, uint32_t sg, int64_t c, int64_t T, int j, int sl, int hv, int dv,
+                                         const float *v, int64_t stride, const float *G, int tid)
+{
+    const int64_t t0 = c * CH;
+    const int row0 = tid / 8, ch = tid % 8;
+    const uint32_t v0 = sv + row0 * 128 + ((ch ^ (row0 & 7)) << 4);
+    const float *vc = v + (int64_t)j * dv + (int64_t)sl * 32 + ch * 4;
+#pragma unroll
+    for (int i = 0; i < CH / 16; i++) {
+        const int row = row0 + 16 * i;
+        const bool in = t0 + row < T;
+        q35_cp_async16(v0 + i * 16 * 128, in ? vc + (t0 + row) * stride : vc, in ? 16 : 0);
+    }
+    if (tid < CH / 4)
+        q35_cp_async16(sg + tid * 16, G + ((size_t)c * hv + j) * CH + tid * 4, 16);
+}
+
 /* Chunk c's tiles into the stage at base (cp.async, one group): T beta (as P),
  * Q, K, P, G as w4's load_stage; V's slice sl (32 columns of value head j),
  * rows past T zero-filled. */
@@ -93,21 +115,8 @@ __device__ __forceinline__ void load_stage_tb(uint32_t base, int64_t c, int64_t 
     cp_tile<DK / 8>(base + C::OFF_K, K + ((size_t)c * hk + kh) * CH * DK, tid);
     cp_tile<CH / 8>(base + C::OFF_P, P + ((size_t)c * hv + j) * CH * CH, tid);
     cp_tile<CH / 8>(base + X::OFF_T, TB + ((size_t)c * hv + j) * CH * CH, tid);
-    const int64_t t0 = c * CH;
-    /* 8 chunks of 4 floats a row, a pass 16 rows: a thread's chunk column and
-       XOR the same every pass (a constant trip count: unrolled whole) */
-    const int row0 = tid / 8, ch = tid % 8;
-    const uint32_t v0 = base + X::OFF_V + row0 * 128 + ((ch ^ (row0 & 7)) << 4);
-    const float *vc = v + (int64_t)j * dv + (int64_t)sl * 32 + ch * 4;
-    static_assert(C::THREADS_ == 128, "16 rows a pass");
-#pragma unroll
-    for (int i = 0; i < CH / 16; i++) {
-        const int row = row0 + 16 * i;
-        const bool in = t0 + row < T;
-        q35_cp_async16(v0 + i * 16 * 128, in ? vc + (t0 + row) * stride : vc, in ? 16 : 0);
-    }
-    if (tid < CH / 4)
-        q35_cp_async16(base + C::OFF_G + tid * 16, G + ((size_t)c * hv + j) * CH + tid * 4, 16);
+    static_assert(C::THREADS_ == 128, "load_v_g's 128 threads");
+    load_v_g(base + X::OFF_V, base + C::OFF_G, c, T, j, sl, hv, dv, v, stride, G, tid);
     q35_cp_async_commit();
 }
 

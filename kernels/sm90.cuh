@@ -14,7 +14,8 @@
  *   wgmma           fence / commit_group / wait_group, SS m64n64k16 (both
  *                   operands K-major in shared memory; _first: D written
  *                   only, scale-d false), SS m64n256k16 (A K-major, B K- or
- *                   MN-major), RS m64n{64,128,256}k16
+ *                   MN-major), SS m64n32k16 (A and B each K- or MN-major),
+ *                   RS m64n{64,128,256}k16
  *                   (A from registers, B from shared memory, K- or MN-major),
  *                   f32 += f16 * f16; q35_reg_fence (keeps the compiler from
  *                   moving accumulator reads and writes across an async wgmma);
@@ -28,7 +29,8 @@
  *                   of a cluster), fence.proxy.async (generic shared
  *                   memory writes made visible to the async proxy: wgmma, TMA);
  *   registers       setmaxnreg inc / dec (warp-group register reallocation);
- *   misc            named barriers (sync, arrive), ex2.approx, f16x2 packing.
+ *   misc            named barriers (sync, arrive), ex2.approx, f16x2 packing,
+ *                   stmatrix (x4, transposed: fragments to a K-major operand).
  *
  * Canonical layouts (PTX ISA "Shared Memory Matrix Layout", 128-byte swizzle,
  * f16, T = 8 elements = 16 bytes):
@@ -265,6 +267,34 @@ __device__ __forceinline__ void q35_wgmma_ss_m64n256k16(float (&d)[128], uint64_
                  "}, %128, %129, p, 1, 1, 0, %131;\n}\n"
                  : Q35_WGMMA_D128_OPERANDS(d)
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TNSP_B));
+}
+
+/* D[64][32] (+)= A B, A [64][16] and B [16][32] from shared memory
+ * (descriptors): TNSP_A 0 A K-major ([m][k], k contiguous), 1 MN-major (m
+ * contiguous); TNSP_B 0 B K-major ([n][k]), 1 MN-major; scale_d 0: D = A B
+ * (the chunked delta rule's wgmma state pass, its products 32 value columns
+ * wide: kernels/experiments/delta_chunk_sm90.cu). */
+template <int TNSP_A, int TNSP_B>
+__device__ __forceinline__ void q35_wgmma_ss_m64n32k16(float (&d)[16], uint64_t desc_a, uint64_t desc_b, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+                 "}, %16, %17, p, 1, 1, %19, %20;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TNSP_A), "n"(TNSP_B));
+}
+
+/* Four 8 x 8 b16 matrices from their mma fragments (r[i]: matrix i, this
+ * thread's row lane / 4, columns 2 (lane % 4), + 1) stored transposed: lane l
+ * gives the shared address of stored row l % 8 (= fragment column) of matrix
+ * l / 8, 16 bytes. */
+__device__ __forceinline__ void q35_stsm_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
 }
 
 /* ---- mbarrier ----------------------------------------------------------------------- */

@@ -751,10 +751,10 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
 
 /* Whether paths p pass q and k in f16 to the chunked rule where the heads
  * allow (q35_cuda_model_delta_qk16): asked for where it applies, the rule's
- * variant of tb4's family. */
+ * variant of tb4's formulation. */
 static bool paths_delta_qk16(const q35_cuda_paths *p)
 {
-    return q35_paths_delta_qk16(p) && q35_delta_chunk_variant_family(p->delta_chunk_variant) == 1;
+    return q35_paths_delta_qk16(p) && q35_delta_chunk_variant_takes_qk16(p->delta_chunk_variant);
 }
 
 bool q35_cuda_model_delta_qk16(const q35_cuda_model *cm)

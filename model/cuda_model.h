@@ -112,7 +112,7 @@ const q35_cuda_paths *q35_cuda_model_paths(const q35_cuda_model *cm);
 /* Whether cm's prefill chunks pass q and k from the fused DeltaNet prologue
  * to the chunked delta rule as f16 in its workspace (paths.delta_qk16 where it
  * applies: q35_paths_delta_qk16, the fused prologue taking the heads, the
- * rule's variant of tb4's family; model/cuda_layers.c). */
+ * rule's variant of tb4's formulation; model/cuda_layers.c). */
 bool q35_cuda_model_delta_qk16(const q35_cuda_model *cm);
 
 /* Switches a loaded model's paths (for sweeps and benchmarks), by the same

@@ -110,7 +110,7 @@ typedef struct q35_cuda_paths {
                                 chunked delta rule's workspace (q35_delta_prep_rows_qk16), which
                                 reads them there (q35_delta_chunk_qk16): the same bits, ~100 MB
                                 less traffic a 4096-row chunk of the 9B; where
-                                q35_paths_delta_qk16 and the rule's variant is of tb4's family:
+                                q35_paths_delta_qk16 and the rule's variant is of tb4's formulation:
                                 $Q35_DELTA_QK16=1 at load. Off by default until measured on a GPU */
     bool flash_gate;         /* opt-in: the f16 GEMM path's attention output gate in the sm_90a flash
                                 kernel's epilogue (q35_attention_prefill_flash_sm90_gated_f16, its
@@ -165,7 +165,7 @@ static inline bool q35_paths_flash_gate(const q35_cuda_paths *p)
 
 /* Whether paths p write q and k as f16 into the chunked delta rule's
  * workspace in the fused DeltaNet prologue (model/cuda_layers.c, delta_qk16,
- * which also wants the rule's variant of tb4's family): asked for, on the
+ * which also wants the rule's variant of tb4's formulation): asked for, on the
  * chunked rule with the fused prologue (not deterministic). */
 static inline bool q35_paths_delta_qk16(const q35_cuda_paths *p)
 {

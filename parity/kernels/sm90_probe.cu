@@ -1,6 +1,7 @@
 /* The sm_90a probes (parity/kernels/sm90_probe.h). */
 #include "parity/kernels/sm90_probe.h"
 #include "kernels/cuda.h"
+#include "kernels/experiments/delta_chunk_sm90.cuh"
 #include "kernels/sm90.cuh"
 #include "kernels/tma.h"
 
@@ -145,6 +146,52 @@ __global__ void q35_probe_tma_kernel(uint16_t *image, const __grid_constant__ q3
 #endif
 }
 
+__global__ void q35_probe_n32_kernel(float *d, uint16_t *dt, const uint16_t *a, const uint16_t *bt, int tnsp_a)
+{
+#ifdef Q35_SM90A_CODE
+    using namespace q35_delta_chunk_kernels;
+    extern __shared__ __align__(1024) uint8_t smem[];
+    const uint32_t sa = (q35_sm90_smem(smem) + 1023) & ~1023u, sb = sa + BOX, st = sb + BOX;
+    /* A [64 m][64 k] as [m][k] (K-major) or as A^T [k][m] (MN-major); B^T [32 n][64 k] (K-major) */
+    for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x) {
+        const int r = i / 64, c = i % 64;
+        asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(sa + q35_sw128(r, c)), "h"(tnsp_a ? a[c * 64 + r] : a[i])
+                     : "memory");
+        if (r < 32)
+            asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(sb + q35_sw128(r, c)), "h"(bt[i]) : "memory");
+    }
+    q35_fence_proxy_async();
+    __syncthreads();
+    float acc[16];
+    for (int i = 0; i < 16; i++)
+        acc[i] = __int_as_float(0x7fffffff); /* poison: scale_d 0 must overwrite it */
+    const uint32_t lo_a = w_desc_lo(sa, tnsp_a ? BOX : 16), lo_b = w_desc_lo(sb, 16);
+    q35_wgmma_fence();
+    for (int ks = 0; ks < 4; ks++) { /* tb4w's steps: 32 bytes K-major, 16 rows (2 KiB) MN-major */
+        const uint64_t db = w_desc(lo_b + ((32 * ks) >> 4), 1024);
+        if (tnsp_a)
+            q35_wgmma_ss_m64n32k16<1, 0>(acc, w_desc(lo_a + ((2048 * ks) >> 4), 1024), db, ks > 0);
+        else
+            q35_wgmma_ss_m64n32k16<0, 0>(acc, w_desc(lo_a + ((32 * ks) >> 4), 1024), db, ks > 0);
+    }
+    q35_wgmma_commit();
+    q35_wgmma_wait<0>();
+    q35_reg_fence(acc);
+    probe_store<32>(d, acc);
+    /* the accumulator rounded to f16 and stored transposed as tb4w stores X, D and S (w_store_t) */
+    w_store_t(st, acc, (int)threadIdx.x / 32, (int)threadIdx.x % 32);
+    __syncthreads();
+    for (int i = threadIdx.x; i < 32 * 64; i += blockDim.x) {
+        uint16_t v;
+        asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(st + 2 * i) : "memory");
+        dt[i] = v;
+    }
+#else
+    (void)d, (void)dt, (void)a, (void)bt, (void)tnsp_a;
+    __trap();
+#endif
+}
+
 /* The launch of a probe kernel with `smem` bytes of dynamic shared memory. */
 template <class K, class... A>
 static int probe_launch(K kernel, const char *name, int smem, q35_error *err, A... args)
@@ -182,6 +229,11 @@ int q35_probe_wgmma_rs(float *o, const uint16_t *p, const uint16_t *v, int swap,
         return -1;
     return probe_launch(q35_probe_rs_kernel, "q35_probe_rs_kernel", 4 * BOX + 64 + 1024, err, o, p, v, swap, map,
                         tma);
+}
+
+int q35_probe_wgmma_n32(float *d, uint16_t *dt, const uint16_t *a, const uint16_t *bt, int tnsp_a, q35_error *err)
+{
+    return probe_launch(q35_probe_n32_kernel, "q35_probe_n32_kernel", 3 * BOX + 1024, err, d, dt, a, bt, tnsp_a);
 }
 
 int q35_probe_tma(uint16_t *image, const uint16_t *src, int64_t rows, int64_t ld, int x, int y, q35_error *err)

@@ -11,7 +11,7 @@
  * carried across calls of different T, a chunked prefill followed by per-token
  * steps of the scan, long runs with slow
  * decay (g -> 0, beta -> 1, where rounding would random-walk); every variant
- * of tb4's family also through q35_delta_chunk_qk16 (q and k rounded to f16 on
+ * of tb4's formulation also through q35_delta_chunk_qk16 (q and k rounded to f16 on
  * the host into the workspace, NaN past the last token), bitwise its f32-input
  * run; and what it refuses.
  *
@@ -270,7 +270,7 @@ static void check_case(q35_suite *s, const char *what, q35_delta_dims d, int64_t
             free(o2), free(S2);
         }
         const int f = q35_delta_chunk_variant_family(v);
-        if (f == 1) { /* q and k given as f16 in the workspace (q35_delta_chunk_qk16): the same bits */
+        if (q35_delta_chunk_variant_takes_qk16(v)) { /* q, k given as f16 in the workspace: the same bits */
             q35_gpu_upload(dS, in.S0, (size_t)in.ns * sizeof *in.S0);
             const bool zeros = run_chunk_qk16(v, dout, dS, &in, 0, T);
             float *o2 = q35_gpu_to_host(dout, T * in.vd), *S2 = q35_gpu_to_host(dS, in.ns);

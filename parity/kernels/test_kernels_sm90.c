@@ -12,7 +12,12 @@
  *   4. a TMA box round trip (tensor map -> mbarrier -> shared memory -> global),
  *      bitwise against the source at the swizzled offsets (q35_sw128), inside
  *      the tensor and across its last row (the rows past it read as zeros);
- *   5. 2 and 3 again with B / V brought by TMA, as the kernel's K and V.
+ *   5. 2 and 3 again with B / V brought by TMA, as the kernel's K and V;
+ *   6. the chunked delta rule's wgmma pieces (the experiment tb4w,
+ *      kernels/experiments/delta_chunk_sm90.cuh): wgmma SS m64n32k16 with A
+ *      K-major and MN-major (its state update reads K so), on its two-word
+ *      descriptors, and its transposed f16 stores of an m64n32 accumulator
+ *      (stmatrix.trans), bitwise the host's rounding.
  * Inputs are f16 values (random normals rounded to f16), so every product is
  * exact in f32 and the only error is the f32 accumulation of K <= 256 terms:
  * about sqrt(K) * 2^-24 relative, 1e-6; the bound 1e-4 (rel L-inf against
@@ -101,19 +106,28 @@ static bool check(q35_suite *s, const char *what, const float *got, const double
     return false;
 }
 
+/* ref [M][N] = A B in float64: A (i, k) at a[i * ai + k * ak], B (k, j) at
+ * b[k * bk + j * bj] (malloc'd). */
+static double *ref_product(const double *a, int64_t ai, int64_t ak, const double *b, int64_t bk, int64_t bj, int M,
+                           int N, int K)
+{
+    double *ref = malloc((size_t)M * (size_t)N * sizeof *ref);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double acc = 0.0;
+            for (int k = 0; k < K; k++)
+                acc += a[i * ai + k * ak] * b[k * bk + j * bj];
+            ref[i * N + j] = acc;
+        }
+    return ref;
+}
+
 /* 1, 2: D [64][64] = A B^T over K. */
 static void check_ss(q35_suite *s, int K, int tma)
 {
     double *a64, *b64;
     uint16_t *a = random_f16(64 * K, &a64), *b = random_f16(64 * K, &b64);
-    double *ref = malloc(64 * 64 * sizeof *ref);
-    for (int i = 0; i < 64; i++)
-        for (int j = 0; j < 64; j++) {
-            double acc = 0.0;
-            for (int k = 0; k < K; k++)
-                acc += a64[i * K + k] * b64[j * K + k];
-            ref[i * 64 + j] = acc;
-        }
+    double *ref = ref_product(a64, K, 1, b64, 1, K, 64, 64, K);
     uint16_t *da = to_device(a, 64 * K), *db = to_device(b, 64 * K);
     float *dd = q35_gpu_floats(64 * 64);
     q35_error err = {{0}};
@@ -132,14 +146,7 @@ static void check_rs(q35_suite *s, int tma)
 {
     double *p64, *v64;
     uint16_t *p = random_f16(64 * 64, &p64), *v = random_f16(64 * 256, &v64);
-    double *ref = malloc(64 * 256 * sizeof *ref);
-    for (int i = 0; i < 64; i++)
-        for (int j = 0; j < 256; j++) {
-            double acc = 0.0;
-            for (int k = 0; k < 64; k++)
-                acc += p64[i * 64 + k] * v64[k * 256 + j];
-            ref[i * 256 + j] = acc;
-        }
+    double *ref = ref_product(p64, 64, 1, v64, 256, 1, 64, 256, 64);
     uint16_t *dp = to_device(p, 64 * 64), *dv = to_device(v, 64 * 256);
     bool ok[2];
     for (int swap = 0; swap < 2; swap++) {
@@ -161,6 +168,35 @@ static void check_rs(q35_suite *s, int tma)
              !ok[0] && ok[1] ? " -> build with -DQ35_SM90_V_LBO=1024u -DQ35_SM90_V_SBO=8192u" : "");
     free(p), free(v), free(p64), free(v64), free(ref);
     q35_gpu_free(dp), q35_gpu_free(dv);
+}
+
+/* 6: D [64][32] = A B on tb4w's descriptors (A K-major or MN-major), and D
+ * stored transposed in f16 by its stmatrix.trans stores, bitwise the host's
+ * rounding of the D the device returned. */
+static void check_n32(q35_suite *s, int tnsp_a)
+{
+    double *a64, *b64;
+    uint16_t *a = random_f16(64 * 64, &a64), *bt = random_f16(32 * 64, &b64); /* A [m][k], B^T [n][k] */
+    double *ref = ref_product(a64, 64, 1, b64, 1, 64, 64, 32, 64);
+    uint16_t *da = to_device(a, 64 * 64), *db = to_device(bt, 32 * 64), *ddt = q35_gpu_bytes(32 * 64 * 2);
+    float *dd = q35_gpu_floats(64 * 32);
+    q35_error err = {{0}};
+    q35_gpu_ok(q35_probe_wgmma_n32(dd, ddt, da, db, tnsp_a, &err), &err);
+    float *d = q35_gpu_to_host(dd, 64 * 32);
+    char what[120];
+    snprintf(what, sizeof what, "wgmma SS m64n32k16, A %s, B K-major (tb4w's products)",
+             tnsp_a ? "MN-major (LBO 8 KiB, SBO 1 KiB)" : "K-major");
+    check(s, what, d, ref, 64, 32, true);
+    uint16_t img[32 * 64];
+    q35_gpu_download(img, ddt, sizeof img);
+    int64_t bad = 0;
+    for (int n = 0; n < 32; n++)
+        for (int m = 0; m < 64; m++)
+            bad += img[q35_probe_sw128(n, m) / 2] != q35_f32_to_f16(d[m * 32 + n]);
+    q35_case(s, bad == 0, "stmatrix.trans of the m64n32 accumulator (tb4w's w_store_t): D^T [32][64] in f16, %lld of "
+             "2048 wrong", (long long)bad);
+    free(d), free(a), free(bt), free(a64), free(b64), free(ref);
+    q35_gpu_free(da), q35_gpu_free(db), q35_gpu_free(ddt), q35_gpu_free(dd);
 }
 
 /* 4: a TMA box at (x, y) of a [rows][ld] tensor, bitwise. */
@@ -219,5 +255,7 @@ int main(void)
     check_tma(&s, 100, 264, 128, 64); /* rows 100 .. 127 past the tensor: zeros */
     check_ss(&s, 256, 1);            /* the kernel's S: K by TMA */
     check_rs(&s, 1);                 /* the kernel's O += P V: V by TMA */
+    check_n32(&s, 0);                /* 6: the chunked delta rule's tb4w: K S^T, Q S^T, (T beta) X, P D */
+    check_n32(&s, 1);                /* and its state update, K read MN-major */
     return q35_suite_end(&s);
 }

@@ -116,7 +116,7 @@ static void check_gate_in_flash(q35_suite *s, q35_cuda_model *cm, q35_cuda_state
  * in its workspace (paths.delta_qk16, opt-in) against through CONV_OUT's f32:
  * the same bits, at chunk rows 37 (every call a partial chunk of the rule) and
  * n; that it ran (q35_cuda_model_delta_qk16) where the rule's variant is of
- * tb4's family. */
+ * tb4's formulation. */
 static void check_delta_qk16(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
                              int vocab)
 {
@@ -134,7 +134,7 @@ static void check_delta_qk16(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *s
         set_paths(cm, &p);
         const bool on = q35_cuda_model_delta_qk16(cm);
         cm_prefill_keep(cm, st, tokens, n, b, &hb);
-        const bool family = q35_delta_chunk_variant_family(p.delta_chunk_variant) == 1; /* tb4's: it takes them */
+        const bool family = q35_delta_chunk_variant_takes_qk16(p.delta_chunk_variant); /* tb4's formulation */
         q35_case(s, on == family && !off, "flash/f16     rows %4" PRId64 ": q and k in f16 to the chunked rule "
                  "taken %d when asked, %d when not (variant %s: want %d)", rows[i], on, off,
                  q35_delta_chunk_variant_name(p.delta_chunk_variant), family);
