@@ -127,7 +127,7 @@ static __global__ void __launch_bounds__(128, 1)
                          P, G, Q, K);
 
         /* the stage's operands' descriptors (K-major: LBO unused, SBO 1024 between 8-row atoms) */
-        const uint32_t lo = w_desc_lo(sb, 16), lo_mn = w_desc_lo(sb, W::BOX); /* lo_mn: K read MN-major */
+        const uint32_t lo = w_desc_lo(sb, 16), lo_mn = w_desc_lo(sb, Q35_TBW_MN_LBO); /* lo_mn: K read MN-major */
 
         /* 1, 2: K S^T and Q S^T over dk (box h = dk half, 32 bytes a k16 step in it) */
         float sk[16], oacc[16];
@@ -202,8 +202,8 @@ static __global__ void __launch_bounds__(128, 1)
                                          w_desc(lo_d + ((32 * ks) >> 4), 1024), 1);
 #pragma unroll
             for (int h = 0; h < 2; h++) /* A = K as stored, read MN-major: M = dk (box h), 16 rows s a k16 step */
-                q35_wgmma_ss_m64n32k16<1, 0>(st[h], w_desc(lo_mn + ((W::OFF_K + h * W::BOX + 2048 * ks) >> 4), 1024),
-                                             dp, 1);
+                q35_wgmma_ss_m64n32k16<1, 0>(
+                    st[h], w_desc(lo_mn + ((W::OFF_K + h * W::BOX + 2048 * ks) >> 4), Q35_TBW_MN_SBO), dp, 1);
         }
         q35_wgmma_commit();
         q35_wgmma_wait<0>();

@@ -14,6 +14,18 @@ namespace q35_delta_chunk_kernels {
 /* The state pass's shared memory: two stages of K, Q (two [64][64] f16 boxes
  * each), P, T beta (one), V's slice [64][32] f32 and G [64]; then X^T, D^T,
  * Dp^T ([32][64] boxes) and S16 (two); the base aligned up to 1024 bytes. */
+/* K read MN-major (the state update's A): the descriptor's LBO (between 64-wide
+ * M blocks: one block here, so unused in principle) and SBO (between 8-row K
+ * atoms), in the order the flash kernel's V confirmed for an MN-major B
+ * (kernels/attention_flash_sm90.cuh); test_kernels_sm90's n32 probe tries both
+ * orders for A and says which the hardware takes. */
+#ifndef Q35_TBW_MN_LBO
+#define Q35_TBW_MN_LBO 8192u
+#endif
+#ifndef Q35_TBW_MN_SBO
+#define Q35_TBW_MN_SBO 1024u
+#endif
+
 struct w_cfg {
     static constexpr int BOX = 64 * 128; /* a [64][64] f16 box */
     static constexpr int OFF_K = 0, OFF_Q = 2 * BOX, OFF_P = 4 * BOX, OFF_T = 5 * BOX, OFF_V = 6 * BOX;

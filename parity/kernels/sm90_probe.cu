@@ -146,7 +146,8 @@ __global__ void q35_probe_tma_kernel(uint16_t *image, const __grid_constant__ q3
 #endif
 }
 
-__global__ void q35_probe_n32_kernel(float *d, uint16_t *dt, const uint16_t *a, const uint16_t *bt, int tnsp_a)
+__global__ void q35_probe_n32_kernel(float *d, uint16_t *dt, const uint16_t *a, const uint16_t *bt, int tnsp_a,
+                                     int swap)
 {
 #ifdef Q35_SM90A_CODE
     using namespace q35_delta_chunk_kernels;
@@ -165,12 +166,13 @@ __global__ void q35_probe_n32_kernel(float *d, uint16_t *dt, const uint16_t *a, 
     float acc[16];
     for (int i = 0; i < 16; i++)
         acc[i] = __int_as_float(0x7fffffff); /* poison: scale_d 0 must overwrite it */
-    const uint32_t lo_a = w_desc_lo(sa, tnsp_a ? BOX : 16), lo_b = w_desc_lo(sb, 16);
+    const uint32_t mn_lbo = swap ? Q35_TBW_MN_SBO : Q35_TBW_MN_LBO, mn_sbo = swap ? Q35_TBW_MN_LBO : Q35_TBW_MN_SBO;
+    const uint32_t lo_a = w_desc_lo(sa, tnsp_a ? mn_lbo : 16), lo_b = w_desc_lo(sb, 16);
     q35_wgmma_fence();
     for (int ks = 0; ks < 4; ks++) { /* tb4w's steps: 32 bytes K-major, 16 rows (2 KiB) MN-major */
         const uint64_t db = w_desc(lo_b + ((32 * ks) >> 4), 1024);
         if (tnsp_a)
-            q35_wgmma_ss_m64n32k16<1, 0>(acc, w_desc(lo_a + ((2048 * ks) >> 4), 1024), db, ks > 0);
+            q35_wgmma_ss_m64n32k16<1, 0>(acc, w_desc(lo_a + ((2048 * ks) >> 4), mn_sbo), db, ks > 0);
         else
             q35_wgmma_ss_m64n32k16<0, 0>(acc, w_desc(lo_a + ((32 * ks) >> 4), 1024), db, ks > 0);
     }
@@ -187,7 +189,7 @@ __global__ void q35_probe_n32_kernel(float *d, uint16_t *dt, const uint16_t *a, 
         dt[i] = v;
     }
 #else
-    (void)d, (void)dt, (void)a, (void)bt, (void)tnsp_a;
+    (void)d, (void)dt, (void)a, (void)bt, (void)tnsp_a, (void)swap;
     __trap();
 #endif
 }
@@ -231,9 +233,11 @@ int q35_probe_wgmma_rs(float *o, const uint16_t *p, const uint16_t *v, int swap,
                         tma);
 }
 
-int q35_probe_wgmma_n32(float *d, uint16_t *dt, const uint16_t *a, const uint16_t *bt, int tnsp_a, q35_error *err)
+int q35_probe_wgmma_n32(float *d, uint16_t *dt, const uint16_t *a, const uint16_t *bt, int tnsp_a, int swap,
+                        q35_error *err)
 {
-    return probe_launch(q35_probe_n32_kernel, "q35_probe_n32_kernel", 3 * BOX + 1024, err, d, dt, a, bt, tnsp_a);
+    return probe_launch(q35_probe_n32_kernel, "q35_probe_n32_kernel", 3 * BOX + 1024, err, d, dt, a, bt, tnsp_a,
+                        swap);
 }
 
 int q35_probe_tma(uint16_t *image, const uint16_t *src, int64_t rows, int64_t ld, int x, int y, q35_error *err)

@@ -17,8 +17,9 @@
  *              kernel brings K and V tiles (mbarrier, async proxy), A by the
  *              threads as the kernel stages Q;
  *   wgmma n32  D [64][32] = A B, A [64][64] f16 staged as [m][k] (K-major,
- *              tnsp_a 0) or transposed as [k][m] (MN-major, tnsp_a 1: LBO 8 KiB,
- *              SBO 1 KiB, 2 KiB a k16 step), B given as B^T [32][64] (K-major),
+ *              tnsp_a 0) or transposed as [k][m] (MN-major, tnsp_a 1: tb4w's
+ *              LBO / SBO, Q35_TBW_MN_LBO 8 KiB and _SBO 1 KiB, or with `swap`
+ *              the other order; 2 KiB a k16 step), B given as B^T [32][64] (K-major),
  *              4 wgmma m64n32k16 steps with the chunked delta rule's tb4w
  *              descriptors (kernels/experiments/delta_chunk_sm90.cuh); then D
  *              rounded to f16 and stored transposed by its w_store_t
@@ -41,7 +42,8 @@ extern "C" {
 
 int q35_probe_wgmma_ss(float *d, const uint16_t *a, const uint16_t *b, int K, int tma, q35_error *err);
 int q35_probe_wgmma_rs(float *o, const uint16_t *p, const uint16_t *v, int swap, int tma, q35_error *err);
-int q35_probe_wgmma_n32(float *d, uint16_t *dt, const uint16_t *a, const uint16_t *bt, int tnsp_a, q35_error *err);
+int q35_probe_wgmma_n32(float *d, uint16_t *dt, const uint16_t *a, const uint16_t *bt, int tnsp_a, int swap,
+                        q35_error *err);
 int q35_probe_tma(uint16_t *image, const uint16_t *src, int64_t rows, int64_t ld, int x, int y, q35_error *err);
 
 /* The byte offset at which q35_sw128 puts element (row, col) of a [64][64] box
