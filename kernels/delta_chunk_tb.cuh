@@ -242,28 +242,39 @@ struct prep_tb {
     const char *name;
 };
 
+/* The parallel pass `prep` into the workspace (T beta in its W area); q and k
+ * NULL: they are in the workspace's Q and K already, as f16
+ * (q35_delta_chunk_qk16). */
+static inline int launch_prep_tb(const prep_tb &prep, int optin, const float *q, const float *k, int64_t stride,
+                                 const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *P,
+                                 float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
+{
+    if (prep.smem > optin)
+        return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block, the device allows %d",
+                        prep.name, prep.smem, optin);
+    const int64_t nc = (T + CH - 1) / CH;
+    const prep_tb_kernel pk = prep.kernel[q == nullptr];
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(pk, cudaFuncAttributeMaxDynamicSharedMemorySize, prep.smem), err))
+        return -1;
+    pk<<<(unsigned)(nc * prep.blocks), THREADS, prep.smem, (cudaStream_t)stream>>>(q, k, stride, g, beta, T, d.hk, d.hv,
+                                                                                  W, P, G, Q, K);
+    return Q35_LAUNCH_CHECK(prep.name, err);
+}
+
 /* Both passes (variant_impl's run): the parallel pass `prep`, then the state
  * pass `state` (tb4's q35_delta_chunk_state_tb, or the experiment tb4o4's
- * split one: its threads and shared memory); the workspace's W area holds T
- * beta. q and k NULL: they are in the workspace's Q and K already, as f16
- * (q35_delta_chunk_qk16). */
+ * split one: its threads and shared memory). */
 static inline int run_tb_with(const prep_tb &prep, state_tb_kernel state, int threads, int state_bytes,
                               const char *name, int optin, float *o, int64_t o_stride, float *S, const float *q,
                               const float *k, const float *v, int64_t stride, const float *g, const float *beta,
                               int64_t T, q35_delta_dims d, __half *W, __half *P, float *G, __half *Q, __half *K,
                               q35_stream stream, q35_error *err)
 {
-    if (state_bytes > optin || prep.smem > optin)
-        return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block, the device allows %d",
-                        state_bytes > optin ? name : prep.name, state_bytes > optin ? state_bytes : prep.smem, optin);
-    const int64_t nc = (T + CH - 1) / CH;
-    const prep_tb_kernel pk = prep.kernel[q == nullptr];
-    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(pk, cudaFuncAttributeMaxDynamicSharedMemorySize, prep.smem), err) ||
-        Q35_CUDA_CHECK(cudaFuncSetAttribute(state, cudaFuncAttributeMaxDynamicSharedMemorySize, state_bytes), err))
-        return -1;
-    pk<<<(unsigned)(nc * prep.blocks), THREADS, prep.smem, (cudaStream_t)stream>>>(q, k, stride, g, beta, T, d.hk, d.hv,
-                                                                                  W, P, G, Q, K);
-    if (Q35_LAUNCH_CHECK(prep.name, err))
+    if (state_bytes > optin)
+        return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block, the device allows %d", name,
+                        state_bytes, optin);
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(state, cudaFuncAttributeMaxDynamicSharedMemorySize, state_bytes), err) ||
+        launch_prep_tb(prep, optin, q, k, stride, g, beta, T, d, W, P, G, Q, K, stream, err))
         return -1;
     const dim3 grid((unsigned)d.hv, (unsigned)(d.dv / tb_cfg::C::SW));
     state<<<grid, threads, state_bytes, (cudaStream_t)stream>>>(o, o_stride, S, v, stride, T, d.hk, d.hv, d.dv, W, P,

@@ -30,9 +30,12 @@ static PFN_cuTensorMapEncodeTiled_v12000 encode_tiled(const char *who, q35_error
     return fn;
 }
 
-int q35_tma_map_f16(q35_tma_map *map, const void *base, int rank, const uint64_t *dims, const uint64_t *strides,
-                    const uint32_t *box, int swizzle128, const char *who, q35_error *err)
+/* Either element type's map: esize bytes an element (2: f16, 4: f32). */
+static int tma_map(q35_tma_map *map, const void *base, int esize, CUtensorMapDataType type, int rank,
+                   const uint64_t *dims, const uint64_t *strides, const uint32_t *box, int swizzle128, const char *who,
+                   q35_error *err)
 {
+    const char *tn = esize == 2 ? "f16" : "f32";
     if (rank != 2 && rank != 3)
         return q35_fail(err, "%s: a tensor map of rank %d (2 or 3)", who, rank);
     if ((uintptr_t)base % 16)
@@ -47,23 +50,35 @@ int q35_tma_map_f16(q35_tma_map *map, const void *base, int rank, const uint64_t
             return q35_fail(err, "%s: TMA stride %d of %llu bytes (a multiple of 16 below 2^40)", who, i - 1,
                             (unsigned long long)strides[i - 1]);
     }
-    if (box[0] * 2 % 16 || (swizzle128 && box[0] * 2 > 128))
-        return q35_fail(err, "%s: TMA inner box of %u f16 (a multiple of 16 bytes%s)", who, box[0],
+    if (box[0] * esize % 16 || (swizzle128 && box[0] * esize > 128))
+        return q35_fail(err, "%s: TMA inner box of %u %s (a multiple of 16 bytes%s)", who, box[0], tn,
                         swizzle128 ? ", at most 128 with the 128-byte swizzle" : "");
     PFN_cuTensorMapEncodeTiled_v12000 encode = encode_tiled(who, err);
     if (!encode)
         return -1;
     const cuuint32_t unit[3] = {1, 1, 1};
-    const CUresult rc = encode((CUtensorMap *)map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, (cuuint32_t)rank, (void *)base,
-                               (const cuuint64_t *)dims, (const cuuint64_t *)strides, (const cuuint32_t *)box, unit,
+    const CUresult rc = encode((CUtensorMap *)map, type, (cuuint32_t)rank, (void *)base, (const cuuint64_t *)dims,
+                               (const cuuint64_t *)strides, (const cuuint32_t *)box, unit,
                                CU_TENSOR_MAP_INTERLEAVE_NONE,
                                swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (rc != CUDA_SUCCESS)
-        return q35_fail(err, "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a rank-%d f16 map, inner dim %llu, "
+        return q35_fail(err, "%s: cuTensorMapEncodeTiled failed (CUresult %d) for a rank-%d %s map, inner dim %llu, "
                              "box %u x %u",
-                        who, (int)rc, rank, (unsigned long long)dims[0], box[0], box[1]);
+                        who, (int)rc, rank, tn, (unsigned long long)dims[0], box[0], box[1]);
     return 0;
+}
+
+int q35_tma_map_f16(q35_tma_map *map, const void *base, int rank, const uint64_t *dims, const uint64_t *strides,
+                    const uint32_t *box, int swizzle128, const char *who, q35_error *err)
+{
+    return tma_map(map, base, 2, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, rank, dims, strides, box, swizzle128, who, err);
+}
+
+int q35_tma_map_f32(q35_tma_map *map, const void *base, int rank, const uint64_t *dims, const uint64_t *strides,
+                    const uint32_t *box, int swizzle128, const char *who, q35_error *err)
+{
+    return tma_map(map, base, 4, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank, dims, strides, box, swizzle128, who, err);
 }
 
 int q35_sm90_persistent_blocks(int device, int64_t items, int cluster, int64_t *blocks, q35_error *err)

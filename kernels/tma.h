@@ -1,15 +1,15 @@
-/* TMA tensor maps (sm_90+) for f16 tensors, made through the driver's
+/* TMA tensor maps (sm_90+) for f16 and f32 tensors, made through the driver's
  * cuTensorMapEncodeTiled, reached with cudaGetDriverEntryPointByVersion (so no
  * program links libcuda itself):
  *
- *   a rank-r tensor (r = 2 or 3) of f16 at `base`, dims[0] innermost, byte
+ *   a rank-r tensor (r = 2 or 3) of f16 (or f32) at `base`, dims[0] innermost, byte
  *   strides[i] between consecutive indices of dimension i + 1, read in boxes of
  *   box[0] x box[1] (x box[2]) elements; elements outside dims read as zeros;
- *   swizzle128: CU_TENSOR_MAP_SWIZZLE_128B (box[0] * 2 <= 128 bytes), else none.
+ *   swizzle128: CU_TENSOR_MAP_SWIZZLE_128B (box[0] elements <= 128 bytes), else none.
  *
  * TMA's own limits, checked here with a message naming the value: base 16-byte
  * aligned, strides multiples of 16 bytes below 2^40, dims 1 .. 2^32, box
- * sides 1 .. 256, box[0] * 2 a multiple of 16 bytes. */
+ * sides 1 .. 256, box[0] elements a multiple of 16 bytes. */
 #ifndef Q35_KERNELS_TMA_H
 #define Q35_KERNELS_TMA_H
 
@@ -34,6 +34,10 @@ typedef struct q35_tma_map {
 /* Encodes *map; 0, or -1 with "<who>: ..." naming the value or the driver's
  * status. */
 int q35_tma_map_f16(q35_tma_map *map, const void *base, int rank, const uint64_t *dims, const uint64_t *strides,
+                    const uint32_t *box, int swizzle128, const char *who, q35_error *err);
+/* The same for an f32 tensor (box[0] * 4 bytes a multiple of 16, at most 128
+ * with the 128-byte swizzle). */
+int q35_tma_map_f32(q35_tma_map *map, const void *base, int rank, const uint64_t *dims, const uint64_t *strides,
                     const uint32_t *box, int swizzle128, const char *who, q35_error *err);
 
 /* The device check every sm_90a kernel (wgmma, TMA, setmaxnreg) makes: a build

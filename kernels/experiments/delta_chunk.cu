@@ -5,9 +5,9 @@
  * tb4o4 (the production tb4, family 1, with its state pass split as
  * w4o4's; kernels/experiments/delta_chunk_tb_split.cuh), tb4kh (tb4 with its
  * parallel pass one block per (chunk, key head);
- * kernels/experiments/delta_chunk_tb_kh.cuh) and tb4w (tb4's state pass on
+ * kernels/experiments/delta_chunk_tb_kh.cuh), tb4w (tb4's state pass on
  * wgmma, sm_90a, family 2; kernels/experiments/delta_chunk_sm90.cu, built
- * for 90a-real alone):
+ * for 90a-real alone) and tb4wt (tb4w fed by TMA, bitwise tb4w):
  * built into the suites and the benchmarks only (kernels/variant.h), beside
  * the production w4 and tb4 (kernels/delta_chunk.cu). */
 #include "kernels/delta_chunk.cuh"
@@ -22,9 +22,10 @@ static constexpr variant_impl k_w4o4 = {launch_state_split, split_cfg::C::SW, sp
 static constexpr variant_impl k_tb4o4 = {nullptr, tb_cfg::C::SW, split_cfg::SMEM, run_tb_split, 1};
 static constexpr variant_impl k_tb4kh = {nullptr, tb_cfg::C::SW, tb_cfg::C::smem(2), run_tb_kh, 1};
 static constexpr variant_impl k_tb4w = {nullptr, tb_cfg::C::SW, w_cfg::SMEM, run_tbw, 2, tbw_runs_on};
+static constexpr variant_impl k_tb4wt = {nullptr, tb_cfg::C::SW, w_cfg::SMEM, run_tbwt, 2, tbw_runs_on};
 static const q35_variant k_experiments[] = {{"w8", 1, &k_w8},     {"s64w8", 2, &k_s64w8}, {"w4o4", 3, &k_w4o4},
                                             {"tb4o4", 5, &k_tb4o4},   {"tb4kh", 6, &k_tb4kh},
-                                            {"tb4w", 7, &k_tb4w}};
+                                            {"tb4w", 7, &k_tb4w},     {"tb4wt", 8, &k_tb4wt}};
 
 extern "C" const q35_variant_table q35_delta_chunk_experiments = {
     k_experiments, (int)(sizeof k_experiments / sizeof k_experiments[0])};

@@ -38,10 +38,21 @@
  * T beta one, V's slice f32 [64][32] (tb4's swizzle of 16-byte chunks), G [64];
  * then X^T, D^T, Dp^T ([32][64] boxes) and S16 (2 [32][64] boxes). Rows past T:
  * K, Q zero in the workspace, V zero-filled in the stage, T beta's columns past
- * T zero (tb4's argument), O's stores skipped. */
+ * T zero (tb4's argument), O's stores skipped.
+ *
+ * tb4wt: the same kernel (TMA true) with each stage brought by TMA, thread 0
+ * issuing 8 boxes on the stage's mbarrier after the chunk's first barrier (the
+ * stage it refills was last read by the chunk before), the rest waiting on the
+ * mbarrier where tb4w's threads wait for their cp.async groups; the ~150
+ * address and copy instructions a warp spends on the loads in tb4w gone (its
+ * loop: 588 static instructions, ~100 of them thread 0's TMA issue). The same
+ * boxes in the same layouts (TMA's 128-byte swizzle is q35_sw128), so bitwise
+ * tb4w; the suite's family check holds it. */
 #include "kernels/experiments/delta_chunk_sm90.cuh"
 #include "kernels/sm90.cuh"
 #include "kernels/tma.h"
+
+#include <string.h>
 
 #ifndef Q35_SM90
 #define Q35_SM90 0
@@ -85,10 +96,32 @@ __device__ __forceinline__ void w_load_stage(uint32_t sb, int64_t c, int64_t T, 
     q35_cp_async_commit();
 }
 
+/* tb4wt: chunk c's tiles into the stage at sb by TMA (thread 0), completing on
+ * the stage's mbarrier bar: the boxes w_load_stage's cp.async make, in the
+ * same layouts (TMA's 128-byte swizzle is q35_sw128 and, for V's 128-byte
+ * rows, tb4's XOR of 16-byte chunks), V's rows past T its zeros. */
+__device__ __forceinline__ void w_tma_stage(const w_maps &m, uint32_t sb, uint32_t bar, int64_t c, int j, int kh,
+                                            int sl, int hk, int hv, int dv)
+{
+    using W = w_cfg;
+    const int yk = (int)((c * hk + kh) * CH), yp = (int)((c * hv + j) * CH);
+    q35_mbar_arrive_expect_tx(bar, W::TX_BYTES);
+    q35_tma_load_2d(sb + W::OFF_K, &m.k, bar, 0, yk);
+    q35_tma_load_2d(sb + W::OFF_K + W::BOX, &m.k, bar, 64, yk);
+    q35_tma_load_2d(sb + W::OFF_Q, &m.q, bar, 0, yk);
+    q35_tma_load_2d(sb + W::OFF_Q + W::BOX, &m.q, bar, 64, yk);
+    q35_tma_load_2d(sb + W::OFF_P, &m.p, bar, 0, yp);
+    q35_tma_load_2d(sb + W::OFF_T, &m.t, bar, 0, yp);
+    q35_tma_load_2d(sb + W::OFF_V, &m.v, bar, j * dv + sl * 32, (int)(c * CH));
+    q35_tma_load_2d(sb + W::OFF_G, &m.g, bar, 0, (int)(c * hv + j));
+}
+
+/* TMA: the stages by TMA (tb4wt, maps), else by cp.async (tb4w). */
+template <bool TMA>
 static __global__ void __launch_bounds__(128, 1)
     q35_delta_chunk_state_tbw(float *o, int64_t o_stride, float *S, const float *v, int64_t stride, int64_t T, int hk,
                               int hv, int dv, const __half *TB, const __half *P, const float *G, const __half *Q,
-                              const __half *K)
+                              const __half *K, const __grid_constant__ w_maps maps)
 {
     using W = w_cfg;
     using C = tb_cfg::C; /* store_o's view: 32 columns, 4 n8 tiles */
@@ -113,18 +146,37 @@ static __global__ void __launch_bounds__(128, 1)
         }
     w_store_t(sS, st[0], warp, lane);
     w_store_t(sS + W::SBOX, st[1], warp, lane);
-    w_load_stage(base, 0, T, j, kh, sl, hk, hv, dv, v, stride, TB, P, G, Q, K);
+    const uint32_t bar = base + W::OFF_BAR; /* TMA: stage s's mbarrier at bar + 8 s */
+    if (TMA) {
+        if (tid == 0) {
+            q35_mbar_init(bar, 1);
+            q35_mbar_init(bar + 8, 1);
+            q35_mbar_init_fence();
+        }
+        __syncthreads(); /* the barriers made before any wait on them */
+        if (tid == 0)
+            w_tma_stage(maps, base, bar, 0, j, kh, sl, hk, hv, dv);
+    } else {
+        w_load_stage(base, 0, T, j, kh, sl, hk, hv, dv, v, stride, TB, P, G, Q, K);
+    }
 
     const int ta = 16 * warp + gq, tb = ta + 8; /* this thread's chunk rows (the accumulators' rows g, g + 8) */
 #pragma unroll 1
     for (int64_t c = 0; c < nc; c++) {
-        const uint32_t sb = base + (uint32_t)(c & 1) * W::STAGE;
-        q35_cp_async_wait<0>();
-        q35_fence_proxy_async(); /* this thread's copies and S16 stores, seen by wgmma */
-        __syncthreads();
-        if (c + 1 < nc)
-            w_load_stage(base + (uint32_t)((c + 1) & 1) * W::STAGE, c + 1, T, j, kh, sl, hk, hv, dv, v, stride, TB,
-                         P, G, Q, K);
+        const uint32_t sb = base + (uint32_t)(c & 1) * W::STAGE, sn = base + (uint32_t)((c + 1) & 1) * W::STAGE;
+        if (TMA) {
+            q35_fence_proxy_async(); /* this thread's S16 stores seen by wgmma, its reads of the stage before TMA's */
+            __syncthreads();         /* every warp done with chunk c - 1: its stage may be refilled */
+            if (tid == 0 && c + 1 < nc)
+                w_tma_stage(maps, sn, bar + 8 * (uint32_t)((c + 1) & 1), c + 1, j, kh, sl, hk, hv, dv);
+            q35_mbar_wait(bar + 8 * (uint32_t)(c & 1), (uint32_t)((c >> 1) & 1));
+        } else {
+            q35_cp_async_wait<0>();
+            q35_fence_proxy_async(); /* this thread's copies and S16 stores, seen by wgmma */
+            __syncthreads();
+            if (c + 1 < nc)
+                w_load_stage(sn, c + 1, T, j, kh, sl, hk, hv, dv, v, stride, TB, P, G, Q, K);
+        }
 
         /* the stage's operands' descriptors (K-major: LBO unused, SBO 1024 between 8-row atoms) */
         const uint32_t lo = w_desc_lo(sb, 16), lo_mn = w_desc_lo(sb, Q35_TBW_MN_LBO); /* lo_mn: K read MN-major */
@@ -235,12 +287,14 @@ static __global__ void __launch_bounds__(128, 1)
 
 #else
 
+template <bool TMA>
 static __global__ void q35_delta_chunk_state_tbw(float *o, int64_t o_stride, float *S, const float *v, int64_t stride,
                                                  int64_t T, int hk, int hv, int dv, const __half *TB, const __half *P,
-                                                 const float *G, const __half *Q, const __half *K)
+                                                 const float *G, const __half *Q, const __half *K,
+                                                 const __grid_constant__ w_maps maps)
 {
     (void)o, (void)o_stride, (void)S, (void)v, (void)stride, (void)T, (void)hk, (void)hv, (void)dv, (void)TB, (void)P,
-        (void)G, (void)Q, (void)K;
+        (void)G, (void)Q, (void)K, (void)maps;
     __trap(); /* built without sm_90a code: run_tbw refuses first */
 }
 
@@ -251,16 +305,67 @@ int tbw_runs_on(int device, q35_error *why)
     return q35_sm90_device_ok(device, Q35_SM90, w_cfg::SMEM, "delta_chunk tb4w", why);
 }
 
+/* tb4wt's maps over this call's workspace and v. */
+static int w_make_maps(w_maps *m, const float *v, int64_t stride, int64_t T, q35_delta_dims d, const __half *TB,
+                       const __half *P, const float *G, const __half *Q, const __half *K, q35_error *err)
+{
+    const uint64_t nc = (uint64_t)((T + CH - 1) / CH);
+    const uint64_t dk_dims[2] = {DK, nc * d.hk * CH}, dk_str[1] = {DK * 2};
+    const uint64_t pt_dims[2] = {CH, nc * d.hv * CH}, pt_str[1] = {CH * 2};
+    const uint64_t v_dims[2] = {(uint64_t)d.hv * d.dv, (uint64_t)T}, v_str[1] = {(uint64_t)stride * 4};
+    const uint64_t g_dims[2] = {CH, nc * d.hv}, g_str[1] = {CH * 4};
+    const uint32_t box64[2] = {64, 64}, vbox[2] = {32, 64}, gbox[2] = {CH, 1};
+    return q35_tma_map_f16(&m->k, K, 2, dk_dims, dk_str, box64, 1, "delta_chunk tb4wt K", err) ||
+                   q35_tma_map_f16(&m->q, Q, 2, dk_dims, dk_str, box64, 1, "delta_chunk tb4wt Q", err) ||
+                   q35_tma_map_f16(&m->p, P, 2, pt_dims, pt_str, box64, 1, "delta_chunk tb4wt P", err) ||
+                   q35_tma_map_f16(&m->t, TB, 2, pt_dims, pt_str, box64, 1, "delta_chunk tb4wt T beta", err) ||
+                   q35_tma_map_f32(&m->v, v, 2, v_dims, v_str, vbox, 1, "delta_chunk tb4wt V", err) ||
+                   q35_tma_map_f32(&m->g, G, 2, g_dims, g_str, gbox, 0, "delta_chunk tb4wt G", err)
+               ? -1
+               : 0;
+}
+
+/* Both passes of tb4w (TMA false) or tb4wt. */
+template <bool TMA>
+static int run_w(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
+                 int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *P,
+                 float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
+{
+    const char *name = TMA ? "q35_delta_chunk_state_tbw (TMA)" : "q35_delta_chunk_state_tbw";
+    int dev = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) || !tbw_runs_on(dev, err))
+        return -1;
+    if (w_cfg::SMEM > optin)
+        return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block, the device allows %d", name,
+                        w_cfg::SMEM, optin);
+    w_maps maps;
+    memset(&maps, 0, sizeof maps);
+    if (TMA && w_make_maps(&maps, v, stride, T, d, W, P, G, Q, K, err))
+        return -1;
+    const auto state = q35_delta_chunk_state_tbw<TMA>;
+    if (Q35_CUDA_CHECK(cudaFuncSetAttribute(state, cudaFuncAttributeMaxDynamicSharedMemorySize, w_cfg::SMEM), err) ||
+        launch_prep_tb(prep_tb4(d), optin, q, k, stride, g, beta, T, d, W, P, G, Q, K, stream, err))
+        return -1;
+    const dim3 grid((unsigned)d.hv, (unsigned)(d.dv / 32));
+    state<<<grid, 128, w_cfg::SMEM, (cudaStream_t)stream>>>(o, o_stride, S, v, stride, T, d.hk, d.hv, d.dv, W, P, G,
+                                                            Q, K, maps);
+    return Q35_LAUNCH_CHECK(name, err);
+}
+
 int run_tbw(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
             int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *U,
             __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
 {
     (void)U;
-    int dev = 0;
-    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) || !tbw_runs_on(dev, err))
-        return -1;
-    return run_tb_with(prep_tb4(d), q35_delta_chunk_state_tbw, 128, w_cfg::SMEM, "q35_delta_chunk_state_tbw", optin,
-                       o, o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
+    return run_w<false>(optin, o, o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
+}
+
+int run_tbwt(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
+             int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *U,
+             __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
+{
+    (void)U;
+    return run_w<true>(optin, o, o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
 }
 
 } /* namespace q35_delta_chunk_kernels */

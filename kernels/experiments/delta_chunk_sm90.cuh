@@ -8,6 +8,7 @@
 
 #include "kernels/delta_chunk_tb.cuh"
 #include "kernels/sm90.cuh"
+#include "kernels/tma.h"
 
 namespace q35_delta_chunk_kernels {
 
@@ -33,8 +34,19 @@ struct w_cfg {
     static constexpr int STAGE = (OFF_G + CH * 4 + 1023) / 1024 * 1024;
     static constexpr int SBOX = 32 * 128; /* a [32][64] f16 box: X^T, D^T, Dp^T, half of S16 */
     static constexpr int OFF_XT = 2 * STAGE, OFF_DT = OFF_XT + SBOX, OFF_DPT = OFF_DT + SBOX, OFF_S = OFF_DPT + SBOX;
-    static constexpr int BYTES = OFF_S + 2 * SBOX;
+    static constexpr int OFF_BAR = OFF_S + 2 * SBOX; /* tb4wt: a stage's mbarrier each (8 bytes) */
+    static constexpr int BYTES = OFF_BAR + 16;
     static constexpr int SMEM = BYTES + 1024;
+    /* tb4wt: the bytes TMA brings a stage (every box whole: V's rows past T are its zeros) */
+    static constexpr int TX_BYTES = 4 * BOX + 2 * BOX + CH * 32 * 4 + CH * 4;
+};
+
+/* tb4wt's tensor maps (kernels/tma.h), each read in the boxes the stage
+ * holds: K and Q [chunk][Hk][64][128] f16 (two [64][64] boxes a tile), P and T
+ * beta [chunk][Hv][64][64] f16, V [T][Hv dv] f32 at its stride ([64][32] boxes:
+ * a slice), G [chunk][Hv][64] f32 (a row of 64). */
+struct w_maps {
+    q35_tma_map k, q, p, t, v, g;
 };
 
 #ifdef Q35_SM90A_CODE
@@ -102,8 +114,12 @@ __device__ __forceinline__ void w_store_t(uint32_t box, const float (&d)[16], in
  * sm_90a code, an sm_90 device, its shared memory; else 0 and why. */
 int tbw_runs_on(int device, q35_error *why);
 
-/* tb4w's both passes (variant_impl's run): tb4's parallel pass, then the
- * wgmma state pass, where tbw_runs_on; else a refusal naming why. */
+/* tb4w's and tb4wt's both passes (variant_impl's run): tb4's parallel pass,
+ * then the wgmma state pass (tb4wt's fed by TMA), where tbw_runs_on; else a
+ * refusal naming why. */
+int run_tbwt(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
+             int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *U,
+             __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err);
 int run_tbw(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
             int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *U,
             __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err);
