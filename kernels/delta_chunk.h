@@ -157,9 +157,9 @@ int q35_delta_chunk_qk16(float *o, int64_t o_stride, float *S, const float *v, i
  * tb4kh, tb4 with its parallel pass one block per (chunk, key head), K, Q,
  * k.k and q.k once for the value heads that share them (bitwise tb4;
  * kernels/experiments/delta_chunk_tb_kh.cuh; not yet measured), tb4w, tb4's
- * state pass on wgmma, and tb4wt, tb4w with its stages brought by TMA
- * (bitwise tb4w; sm_90a only, family 2; kernels/experiments/delta_chunk_sm90.cu;
- * not yet measured). The
+ * state pass on wgmma, tb4wt, tb4w with its stages brought by TMA, and
+ * tb4wtkh, tb4wt after tb4kh's parallel pass (bitwise tb4w; sm_90a only,
+ * family 2; kernels/experiments/delta_chunk_sm90.cu; not yet measured). The
  * variants of family 0 compute the same products in the same order: bitwise
  * equal. */
 int q35_delta_chunk_variant_count(void);

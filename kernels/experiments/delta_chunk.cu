@@ -7,7 +7,8 @@
  * parallel pass one block per (chunk, key head);
  * kernels/experiments/delta_chunk_tb_kh.cuh), tb4w (tb4's state pass on
  * wgmma, sm_90a, family 2; kernels/experiments/delta_chunk_sm90.cu, built
- * for 90a-real alone) and tb4wt (tb4w fed by TMA, bitwise tb4w):
+ * for 90a-real alone), tb4wt (tb4w fed by TMA, bitwise tb4w) and tb4wtkh
+ * (tb4wt after tb4kh's parallel pass, bitwise tb4wt):
  * built into the suites and the benchmarks only (kernels/variant.h), beside
  * the production w4 and tb4 (kernels/delta_chunk.cu). */
 #include "kernels/delta_chunk.cuh"
@@ -23,9 +24,11 @@ static constexpr variant_impl k_tb4o4 = {nullptr, tb_cfg::C::SW, split_cfg::SMEM
 static constexpr variant_impl k_tb4kh = {nullptr, tb_cfg::C::SW, tb_cfg::C::smem(2), run_tb_kh, 1};
 static constexpr variant_impl k_tb4w = {nullptr, tb_cfg::C::SW, w_cfg::SMEM, run_tbw, 2, tbw_runs_on};
 static constexpr variant_impl k_tb4wt = {nullptr, tb_cfg::C::SW, w_cfg::SMEM, run_tbwt, 2, tbw_runs_on};
+static constexpr variant_impl k_tb4wtkh = {nullptr, tb_cfg::C::SW, w_cfg::SMEM, run_tbwtkh, 2, tbw_runs_on};
 static const q35_variant k_experiments[] = {{"w8", 1, &k_w8},     {"s64w8", 2, &k_s64w8}, {"w4o4", 3, &k_w4o4},
                                             {"tb4o4", 5, &k_tb4o4},   {"tb4kh", 6, &k_tb4kh},
-                                            {"tb4w", 7, &k_tb4w},     {"tb4wt", 8, &k_tb4wt}};
+                                            {"tb4w", 7, &k_tb4w},     {"tb4wt", 8, &k_tb4wt},
+                                            {"tb4wtkh", 9, &k_tb4wtkh}};
 
 extern "C" const q35_variant_table q35_delta_chunk_experiments = {
     k_experiments, (int)(sizeof k_experiments / sizeof k_experiments[0])};

@@ -47,8 +47,10 @@
  * address and copy instructions a warp spends on the loads in tb4w gone (its
  * loop: 588 static instructions, ~100 of them thread 0's TMA issue). The same
  * boxes in the same layouts (TMA's 128-byte swizzle is q35_sw128), so bitwise
- * tb4w; the suite's family check holds it. */
+ * tb4w; the suite's family check holds it. tb4wtkh: tb4wt after tb4kh's
+ * parallel pass (by key head; bitwise tb4's), the two experiments together. */
 #include "kernels/experiments/delta_chunk_sm90.cuh"
+#include "kernels/experiments/delta_chunk_tb_kh.cuh"
 #include "kernels/sm90.cuh"
 #include "kernels/tma.h"
 
@@ -325,8 +327,9 @@ static int w_make_maps(w_maps *m, const float *v, int64_t stride, int64_t T, q35
                : 0;
 }
 
-/* Both passes of tb4w (TMA false) or tb4wt. */
-template <bool TMA>
+/* Both passes of tb4w (TMA false) or tb4wt, tb4's parallel pass or (KH) the
+ * one by key head (tb4kh's: the same bits). */
+template <bool TMA, bool KH>
 static int run_w(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
                  int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *P,
                  float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
@@ -344,7 +347,8 @@ static int run_w(int optin, float *o, int64_t o_stride, float *S, const float *q
         return -1;
     const auto state = q35_delta_chunk_state_tbw<TMA>;
     if (Q35_CUDA_CHECK(cudaFuncSetAttribute(state, cudaFuncAttributeMaxDynamicSharedMemorySize, w_cfg::SMEM), err) ||
-        launch_prep_tb(prep_tb4(d), optin, q, k, stride, g, beta, T, d, W, P, G, Q, K, stream, err))
+        launch_prep_tb(KH ? prep_tb_kh(d) : prep_tb4(d), optin, q, k, stride, g, beta, T, d, W, P, G, Q, K, stream,
+                       err))
         return -1;
     const dim3 grid((unsigned)d.hv, (unsigned)(d.dv / 32));
     state<<<grid, 128, w_cfg::SMEM, (cudaStream_t)stream>>>(o, o_stride, S, v, stride, T, d.hk, d.hv, d.dv, W, P, G,
@@ -357,7 +361,7 @@ int run_tbw(int optin, float *o, int64_t o_stride, float *S, const float *q, con
             __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
 {
     (void)U;
-    return run_w<false>(optin, o, o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
+    return run_w<false, false>(optin, o, o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
 }
 
 int run_tbwt(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
@@ -365,7 +369,15 @@ int run_tbwt(int optin, float *o, int64_t o_stride, float *S, const float *q, co
              __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
 {
     (void)U;
-    return run_w<true>(optin, o, o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
+    return run_w<true, false>(optin, o, o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
+}
+
+int run_tbwtkh(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
+               int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *U,
+               __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
+{
+    (void)U;
+    return run_w<true, true>(optin, o, o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
 }
 
 } /* namespace q35_delta_chunk_kernels */

@@ -80,6 +80,13 @@ static __global__ void __launch_bounds__(THREADS, 4)
     }
 }
 
+/* The parallel pass by key head (run_tb_with's and launch_prep_tb's prep_tb). */
+static inline prep_tb prep_tb_kh(q35_delta_dims d)
+{
+    return {{q35_delta_chunk_prep_tb_kh<false>, q35_delta_chunk_prep_tb_kh<true>}, d.hk, kh_cfg::smem(d.hv / d.hk),
+            "q35_delta_chunk_prep_tb_kh"};
+}
+
 /* tb4kh's both passes (variant_impl's run): tb4's state pass after this
  * parallel pass. */
 inline int run_tb_kh(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
@@ -87,9 +94,7 @@ inline int run_tb_kh(int optin, float *o, int64_t o_stride, float *S, const floa
                      __half *U, __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
 {
     (void)U;
-    const prep_tb pass = {{q35_delta_chunk_prep_tb_kh<false>, q35_delta_chunk_prep_tb_kh<true>}, d.hk,
-                          kh_cfg::smem(d.hv / d.hk), "q35_delta_chunk_prep_tb_kh"};
-    return run_tb_with(pass, q35_delta_chunk_state_tb, 128, tb_cfg::C::smem(2), "q35_delta_chunk_state_tb", optin, o,
+    return run_tb_with(prep_tb_kh(d), q35_delta_chunk_state_tb, 128, tb_cfg::C::smem(2), "q35_delta_chunk_state_tb", optin, o,
                        o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
 }
 
