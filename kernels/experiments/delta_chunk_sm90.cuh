@@ -12,9 +12,6 @@
 
 namespace q35_delta_chunk_kernels {
 
-/* The state pass's shared memory: two stages of K, Q (two [64][64] f16 boxes
- * each), P, T beta (one), V's slice [64][32] f32 and G [64]; then X^T, D^T,
- * Dp^T ([32][64] boxes) and S16 (two); the base aligned up to 1024 bytes. */
 /* K read MN-major (the state update's A): the descriptor's LBO (between 64-wide
  * M blocks: one block here, so unused in principle) and SBO (between 8-row K
  * atoms), in the order the flash kernel's V confirmed for an MN-major B
@@ -27,6 +24,10 @@ namespace q35_delta_chunk_kernels {
 #define Q35_TBW_MN_SBO 1024u
 #endif
 
+/* The state pass's shared memory: two stages of K, Q (two [64][64] f16 boxes
+ * each), P, T beta (one), V's slice [64][32] f32 and G [64]; then X^T, D^T,
+ * Dp^T ([32][64] boxes) and S16 (two), tb4wt's two mbarriers; the base
+ * aligned up to 1024 bytes. */
 struct w_cfg {
     static constexpr int BOX = 64 * 128; /* a [64][64] f16 box */
     static constexpr int OFF_K = 0, OFF_Q = 2 * BOX, OFF_P = 4 * BOX, OFF_T = 5 * BOX, OFF_V = 6 * BOX;
