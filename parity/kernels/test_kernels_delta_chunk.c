@@ -13,7 +13,8 @@
  * decay (g -> 0, beta -> 1, where rounding would random-walk); every variant
  * of tb4's formulation also through q35_delta_chunk_qk16 (q and k rounded to f16 on
  * the host into the workspace, NaN past the last token), bitwise its f32-input
- * run; and what it refuses.
+ * run; and what it refuses. $Q35_DELTA_CHUNK_VARIANTS (names, comma-separated)
+ * runs only those variants.
  *
  * The bound: every tensor-core product takes f16 operands, a relative rounding
  * of 2^-11 = 4.9e-4 each (kernels/delta_chunk.h). A product of K-long dot
@@ -216,6 +217,26 @@ static void verdict(q35_suite *s, const char *what, const float *o, const double
              cs.rel_l2, cs.rel_linf, extra);
 }
 
+/* Whether variant `name` runs here: every variant, or those $Q35_DELTA_CHUNK_VARIANTS
+ * names (a comma-separated list: a run of the experiments apart from the
+ * others, so that a trap in one cannot end the others' cases; a variant left
+ * out is said once per case). */
+static bool selected(const char *name)
+{
+    const char *list = getenv("Q35_DELTA_CHUNK_VARIANTS");
+    if (!list || !*list)
+        return true;
+    const size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        const size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        p += len + (e != NULL);
+    }
+    return false;
+}
+
 /* One case: every variant over T tokens (one call) against the float64
  * recurrence, the variants of one family bitwise equal to each other, each
  * run twice bitwise equal, the scan beside them; for T <= 4096 also against the float64
@@ -241,6 +262,10 @@ static void check_case(q35_suite *s, const char *what, q35_delta_dims d, int64_t
     for (int v = 0; v < nv; v++) {
         const char *vn = q35_delta_chunk_variant_name(v);
         q35_error why = {{0}};
+        if (!selected(vn)) {
+            printf("SKIP  delta_chunk %-3s %-5s T %6" PRId64 ": not in $Q35_DELTA_CHUNK_VARIANTS\n", vn, what, T);
+            continue;
+        }
         if (q35_delta_chunk_variant_supported(v, d, &why)) {
             q35_case(s, v != def, "delta_chunk %-3s %-5s skipped here: %s", vn, what, why.msg);
             continue;
