@@ -223,18 +223,7 @@ static void verdict(q35_suite *s, const char *what, const float *o, const double
  * out is said once per case). */
 static bool selected(const char *name)
 {
-    const char *list = getenv("Q35_DELTA_CHUNK_VARIANTS");
-    if (!list || !*list)
-        return true;
-    const size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        const size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && strncmp(p, name, n) == 0)
-            return true;
-        p += len + (e != NULL);
-    }
-    return false;
+    return q35_env_lists("Q35_DELTA_CHUNK_VARIANTS", name);
 }
 
 /* One case: every variant over T tokens (one call) against the float64

@@ -245,6 +245,21 @@ static bool env_flag(const char *name)
     return e && *e && strcmp(e, "0") != 0;
 }
 
+bool q35_env_lists(const char *var, const char *name)
+{
+    const char *list = getenv(var);
+    if (!list || !*list)
+        return true;
+    const size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        p += len + (p[len] == ',');
+    }
+    return false;
+}
+
 bool q35_quick(void)
 {
     return env_flag("Q35_QUICK");

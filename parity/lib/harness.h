@@ -78,6 +78,10 @@ void *q35_read_file(const char *path, size_t *size);
 /* Writes n bytes of p to the file path (created or truncated); -1 when it cannot. */
 int q35_test_write_bytes(const char *path, const void *p, uint64_t n);
 
+/* Whether the comma-separated list in environment variable `var` names
+ * `name`; true also when `var` is unset or empty (every name wanted). */
+bool q35_env_lists(const char *var, const char *name);
+
 /* True under $Q35_QUICK (set for the compute-sanitizer runs): suites then drop
  * their largest cases, which a sanitizer would take minutes over. */
 bool q35_quick(void);

@@ -158,17 +158,7 @@ static void sweep(q35_suite *s, const sweep_model *sm, const int64_t *lengths, i
 /* Whether Q35_SWEEP_MODELS (unset: every model) names label. */
 static bool model_wanted(const char *label)
 {
-    const char *list = getenv("Q35_SWEEP_MODELS");
-    if (!list || !*list)
-        return true;
-    const size_t n = strlen(label);
-    for (const char *p = list; *p;) {
-        const size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, label, n) == 0)
-            return true;
-        p += len + (p[len] == ',');
-    }
-    return false;
+    return q35_env_lists("Q35_SWEEP_MODELS", label);
 }
 
 /* What sweep() draws from rng for a model it does not run: the model's seed
