@@ -1,4 +1,4 @@
-# cmake -DNVCC=... -DSRC=repo -DUNIT=flash|gemm [-DHINTS="dir;dir"] -P sm90_sass.cmake
+# cmake -DNVCC=... -DSRC=repo -DUNIT=flash|gemm|delta [-DHINTS="dir;dir"] -P sm90_sass.cmake
 # Without a GPU: compiles an sm_90a unit for sm_90a (as the build does,
 # Q35_SM90=1) to a cubin with ptxas's resource report, and checks that its
 # kernels have no stack frame and no spills (the report), that ptxas did not
@@ -21,25 +21,32 @@
 #          each of a thread's 64 values; the
 #          cluster (mcast) kernels no more than the two MEMBAR.ALL.GPU of
 #          their cluster barriers (none before the K loop's remote releases).
+#   delta  kernels/experiments/delta_chunk_sm90.cu, the chunked delta rule's
+#          wgmma state passes (tb4w, tb4wt): HGMMA.64x32x16.F32, tb4wt's also
+#          its TMA loads; the unit's other kernels no local memory.
 # cuobjdump and nvdisasm: sass_tools.cmake finds them; SKIPPED (ctest's skip)
 # naming what is missing.
 if(UNIT STREQUAL "gemm")
   set(SASS_TEST kernels_gemm_sm90_sass)
   set(source gemm_sm90)
   set(patterns "HGMMA\\.64x(256|128)x16\\.F32" "UTMALDG" "USETMAXREG")
+elseif(UNIT STREQUAL "delta")
+  set(SASS_TEST kernels_delta_sm90_sass)
+  set(source experiments/delta_chunk_sm90)
+  set(patterns "HGMMA\\.64x32x16\\.F32")
 elseif(UNIT STREQUAL "flash")
   set(SASS_TEST kernels_flash_sm90_sass)
   set(source attention_flash_sm90)
   set(patterns "HGMMA\\.64x64x16\\.F32" "HGMMA\\.64x256x16\\.F32" "UTMALDG" "USETMAXREG")
 else()
-  message(FATAL_ERROR "sm90_sass.cmake: UNIT '${UNIT}' is not flash or gemm")
+  message(FATAL_ERROR "sm90_sass.cmake: UNIT '${UNIT}' is not flash, gemm or delta")
 endif()
-string(REPLACE "attention_" "" who "${source}") # flash_sm90, gemm_sm90: the messages' name
+string(REGEX REPLACE "^(attention_|experiments/)" "" who "${source}") # flash_sm90, gemm_sm90, delta_chunk_sm90
 include("${CMAKE_CURRENT_LIST_DIR}/sass_tools.cmake")
 if(SASS_TOOLS_MISSING)
   return()
 endif()
-set(cubin "${CMAKE_CURRENT_BINARY_DIR}/${source}_sm90a.cubin")
+set(cubin "${CMAKE_CURRENT_BINARY_DIR}/${who}_sm90a.cubin")
 execute_process(COMMAND "${NVCC}" -std=c++17 -I${SRC} -arch=sm_90a -DQ35_SM90=1 --resource-usage -cubin
                         "${SRC}/kernels/${source}.cu" -o "${cubin}"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -73,7 +80,17 @@ foreach(f IN LISTS functions)
   string(REGEX MATCH "^Function : ([^ \t\r\n]+)" _ "${f}")
   set(name "${CMAKE_MATCH_1}")
   set(counts "")
-  foreach(pattern IN LISTS patterns)
+  # delta: the unit's wgmma state passes (tb4w, tb4wt); the other kernels in it (tb4's parallel passes and
+  # state pass, each unit's own static copy) only the local-memory check
+  set(want "${patterns}")
+  if(UNIT STREQUAL "delta")
+    if(NOT name MATCHES "q35_delta_chunk_state_tbw")
+      set(want "")
+    elseif(name MATCHES "state_tbwILb1E") # tb4wt: its stages by TMA
+      list(APPEND want "UTMALDG")
+    endif()
+  endif()
+  foreach(pattern IN LISTS want)
     string(REGEX MATCHALL "${pattern}" hits "${f}")
     list(LENGTH hits n)
     string(REPLACE "\\" "" what "${pattern}")
