@@ -257,8 +257,16 @@ static int pchunk_launch(void *arg, q35_error *err)
 
 /* A DeltaNet layer's prologue and chunked rule over T rows (args: model, rows,
  * qk16 0/1, the rule's variant), the pair model/cuda_layers.c runs with and
- * without $Q35_DELTA_QK16=1. Bytes: the q/k traffic the f16 hand-over saves
- * is the difference of the two, so only tokens are counted. */
+ * without $Q35_DELTA_QK16=1. Bytes: what the pair's design moves through
+ * memory at the least, each tensor written once and read once by each pass
+ * that takes it (C = conv_dim, tb4's formulation): the merged rows' qkv, alpha and b in (4 T (C + 2 hv)); v out
+ * of the prologue and into the rule (2 x 4 T hv dv); q and k: f32 out of the
+ * prologue and into the parallel pass, then f16 out of it and into the state
+ * pass (2 x 4 x 2 T hk dk + 2 x 2 x 2 T hk dk), or (qk16) f16 out of the
+ * prologue and into both passes (3 x 2 x 2 T hk dk); P and T beta
+ * out and in (2 x 2 x 2 T hv 64); g, beta out and in (2 x 2 x 4 T hv); o out (4
+ * T hv dv); the state in and out (2 x 4 hv dv dk). Against the copy ceiling:
+ * how near the pair is to memory-bound. */
 static void bench_prep_chunk(q35_bench_state *st, void *unused)
 {
     (void)unused;
@@ -273,7 +281,14 @@ static void bench_prep_chunk(q35_bench_state *st, void *unused)
     c.ws_bytes = q35_delta_chunk_workspace_bytes(c.p.T, c.d);
     c.ws = q35_bench_alloc(c.ws_bytes);
     q35_bench_time(st, pchunk_launch, &c);
-    q35_bench_rate(st, "tokens", (double)c.p.T);
+    const double T = (double)c.p.T, C = (double)c.p.d.conv_dim, hk = m->ssm_hk, hv = m->ssm_hv;
+    const double dk = m->ssm_dk, dv = m->ssm_dv, qk = 2.0 * T * hk * dk;
+    const double bytes = 4.0 * T * (C + 2.0 * hv) + 2.0 * 4.0 * T * hv * dv +
+                         (c.qk16 ? 3.0 * 2.0 * qk : 2.0 * 4.0 * qk + 2.0 * 2.0 * qk) + 2.0 * 2.0 * 2.0 * T * hv * 64.0 +
+                         2.0 * 2.0 * 4.0 * T * hv + 4.0 * T * hv * dv + 2.0 * 4.0 * (double)ns;
+    q35_bench_rate(st, "bytes", bytes);
+    q35_bench_pct_of(st, Q35_CEILING_COPY, bytes);
+    q35_bench_rate(st, "tokens", T);
     dprep_free(&c.p);
     q35_bench_free(c.o), q35_bench_free(c.S), q35_bench_free(c.ws);
 }
