@@ -334,13 +334,9 @@ static int run_w(int optin, float *o, int64_t o_stride, float *S, const float *q
                  int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *P,
                  float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
 {
+    /* the device and its shared memory were checked by q35_delta_chunk's check_variant (the entry's
+       runs_on, tbw_runs_on, and its smem, w_cfg::SMEM), the only way here */
     const char *name = TMA ? "q35_delta_chunk_state_tbw (TMA)" : "q35_delta_chunk_state_tbw";
-    int dev = 0;
-    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) || !tbw_runs_on(dev, err))
-        return -1;
-    if (w_cfg::SMEM > optin)
-        return q35_fail(err, "delta_chunk %s: needs %d bytes of shared memory a block, the device allows %d", name,
-                        w_cfg::SMEM, optin);
     w_maps maps;
     memset(&maps, 0, sizeof maps);
     if (TMA && w_make_maps(&maps, v, stride, T, d, W, P, G, Q, K, err))

@@ -117,7 +117,8 @@ int tbw_runs_on(int device, q35_error *why);
 
 /* tb4w's, tb4wt's and tb4wtkh's both passes (variant_impl's run): tb4's
  * parallel pass (tb4wtkh: tb4kh's), then the wgmma state pass (tb4wt's fed by
- * TMA), where tbw_runs_on; else a refusal naming why. */
+ * TMA); reached through q35_delta_chunk, whose check_variant has asked
+ * tbw_runs_on (the entries' runs_on) first. */
 int run_tbwt(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
              int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W, __half *U,
              __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err);
