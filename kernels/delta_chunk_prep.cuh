@@ -191,16 +191,9 @@ __device__ __forceinline__ void prep_load(uint32_t sK, uint32_t sQ, uint32_t sKb
 __device__ __forceinline__ void prep_load_qk16(uint32_t sK, uint32_t sQ, __half *Kc, __half *Qc, int n, bool zero_ws,
                                                int tid)
 {
-    constexpr int NC = DK / 8, PASS = THREADS / NC; /* 16-byte chunks a row; rows a pass */
-    static_assert(PASS % 8 == 0 && CH % PASS == 0, "whole passes of whole 8-row swizzle periods (q35_cp_tile_swz)");
-    const uint32_t d0 = q35_swz_rows<NC>(tid / NC, tid % NC);
-#pragma unroll
-    for (int i = 0; i < CH / PASS; i++) {
-        const int row = tid / NC + PASS * i, at = (tid + THREADS * i) * 8;
-        const int bytes = row < n ? 16 : 0;
-        q35_cp_async16(sK + d0 + i * THREADS * 16, bytes ? Kc + at : Kc, bytes);
-        q35_cp_async16(sQ + d0 + i * THREADS * 16, bytes ? Qc + at : Qc, bytes);
-    }
+    constexpr int NC = DK / 8; /* 16-byte chunks a row */
+    q35_cp_tile_swz<NC, CH, THREADS, true>(sK, Kc, tid, n);
+    q35_cp_tile_swz<NC, CH, THREADS, true>(sQ, Qc, tid, n);
     q35_cp_async_commit();
     if (zero_ws && n < CH)
         for (int idx = n * NC + tid; idx < CH * NC; idx += THREADS) {

@@ -148,17 +148,20 @@ __device__ __forceinline__ uint32_t q35_swz_rows(int row, int c)
  * multiple of the swizzle's 8-row period, so a thread's chunk column and XOR
  * stay the same from pass to pass and its offsets are its first one plus
  * THREADS x 16 bytes a pass: computed once, not per chunk (the loop's trip
- * count a constant, so it unrolls whole). */
-template <int NC, int ROWS, int THREADS>
-__device__ __forceinline__ void q35_cp_tile_swz(uint32_t dst, const void *src, int tid)
+ * count a constant, so it unrolls whole). BOUND: rows `rows` .. ROWS - 1 are
+ * zero-filled instead of read (src's rows past it need not exist). */
+template <int NC, int ROWS, int THREADS, bool BOUND = false>
+__device__ __forceinline__ void q35_cp_tile_swz(uint32_t dst, const void *src, int tid, int rows = ROWS)
 {
     static_assert(THREADS % NC == 0 && (THREADS / NC) % 8 == 0 && (ROWS * NC) % THREADS == 0,
                   "whole passes of whole 8-row swizzle periods");
     const uint32_t d0 = dst + q35_swz_rows<NC>(tid / NC, tid % NC);
     const char *s0 = reinterpret_cast<const char *>(src) + tid * 16;
 #pragma unroll
-    for (int i = 0; i < ROWS * NC / THREADS; i++)
-        q35_cp_async16(d0 + i * THREADS * 16, s0 + i * THREADS * 16, 16);
+    for (int i = 0; i < ROWS * NC / THREADS; i++) {
+        const bool in = !BOUND || tid / NC + i * (THREADS / NC) < rows;
+        q35_cp_async16(d0 + i * THREADS * 16, in ? s0 + i * THREADS * 16 : src, in ? 16 : 0);
+    }
 }
 
 /* Byte offset of element (row, col) of the same array. */
