@@ -40,3 +40,11 @@ function(sass_functions sass out)
   list(REMOVE_AT functions 0)
   set(${out} "${functions}" PARENT_SCOPE)
 endfunction()
+
+# sass_count(TEXT REGEX OUT): how many times REGEX matches in TEXT (an
+# instruction's count in a kernel's SASS), into OUT.
+function(sass_count text regex out)
+  string(REGEX MATCHALL "${regex}" hits "${text}")
+  list(LENGTH hits n)
+  set(${out} ${n} PARENT_SCOPE)
+endfunction()
