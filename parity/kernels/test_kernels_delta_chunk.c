@@ -168,6 +168,14 @@ static void run_chunk(int variant, float *o, float *dS, const inputs *in, int64_
     q35_gpu_free(ws);
 }
 
+/* Element i of key head h's token t in the workspace's f16 Q and K
+ * ([chunk][Hk][64][dk], kernels/delta_chunk.h). */
+static int64_t qk16_at(q35_delta_dims d, int64_t t, int64_t h, int64_t i)
+{
+    const int64_t R = Q35_DELTA_CHUNK;
+    return ((t / R * d.hk + h) * R + t % R) * d.dk + i;
+}
+
 /* run_chunk through q35_delta_chunk_qk16: q and k of the tokens rounded to f16
  * on the host (core/half.h) into the workspace's chunk layout, the rows past
  * the last token NaN (the kernel must not take them); returns whether those
@@ -183,7 +191,7 @@ static bool run_chunk_qk16(int variant, float *o, float *dS, const inputs *in, i
     for (int64_t t = 0; t < rows; t++)
         for (int64_t h = 0; h < d.hk; h++)
             for (int64_t i = 0; i < d.dk; i++) {
-                const int64_t at = ((t / R * d.hk + h) * R + t % R) * d.dk + i;
+                const int64_t at = qk16_at(d, t, h, i);
                 const float *row = in->rows + (t0 + t) * in->stride;
                 q16[at] = t < n ? q35_f32_to_f16(row[h * d.dk + i]) : 0x7e00u;
                 k16[at] = t < n ? q35_f32_to_f16(row[in->kd + h * d.dk + i]) : 0x7e00u;
@@ -198,7 +206,7 @@ static bool run_chunk_qk16(int variant, float *o, float *dS, const inputs *in, i
     for (int64_t t = n; t < rows; t++)
         for (int64_t h = 0; h < d.hk; h++)
             for (int64_t i = 0; i < d.dk; i++) {
-                const int64_t at = ((t / R * d.hk + h) * R + t % R) * d.dk + i;
+                const int64_t at = qk16_at(d, t, h, i);
                 zeros = zeros && q16[at] == 0 && k16[at] == 0;
             }
     free(q16), free(k16);
