@@ -12,6 +12,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/blas.h"
+#include "kernels/delta_rule.h"
 #include "model/capacity.h"
 #include "model/cuda_model.h"
 #include "model/paths.h"
@@ -166,6 +167,8 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l);
 /* The fused DeltaNet prologue's heads (kernels/delta_prep.h) of hp, in
  * cuda_layers.c; q35_delta_prep_fits says whether the kernel takes them. */
 bool q35_model_delta_prep_fits(const q35_hparams *hp);
+/* hp's delta-rule heads (kernels/delta_rule.h's q35_delta_dims), in cuda_model.c. */
+q35_delta_dims q35_model_delta_dims(const q35_hparams *hp);
 int q35_layer_attention(q35_run *r, const q35_dlayer *l);
 /* Output norm and lm_head of chunk row `row` into cm->logits. */
 int q35_layer_tail(q35_run *r, int64_t row);

@@ -489,8 +489,7 @@ static int deltanet_prep(q35_run *r, const q35_dlayer *l, float *win)
         return conv1d(r, l, win) || l2norm_qk(r) || gates(r, l);
     q35_op_begin(r, Q35_OP_CONV, "delta_prep");
     if (delta_qk16(r)) {
-        const q35_delta_dims dd = {.hk = hp->ssm_hk, .hv = hp->ssm_hv, .dk = hp->ssm_dk, .dv = hp->ssm_dv};
-        const q35_delta_chunk_layout L = q35_delta_chunk_layout_of(r->T, dd);
+        const q35_delta_chunk_layout L = q35_delta_chunk_layout_of(r->T, q35_model_delta_dims(hp));
         char *ws = r->cm->delta_ws;
         if (!ws || L.total > (size_t)r->cm->ws.delta)
             return q35_op_end(r, q35_fail(r->err, "delta_prep_rows_qk16: the delta workspace holds %lld bytes, %lld "
@@ -510,7 +509,7 @@ static int deltanet_prep(q35_run *r, const q35_dlayer *l, float *win)
 static int delta_rule(q35_run *r, float *S)
 {
     const q35_hparams *hp = &r->cm->hp;
-    const q35_delta_dims d = {.hk = hp->ssm_hk, .hv = hp->ssm_hv, .dk = hp->ssm_dk, .dv = hp->ssm_dv};
+    const q35_delta_dims d = q35_model_delta_dims(hp);
     const int64_t kd = (int64_t)hp->ssm_hk * hp->ssm_dk;
     const float *q = BUF(r, CONV_OUT), *k = q + kd, *v = q + 2 * kd;
     const int64_t ldo = (int64_t)hp->ssm_hv * hp->ssm_dv;

@@ -127,7 +127,7 @@ static int make_plan(q35_cuda_model *cm, const q35_path_choice *c, q35_gemm_path
 
 /* ---- the kernels' variants (q35_paths_variant looks the names up) ---- */
 
-static q35_delta_dims delta_dims(const q35_hparams *hp)
+q35_delta_dims q35_model_delta_dims(const q35_hparams *hp)
 {
     return (q35_delta_dims){.hk = hp->ssm_hk, .hv = hp->ssm_hv, .dk = hp->ssm_dk, .dv = hp->ssm_dv};
 }
@@ -159,7 +159,7 @@ static void pick_variants(q35_cuda_model *cm, const q35_path_choice *c)
     const q35_path_variants flash = {"flash", q35_attention_flash_variant_find, q35_attention_flash_variant_name,
                                      q35_attention_flash_variant_default(in->device, cm->attn), flash_runs, cm};
     const q35_path_variants scan = {"delta rule", q35_delta_rule_variant_find, q35_delta_rule_variant_name,
-                                    q35_delta_rule_variant_default(delta_dims(&cm->hp)), delta_rule_runs, cm};
+                                    q35_delta_rule_variant_default(q35_model_delta_dims(&cm->hp)), delta_rule_runs, cm};
     const q35_path_variants chunk = {"delta chunk", q35_delta_chunk_variant_find, q35_delta_chunk_variant_name,
                                      q35_delta_chunk_variant_default(), NULL, NULL};
     const q35_path_variants gemm90 = {"gemm_sm90", q35_gemm_sm90_variant_find, q35_gemm_sm90_variant_name,
