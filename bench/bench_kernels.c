@@ -257,7 +257,7 @@ static int pchunk_launch(void *arg, q35_error *err)
 
 /* A DeltaNet layer's prologue and chunked rule over T rows (args: model, rows,
  * qk16 0/1, the rule's variant), the pair model/cuda_layers.c runs with and
- * without $Q35_DELTA_QK16=1. Bytes: what the pair's design moves through
+ * with $Q35_DELTA_QK16=0 and without. Bytes: what the pair's design moves through
  * memory at the least, each tensor written once and read once by each pass
  * that takes it (C = conv_dim, tb4's formulation): the merged rows' qkv, alpha and b in (4 T (C + 2 hv)); v out
  * of the prologue and into the rule (2 x 4 T hv dv); q and k: f32 out of the

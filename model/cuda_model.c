@@ -210,7 +210,7 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths.f16_gu = env_is("Q35_F16_GU", "1");
     cm->paths.gemm_lt_off = gemm_lt_off();
     cm->paths.delta_prep_chain = env_is("Q35_DELTA_PREP", "0");
-    cm->paths.delta_qk16 = env_is("Q35_DELTA_QK16", "1");
+    cm->paths.delta_qk16 = !env_is("Q35_DELTA_QK16", "0");
     cm->paths.flash_gate = env_is("Q35_FLASH_GATE", "1");
     cm->paths.gemm_sm90 = in->gemm_sm90;
     cm->paths.gemm_swiglu = env_is("Q35_GEMM_SWIGLU", "1");
