@@ -257,7 +257,7 @@ static int check_vectors(const char *who, const void *q, const void *k, const vo
 /* The launch shapes (attention_decode.h): their ranks are what launch_decode takes. */
 static constexpr int k_block = 0, k_cluster = 1;
 static const q35_variant k_shapes[] = {{"block", k_block, NULL}, {"cluster", k_cluster, NULL}};
-static const q35_variant_set k_variants = {{k_shapes, 2}, NULL};
+static const q35_variant_set k_variants = {{k_shapes, 2}, NULL, NULL};
 
 int q35_attention_decode_variant_count(void)
 {

@@ -12,7 +12,7 @@ static constexpr q35_flash_impl k_base = flash_impl<q35_flash_base>(), k_kv64 = 
 static const q35_variant k_production[] = {{"base", 0, &k_base}, {"kv64", 1, &k_kv64}};
 
 static const q35_variant_set k_set = {{k_production, (int)(sizeof k_production / sizeof k_production[0])},
-                                       &q35_attention_flash_experiments};
+                                       &q35_attention_flash_experiments, NULL};
 
 int q35_attention_flash_variant_count(void)
 {

@@ -465,7 +465,7 @@ static const q35_variant k_table[] = {
     {"overlap", 3, &k_overlap},
     {"persist", 4, &k_persist},
 };
-static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
+static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL, NULL};
 
 int q35_attention_flash_sm90_variant_count(void)
 {

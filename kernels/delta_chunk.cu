@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #pragma weak q35_delta_chunk_experiments
+#pragma weak q35_delta_chunk_sm90_variants
 
 namespace {
 
@@ -80,7 +81,7 @@ const q35_variant k_production[] = {{"w4", 0, &k_w4}, {"tb4", 4, &k_tb4}};
 static_assert(Q35_DELTA_PREP_QK16_ROWS == CH, "delta_prep's f16 q/k rows come in the chunks this kernel reads");
 
 const q35_variant_set k_set = {{k_production, (int)(sizeof k_production / sizeof k_production[0])},
-                                       &q35_delta_chunk_experiments};
+                                       &q35_delta_chunk_experiments, &q35_delta_chunk_sm90_variants};
 
 } /* namespace */
 
@@ -113,7 +114,17 @@ int q35_delta_chunk_variant_takes_qk16(int variant)
 
 int q35_delta_chunk_variant_default(void)
 {
-    return q35_delta_chunk_variant_find("tb4"); /* the fastest measured at the model's shapes (bench/results/) */
+    /* the fastest measured at the model's shapes (bench/results/): tb4wtkh where this device runs it (an sm_90
+       device, a build with its sm_90a code and the program linking q35_kernels_sm90), else tb4 */
+    const int w = q35_delta_chunk_variant_find("tb4wtkh");
+    const q35_variant *x = q35_variant_at(&k_set, w);
+    int dev = 0;
+    if (x && cudaGetDevice(&dev) == cudaSuccess) {
+        q35_error why{}; /* why not, for no one: the fallback is the answer */
+        if (static_cast<const variant_impl *>(x->impl)->runs_on(dev, &why))
+            return w;
+    }
+    return q35_delta_chunk_variant_find("tb4");
 }
 
 /* The checks the variant and the heads take on this device (the variant

@@ -394,7 +394,9 @@ constexpr variant_impl make_variant()
 } /* namespace q35_delta_chunk_kernels */
 
 /* The experiment variants (kernels/experiments/delta_chunk.cu), where the
- * program links them (kernels/variant.h). */
+ * program links them, and the production sm_90a ones (kernels/
+ * delta_chunk_sm90.cu, in q35_kernels_sm90; kernels/variant.h). */
 extern "C" const q35_variant_table q35_delta_chunk_experiments;
+extern "C" const q35_variant_table q35_delta_chunk_sm90_variants;
 
 #endif /* Q35_KERNELS_DELTA_CHUNK_CUH */

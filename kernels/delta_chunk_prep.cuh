@@ -3,7 +3,7 @@
  * kernel (q35_delta_chunk_prep, kernels/delta_chunk.cu) is these pieces in
  * order; tb4's (kernels/delta_chunk_tb.cuh) takes the same gates, loads,
  * products, A, P and T, without beta e^G K, beta V, W and U; the experiment
- * tb4kh's (kernels/experiments/delta_chunk_tb_kh.cuh) the same pieces, a block
+ * tb4kh's (kernels/delta_chunk_tb_kh.cuh) the same pieces, a block
  * per (chunk, key head). K and Q come from the f32 q, k (prep_load) or, where
  * the DeltaNet prologue wrote them as f16 into the workspace, from there
  * (prep_load_qk16). */

@@ -43,7 +43,7 @@ static constexpr q35_delta_scan_impl k_r2pni = scan_impl<8, 2, 4, true, true, tr
 static const q35_variant k_production[] = {{"r2pni", 5, &k_r2pni}, {"l16r2pn", 7, &k_l16r2pn}};
 
 static const q35_variant_set k_set = {{k_production, (int)(sizeof k_production / sizeof k_production[0])},
-                                       &q35_delta_rule_experiments};
+                                       &q35_delta_rule_experiments, NULL};
 
 int q35_delta_rule_variant_count(void)
 {

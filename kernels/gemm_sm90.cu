@@ -439,7 +439,7 @@ static const q35_variant k_table[] = {
     {"mcast_persist", 3, &k_mcast_persist},
     {"pingpong", 4, &k_pingpong},
 };
-static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL};
+static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL, NULL};
 
 int q35_gemm_sm90_variant_count(void)
 {

@@ -33,7 +33,7 @@ namespace {
  * ranks are what gemv() below takes. */
 constexpr int kRegistersRank = 0, kStagedRank = 1;
 const q35_variant k_variant_table[] = {{"registers", kRegistersRank, NULL}, {"staged", kStagedRank, NULL}};
-const q35_variant_set k_variants = {{k_variant_table, 2}, NULL};
+const q35_variant_set k_variants = {{k_variant_table, 2}, NULL, NULL};
 
 constexpr int kWarps = 4; /* warps per block */
 /* Per token: output rows per warp; 2 for the types whose units take the most

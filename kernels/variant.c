@@ -8,15 +8,15 @@
 
 int q35_variant_count(const q35_variant_set *s)
 {
-    return s->production.n + (s->experiments ? s->experiments->n : 0);
+    return s->production.n + (s->experiments ? s->experiments->n : 0) + (s->sm90 ? s->sm90->n : 0);
 }
 
-/* The entry of the smallest rank above `after`, from either table. */
+/* The entry of the smallest rank above `after`, from any of the tables. */
 static const q35_variant *next_by_rank(const q35_variant_set *s, int after)
 {
     const q35_variant *best = NULL;
-    const q35_variant_table *tables[2] = {&s->production, s->experiments};
-    for (int t = 0; t < 2; t++)
+    const q35_variant_table *tables[3] = {&s->production, s->experiments, s->sm90};
+    for (int t = 0; t < 3; t++)
         for (int i = 0; tables[t] && i < tables[t]->n; i++) {
             const q35_variant *v = &tables[t]->v[i];
             if (v->rank > after && (!best || v->rank < best->rank))

@@ -21,7 +21,11 @@
  * only into the suites and the benchmarks, which link them as objects. An op
  * reaches its experiments through a weak reference to their table: where they
  * are linked the registry lists every variant, elsewhere (the q35 command) only
- * the production ones. Every variant has a rank, its index when all are linked,
+ * the production ones. Production variants that need sm_90a code (wgmma, TMA)
+ * live in q35_kernels_sm90, compiled for 90a-real alone, and join their op's
+ * registry the same way, by a weak reference to their table (the set's sm90);
+ * every program that links that library asks the linker for the table, so the
+ * model lists them. Every variant has a rank, its index when all are linked,
  * and the indices follow the ranks, so a benchmark name that carries an index
  * keeps it; without the experiments the production variants are numbered 0 ..
  * in rank order. */
@@ -48,11 +52,14 @@ typedef struct q35_variant_table {
     int n;
 } q35_variant_table;
 
-/* An op's variants: its production table and its experiments' (NULL where the
- * program does not link them). */
+/* An op's variants: its production table, its experiments' (NULL where the
+ * program does not link them), and production variants another library adds
+ * (NULL where not linked): the sm_90a ones in q35_kernels_sm90, built for
+ * 90a-real alone, reached as the experiments are (kernels/CMakeLists.txt). */
 typedef struct q35_variant_set {
     q35_variant_table production;
     const q35_variant_table *experiments;
+    const q35_variant_table *sm90;
 } q35_variant_set;
 
 /* How many variants the set has. */

@@ -1,7 +1,7 @@
 /* The sm_90a probes (parity/kernels/sm90_probe.h). */
 #include "parity/kernels/sm90_probe.h"
 #include "kernels/cuda.h"
-#include "kernels/experiments/delta_chunk_sm90.cuh"
+#include "kernels/delta_chunk_sm90.cuh"
 #include "kernels/sm90.cuh"
 #include "kernels/tma.h"
 

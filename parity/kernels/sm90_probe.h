@@ -21,7 +21,7 @@
  *              LBO / SBO, Q35_TBW_MN_LBO 8 KiB and _SBO 1 KiB, or with `swap`
  *              the other order; 2 KiB a k16 step), B given as B^T [32][64] (K-major),
  *              4 wgmma m64n32k16 steps with the chunked delta rule's tb4w
- *              descriptors (kernels/experiments/delta_chunk_sm90.cuh); then D
+ *              descriptors (kernels/delta_chunk_sm90.cuh); then D
  *              rounded to f16 and stored transposed by its w_store_t
  *              (stmatrix.trans) into a [32][64] box, copied out raw to dt
  *              (2048 f16: D^T's swizzled image);

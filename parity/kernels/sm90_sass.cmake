@@ -21,9 +21,10 @@
 #          each of a thread's 64 values; the
 #          cluster (mcast) kernels no more than the two MEMBAR.ALL.GPU of
 #          their cluster barriers (none before the K loop's remote releases).
-#   delta  kernels/experiments/delta_chunk_sm90.cu, the chunked delta rule's
-#          wgmma state passes (tb4w, tb4wt): HGMMA.64x32x16.F32, tb4wt's also
-#          its TMA loads; the unit's other kernels no local memory.
+#   delta  kernels/delta_chunk_sm90.cu, the chunked delta rule's wgmma state
+#          pass as the production tb4wtkh runs it (TMA): HGMMA.64x32x16.F32
+#          and its TMA loads; the unit's other kernels (tb4kh's parallel
+#          passes) no local memory.
 # cuobjdump and nvdisasm: sass_tools.cmake finds them; SKIPPED (ctest's skip)
 # naming what is missing.
 if(UNIT STREQUAL "gemm")
@@ -32,7 +33,7 @@ if(UNIT STREQUAL "gemm")
   set(patterns "HGMMA\\.64x(256|128)x16\\.F32" "UTMALDG" "USETMAXREG")
 elseif(UNIT STREQUAL "delta")
   set(SASS_TEST kernels_delta_sm90_sass)
-  set(source experiments/delta_chunk_sm90)
+  set(source delta_chunk_sm90)
   set(patterns "HGMMA\\.64x32x16\\.F32")
 elseif(UNIT STREQUAL "flash")
   set(SASS_TEST kernels_flash_sm90_sass)
@@ -80,8 +81,8 @@ foreach(f IN LISTS functions)
   string(REGEX MATCH "^Function : ([^ \t\r\n]+)" _ "${f}")
   set(name "${CMAKE_MATCH_1}")
   set(counts "")
-  # delta: the unit's wgmma state passes (tb4w, tb4wt); the other kernels in it (tb4's parallel passes and
-  # state pass, each unit's own static copy) only the local-memory check
+  # delta: the unit's wgmma state pass (tb4wtkh's, by TMA); the other kernels in it (the parallel passes by
+  # key head) only the local-memory check
   set(want "${patterns}")
   if(UNIT STREQUAL "delta")
     if(NOT name MATCHES "q35_delta_chunk_state_tbw")

@@ -14,7 +14,7 @@
  *      the tensor and across its last row (the rows past it read as zeros);
  *   5. 2 and 3 again with B / V brought by TMA, as the kernel's K and V;
  *   6. the chunked delta rule's wgmma pieces (the experiment tb4w,
- *      kernels/experiments/delta_chunk_sm90.cuh): wgmma SS m64n32k16 with A
+ *      kernels/delta_chunk_sm90.cuh): wgmma SS m64n32k16 with A
  *      K-major and MN-major (its state update reads K so), on its two-word
  *      descriptors, and its transposed f16 stores of an m64n32 accumulator
  *      (stmatrix.trans), bitwise the host's rounding.

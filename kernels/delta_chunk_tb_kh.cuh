@@ -1,6 +1,8 @@
-/* The experiment tb4kh (kernels/experiments/delta_chunk.cu): tb4 (kernels/
- * delta_chunk_tb.cuh) with its parallel pass one block per (chunk, key head)
- * where tb4's is one per (chunk, value head).
+/* The chunked delta rule's parallel pass by key head: tb4's (kernels/
+ * delta_chunk_tb.cuh) one block per (chunk, key head) where tb4's is one per
+ * (chunk, value head). The production tb4wtkh runs it (kernels/
+ * delta_chunk_sm90.cu), and the experiment tb4kh (tb4's state pass after it;
+ * kernels/experiments/delta_chunk.cu).
  *
  * Why. The R = Hv / Hk value heads that share a key head (R = 2 at the 4B and
  * 9B, 3 at the 27B) share K, Q, k.k and q.k: tb4 loads K and Q (64 KiB of f32)
@@ -11,7 +13,8 @@
  * 128 threads solve two heads at once. Predicted (not measured): at the 9B's
  * heads the pass's blocks halve at about a block's time each, the pass ~71 ->
  * ~45 us at 4096 rows on an H200 (bench/results/, ncu at fcb3235: 90.9 us at
- * ncu's clocks); no change where R = 1 (0.8B, 2B).
+ * ncu's clocks); no change where R = 1 (0.8B, 2B). Measured (H100, ee03ff5):
+ * tb4kh 3-7 us faster than tb4 in all, not ~25; this pass 61 us under ncu.
  *
  * Bitwise tb4: every value is computed by the same code from the same inputs
  * (the gates by prep_gates, K and Q by prep_load, k.k and q.k by
@@ -21,8 +24,8 @@
  *
  * Shared memory: K and Q [64][128] f16 (32 KiB), then the R heads' A [64][64 +
  * APAD] f32 (18 KiB each) in their place and past it; G and beta [R][64]. */
-#ifndef Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_KH_CUH
-#define Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_KH_CUH
+#ifndef Q35_KERNELS_DELTA_CHUNK_TB_KH_CUH
+#define Q35_KERNELS_DELTA_CHUNK_TB_KH_CUH
 
 #include "kernels/delta_chunk_tb.cuh"
 
@@ -87,17 +90,6 @@ static inline prep_tb prep_tb_kh(q35_delta_dims d)
             "q35_delta_chunk_prep_tb_kh"};
 }
 
-/* tb4kh's both passes (variant_impl's run): tb4's state pass after this
- * parallel pass. */
-inline int run_tb_kh(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
-                     int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W,
-                     __half *U, __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
-{
-    (void)U;
-    return run_tb_with(prep_tb_kh(d), q35_delta_chunk_state_tb, 128, tb_cfg::C::smem(2), "q35_delta_chunk_state_tb", optin, o,
-                       o_stride, S, q, k, v, stride, g, beta, T, d, W, P, G, Q, K, stream, err);
-}
-
 } /* namespace q35_delta_chunk_kernels */
 
-#endif /* Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_KH_CUH */
+#endif /* Q35_KERNELS_DELTA_CHUNK_TB_KH_CUH */
