@@ -30,7 +30,18 @@ using wm_cfg = w_cfg_n<3>;
  * completing on each block's full barrier; V's slice and G by each block for
  * itself. A stage is refilled only when all n blocks have released it (each
  * consumer warp's lane 0 arrives on every block's empty barrier: 4 n a
- * phase), since any block's multicast writes into every block. */
+ * phase), since any block's multicast writes into every block.
+ *
+ * Why. Under ncu (H100, ee03ff5) tb4wt's state pass read L2 72-79 % busy:
+ * each of a head's four blocks brings K, Q, P and T beta (48 KiB) and its V
+ * slice and G (8.25 KiB) a chunk, 56 KiB a block, ~460 MB over 4096 rows of
+ * the 9B. Here a block's L2 reads are 12 + 8.25 KiB a chunk (2.8x fewer).
+ * Predicted (not measured): the state pass ~120 -> ~85-95 us under ncu at
+ * 4096 rows, the variant ~0.179 -> ~0.15 ms on that H100, its chain of
+ * dependent products a chunk then the bound; at risk: a cluster's four
+ * blocks must be resident at once (one an SM: 32 clusters of 4 need four
+ * free SMs in a GPC each) and move in step (a slow block holds the others'
+ * refills). */
 static __global__ void __launch_bounds__(160, 1)
     q35_delta_chunk_state_tbwm(float *o, int64_t o_stride, float *S, int64_t T, int hk, int hv, int dv,
                                const __grid_constant__ w_maps maps)
