@@ -213,7 +213,7 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths.delta_qk16 = !env_is("Q35_DELTA_QK16", "0");
     cm->paths.flash_gate = env_is("Q35_FLASH_GATE", "1");
     cm->paths.gemm_sm90 = in->gemm_sm90;
-    cm->paths.gemm_swiglu = env_is("Q35_GEMM_SWIGLU", "1");
+    cm->paths.gemm_swiglu = !env_is("Q35_GEMM_SWIGLU", "0");
     cm->paths.gemm_sm90_proj = env_is("Q35_GEMM_SM90", "1");
     cm->paths.graphs = env_is("Q35_CUDA_GRAPH", "1");
     if (cm->paths.graphs && !q35_paths_graph_ok(&cm->paths))

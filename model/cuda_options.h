@@ -119,13 +119,14 @@ typedef struct q35_cuda_paths {
                                 default until measured on a GPU against the op apart */
     bool gemm_sm90;          /* the sm_90a [gate | up] GEMM (kernels/gemm_sm90.h) runs here: the
                                 device, and this model's FFN (n_ff a multiple of 128, n_embd of 64) */
-    bool gemm_swiglu;        /* opt-in: the f16 path's merged [gate | up] GEMM and SwiGLU as one
-                                sm_90a kernel (q35_gemm_swiglu_sm90_f16: SwiGLU in its epilogue,
+    bool gemm_swiglu;        /* the f16 path's merged [gate | up] GEMM and SwiGLU as one sm_90a
+                                kernel (q35_gemm_swiglu_sm90_f16: SwiGLU in its epilogue,
                                 ffn_down's f16 input written there; model/cuda_layers.c,
                                 ffn_swiglu_sm90) instead of the tuned GEMM's f32 [gate | up] and
-                                the swiglu op, where gemm_sm90: $Q35_GEMM_SWIGLU=1 at load. Off by
-                                default: in the 9B prefill at 4k it saves what it adds (H200,
-                                4c51d6d: other -4.1 ms, projections +4.1; bench/results/) */
+                                the swiglu op, where gemm_sm90. The default since its measured
+                                gain (H100, 9f79b56: the 9B prefill +4.6 / +3.0 / +3.1 % at 512 /
+                                4k / 16k, 38.6k tokens/s at 4k; the 9b-4 sweep 163 of 163 with
+                                it; bench/results/); $Q35_GEMM_SWIGLU=0 at load the A/B */
     bool gemm_sm90_proj;     /* opt-in: the f16 path's projections with f32 out through the sm_90a
                                 GEMM (q35_gemm_sm90_f32, kernels/gemm_sm90.h; its default variant)
                                 instead of the tuned cuBLASLt context, where a weight's n is even

@@ -67,8 +67,8 @@ void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gem
 {
     /* the flash kernel's variant 0 (base), the delta rules' as loaded (their defaults); what the device
        runs as loaded (the sm_90a flash kernel, the sm_90a GEMM's capability); SwiGLU in that GEMM and q, k
-       in f16 to the chunked rule as loaded ($Q35_GEMM_SWIGLU=1 runs the sweep on the first,
-       $Q35_DELTA_QK16=0 off the second); every other opt-in off */
+       in f16 to the chunked rule as loaded (both on by default; $Q35_GEMM_SWIGLU=0 runs the sweep
+       without the first, $Q35_DELTA_QK16=0 without the second); every other opt-in off */
     const q35_cuda_paths *now = q35_cuda_model_paths(cm);
     const q35_cuda_paths p = {.attention = attention, .gemm = gemm, .delta = delta, .chunk_rows = chunk_rows,
                               .deterministic = deterministic,

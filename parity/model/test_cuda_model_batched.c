@@ -149,9 +149,9 @@ static void check_delta_qk16(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *s
     }
 }
 
-/* The f16 path on our sm_90a GEMM: SWIGLU_IN_GEMM (opt-in), the [gate | up]
- * GEMM and SwiGLU as one kernel (paths.gemm_swiglu), and with it off the
- * tuned GEMM and the swiglu op apart (the default); PROJ_ON_SM90 (opt-in),
+/* The f16 path on our sm_90a GEMM: SWIGLU_IN_GEMM (the default on sm_90), the
+ * [gate | up] GEMM and SwiGLU as one kernel (paths.gemm_swiglu), and with it
+ * off the tuned GEMM and the swiglu op apart; PROJ_ON_SM90 (opt-in),
  * every f32-out projection through q35_gemm_sm90_f32 (paths.gemm_sm90_proj).
  * Not the cuBLASLt path's bits (another order of the sums), so held to the f16
  * path's tolerance against the per-token forward like every default path; the
