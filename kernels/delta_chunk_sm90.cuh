@@ -484,10 +484,11 @@ int tbw_runs_on(int device, q35_error *why);
 
 /* The experiments' entries (kernels/experiments/delta_chunk_sm90.cu, built for
  * sm_90a as this header's kernels must be; their table is
- * kernels/experiments/delta_chunk.cu's): tb4w, tb4wt and tb4wmkh (tb4wtkh's
+ * kernels/experiments/delta_chunk.cu's): tb4w, tb4wt, tb4wmkh (tb4wtkh's
  * state pass in clusters of a value head's dv / 32 blocks sharing K, Q, P
- * and T beta by TMA multicast, three stages: w_cfg_n<3>). */
-extern const variant_impl k_tb4w_impl, k_tb4wt_impl, k_tb4wmkh_impl;
+ * and T beta by TMA multicast, three stages: w_cfg_n<3>) and tb4wm2kh (the
+ * same in clusters of 2). */
+extern const variant_impl k_tb4w_impl, k_tb4wt_impl, k_tb4wmkh_impl, k_tb4wm2kh_impl;
 
 } /* namespace q35_delta_chunk_kernels */
 
