@@ -1,12 +1,13 @@
 /* The chunked delta rule's state pass on wgmma, for sm_90a: tb4's formulation
  * (kernels/delta_chunk_tb.cuh) with its state pass one warp group's wgmma.
- * Three variants run it: tb4wtkh, production and the default on sm_90
- * (kernels/delta_chunk_sm90.cu, in q35_kernels_sm90), and the experiments tb4w
- * and tb4wt (kernels/experiments/delta_chunk_sm90.cu); this header holds the
- * kernel, its shared memory and device pieces (descriptors by their two words,
- * the transposed fragment stores; the sm_90a probes run the same,
- * parity/kernels/sm90_probe.cu), the tensor maps and the launch all three
- * instantiate. Its own family (2): the same products, the same f16 roundings in the
+ * tb4wtkh runs it, production and the default on sm_90 (kernels/
+ * delta_chunk_sm90.cu, in q35_kernels_sm90), and the experiments tb4w, tb4wt
+ * and the multicast tb4wmkh / tb4wm2kh (kernels/experiments/
+ * delta_chunk_sm90.cu). This header holds the kernel, its chunk (w_chunk,
+ * which the multicast kernel shares), its shared memory and device pieces
+ * (descriptors by their two words, the transposed fragment stores; the sm_90a
+ * probes run the same, parity/kernels/sm90_probe.cu), the tensor maps and the
+ * launch. Its own family (2): the same products, the same f16 roundings in the
  * same places as tb4, but wgmma's accumulation is not promised to be mma.sync's,
  * and D = (T beta) X and P D are computed whole (their zero blocks above the
  * diagonal included), so it is held to the float64 bound, tb4 its oracle.
@@ -17,9 +18,11 @@
  * forming their addresses. On wgmma the block is one warp group whose products
  * read their operands from shared memory through descriptors: 32 wgmma a chunk
  * (8 + 8 + 4 + 4 + 8 below) and no ldmatrix, ~300 instructions a warp in all.
- * Predicted (not measured): the state pass ~2x faster than tb4's at the 9B's
- * heads once f34dae6's is measured (the issue-bound stream ~2.5x shorter, the
- * products' latency chains about as long).
+ * Predicted: the state pass ~2x faster than tb4's at the 9B's heads (the
+ * issue-bound stream ~2.5x shorter, the products' latency chains about as
+ * long). Measured (H100, ee03ff5, ncu at 4096 rows): 1.14x (tb4w), 1.21x
+ * (tb4wt, 121 us), with L2 72-79 % busy: the stage's tiles, re-read by each of
+ * a head's four blocks, bound it (the multicast experiments' reason).
  *
  * One block of 128 threads (a warp group) per (value head j, 32 value columns
  * sl), the chunks in order; the state slice S [32 v][128 dk] held transposed,
