@@ -128,12 +128,13 @@ int q35_delta_chunk_variant_default(void)
 }
 
 /* The checks the variant and the heads take on this device (the variant
- * resolved, its entry in *impl, the device's shared memory a block in *optin):
- * 0, or -1 and why. */
-static int check_variant(int variant, q35_delta_dims d, const variant_impl **impl, int *optin, q35_error *err)
+ * resolved in *variant_io, its entry in *impl, the device's shared memory a block
+ * in *optin): 0, or -1 and why. */
+static int check_variant(int *variant_io, q35_delta_dims d, const variant_impl **impl, int *optin, q35_error *err)
 {
-    if (variant == Q35_VARIANT_DEFAULT)
-        variant = q35_delta_chunk_variant_default();
+    if (*variant_io == Q35_VARIANT_DEFAULT)
+        *variant_io = q35_delta_chunk_variant_default();
+    const int variant = *variant_io;
     const q35_variant *x = q35_variant_at(&k_set, variant);
     if (!x)
         return q35_fail(err, "delta_chunk: no variant %d (0..%d)", variant, q35_variant_count(&k_set) - 1);
@@ -161,7 +162,7 @@ int q35_delta_chunk_variant_supported(int variant, q35_delta_dims d, q35_error *
 {
     const variant_impl *impl;
     int optin;
-    return check_variant(variant, d, &impl, &optin, err);
+    return check_variant(&variant, d, &impl, &optin, err);
 }
 
 /* Both entries: q and k NULL (q35_delta_chunk_qk16) when they are in the
@@ -172,14 +173,13 @@ static int chunk_call(const char *who, float *o, int64_t o_stride, float *S, con
 {
     const variant_impl *impl = nullptr;
     int optin = 0;
-    if (check_variant(variant, d, &impl, &optin, err))
+    if (check_variant(&variant, d, &impl, &optin, err)) /* variant resolved: the default's index */
         return -1;
     const bool qk16 = q == nullptr;
-    const int named = variant == Q35_VARIANT_DEFAULT ? q35_delta_chunk_variant_default() : variant;
     if (qk16 && !impl->run)
         return q35_fail(err, "%s: variant %s reads q and k in f32 (q35_delta_chunk); q and k in f16 need tb4's "
                              "formulation (q35_delta_chunk_variant_takes_qk16)",
-                        who, q35_delta_chunk_variant_name(named));
+                        who, q35_delta_chunk_variant_name(variant));
     if (T < 0 || stride % 4 || o_stride % 4 || o_stride < (int64_t)d.hv * d.dv || (!qk16 && !aligned16(q)) ||
         (!qk16 && !aligned16(k)) || !aligned16(v) || !aligned16(o) || !aligned16(S))
         return q35_fail(err,
