@@ -91,7 +91,7 @@ namespace q35_delta_chunk_kernels {
 template <int NS>
 struct w_cfg_n {
     static constexpr int BOX = 64 * 128; /* a [64][64] f16 box */
-    static constexpr int OFF_K = 0, OFF_Q = 2 * BOX, OFF_P = 4 * BOX, OFF_T = 5 * BOX, OFF_V = 6 * BOX;
+    static constexpr int OFF_K = 0, OFF_Q = 2 * BOX, OFF_P = 4 * BOX, OFF_T = 5 * BOX, OFF_V = 6 * BOX; /* K, Q adjacent */
     static constexpr int OFF_G = OFF_V + CH * 32 * 4;
     static constexpr int STAGE = (OFF_G + CH * 4 + 1023) / 1024 * 1024;
     static constexpr int SBOX = 32 * 128; /* a [32][64] f16 box: X^T, D^T, Dp^T, half of S16 */
@@ -205,22 +205,32 @@ __device__ __forceinline__ void w_load_stage(uint32_t sb, int64_t c, int64_t T, 
     q35_cp_async_commit();
 }
 
-/* tb4wt: chunk c's tiles into the stage at sb by TMA (thread 0), completing on
- * the stage's mbarrier bar: the boxes w_load_stage's cp.async make, in the
- * same layouts (TMA's 128-byte swizzle is q35_sw128 and, for V's 128-byte
- * rows, tb4's XOR of 16-byte chunks), V's rows past T its zeros. */
+/* Chunk c's tiles into the stage at sb by TMA (one thread), completing on the
+ * stage's mbarrier bar, which expects the whole stage: the boxes w_load_stage's
+ * cp.async make, in the same layouts (TMA's 128-byte swizzle is q35_sw128 and,
+ * for V's 128-byte rows, tb4's XOR of 16-byte chunks), V's rows past T its
+ * zeros. The six boxes a value head's blocks read alike (K, K, Q, Q by dk
+ * half, P, T beta): in a cluster of cl blocks (tb4wmkh) this block, of rank
+ * `rank`, brings boxes rank, rank + cl, .. into every block of the cluster
+ * (multicast), the others the rest; alone (cl 1: tb4wt) all six. V's slice and
+ * G are each block's own. The stage offsets are w_cfg_n's for any stage count. */
 __device__ __forceinline__ void w_tma_stage(const w_maps &m, uint32_t sb, uint32_t bar, int64_t c, int j, int kh,
-                                            int sl, int hk, int hv, int dv)
+                                            int sl, int hk, int hv, int dv, int rank = 0, int cl = 1)
 {
     using W = w_cfg;
     const int yk = (int)((c * hk + kh) * CH), yp = (int)((c * hv + j) * CH);
+    const uint16_t mask = (uint16_t)((1u << cl) - 1);
     q35_mbar_arrive_expect_tx(bar, W::TX_BYTES);
-    q35_tma_load_2d(sb + W::OFF_K, &m.k, bar, 0, yk);
-    q35_tma_load_2d(sb + W::OFF_K + W::BOX, &m.k, bar, 64, yk);
-    q35_tma_load_2d(sb + W::OFF_Q, &m.q, bar, 0, yk);
-    q35_tma_load_2d(sb + W::OFF_Q + W::BOX, &m.q, bar, 64, yk);
-    q35_tma_load_2d(sb + W::OFF_P, &m.p, bar, 0, yp);
-    q35_tma_load_2d(sb + W::OFF_T, &m.t, bar, 0, yp);
+#pragma unroll
+    for (int i = rank; i < 6; i += cl) {
+        const q35_tma_map *map = i < 2 ? &m.k : i < 4 ? &m.q : i == 4 ? &m.p : &m.t;
+        const uint32_t at = sb + (i < 4 ? W::OFF_K + (uint32_t)i * W::BOX : i == 4 ? W::OFF_P : W::OFF_T);
+        const int x = i < 4 ? 64 * (i % 2) : 0, y = i < 4 ? yk : yp;
+        if (cl > 1)
+            q35_tma_load_2d_mcast(at, map, bar, x, y, mask);
+        else
+            q35_tma_load_2d(at, map, bar, x, y);
+    }
     q35_tma_load_2d(sb + W::OFF_V, &m.v, bar, j * dv + sl * 32, (int)(c * CH));
     q35_tma_load_2d(sb + W::OFF_G, &m.g, bar, 0, (int)(c * hv + j));
 }

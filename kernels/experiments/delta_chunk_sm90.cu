@@ -78,26 +78,12 @@ static __global__ void __launch_bounds__(160, 1)
     q35_cluster_sync(); /* every block's barriers made before any multicast into it or arrival on them */
     if (warp == 4) {
         if (lane == 0) {
-            const uint16_t mask = (uint16_t)((1u << cl) - 1);
 #pragma unroll 1
             for (int64_t c = 0; c < nc; c++) {
                 const int s = (int)(c % NS);
-                const uint32_t sb = base + (uint32_t)s * W::STAGE, bar = full + 8 * s;
                 if (c >= NS)
                     q35_mbar_wait(empty + 8 * s, (uint32_t)((c / NS - 1) & 1));
-                q35_mbar_arrive_expect_tx(bar, W::TX_BYTES);
-                const int yk = (int)((c * hk + kh) * CH), yp = (int)((c * hv + j) * CH);
-                for (int i = (int)rank; i < 6; i += cl) { /* box i: K, K, Q, Q (dk halves), P, T beta */
-                    const q35_tma_map *map = i < 2 ? &maps.k : i < 4 ? &maps.q : i == 4 ? &maps.p : &maps.t;
-                    const uint32_t at = sb + (i < 4 ? W::OFF_K + (uint32_t)i * W::BOX : i == 4 ? W::OFF_P : W::OFF_T);
-                    const int x = i < 4 ? 64 * (i % 2) : 0, y = i < 4 ? yk : yp;
-                    if (cl > 1)
-                        q35_tma_load_2d_mcast(at, map, bar, x, y, mask);
-                    else
-                        q35_tma_load_2d(at, map, bar, x, y);
-                }
-                q35_tma_load_2d(sb + W::OFF_V, &maps.v, bar, j * dv + sl * 32, (int)(c * CH));
-                q35_tma_load_2d(sb + W::OFF_G, &maps.g, bar, 0, (int)(c * hv + j));
+                w_tma_stage(maps, base + (uint32_t)s * W::STAGE, full + 8 * s, c, j, kh, sl, hk, hv, dv, (int)rank, cl);
             }
         }
     } else {
@@ -131,8 +117,9 @@ static __global__ void q35_delta_chunk_state_tbwm(float *o, int64_t o_stride, fl
 
 #endif /* Q35_SM90A_CODE */
 
-/* Both passes, the state pass in clusters of `most` blocks (or of the head's
- * n = dv / 32 when fewer; 1 where n is odd and most is 2). */
+/* Both passes, the state pass in clusters of MOST blocks (of the head's n =
+ * dv / 32 when fewer; 1 where n is not a multiple of MOST), at most 8: the
+ * portable cluster size. */
 template <int MOST>
 static int run_tbwm(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
                     int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W,
@@ -140,9 +127,8 @@ static int run_tbwm(int optin, float *o, int64_t o_stride, float *S, const float
 {
     (void)U;
     /* the device and its shared memory (wm_cfg::SMEM) were checked by check_variant */
+    static_assert(MOST >= 1 && MOST <= 8, "a portable cluster");
     const int n = d.dv / 32, cl = n <= MOST ? n : n % MOST == 0 ? MOST : 1;
-    if (cl > 8)
-        return q35_fail(err, "delta_chunk tb4wmkh: dv %d is %d slices of 32, a cluster each (at most 8)", d.dv, n);
     w_maps maps;
     memset(&maps, 0, sizeof maps);
     if (w_make_maps(&maps, v, stride, T, d, W, P, G, Q, K, err) ||
