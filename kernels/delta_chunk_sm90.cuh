@@ -2,7 +2,7 @@
  * (kernels/delta_chunk_tb.cuh) with its state pass one warp group's wgmma.
  * tb4wtkh runs it, production and the default on sm_90 (kernels/
  * delta_chunk_sm90.cu, in q35_kernels_sm90), and the experiments tb4w, tb4wt
- * and the multicast tb4wmkh / tb4wm2kh (kernels/experiments/
+ * the multicast tb4wmkh / tb4wm2kh and tb4wpkh (kernels/experiments/
  * delta_chunk_sm90.cu). This header holds the kernel, its chunk (w_chunk,
  * which the multicast kernel shares), its shared memory and device pieces
  * (descriptors by their two words, the transposed fragment stores; the sm_90a
@@ -500,8 +500,9 @@ int tbw_runs_on(int device, q35_error *why);
  * kernels/experiments/delta_chunk.cu's): tb4w, tb4wt, tb4wmkh (tb4wtkh's
  * state pass in clusters of a value head's dv / 32 blocks sharing K, Q, P
  * and T beta by TMA multicast, three stages: w_cfg_n<3>) and tb4wm2kh (the
- * same in clusters of 2). */
-extern const variant_impl k_tb4w_impl, k_tb4wt_impl, k_tb4wmkh_impl, k_tb4wm2kh_impl;
+ * same in clusters of 2), tb4wpkh (tb4wtkh's two passes at once, the state
+ * pass waiting on flags the parallel pass publishes a chunk at a time). */
+extern const variant_impl k_tb4w_impl, k_tb4wt_impl, k_tb4wmkh_impl, k_tb4wm2kh_impl, k_tb4wpkh_impl;
 
 } /* namespace q35_delta_chunk_kernels */
 

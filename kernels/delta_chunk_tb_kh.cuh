@@ -37,14 +37,15 @@ struct kh_cfg {
     __host__ __device__ static constexpr int smem(int r) { return a_area(r) + 2 * r * CH * 4; }
 };
 
-/* QK16: K and Q already f16 in the workspace (q35_delta_chunk_qk16; q, k unused). */
+/* Chunk c's key head kh by the block (its shared memory at smem, free at
+ * entry; its last reads of it done at return only per thread). QK16: K and Q
+ * already f16 in the workspace (q35_delta_chunk_qk16; q, k unused). */
 template <bool QK16>
-static __global__ void __launch_bounds__(THREADS, 4)
-    q35_delta_chunk_prep_tb_kh(const float *q, const float *k, int64_t stride, const float *g, const float *beta,
-                               int64_t T, int hk, int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
+__device__ __forceinline__ void prep_tb_kh_item(unsigned char *smem, int c, int kh, const float *q, const float *k,
+                                                int64_t stride, const float *g, const float *beta, int64_t T, int hk,
+                                                int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
 {
-    extern __shared__ __align__(16) unsigned char smem[];
-    const int r = hv / hk, c = (int)(blockIdx.x / (unsigned)hk), kh = (int)(blockIdx.x % (unsigned)hk);
+    const int r = hv / hk;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int64_t t0 = (int64_t)c * CH;
     const int n = T - t0 < CH ? (int)(T - t0) : CH;
@@ -81,6 +82,16 @@ static __global__ void __launch_bounds__(THREADS, 4)
         auto put = [&](int t, float x) { tb[(size_t)t * CH] = __float2half_rn(x * bcol); };
         prep_solve(sA + h * (kh_cfg::A_BYTES / 4), col, put);
     }
+}
+
+template <bool QK16>
+static __global__ void __launch_bounds__(THREADS, 4)
+    q35_delta_chunk_prep_tb_kh(const float *q, const float *k, int64_t stride, const float *g, const float *beta,
+                               int64_t T, int hk, int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    prep_tb_kh_item<QK16>(smem, (int)(blockIdx.x / (unsigned)hk), (int)(blockIdx.x % (unsigned)hk), q, k, stride, g,
+                          beta, T, hk, hv, TBg, Pg, Gg, Qg, Kg);
 }
 
 /* The parallel pass by key head (run_tb_with's and launch_prep_tb's prep_tb). */

@@ -28,6 +28,8 @@
  *                   counted on an mbarrier; 2-D also multicast to the blocks
  *                   of a cluster), fence.proxy.async (generic shared
  *                   memory writes made visible to the async proxy: wgmma, TMA);
+ *   grids at once   griddepcontrol (launch_dependents, wait), a flag published
+ *                   with release and waited for with acquire across grids;
  *   registers       setmaxnreg inc / dec (warp-group register reallocation);
  *   misc            named barriers (sync, arrive), ex2.approx, f16x2 packing,
  *                   stmatrix (x4, transposed: fragments to a K-major operand).
@@ -397,6 +399,43 @@ __device__ __forceinline__ uint32_t q35_mapa(uint32_t addr, uint32_t rank)
 __device__ __forceinline__ void q35_mbar_arrive_cluster(uint32_t cluster_bar)
 {
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
+}
+
+/* ---- grids that run at once (programmatic dependent launch) ------------------------- */
+
+/* This block lets the grid launched after it with programmatic stream
+ * serialization start (once every block of this grid has said so or left). */
+__device__ __forceinline__ void q35_grid_launch_dependents(void)
+{
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+
+/* Waits until the grids this one was launched early after have completed, their
+ * writes visible. */
+__device__ __forceinline__ void q35_grid_dependency_wait(void)
+{
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
+
+/* A flag in global memory set to 1 by another grid's block: the block's writes
+ * before it (__syncthreads, then one thread's q35_flag_publish) seen by the
+ * thread that q35_flag_wait saw it set, generic and async proxies alike (TMA
+ * reads them after). */
+__device__ __forceinline__ void q35_flag_publish(unsigned *flag)
+{
+    asm volatile("fence.proxy.async.global;\nst.release.gpu.global.u32 [%0], 1;\n" ::"l"(flag) : "memory");
+}
+
+__device__ __forceinline__ void q35_flag_wait(const unsigned *flag)
+{
+    unsigned v;
+    for (;;) {
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
+        if (v)
+            break;
+        __nanosleep(32);
+    }
+    asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
 /* ---- TMA ---------------------------------------------------------------------------- */

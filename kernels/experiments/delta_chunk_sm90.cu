@@ -51,12 +51,12 @@ using wm_cfg = w_cfg_n<3>;
  * of ~110 us, a wave ~10 % under tb4wt's pass (L2 36 % busy). tb4wm2kh: pairs
  * of blocks, L2 reads 32 KiB a block a chunk, 64 clusters of 2 (predicted
  * resident in one wave: ~115 us, the variant ~0.175 ms). */
+template <int NS, bool PIPE>
 static __global__ void __launch_bounds__(160, 1)
     q35_delta_chunk_state_tbwm(float *o, int64_t o_stride, float *S, int64_t T, int hk, int hv, int dv, int cl,
-                               const __grid_constant__ w_maps maps)
+                               const unsigned *ready, const __grid_constant__ w_maps maps)
 {
-    using W = wm_cfg;
-    constexpr int NS = 3;
+    using W = w_cfg_n<NS>;
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t base = (q35_sm90_smem(smem) + 1023) & ~1023u;
     const int n = dv / 32, j = blockIdx.x / n, sl = blockIdx.x % n, kh = j % hk;
@@ -81,6 +81,9 @@ static __global__ void __launch_bounds__(160, 1)
 #pragma unroll 1
             for (int64_t c = 0; c < nc; c++) {
                 const int s = (int)(c % NS);
+                if (PIPE) /* chunk c's tiles written by the parallel pass (asked before the stage is free: off the
+                             chain of refills when they were long since) */
+                    q35_flag_wait(ready + c * hk + kh);
                 if (c >= NS)
                     q35_mbar_wait(empty + 8 * s, (uint32_t)((c / NS - 1) & 1));
                 w_tma_stage(maps, base + (uint32_t)s * W::STAGE, full + 8 * s, c, j, kh, sl, hk, hv, dv, (int)rank, cl);
@@ -104,14 +107,18 @@ static __global__ void __launch_bounds__(160, 1)
         w_state_copy<false>(st, Sj, warp, lane);
     }
     q35_cluster_sync(); /* no block leaves while another may still multicast into it or arrive on its barriers */
+    if (PIPE)
+        q35_grid_dependency_wait(); /* done only once the parallel pass is: what follows in the stream sees both */
 }
 
 #else
 
+template <int NS, bool PIPE>
 static __global__ void q35_delta_chunk_state_tbwm(float *o, int64_t o_stride, float *S, int64_t T, int hk, int hv,
-                                                  int dv, int cl, const __grid_constant__ w_maps maps)
+                                                  int dv, int cl, const unsigned *ready,
+                                                  const __grid_constant__ w_maps maps)
 {
-    (void)o, (void)o_stride, (void)S, (void)T, (void)hk, (void)hv, (void)dv, (void)cl, (void)maps;
+    (void)o, (void)o_stride, (void)S, (void)T, (void)hk, (void)hv, (void)dv, (void)cl, (void)ready, (void)maps;
     __trap(); /* built without sm_90a code: tbw_runs_on refuses first */
 }
 
@@ -131,21 +138,116 @@ static int run_tbwm(int optin, float *o, int64_t o_stride, float *S, const float
     const int n = d.dv / 32, cl = n <= MOST ? n : n % MOST == 0 ? MOST : 1;
     w_maps maps;
     memset(&maps, 0, sizeof maps);
+    const auto state = q35_delta_chunk_state_tbwm<3, false>;
     if (w_make_maps(&maps, v, stride, T, d, W, P, G, Q, K, err) ||
-        Q35_CUDA_CHECK(cudaFuncSetAttribute(q35_delta_chunk_state_tbwm, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            wm_cfg::SMEM),
-                       err) ||
+        Q35_CUDA_CHECK(cudaFuncSetAttribute(state, cudaFuncAttributeMaxDynamicSharedMemorySize, wm_cfg::SMEM), err) ||
         launch_prep_tb(prep_tb_kh(d), optin, q, k, stride, g, beta, T, d, W, P, G, Q, K, stream, err))
         return -1;
     q35_cluster_launch l(dim3((unsigned)(d.hv * n)), dim3(160), wm_cfg::SMEM, (cudaStream_t)stream, (unsigned)cl);
-    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, q35_delta_chunk_state_tbwm, o, o_stride, S, T, d.hk, d.hv, d.dv, cl,
-                                          maps),
+    const unsigned *no_flags = nullptr;
+    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, state, o, o_stride, S, T, d.hk, d.hv, d.dv, cl, no_flags, maps),
                        err))
         return q35_fail_context(err, "delta_chunk tb4wmkh: launching its state pass (clusters of %d)", cl);
     return Q35_LAUNCH_CHECK("q35_delta_chunk_state_tbwm", err);
 }
 
+/* ---- tb4wpkh: the parallel pass and the state pass at once ---------------------------------------- */
+
+/* Why. tb4wtkh runs its two passes one after the other: under ncu (H100,
+ * ee03ff5 / 9f79b56) at 4096 rows of the 9B the parallel pass takes ~61 us and
+ * the state pass ~121, their sum the variant's 0.181 ms. The state pass needs
+ * only chunk c's tiles to run chunk c, and the parallel pass makes them in
+ * chunk order; its blocks (36 KiB of shared memory, 128 registers a thread at
+ * the 9B) fit two beside a state block (w_cfg_n<2>: 138 KiB). So here the
+ * parallel pass runs as a grid of at most two blocks an SM, each taking items
+ * (chunk, key head) in chunk order and publishing each done (a flag a item,
+ * in the workspace's U, which the tb variants do not use); the state pass is
+ * tb4wmkh's kernel alone (clusters of 1, its producer warp, two stages)
+ * launched with programmatic stream serialization right after it: every
+ * parallel block lets it start at once (griddepcontrol.launch_dependents), and
+ * its producer waits for chunk c's flag before bringing chunk c's stage. The
+ * state pass cannot start before every parallel block has (the launch waits
+ * for all of them to have said so), so it never waits on a block that is not
+ * running: no deadlock whatever the residency. Where the device ignores the
+ * early launch the two run in turn, flags all set. Bitwise tb4wtkh: the same
+ * code on the same inputs.
+ * Predicted (not measured): the variant ~max(state, parallel) plus the first
+ * item's latency: at 4096 rows of the 9B ~0.13-0.15 ms on the H100 (0.181
+ * tb4wtkh), ~0.045 at 1024 (0.059), ~0.075 at 2048 (0.098), if the state pass
+ * slows under the parallel pass's L2 traffic by no more than ~15 %. */
+template <bool QK16>
+static __global__ void __launch_bounds__(THREADS, 4)
+    q35_delta_chunk_prep_tb_khp(const float *q, const float *k, int64_t stride, const float *g, const float *beta,
+                                int64_t T, int hk, int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg,
+                                unsigned *ready)
+{
+#ifdef Q35_SM90A_CODE
+    extern __shared__ __align__(16) unsigned char smem[];
+    q35_grid_launch_dependents();
+    const int items = (int)((T + CH - 1) / CH) * hk;
+#pragma unroll 1
+    for (int it = (int)blockIdx.x; it < items; it += (int)gridDim.x) {
+        prep_tb_kh_item<QK16>(smem, it / hk, it % hk, q, k, stride, g, beta, T, hk, hv, TBg, Pg, Gg, Qg, Kg);
+        __syncthreads(); /* every thread's writes of the item made (and its reads of shared memory: the next item's) */
+        if (threadIdx.x == 0)
+            q35_flag_publish(ready + it);
+    }
+#else
+    (void)q, (void)k, (void)stride, (void)g, (void)beta, (void)T, (void)hk, (void)hv, (void)TBg, (void)Pg, (void)Gg,
+        (void)Qg, (void)Kg, (void)ready;
+    __trap(); /* built without sm_90a code: tbw_runs_on refuses first */
+#endif
+}
+
+using wp_cfg = w_cfg_n<2>;
+
+static int run_tbwp(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
+                    int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W,
+                    __half *U, __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
+{
+    /* the device and its shared memory (wp_cfg::SMEM) were checked by check_variant */
+    const int64_t items = (T + CH - 1) / CH * d.hk; /* flags, 4 bytes each, in U's area ([chunk][hv][dv][64] f16) */
+    unsigned *ready = reinterpret_cast<unsigned *>(U);
+    const int pbytes = kh_cfg::smem(d.hv / d.hk);
+    if (pbytes > optin)
+        return q35_fail(err, "delta_chunk tb4wpkh: its parallel pass needs %d bytes of shared memory a block, the "
+                        "device allows %d", pbytes, optin);
+    int dev = 0, sms = 0, sm_bytes = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev), err))
+        return -1;
+    /* parallel blocks an SM beside a state block (1 KiB reserved a block), 1 to 4 */
+    int per_sm = (sm_bytes - wp_cfg::SMEM - 1024) / (pbytes + 1024);
+    per_sm = per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm;
+    const int64_t pblocks = items < (int64_t)per_sm * sms ? items : (int64_t)per_sm * sms;
+    w_maps maps;
+    memset(&maps, 0, sizeof maps);
+    const auto prep = q == nullptr ? q35_delta_chunk_prep_tb_khp<true> : q35_delta_chunk_prep_tb_khp<false>;
+    const auto state = q35_delta_chunk_state_tbwm<2, true>;
+    if (w_make_maps(&maps, v, stride, T, d, W, P, G, Q, K, err) ||
+        Q35_CUDA_CHECK(cudaFuncSetAttribute(state, cudaFuncAttributeMaxDynamicSharedMemorySize, wp_cfg::SMEM), err) ||
+        Q35_CUDA_CHECK(cudaFuncSetAttribute(prep, cudaFuncAttributeMaxDynamicSharedMemorySize, pbytes), err) ||
+        Q35_CUDA_CHECK(cudaMemsetAsync(ready, 0, (size_t)items * sizeof(unsigned), (cudaStream_t)stream), err))
+        return -1;
+    prep<<<(unsigned)pblocks, THREADS, pbytes, (cudaStream_t)stream>>>(q, k, stride, g, beta, T, d.hk, d.hv, W, P, G,
+                                                                        Q, K, ready);
+    if (Q35_LAUNCH_CHECK("q35_delta_chunk_prep_tb_khp", err))
+        return -1;
+    q35_cluster_launch l(dim3((unsigned)(d.hv * (d.dv / 32))), dim3(160), wp_cfg::SMEM, (cudaStream_t)stream, 1);
+    cudaLaunchAttribute early;
+    early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    early.val.programmaticStreamSerializationAllowed = 1;
+    l.cfg.attrs = &early;
+    l.cfg.numAttrs = 1;
+    const unsigned *flags = ready;
+    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, state, o, o_stride, S, T, d.hk, d.hv, d.dv, 1, flags, maps), err))
+        return q35_fail_context(err, "delta_chunk tb4wpkh: launching its state pass (early, after the parallel pass)");
+    return Q35_LAUNCH_CHECK("q35_delta_chunk_state_tbwm (early)", err);
+}
+
 extern const variant_impl k_tb4wmkh_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<8>, 2, tbw_runs_on};
 extern const variant_impl k_tb4wm2kh_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<2>, 2, tbw_runs_on};
+extern const variant_impl k_tb4wpkh_impl = {nullptr, tb_cfg::C::SW, wp_cfg::SMEM, run_tbwp, 2, tbw_runs_on};
 
 } /* namespace q35_delta_chunk_kernels */
