@@ -31,8 +31,8 @@
  *   delta rule      Q35_PREFILL_DELTA=scan|chunked    default: chunked (tensor cores,
  *                   kernels/delta_chunk.h) on the f16 GEMM path, the scan (exact
  *                   f32) on the f32 one and always when deterministic
- *   chunk rows      Q35_PREFILL_CHUNK_ROWS=R          default: 2048 (halved by the
- *                   plan while memory is short)
+ *   chunk rows      Q35_PREFILL_CHUNK_ROWS=R          default: 2048, 4096 on the f16
+ *                   and fp8 GEMM paths (halved by the plan while memory is short)
  *   deterministic   Q35_DETERMINISTIC=1               projections through
  *                   q35_gemv_rows, attention through q35_attention_decode_rows:
  *                   per-row results independent of the chunk, so a prefill's

@@ -40,10 +40,14 @@ const char *q35_attn_path_name(q35_attn_path a); /* "f32", "flash", "default" */
 const char *q35_gemm_path_name(q35_gemm_path g); /* "f32", "f16", "fp8", "default" */
 const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "default" */
 
-/* The default rows per chunk on a discrete device and on a unified-memory one
- * (the plan halves them while memory is short): the fastest measured at the
- * model's shapes (bench/results/, the prefill sweep's chunk axis). */
+/* The default rows per chunk on a discrete device, on one over the f16 or fp8
+ * GEMM (the fast paths), and on a unified-memory one (the plan halves them
+ * while memory is short): the fastest measured at the model's shapes
+ * (bench/results/, the prefill sweep's chunk axis; the fast paths' 4096
+ * 1.2-1.6 % over 2048 at 4k and 16k on an H100 and an H200, cab57c4 and
+ * 9f79b56). */
 #define Q35_CHUNK_ROWS_DISCRETE 2048
+#define Q35_CHUNK_ROWS_FAST 4096
 #define Q35_CHUNK_ROWS_UNIFIED 2048
 
 /* The options of a load. q35_cuda_options_init gives every field its "not set"
@@ -57,7 +61,7 @@ typedef struct q35_cuda_options {
     q35_attn_path attention; /* Q35_ATTN_DEFAULT: $Q35_PREFILL_ATTENTION, else f32 while it fits, flash past it */
     q35_gemm_path gemm;      /* Q35_GEMM_DEFAULT: $Q35_PREFILL_GEMM, else f32 */
     q35_delta_path delta;    /* Q35_DELTA_DEFAULT: $Q35_PREFILL_DELTA, else chunked on the f16 GEMM path, the scan on f32 */
-    int64_t chunk_rows;      /* 0: $Q35_PREFILL_CHUNK_ROWS, else Q35_CHUNK_ROWS_DISCRETE / _UNIFIED */
+    int64_t chunk_rows;      /* 0: $Q35_PREFILL_CHUNK_ROWS, else Q35_CHUNK_ROWS_DISCRETE / _FAST / _UNIFIED */
     int deterministic;       /* -1: $Q35_DETERMINISTIC; 0 off; 1 on */
     int64_t max_seq;         /* positions a request holds: the plan's length (0: 4096) */
     size_t scores_budget;    /* 0: $Q35_ATTN_SCORES_BUDGET, else Q35_ATTN_SCORES_BUDGET (1 GiB) */

@@ -202,7 +202,8 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
     if (c->gemm == Q35_GEMM_DEFAULT)
         c->gemm = Q35_GEMM_F32;
 
-    /* chunk rows: a pinned value alone, else the device's default halved down to 64 */
+    /* chunk rows: a pinned value alone, else the device's default (on the fast GEMM paths their own) halved down
+     * to 64 */
     int64_t rows = o->chunk_rows;
     if (rows == 0 && env->chunk_rows && parse_int(env->chunk_rows, 1, 1 << 20, &rows)) {
         q35_paths_note(log, cap, quiet,
@@ -213,7 +214,8 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
     if (rows > 0) {
         c->chunk_rows[c->n_chunk_rows++] = rows;
     } else {
-        for (rows = unified ? Q35_CHUNK_ROWS_UNIFIED : Q35_CHUNK_ROWS_DISCRETE;
+        const bool fast = c->gemm == Q35_GEMM_F16 || c->gemm == Q35_GEMM_FP8;
+        for (rows = unified ? Q35_CHUNK_ROWS_UNIFIED : fast ? Q35_CHUNK_ROWS_FAST : Q35_CHUNK_ROWS_DISCRETE;
              rows >= 64 && c->n_chunk_rows < (int)(sizeof c->chunk_rows / sizeof c->chunk_rows[0]); rows /= 2)
             c->chunk_rows[c->n_chunk_rows++] = rows;
     }
