@@ -49,7 +49,7 @@ static const char *const k_help =
     "  --delta-rule-variant V\n"
     "                    the scan's variant (Q35_DELTA_RULE_VARIANT; default r2pni, l16r2pn where dv needs it)\n"
     "  --delta-chunk-variant V\n"
-    "                    the chunked delta rule's variant (Q35_DELTA_CHUNK_VARIANT; tb4wtkh on sm_90, else tb4)\n"
+    "                    the chunked delta rule's variant (Q35_DELTA_CHUNK_VARIANT; tb4wm2kh on sm_90, else tb4)\n"
     "  --gemm-sm90-variant V\n"
     "                    the sm_90a GEMM's variant, where the model runs it (Q35_GEMM_SM90_VARIANT; default persist)\n"
     "                    (a variant this build lacks, or one the device cannot run: a warning, the default)\n"

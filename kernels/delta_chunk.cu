@@ -114,14 +114,24 @@ int q35_delta_chunk_variant_takes_qk16(int variant)
 
 int q35_delta_chunk_variant_default(void)
 {
-    /* the fastest measured at the model's shapes (bench/results/): tb4wtkh where this device runs it (an sm_90
-       device, a build with its sm_90a code and the program linking q35_kernels_sm90), else tb4 */
-    const int w = q35_delta_chunk_variant_find("tb4wtkh");
-    const q35_variant *x = q35_variant_at(&k_set, w);
+    /* the fastest measured at the model's shapes (bench/results/): tb4wm2kh, then tb4wtkh, where this device runs
+       it (an sm_90 device, a build with its sm_90a code, the program linking q35_kernels_sm90, the shared memory),
+       else tb4 */
+    static const char *const order[] = {"tb4wm2kh", "tb4wtkh"};
     int dev = 0;
-    if (x && cudaGetDevice(&dev) == cudaSuccess) {
+    if (cudaGetDevice(&dev) != cudaSuccess)
+        return q35_delta_chunk_variant_find("tb4");
+    for (const char *name : order) {
+        const int w = q35_delta_chunk_variant_find(name);
+        const q35_variant *x = q35_variant_at(&k_set, w);
+        if (!x)
+            continue;
+        const variant_impl *v = static_cast<const variant_impl *>(x->impl);
         q35_error why{}; /* why not, for no one: the fallback is the answer */
-        if (static_cast<const variant_impl *>(x->impl)->runs_on(dev, &why))
+        int optin = 0;
+        if (v->runs_on(dev, &why) &&
+            cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+            v->smem <= optin)
             return w;
     }
     return q35_delta_chunk_variant_find("tb4");

@@ -143,7 +143,7 @@ int q35_delta_chunk_qk16(float *o, int64_t o_stride, float *S, const float *v, i
                          int variant, q35_stream stream, q35_error *err);
 
 /* The variants (kernels/variant.h; the state pass's block). Production:
- * tb4wtkh on sm_90 (below) and tb4 elsewhere are the default
+ * tb4wm2kh on sm_90 (below) and tb4 elsewhere are the default
  * (q35_delta_chunk_variant_default, by the current device); tb4 (0.122 / 0.227
  * ms at 2048 / 4096 rows of the 9B on an H200 against w4's 0.146 / 0.269,
  * cab57c4; bench/results/) is another formulation (family 1: D = T diag(beta)
@@ -160,15 +160,19 @@ int q35_delta_chunk_qk16(float *o, int64_t o_stride, float *S, const float *v, i
  * kernels/delta_chunk_tb_kh.cuh), tb4w, tb4's state pass on wgmma, and tb4wt,
  * tb4w with its stages brought by TMA (sm_90a only, family 2;
  * kernels/experiments/delta_chunk_sm90.cu). Production on sm_90a: tb4wtkh,
- * tb4wt after tb4kh's parallel pass (bitwise tb4wt; kernels/delta_chunk_sm90.cu,
- * in q35_kernels_sm90), the default where the device runs it. The
+ * tb4wt after tb4kh's parallel pass (bitwise tb4wt), and tb4wm2kh, tb4wtkh with
+ * the state pass's blocks in pairs sharing their tiles by TMA multicast
+ * (bitwise tb4wtkh; 0.173 against 0.180 ms at 4096 rows of the 9B on an H100,
+ * 5fa2d78), the default where the device runs it (kernels/delta_chunk_sm90.cu,
+ * in q35_kernels_sm90). The
  * variants of family 0 compute the same products in the same order: bitwise
  * equal. */
 int q35_delta_chunk_variant_count(void);
 const char *q35_delta_chunk_variant_name(int variant);
 int q35_delta_chunk_variant_find(const char *name);
-/* tb4wtkh where the current device runs it (sm_90, a build with sm_90a code,
- * q35_kernels_sm90 linked), else tb4 (also without a device). */
+/* tb4wm2kh, else tb4wtkh, where the current device runs it (sm_90, a build
+ * with sm_90a code, q35_kernels_sm90 linked, its shared memory), else tb4
+ * (also without a device). */
 int q35_delta_chunk_variant_default(void);
 /* A variant's family (-1: no such variant): variants of one family compute the
  * same products in the same order (bitwise equal); another family is another

@@ -44,7 +44,7 @@
  *                   device's shared memory holds it, else base
  *   scan variant    Q35_DELTA_RULE_VARIANT=NAME       default: r2pni where dv
  *                   allows it, else l16r2pn (prefill and decode alike)
- *   chunk variant   Q35_DELTA_CHUNK_VARIANT=NAME      default: tb4wtkh on an
+ *   chunk variant   Q35_DELTA_CHUNK_VARIANT=NAME      default: tb4wm2kh on an
  *                   sm_90 device (a build with sm_90a code), else tb4
  *   CUDA graphs     Q35_CUDA_GRAPH=1                  default: off; a prefill
  *                   chunk's layers launched as graphs, one a layer, on the paths

@@ -9,11 +9,13 @@
  * wgmma, sm_90a, family 2; kernels/experiments/delta_chunk_sm90.cu, built
  * for 90a-real alone), tb4wt (tb4w fed by TMA, bitwise tb4w) and tb4wmkh
  * (tb4wtkh with a value head's blocks one cluster sharing their tiles by TMA
- * multicast, bitwise tb4wtkh; tb4wm2kh, the same in clusters of 2) and
- * tb4wpkh (tb4wtkh's passes at once, chunk by chunk, bitwise it):
+ * multicast, bitwise tb4wtkh; the production tb4wm2kh is the same in
+ * clusters of 2) and tb4wpkh (tb4wtkh's passes at once, chunk by chunk,
+ * bitwise it):
  * built into the suites and the benchmarks only (kernels/variant.h), beside
- * the production w4 and tb4 (kernels/delta_chunk.cu) and tb4wtkh (tb4wt after
- * tb4kh's parallel pass, bitwise tb4wt; kernels/delta_chunk_sm90.cu). */
+ * the production w4 and tb4 (kernels/delta_chunk.cu), tb4wtkh (tb4wt after
+ * tb4kh's parallel pass, bitwise tb4wt) and tb4wm2kh (kernels/
+ * delta_chunk_sm90.cu). */
 #include "kernels/delta_chunk.cuh"
 #include "kernels/delta_chunk_sm90.cuh"
 #include "kernels/delta_chunk_tb_kh.cuh"
@@ -39,8 +41,7 @@ static constexpr variant_impl k_tb4kh = {nullptr, tb_cfg::C::SW, tb_cfg::C::smem
 static const q35_variant k_experiments[] = {{"w8", 1, &k_w8},     {"s64w8", 2, &k_s64w8}, {"w4o4", 3, &k_w4o4},
                                             {"tb4o4", 5, &k_tb4o4},   {"tb4kh", 6, &k_tb4kh},
                                             {"tb4w", 7, &k_tb4w_impl}, {"tb4wt", 8, &k_tb4wt_impl},
-                                            {"tb4wmkh", 10, &k_tb4wmkh_impl}, {"tb4wm2kh", 11, &k_tb4wm2kh_impl},
-                                            {"tb4wpkh", 12, &k_tb4wpkh_impl}};
+                                            {"tb4wmkh", 10, &k_tb4wmkh_impl}, {"tb4wpkh", 12, &k_tb4wpkh_impl}};
 
 extern "C" const q35_variant_table q35_delta_chunk_experiments = {
     k_experiments, (int)(sizeof k_experiments / sizeof k_experiments[0])};

@@ -4,9 +4,9 @@
  * (test_variants_production, linked as the model and the q35 command are);
  * names and indices agree both ways, nothing is listed past the count (the
  * sm_90a units' variants are all production ones, and the chunked delta
- * rule's tb4wtkh, from q35_kernels_sm90, is listed by both: its table is
- * linked by name); the defaults (the chunked rule's by the device: tb4wtkh
- * exactly where it runs); the chunked delta rule's families. */
+ * rule's tb4wtkh and tb4wm2kh, from q35_kernels_sm90, are listed by both: their
+ * table is linked by name); the defaults (the chunked rule's by the device:
+ * tb4wm2kh exactly where it runs); the chunked delta rule's families. */
 #include "parity/lib/harness.h"
 
 #include "kernels/attention_decode.h"
@@ -62,7 +62,7 @@ int main(void)
         {"delta_rule", q35_delta_rule_variant_count, q35_delta_rule_variant_name, q35_delta_rule_variant_find,
          "rows1 rows2 lanes4 r2p r2pn r2pni r2w2pn l16r2pn l16r2w8pn l16w16pn", "r2pni l16r2pn"},
         {"delta_chunk", q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, q35_delta_chunk_variant_find,
-         "w4 w8 s64w8 w4o4 tb4 tb4o4 tb4kh tb4w tb4wt tb4wtkh tb4wmkh tb4wm2kh tb4wpkh", "w4 tb4 tb4wtkh"},
+         "w4 w8 s64w8 w4o4 tb4 tb4o4 tb4kh tb4w tb4wt tb4wtkh tb4wmkh tb4wm2kh tb4wpkh", "w4 tb4 tb4wtkh tb4wm2kh"},
         {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, "registers staged",
          "registers staged"},
         {"flash_sm90", q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,
@@ -80,14 +80,14 @@ int main(void)
              strcmp(q35_delta_rule_variant_name(q35_delta_rule_variant_default(dv128)), "r2pni") == 0 &&
                  strcmp(q35_delta_rule_variant_name(q35_delta_rule_variant_default(dv16)), "l16r2pn") == 0,
              "defaults: delta_rule r2pni at dv 128, l16r2pn at dv 16 (32 rows a block do not fit)");
-    /* the chunked form's by the device: tb4wtkh where it runs (sm_90, sm_90a code), tb4 elsewhere (no device) */
+    /* the chunked form's by the device: tb4wm2kh where it runs (sm_90, sm_90a code), tb4 elsewhere (no device) */
     q35_error why = {""};
-    const bool wtkh = q35_delta_chunk_variant_supported(q35_delta_chunk_variant_find("tb4wtkh"), dv128, &why) == 0;
-    const char *chunk_default = wtkh ? "tb4wtkh" : "tb4";
+    const bool wtkh = q35_delta_chunk_variant_supported(q35_delta_chunk_variant_find("tb4wm2kh"), dv128, &why) == 0;
+    const char *chunk_default = wtkh ? "tb4wm2kh" : "tb4";
     q35_case(&s, strcmp(q35_delta_chunk_variant_name(q35_delta_chunk_variant_default()), chunk_default) == 0,
              "defaults: delta_chunk %s (got %s)%s%s", chunk_default,
              q35_delta_chunk_variant_name(q35_delta_chunk_variant_default()),
-             wtkh ? "" : ": tb4wtkh does not run here: ", why.msg);
+             wtkh ? "" : ": tb4wm2kh does not run here: ", why.msg);
     q35_case(&s,
              strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q4_K)), "staged") == 0 &&
                  strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q8_0)), "registers") == 0,
@@ -116,11 +116,11 @@ int main(void)
                      legend, sizeof legend);
     const char *want = Q35_KERNEL_EXPERIMENTS
                            ? (wtkh ? "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4, 5 = tb4o4, 6 = tb4kh, 7 = tb4w, "
-                                     "8 = tb4wt, 9 = tb4wtkh (default here), 10 = tb4wmkh, 11 = tb4wm2kh, 12 = tb4wpkh"
+                                     "8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh (default here), 12 = tb4wpkh"
                                    : "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4 (default here), 5 = tb4o4, "
                                      "6 = tb4kh, 7 = tb4w, 8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh, 12 = tb4wpkh")
-                           : (wtkh ? "0 = w4, 1 = tb4, 2 = tb4wtkh (default here)"
-                                   : "0 = w4, 1 = tb4 (default here), 2 = tb4wtkh");
+                           : (wtkh ? "0 = w4, 1 = tb4, 2 = tb4wtkh, 3 = tb4wm2kh (default here)"
+                                   : "0 = w4, 1 = tb4 (default here), 2 = tb4wtkh, 3 = tb4wm2kh");
     q35_case(&s, strcmp(legend, want) == 0, "q35_variant_list: \"%s\"", legend);
     return q35_suite_end(&s);
 }
