@@ -426,14 +426,24 @@ __device__ __forceinline__ void q35_flag_publish(unsigned *flag)
     asm volatile("fence.proxy.async.global;\nst.release.gpu.global.u32 [%0], 1;\n" ::"l"(flag) : "memory");
 }
 
+/* Bounded as q35_mbar_wait is: after 20 s it traps, so a flag never published
+ * fails the launch instead of hanging it. */
 __device__ __forceinline__ void q35_flag_wait(const unsigned *flag)
 {
     unsigned v;
-    for (;;) {
-        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
-        if (v)
-            break;
-        __nanosleep(32);
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
+    if (!v) {
+        uint64_t t0, t;
+        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t0));
+        for (;;) {
+            __nanosleep(32);
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(flag) : "memory");
+            if (v)
+                break;
+            asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+            if (t - t0 > 20000000000ull)
+                __trap();
+        }
     }
     asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
