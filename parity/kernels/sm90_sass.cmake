@@ -22,9 +22,11 @@
 #          cluster (mcast) kernels no more than the two MEMBAR.ALL.GPU of
 #          their cluster barriers (none before the K loop's remote releases).
 #   delta  kernels/delta_chunk_sm90.cu, the chunked delta rule's wgmma state
-#          pass as the production tb4wtkh runs it (TMA): HGMMA.64x32x16.F32
-#          and its TMA loads; the unit's other kernels (tb4kh's parallel
-#          passes) no local memory.
+#          passes as the production tb4wtkh and tb4wm2kh run them (TMA):
+#          HGMMA.64x32x16.F32 and their TMA loads; tb4wm2kh's multicast kernel
+#          no more MEMBAR.ALL.GPU than cluster barrier arrivals (none in its
+#          chunk loop); the unit's other kernels (tb4kh's parallel passes) no
+#          local memory.
 # cuobjdump and nvdisasm: sass_tools.cmake finds them; SKIPPED (ctest's skip)
 # naming what is missing.
 if(UNIT STREQUAL "gemm")
@@ -87,7 +89,7 @@ foreach(f IN LISTS functions)
   if(UNIT STREQUAL "delta")
     if(NOT name MATCHES "q35_delta_chunk_state_tbw")
       set(want "")
-    elseif(name MATCHES "state_tbwILb1E") # tb4wt: its stages by TMA
+    elseif(name MATCHES "state_tbwILb1E|state_tbwm") # tb4wt, tb4wm2kh: their stages by TMA
       list(APPEND want "UTMALDG")
     endif()
   endif()
@@ -149,6 +151,19 @@ foreach(f IN LISTS functions)
     if(n_membar GREATER 2)
       message("FAIL  ${who}: ${n_membar} MEMBAR.ALL.GPU in ${name} (want 2: the cluster barriers; a stage "
               "release in the K loop must not fence the GPU)")
+      math(EXPR bad "${bad} + 1")
+    endif()
+  endif()
+  # delta's multicast state pass (tb4wm2kh): a GPU-scope memory barrier only
+  # where a cluster barrier arrives (entry and exit, each on its converged and
+  # diverged paths), none in the chunk loop's remote stage releases
+  if(UNIT STREQUAL "delta" AND name MATCHES "q35_delta_chunk_state_tbwm")
+    sass_count("${f}" "MEMBAR\\.ALL\\.GPU" n_membar)
+    sass_count("${f}" "UCGABAR_ARV" n_arv)
+    string(APPEND counts " ${n_membar} MEMBAR.ALL.GPU ${n_arv} UCGABAR_ARV")
+    if(n_membar GREATER n_arv)
+      message("FAIL  ${who}: ${n_membar} MEMBAR.ALL.GPU in ${name} against ${n_arv} cluster barrier arrivals (a "
+              "stage release in the chunk loop must not fence the GPU)")
       math(EXPR bad "${bad} + 1")
     endif()
   endif()
