@@ -1,7 +1,8 @@
 /* A cudaLaunchKernelEx configuration with thread-block clusters of `cluster`
  * blocks along x (sm_90+; none when cluster is 1), shared by the attention
- * kernels that split one row's work over a cluster. Use it in place: cfg points
- * at its own attribute. */
+ * kernels that split one row's work over a cluster, the sm_90a GEMM's and the
+ * chunked delta rule's multicast kernels. Use it in place:
+ * cfg points at its own attribute. */
 #ifndef Q35_KERNELS_CLUSTER_LAUNCH_CUH
 #define Q35_KERNELS_CLUSTER_LAUNCH_CUH
 

@@ -112,15 +112,23 @@ int q35_delta_chunk_variant_takes_qk16(int variant)
     return x && static_cast<const variant_impl *>(x->impl)->run ? 1 : 0;
 }
 
+/* Whether the current device runs entry v's kernels (its runs_on, where it has
+ * one), the device's shared memory a block in *optin: 0, or -1 and why. */
+static int device_runs(const variant_impl *v, int *optin, q35_error *err)
+{
+    int dev = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err))
+        return -1;
+    return v->runs_on && !v->runs_on(dev, err) ? -1 : 0;
+}
+
 int q35_delta_chunk_variant_default(void)
 {
     /* the fastest measured at the model's shapes (bench/results/): tb4wm2kh, then tb4wtkh, where this device runs
        it (an sm_90 device, a build with its sm_90a code, the program linking q35_kernels_sm90, the shared memory),
        else tb4 */
     static const char *const order[] = {"tb4wm2kh", "tb4wtkh"};
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess)
-        return q35_delta_chunk_variant_find("tb4");
     for (const char *name : order) {
         const int w = q35_delta_chunk_variant_find(name);
         const q35_variant *x = q35_variant_at(&k_set, w);
@@ -129,9 +137,7 @@ int q35_delta_chunk_variant_default(void)
         const variant_impl *v = static_cast<const variant_impl *>(x->impl);
         q35_error why{}; /* why not, for no one: the fallback is the answer */
         int optin = 0;
-        if (v->runs_on(dev, &why) &&
-            cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
-            v->smem <= optin)
+        if (device_runs(v, &optin, &why) == 0 && v->smem <= optin)
             return w;
     }
     return q35_delta_chunk_variant_find("tb4");
@@ -154,11 +160,7 @@ static int check_variant(int *variant_io, q35_delta_dims d, const variant_impl *
                         "delta_chunk %s: unsupported heads Hk %d Hv %d dk %d dv %d (this kernel needs dk = %d, dv a "
                         "multiple of %d, Hv a multiple of Hk)",
                         x->name, d.hk, d.hv, d.dk, d.dv, DK, v->cols);
-    int dev = 0;
-    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
-        Q35_CUDA_CHECK(cudaDeviceGetAttribute(optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), err))
-        return -1;
-    if (v->runs_on && !v->runs_on(dev, err))
+    if (device_runs(v, optin, err))
         return -1;
     const int prep_bytes = prep_smem(d.dv);
     if (prep_bytes > *optin || v->smem > *optin)

@@ -155,21 +155,11 @@ __device__ __forceinline__ void w_store_t(uint32_t box, const float (&d)[16], fl
     }
 }
 
-/* The same without scaling: stored values are the accumulator's rounded. */
+/* The same without scaling: stored values are the accumulator's rounded (a
+ * product by 1, exact, which the compiler drops). */
 __device__ __forceinline__ void w_store_t(uint32_t box, const float (&d)[16], int warp, int lane)
 {
-    const int m = lane / 8, r = lane % 8;
-#pragma unroll
-    for (int x = 0; x < 2; x++) {
-        uint32_t f[4];
-#pragma unroll
-        for (int mm = 0; mm < 4; mm++) {
-            const int i = 2 * x + mm / 2, h = mm % 2;
-            f[mm] = q35_pack_half2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1]);
-        }
-        const int i = 2 * x + m / 2, h = m % 2;
-        q35_stsm_x4_trans(box + q35_sw128(8 * i + r, 16 * warp + 8 * h), f[0], f[1], f[2], f[3]);
-    }
+    w_store_t(box, d, 1.0f, 1.0f, warp, lane);
 }
 
 /* A [64][8 NC] f16 tile at src (row-major) into 64-column 128-byte-swizzled

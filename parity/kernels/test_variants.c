@@ -82,12 +82,12 @@ int main(void)
              "defaults: delta_rule r2pni at dv 128, l16r2pn at dv 16 (32 rows a block do not fit)");
     /* the chunked form's by the device: tb4wm2kh where it runs (sm_90, sm_90a code), tb4 elsewhere (no device) */
     q35_error why = {""};
-    const bool wtkh = q35_delta_chunk_variant_supported(q35_delta_chunk_variant_find("tb4wm2kh"), dv128, &why) == 0;
-    const char *chunk_default = wtkh ? "tb4wm2kh" : "tb4";
+    const bool wm2kh = q35_delta_chunk_variant_supported(q35_delta_chunk_variant_find("tb4wm2kh"), dv128, &why) == 0;
+    const char *chunk_default = wm2kh ? "tb4wm2kh" : "tb4";
     q35_case(&s, strcmp(q35_delta_chunk_variant_name(q35_delta_chunk_variant_default()), chunk_default) == 0,
              "defaults: delta_chunk %s (got %s)%s%s", chunk_default,
              q35_delta_chunk_variant_name(q35_delta_chunk_variant_default()),
-             wtkh ? "" : ": tb4wm2kh does not run here: ", why.msg);
+             wm2kh ? "" : ": tb4wm2kh does not run here: ", why.msg);
     q35_case(&s,
              strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q4_K)), "staged") == 0 &&
                  strcmp(q35_gemv_variant_name(q35_gemv_variant_default(Q35_TYPE_Q8_0)), "registers") == 0,
@@ -115,11 +115,11 @@ int main(void)
     q35_variant_list(q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, q35_delta_chunk_variant_default(),
                      legend, sizeof legend);
     const char *want = Q35_KERNEL_EXPERIMENTS
-                           ? (wtkh ? "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4, 5 = tb4o4, 6 = tb4kh, 7 = tb4w, "
+                           ? (wm2kh ? "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4, 5 = tb4o4, 6 = tb4kh, 7 = tb4w, "
                                      "8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh (default here), 12 = tb4wpkh"
                                    : "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4 (default here), 5 = tb4o4, "
                                      "6 = tb4kh, 7 = tb4w, 8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh, 12 = tb4wpkh")
-                           : (wtkh ? "0 = w4, 1 = tb4, 2 = tb4wtkh, 3 = tb4wm2kh (default here)"
+                           : (wm2kh ? "0 = w4, 1 = tb4, 2 = tb4wtkh, 3 = tb4wm2kh (default here)"
                                    : "0 = w4, 1 = tb4 (default here), 2 = tb4wtkh, 3 = tb4wm2kh");
     q35_case(&s, strcmp(legend, want) == 0, "q35_variant_list: \"%s\"", legend);
     return q35_suite_end(&s);
