@@ -18,6 +18,7 @@
  *   delta   9b x q4_k x f16 x flash x chunk 2048 x len {512, 4096, 16384} x
  *           delta {scan, chunked};
  *   chunks  9b x q4_k x f16 x attention {f32, flash} x chunk {64 .. 4096} x len 4096;
+ *           9b x q4_k x f16 x flash x chunk {4096, 8192} x len {16384, 65536, 131072};
  *   quants  9b x {q6_k, q8_0, f16} x f16 x f32 x chunk 2048 x len 4096;
  *   decode  shape {0.8b, 9b, 27b} x q4_k x ctx {512, 4096, 16384};
  *   default the built-in default model (tiny, q4_k_m: what `q35 run` runs) x
@@ -313,10 +314,10 @@ int main(int argc, char **argv)
                            (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", attns, 2}, {"chunk", chunks, 6},
                                               {"len", l4k, 1}},
                            6);
-        /* 4096-row chunks past 4k on the fast path, beside the default's points above */
-        static const int64_t c4k[] = {4096}, long_lens[] = {16384, 65536, 131072};
+        /* 4096- and 8192-row chunks past 4k on the fast path, beside the default's points above */
+        static const int64_t c4k[] = {4096, 8192}, long_lens[] = {16384, 65536, 131072};
         q35_bench_register("prefill", bench_prefill, NULL,
-                           (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", flash, 1}, {"chunk", c4k, 1},
+                           (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", flash, 1}, {"chunk", c4k, 2},
                                               {"len", long_lens, 3}},
                            6);
         q35_bench_register("prefill", bench_prefill, NULL,

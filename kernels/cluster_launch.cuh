@@ -2,7 +2,10 @@
  * blocks along x (sm_90+; none when cluster is 1), shared by the attention
  * kernels that split one row's work over a cluster, the sm_90a GEMM's and the
  * chunked delta rule's multicast kernels. Use it in place:
- * cfg points at its own attribute. */
+ * cfg points at its own attributes. early() lets the kernel start before the
+ * grid launched before it in the stream has finished (programmatic stream
+ * serialization: the kernel waits for it with griddepcontrol.wait, that grid
+ * lets it start with griddepcontrol.launch_dependents; kernels/sm90.cuh). */
 #ifndef Q35_KERNELS_CLUSTER_LAUNCH_CUH
 #define Q35_KERNELS_CLUSTER_LAUNCH_CUH
 
@@ -10,7 +13,7 @@
 
 struct q35_cluster_launch {
     cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr[2];
 
     q35_cluster_launch(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, unsigned cluster)
         : cfg(), attr()
@@ -25,6 +28,12 @@ struct q35_cluster_launch {
         cfg.stream = stream;
         cfg.attrs = attr;
         cfg.numAttrs = cluster > 1 ? 1 : 0;
+    }
+    void early()
+    {
+        attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+        cfg.numAttrs++;
     }
     q35_cluster_launch(const q35_cluster_launch &) = delete;
     q35_cluster_launch &operator=(const q35_cluster_launch &) = delete;

@@ -487,6 +487,9 @@ static int run_w(int optin, float *o, int64_t o_stride, float *S, const float *q
  * cluster has released it, a chunk and more after its last read). */
 using wm_cfg = w_cfg_n<3>;
 
+/* How the multicast state pass follows the parallel pass (its DEP, below). */
+enum { WM_AFTER, WM_EARLY, WM_FLAGS };
+
 #ifdef Q35_SM90A_CODE
 
 /* One block per (value head j, slice sl) as tb4wt's, a value head's n = dv /
@@ -526,8 +529,17 @@ using wm_cfg = w_cfg_n<3>;
  * it (the suite); the prediction held (0.173 at 4096). ncu: 66 clusters of 2
  * resident (one wave), the state pass 113 us (L2 77 % busy: the multicast's
  * deliveries count there), the parallel pass 81 us. The default on sm_90 since
- * then; PIPE is the experiment tb4wpkh's flag wait (kernels/experiments/). */
-template <int NS, bool PIPE>
+ * then.
+ *
+ * DEP, how the kernel follows the parallel pass: WM_AFTER in stream order
+ * (tb4wm2kh); WM_EARLY launched early (programmatic stream serialization) and
+ * every thread waiting for the whole parallel pass (griddepcontrol.wait) after
+ * its prologue (barriers, the state's load, the cluster barrier), which then
+ * runs under the parallel pass's last blocks and the launch between them
+ * (the experiment tb4wm2khe; the state is not written by the parallel pass,
+ * and everything after the wait is); WM_FLAGS launched early, the producer
+ * waiting on a flag a chunk (the experiment tb4wpkh; kernels/experiments/). */
+template <int NS, int DEP>
 static __global__ void __launch_bounds__(160, 1)
     q35_delta_chunk_state_tbwm(float *o, int64_t o_stride, float *S, int64_t T, int hk, int hv, int dv, int cl,
                                const unsigned *ready, const __grid_constant__ w_maps maps)
@@ -552,12 +564,14 @@ static __global__ void __launch_bounds__(160, 1)
     if (warp < 4)
         w_state_in(st, Sj, base + W::OFF_S, warp, lane);
     q35_cluster_sync(); /* every block's barriers made before any multicast into it or arrival on them */
+    if (DEP == WM_EARLY)
+        q35_grid_dependency_wait(); /* the parallel pass done, its writes seen */
     if (warp == 4) {
         if (lane == 0) {
 #pragma unroll 1
             for (int64_t c = 0; c < nc; c++) {
                 const int s = (int)(c % NS);
-                if (PIPE) /* chunk c's tiles written by the parallel pass (asked before the stage is free: off the
+                if (DEP == WM_FLAGS) /* chunk c's tiles written by the parallel pass (asked before the stage is free: off the
                              chain of refills when they were long since) */
                     q35_flag_wait(ready + c * hk + kh);
                 if (c >= NS)
@@ -583,13 +597,13 @@ static __global__ void __launch_bounds__(160, 1)
         w_state_copy<false>(st, Sj, warp, lane);
     }
     q35_cluster_sync(); /* no block leaves while another may still multicast into it or arrive on its barriers */
-    if (PIPE)
+    if (DEP == WM_FLAGS)
         q35_grid_dependency_wait(); /* done only once the parallel pass is: what follows in the stream sees both */
 }
 
 #else
 
-template <int NS, bool PIPE>
+template <int NS, int DEP>
 static __global__ void q35_delta_chunk_state_tbwm(float *o, int64_t o_stride, float *S, int64_t T, int hk, int hv,
                                                   int dv, int cl, const unsigned *ready,
                                                   const __grid_constant__ w_maps maps)
@@ -602,8 +616,8 @@ static __global__ void q35_delta_chunk_state_tbwm(float *o, int64_t o_stride, fl
 
 /* Both passes, the state pass in clusters of MOST blocks (of the head's n =
  * dv / 32 when fewer; 1 where n is not a multiple of MOST), at most 8: the
- * portable cluster size. */
-template <int MOST>
+ * portable cluster size; EARLY: launched early (WM_EARLY). */
+template <int MOST, bool EARLY = false>
 static int run_tbwm(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
                     int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W,
                     __half *U, __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
@@ -614,12 +628,14 @@ static int run_tbwm(int optin, float *o, int64_t o_stride, float *S, const float
     const int n = d.dv / 32, cl = n <= MOST ? n : n % MOST == 0 ? MOST : 1;
     w_maps maps;
     memset(&maps, 0, sizeof maps);
-    const auto state = q35_delta_chunk_state_tbwm<3, false>;
+    const auto state = q35_delta_chunk_state_tbwm<3, EARLY ? WM_EARLY : WM_AFTER>;
     if (w_make_maps(&maps, v, stride, T, d, W, P, G, Q, K, err) ||
         Q35_CUDA_CHECK(cudaFuncSetAttribute(state, cudaFuncAttributeMaxDynamicSharedMemorySize, wm_cfg::SMEM), err) ||
         launch_prep_tb(prep_tb_kh(d), optin, q, k, stride, g, beta, T, d, W, P, G, Q, K, stream, err))
         return -1;
     q35_cluster_launch l(dim3((unsigned)(d.hv * n)), dim3(160), wm_cfg::SMEM, (cudaStream_t)stream, (unsigned)cl);
+    if (EARLY)
+        l.early();
     const unsigned *no_flags = nullptr;
     if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, state, o, o_stride, S, T, d.hk, d.hv, d.dv, cl, no_flags, maps),
                        err))
@@ -636,9 +652,9 @@ int tbw_runs_on(int device, q35_error *why);
  * sm_90a as this header's kernels must be; their table is
  * kernels/experiments/delta_chunk.cu's): tb4w, tb4wt, tb4wmkh (run_tbwm in
  * clusters of a value head's dv / 32 blocks: the production tb4wm2kh's
- * kernel in fours) and tb4wpkh (tb4wtkh's two passes at once, the state pass
+ * kernel in fours), tb4wm2khe (tb4wm2kh's state pass launched early, WM_EARLY) and tb4wpkh (tb4wtkh's two passes at once, the state pass
  * waiting on flags the parallel pass publishes a chunk at a time). */
-extern const variant_impl k_tb4w_impl, k_tb4wt_impl, k_tb4wmkh_impl, k_tb4wpkh_impl;
+extern const variant_impl k_tb4w_impl, k_tb4wt_impl, k_tb4wmkh_impl, k_tb4wm2khe_impl, k_tb4wpkh_impl;
 
 } /* namespace q35_delta_chunk_kernels */
 

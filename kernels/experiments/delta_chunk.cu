@@ -10,8 +10,9 @@
  * for 90a-real alone), tb4wt (tb4w fed by TMA, bitwise tb4w) and tb4wmkh
  * (tb4wtkh with a value head's blocks one cluster sharing their tiles by TMA
  * multicast, bitwise tb4wtkh; the production tb4wm2kh is the same in
- * clusters of 2) and tb4wpkh (tb4wtkh's passes at once, chunk by chunk,
- * bitwise it):
+ * clusters of 2), tb4wpkh (tb4wtkh's passes at once, chunk by chunk,
+ * bitwise it) and tb4wm2khe (tb4wm2kh's state pass launched early, its
+ * prologue under the parallel pass's end; bitwise tb4wm2kh):
  * built into the suites and the benchmarks only (kernels/variant.h), beside
  * the production w4 and tb4 (kernels/delta_chunk.cu), tb4wtkh (tb4wt after
  * tb4kh's parallel pass, bitwise tb4wt) and tb4wm2kh (kernels/
@@ -41,7 +42,8 @@ static constexpr variant_impl k_tb4kh = {nullptr, tb_cfg::C::SW, tb_cfg::C::smem
 static const q35_variant k_experiments[] = {{"w8", 1, &k_w8},     {"s64w8", 2, &k_s64w8}, {"w4o4", 3, &k_w4o4},
                                             {"tb4o4", 5, &k_tb4o4},   {"tb4kh", 6, &k_tb4kh},
                                             {"tb4w", 7, &k_tb4w_impl}, {"tb4wt", 8, &k_tb4wt_impl},
-                                            {"tb4wmkh", 10, &k_tb4wmkh_impl}, {"tb4wpkh", 12, &k_tb4wpkh_impl}};
+                                            {"tb4wmkh", 10, &k_tb4wmkh_impl}, {"tb4wpkh", 12, &k_tb4wpkh_impl},
+                                            {"tb4wm2khe", 13, &k_tb4wm2khe_impl}};
 
 extern "C" const q35_variant_table q35_delta_chunk_experiments = {
     k_experiments, (int)(sizeof k_experiments / sizeof k_experiments[0])};
