@@ -1,8 +1,8 @@
 /* The chunked delta rule's production variants for sm_90a: tb4wtkh, tb4kh's
  * parallel pass by key head (kernels/delta_chunk_tb_kh.cuh), then the wgmma
  * state pass fed by TMA; tb4wm2kh, the same with the state pass's blocks in
- * pairs sharing their tiles by TMA multicast (both kernels/
- * delta_chunk_sm90.cuh). tb4wm2kh is the default on an sm_90 device where the
+ * pairs sharing their tiles by TMA multicast, launched early (its prologue
+ * under the parallel pass's end; both kernels/delta_chunk_sm90.cuh). tb4wm2kh is the default on an sm_90 device where the
  * build has sm_90a code (q35_delta_chunk_variant_default), then tb4wtkh, tb4
  * elsewhere. In q35_kernels_sm90 (built for 90a-real alone; without
  * Q35_SM90 its entry refuses, saying why): q35_delta_chunk's registry
@@ -29,7 +29,7 @@ int tbw_runs_on(int device, q35_error *why)
 using namespace q35_delta_chunk_kernels;
 
 static constexpr variant_impl k_tb4wtkh = {nullptr, tb_cfg::C::SW, w_cfg::SMEM, run_w<true, true>, 2, tbw_runs_on};
-static constexpr variant_impl k_tb4wm2kh = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<2>, 2, tbw_runs_on};
+static constexpr variant_impl k_tb4wm2kh = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<2, true>, 2, tbw_runs_on};
 static const q35_variant k_sm90[] = {{"tb4wtkh", 9, &k_tb4wtkh}, {"tb4wm2kh", 11, &k_tb4wm2kh}};
 
 extern "C" const q35_variant_table q35_delta_chunk_sm90_variants = {k_sm90, (int)(sizeof k_sm90 / sizeof k_sm90[0])};

@@ -531,14 +531,24 @@ enum { WM_AFTER, WM_EARLY, WM_FLAGS };
  * deliveries count there), the parallel pass 81 us. The default on sm_90 since
  * then.
  *
- * DEP, how the kernel follows the parallel pass: WM_AFTER in stream order
- * (tb4wm2kh); WM_EARLY launched early (programmatic stream serialization) and
- * every thread waiting for the whole parallel pass (griddepcontrol.wait) after
- * its prologue (barriers, the state's load, the cluster barrier), which then
- * runs under the parallel pass's last blocks and the launch between them
- * (the experiment tb4wm2khe; the state is not written by the parallel pass,
- * and everything after the wait is); WM_FLAGS launched early, the producer
- * waiting on a flag a chunk (the experiment tb4wpkh; kernels/experiments/). */
+ * DEP, how the kernel follows the parallel pass: WM_EARLY (tb4wm2kh since
+ * fffccb7) launched early (programmatic stream serialization; the parallel
+ * pass lets it start at each block's start) and every thread waiting for the
+ * whole parallel pass (griddepcontrol.wait) after its prologue (barriers, the
+ * state's load, the cluster barrier), which then runs under the parallel
+ * pass's last blocks and the launch between them (the state is not written by
+ * the parallel pass; everything after the wait is). A state block (197 KiB)
+ * starts only on an SM the parallel pass has left, so it takes nothing from
+ * the parallel pass's last wave. WM_AFTER in stream order (the experiment
+ * tb4wm2kho, the A/B); WM_FLAGS launched early, the producer waiting on a
+ * flag a chunk (the experiment tb4wpkh; kernels/experiments/).
+ * Predicted for the early launch: 2-4 us off each call whatever its rows (the
+ * launch gap and the prologue). Measured (H100, fffccb7, 5 repetitions, the
+ * experiment against the form in stream order, bitwise it in the suite,
+ * memcheck clean, the model's suites passed with it): 0.056 / 0.090 / 0.169 /
+ * 0.310 / 0.579 ms at 1024 .. 16384 rows of the 9B against 0.059 / 0.095 /
+ * 0.173 / 0.315 / 0.582 (3-5 us: the prediction held); 0.8B at 1024 / 4096
+ * rows 0.052 / 0.150 against 0.055 / 0.155, 27B at 4096 0.279 against 0.284. */
 template <int NS, int DEP>
 static __global__ void __launch_bounds__(160, 1)
     q35_delta_chunk_state_tbwm(float *o, int64_t o_stride, float *S, int64_t T, int hk, int hv, int dv, int cl,
@@ -652,9 +662,9 @@ int tbw_runs_on(int device, q35_error *why);
  * sm_90a as this header's kernels must be; their table is
  * kernels/experiments/delta_chunk.cu's): tb4w, tb4wt, tb4wmkh (run_tbwm in
  * clusters of a value head's dv / 32 blocks: the production tb4wm2kh's
- * kernel in fours), tb4wm2khe (tb4wm2kh's state pass launched early, WM_EARLY) and tb4wpkh (tb4wtkh's two passes at once, the state pass
+ * kernel in fours), tb4wm2kho (tb4wm2kh's state pass in stream order, WM_AFTER) and tb4wpkh (tb4wtkh's two passes at once, the state pass
  * waiting on flags the parallel pass publishes a chunk at a time). */
-extern const variant_impl k_tb4w_impl, k_tb4wt_impl, k_tb4wmkh_impl, k_tb4wm2khe_impl, k_tb4wpkh_impl;
+extern const variant_impl k_tb4w_impl, k_tb4wt_impl, k_tb4wmkh_impl, k_tb4wm2kho_impl, k_tb4wpkh_impl;
 
 } /* namespace q35_delta_chunk_kernels */
 

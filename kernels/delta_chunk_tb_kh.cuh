@@ -91,7 +91,7 @@ static __global__ void __launch_bounds__(THREADS, 4)
 {
     extern __shared__ __align__(16) unsigned char smem[];
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    /* a state pass launched early after this grid (tb4wm2khe) may start once every block has begun: it waits for
+    /* a state pass launched early after this grid (tb4wm2kh) may start once every block has begun: it waits for
        this grid's end before it reads what this grid writes; a no-op for any other launch after it */
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif

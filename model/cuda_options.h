@@ -45,9 +45,9 @@ const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "defaul
  * while memory is short): the fastest measured at the model's shapes
  * (bench/results/, the prefill sweep's chunk axis; the fast paths' 4096
  * 1.2-1.6 % over 2048 at 4k and 16k on an H100 and an H200, cab57c4 and
- * 9f79b56). */
+ * 9f79b56; their 8192 2.4 % over 4096 at 16k on an H100, fffccb7). */
 #define Q35_CHUNK_ROWS_DISCRETE 2048
-#define Q35_CHUNK_ROWS_FAST 4096
+#define Q35_CHUNK_ROWS_FAST 8192
 #define Q35_CHUNK_ROWS_UNIFIED 2048
 
 /* The options of a load. q35_cuda_options_init gives every field its "not set"

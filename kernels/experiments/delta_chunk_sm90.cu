@@ -4,7 +4,7 @@
  * production tb4wtkh runs; tb4wmkh, the production tb4wm2kh's multicast state
  * pass in clusters of a value head's four blocks (both in
  * kernels/delta_chunk_sm90.cuh, which describes them;
- * kernels/delta_chunk_sm90.cu); tb4wm2khe and tb4wpkh (below). Built for sm_90a alone
+ * kernels/delta_chunk_sm90.cu); tb4wm2kho and tb4wpkh (below). Built for sm_90a alone
  * where the build has it, as q35_kernels_sm90. */
 #include "kernels/delta_chunk_sm90.cuh"
 
@@ -14,25 +14,10 @@ extern const variant_impl k_tb4w_impl = {nullptr, tb_cfg::C::SW, w_cfg::SMEM, ru
 extern const variant_impl k_tb4wt_impl = {nullptr, tb_cfg::C::SW, w_cfg::SMEM, run_w<true, false>, 2, tbw_runs_on};
 extern const variant_impl k_tb4wmkh_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<8>, 2, tbw_runs_on};
 
-/* ---- tb4wm2khe: tb4wm2kh with its state pass launched early -------------------------------------- */
-
-/* Why. Between tb4wm2kh's two passes the state pass waits for the parallel
- * pass's last block to leave, then for its own launch, then runs its prologue
- * (barrier init, the state's 16 KiB a block from global, a cluster barrier)
- * before its first TMA load. At 1024 rows of the 9B (0.054 ms on the H200,
- * 3917b2f; FlashQLA 0.052) the state pass runs 16 chunks, so that fixed gap
- * is a visible share. Here the parallel pass lets the state pass start as soon
- * as its last blocks have begun (griddepcontrol.launch_dependents at each
- * block's start, in the production parallel pass: a no-op after any other
- * launch) and the state pass, launched with programmatic stream
- * serialization, runs its prologue under the parallel pass's last blocks,
- * then waits for the whole grid (WM_EARLY; kernels/delta_chunk_sm90.cuh).
- * Bitwise tb4wm2kh: the same code on the same inputs. A state block (197 KiB)
- * starts only on an SM the parallel pass has left, so it takes nothing from
- * the parallel pass's last wave.
- * Predicted: 2-4 us off each call whatever its rows (the launch gap and the
- * prologue): ~0.050-0.052 ms at 1024 rows, ~0.154 at 4096 on the H200. */
-extern const variant_impl k_tb4wm2khe_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<2, true>, 2,
+/* tb4wm2kho: tb4wm2kh's state pass launched in stream order after the
+ * parallel pass, tb4wm2kh's launch before fffccb7 (the A/B of its early
+ * launch; kernels/delta_chunk_sm90.cuh, WM_EARLY). */
+extern const variant_impl k_tb4wm2kho_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<2, false>, 2,
                                                tbw_runs_on};
 
 /* ---- tb4wpkh: the parallel pass and the state pass at once ---------------------------------------- */

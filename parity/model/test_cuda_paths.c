@@ -287,9 +287,9 @@ int main(void)
     o.attention = Q35_ATTN_DEFAULT;
 
     env = (q35_path_env){.gemm = "f16"};
-    check(&s, "env gemm f16", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 7, false, GiB, NULL});
+    check(&s, "env gemm f16", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, NULL});
     env.gemm = "fp8";
-    check(&s, "env gemm fp8", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_FP8, Q35_CHUNK_ROWS_FAST, 7, false, GiB, NULL});
+    check(&s, "env gemm fp8", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_FP8, Q35_CHUNK_ROWS_FAST, 8, false, GiB, NULL});
     env.gemm = "f16";
     o.gemm = Q35_GEMM_F32;
     check(&s, "option gemm f32 over env f16", &o, &env, true, false,
