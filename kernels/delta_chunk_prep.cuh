@@ -256,18 +256,23 @@ __device__ __forceinline__ void prep_a_p(float *sA, __half *Pc, const float (&kk
 }
 
 /* T = (I + A)^-1, column `col` (one thread): T_tc = [t == c] - sum_{s<t} A_ts
- * T_sc (T_sc = 0 for s < c, so the sums need no bound), four partial sums;
- * each T_tc (f32) handed to put(t, value), t ascending, after the last. */
-template <class Put>
-__device__ __forceinline__ void prep_solve(const float *sA, int col, Put &put)
+ * T_sc (T_sc = 0 for s < c, so the sums need no bound), four partial sums
+ * (term s in sum s % 4); each T_tc (f32) handed to put(t, value), t ascending,
+ * after the last. From row B on (B a multiple of 4, B <= col): the rows above
+ * B are zero and so are the terms s < B of the rest, whose sums they leave
+ * exactly as they were (+0 or 1 less +-0 stays +0 or 1), so starting there is
+ * bitwise starting at 0. */
+template <int B, class Put>
+__device__ __forceinline__ void prep_solve_from(const float *sA, int col, Put &put)
 {
+    static_assert(B % 4 == 0 && B >= 0 && B < CH, "a start on a float4 boundary inside the chunk");
     float Tc[CH];
 #pragma unroll
-    for (int t = 0; t < CH; t++) {
+    for (int t = B; t < CH; t++) {
         const float *a = sA + t * (CH + APAD);
         float x[4] = {t == col ? 1.0f : 0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-        for (int s = 0; s + 4 <= t; s += 4) {
+        for (int s = B; s + 4 <= t; s += 4) {
             const float4 a4 = *reinterpret_cast<const float4 *>(a + s);
             x[0] -= a4.x * Tc[s];
             x[1] -= a4.y * Tc[s + 1];
@@ -281,7 +286,26 @@ __device__ __forceinline__ void prep_solve(const float *sA, int col, Put &put)
     }
 #pragma unroll
     for (int t = 0; t < CH; t++)
-        put(t, Tc[t]);
+        put(t, t < B ? 0.0f : Tc[t]);
+}
+
+/* The solve of column `col` by its thread, the 64 columns' threads two whole
+ * warps (columns 0-31, 32-63): the second starts at row 32 (prep_solve_from<32>,
+ * a warp-uniform branch), 496 multiply-adds a thread in place of 2016, the
+ * first as before; FULL: both from row 0 (the form before 2026-12-05's
+ * change, kept as the A/B and the bitwise oracle of the experiment tb4wm2khf).
+ * Predicted (not measured): the parallel pass's issued instructions ~18 % fewer
+ * at the 9B (two of a block's four warps ~2000 fewer each, of ~5500), its time
+ * 5-10 % less where it is issue-limited (4096 rows and more: ~4-8 us of
+ * tb4wm2kh's ~0.17 ms on an H100), less at 1024 rows (one wave: the first warp's
+ * unchanged chain bounds it). */
+template <bool FULL = false, class Put>
+__device__ __forceinline__ void prep_solve(const float *sA, int col, Put &put)
+{
+    if (!FULL && col >= 32)
+        prep_solve_from<32>(sA, col, put);
+    else
+        prep_solve_from<0>(sA, col, put);
 }
 
 /* Where a parallel-pass block is: chunk c and value head j (value heads

@@ -39,8 +39,9 @@ struct kh_cfg {
 
 /* Chunk c's key head kh by the block (its shared memory at smem, free at
  * entry; its last reads of it done at return only per thread). QK16: K and Q
- * already f16 in the workspace (q35_delta_chunk_qk16; q, k unused). */
-template <bool QK16>
+ * already f16 in the workspace (q35_delta_chunk_qk16; q, k unused). FULL:
+ * T's solve from row 0 in every column (prep_solve's A/B). */
+template <bool QK16, bool FULL = false>
 __device__ __forceinline__ void prep_tb_kh_item(unsigned char *smem, int c, int kh, const float *q, const float *k,
                                                 int64_t stride, const float *g, const float *beta, int64_t T, int hk,
                                                 int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
@@ -80,11 +81,11 @@ __device__ __forceinline__ void prep_tb_kh_item(unsigned char *smem, int c, int 
         const float bcol = sB[h * CH + col];
         __half *tb = TBg + ((size_t)c * hv + kh + h * hk) * CH * CH + col;
         auto put = [&](int t, float x) { tb[(size_t)t * CH] = __float2half_rn(x * bcol); };
-        prep_solve(sA + h * (kh_cfg::A_BYTES / 4), col, put);
+        prep_solve<FULL>(sA + h * (kh_cfg::A_BYTES / 4), col, put);
     }
 }
 
-template <bool QK16>
+template <bool QK16, bool FULL = false>
 static __global__ void __launch_bounds__(THREADS, 4)
     q35_delta_chunk_prep_tb_kh(const float *q, const float *k, int64_t stride, const float *g, const float *beta,
                                int64_t T, int hk, int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
@@ -95,15 +96,17 @@ static __global__ void __launch_bounds__(THREADS, 4)
        this grid's end before it reads what this grid writes; a no-op for any other launch after it */
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
-    prep_tb_kh_item<QK16>(smem, (int)(blockIdx.x / (unsigned)hk), (int)(blockIdx.x % (unsigned)hk), q, k, stride, g,
+    prep_tb_kh_item<QK16, FULL>(smem, (int)(blockIdx.x / (unsigned)hk), (int)(blockIdx.x % (unsigned)hk), q, k, stride, g,
                           beta, T, hk, hv, TBg, Pg, Gg, Qg, Kg);
 }
 
-/* The parallel pass by key head (run_tb_with's and launch_prep_tb's prep_tb). */
+/* The parallel pass by key head (run_tb_with's and launch_prep_tb's prep_tb);
+ * FULL: its solve from row 0 in every column (prep_solve). */
+template <bool FULL = false>
 static inline prep_tb prep_tb_kh(q35_delta_dims d)
 {
-    return {{q35_delta_chunk_prep_tb_kh<false>, q35_delta_chunk_prep_tb_kh<true>}, d.hk, kh_cfg::smem(d.hv / d.hk),
-            "q35_delta_chunk_prep_tb_kh"};
+    return {{q35_delta_chunk_prep_tb_kh<false, FULL>, q35_delta_chunk_prep_tb_kh<true, FULL>}, d.hk,
+            kh_cfg::smem(d.hv / d.hk), FULL ? "q35_delta_chunk_prep_tb_kh (full solve)" : "q35_delta_chunk_prep_tb_kh"};
 }
 
 } /* namespace q35_delta_chunk_kernels */

@@ -4,7 +4,7 @@
  * production tb4wtkh runs; tb4wmkh, the production tb4wm2kh's multicast state
  * pass in clusters of a value head's four blocks (both in
  * kernels/delta_chunk_sm90.cuh, which describes them;
- * kernels/delta_chunk_sm90.cu); tb4wm2kho and tb4wpkh (below). Built for sm_90a alone
+ * kernels/delta_chunk_sm90.cu); tb4wm2kho, tb4wm2khf and tb4wpkh (below). Built for sm_90a alone
  * where the build has it, as q35_kernels_sm90. */
 #include "kernels/delta_chunk_sm90.cuh"
 
@@ -18,6 +18,13 @@ extern const variant_impl k_tb4wmkh_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM
  * parallel pass, tb4wm2kh's launch before fffccb7 (the A/B of its early
  * launch; kernels/delta_chunk_sm90.cuh, WM_EARLY). */
 extern const variant_impl k_tb4wm2kho_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<2, false>, 2,
+                                               tbw_runs_on};
+
+/* tb4wm2khf: tb4wm2kh with its parallel pass's solve from row 0 in every
+ * column, the form before the second warp's columns started at row 32
+ * (kernels/delta_chunk_prep.cuh, prep_solve): the A/B of that change and its
+ * bitwise oracle (the family's suite holds the two to the same bits). */
+extern const variant_impl k_tb4wm2khf_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<2, true, true>, 2,
                                                tbw_runs_on};
 
 /* ---- tb4wpkh: the parallel pass and the state pass at once ---------------------------------------- */
