@@ -532,7 +532,7 @@ enum { WM_AFTER, WM_EARLY, WM_FLAGS };
  * then.
  *
  * DEP, how the kernel follows the parallel pass: WM_EARLY (tb4wm2kh since
- * fffccb7) launched early (programmatic stream serialization; the parallel
+ * efe3b9b) launched early (programmatic stream serialization; the parallel
  * pass lets it start at each block's start) and every thread waiting for the
  * whole parallel pass (griddepcontrol.wait) after its prologue (barriers, the
  * state's load, the cluster barrier), which then runs under the parallel
@@ -581,8 +581,8 @@ static __global__ void __launch_bounds__(160, 1)
 #pragma unroll 1
             for (int64_t c = 0; c < nc; c++) {
                 const int s = (int)(c % NS);
-                if (DEP == WM_FLAGS) /* chunk c's tiles written by the parallel pass (asked before the stage is free: off the
-                             chain of refills when they were long since) */
+                if (DEP == WM_FLAGS) /* chunk c's tiles written by the parallel pass (asked before the stage is
+                                        free: off the chain of refills when they were long since) */
                     q35_flag_wait(ready + c * hk + kh);
                 if (c >= NS)
                     q35_mbar_wait(empty + 8 * s, (uint32_t)((c / NS - 1) & 1));
@@ -663,9 +663,11 @@ int tbw_runs_on(int device, q35_error *why);
  * sm_90a as this header's kernels must be; their table is
  * kernels/experiments/delta_chunk.cu's): tb4w, tb4wt, tb4wmkh (run_tbwm in
  * clusters of a value head's dv / 32 blocks: the production tb4wm2kh's
- * kernel in fours), tb4wm2kho (tb4wm2kh's state pass in stream order, WM_AFTER), tb4wm2khf (tb4wm2kh with
- * the parallel pass's solve from row 0 in every column: prep_solve's FULL) and tb4wpkh (tb4wtkh's two passes at once, the state pass
- * waiting on flags the parallel pass publishes a chunk at a time). */
+ * kernel in fours), tb4wm2kho (tb4wm2kh's state pass in stream order,
+ * WM_AFTER), tb4wm2khf (tb4wm2kh with the parallel pass's solve from row 0 in
+ * every column: prep_solve's FULL) and tb4wpkh (tb4wtkh's two passes at once,
+ * the state pass waiting on flags the parallel pass publishes a chunk at a
+ * time). */
 extern const variant_impl k_tb4w_impl, k_tb4wt_impl, k_tb4wmkh_impl, k_tb4wm2kho_impl, k_tb4wm2khf_impl,
     k_tb4wpkh_impl;
 

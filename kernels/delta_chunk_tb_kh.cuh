@@ -96,8 +96,8 @@ static __global__ void __launch_bounds__(THREADS, 4)
        this grid's end before it reads what this grid writes; a no-op for any other launch after it */
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
-    prep_tb_kh_item<QK16, FULL>(smem, (int)(blockIdx.x / (unsigned)hk), (int)(blockIdx.x % (unsigned)hk), q, k, stride, g,
-                          beta, T, hk, hv, TBg, Pg, Gg, Qg, Kg);
+    prep_tb_kh_item<QK16, FULL>(smem, (int)(blockIdx.x / (unsigned)hk), (int)(blockIdx.x % (unsigned)hk), q, k,
+                                stride, g, beta, T, hk, hv, TBg, Pg, Gg, Qg, Kg);
 }
 
 /* The parallel pass by key head (run_tb_with's and launch_prep_tb's prep_tb);

@@ -15,7 +15,7 @@ extern const variant_impl k_tb4wt_impl = {nullptr, tb_cfg::C::SW, w_cfg::SMEM, r
 extern const variant_impl k_tb4wmkh_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<8>, 2, tbw_runs_on};
 
 /* tb4wm2kho: tb4wm2kh's state pass launched in stream order after the
- * parallel pass, tb4wm2kh's launch before fffccb7 (the A/B of its early
+ * parallel pass, tb4wm2kh's launch before efe3b9b (the A/B of its early
  * launch; kernels/delta_chunk_sm90.cuh, WM_EARLY). */
 extern const variant_impl k_tb4wm2kho_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<2, false>, 2,
                                                tbw_runs_on};

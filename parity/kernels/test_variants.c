@@ -117,11 +117,11 @@ int main(void)
                      legend, sizeof legend);
     const char *want = Q35_KERNEL_EXPERIMENTS
                            ? (wm2kh ? "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4, 5 = tb4o4, 6 = tb4kh, 7 = tb4w, "
-                                     "8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh (default here), 12 = tb4wpkh, "
-                                     "13 = tb4wm2kho, 14 = tb4wm2khf"
+                                     "8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh (default here), "
+                                     "12 = tb4wpkh, 13 = tb4wm2kho, 14 = tb4wm2khf"
                                    : "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4 (default here), 5 = tb4o4, "
-                                     "6 = tb4kh, 7 = tb4w, 8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh, 12 = tb4wpkh, "
-                                     "13 = tb4wm2kho, 14 = tb4wm2khf")
+                                     "6 = tb4kh, 7 = tb4w, 8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh, "
+                                     "12 = tb4wpkh, 13 = tb4wm2kho, 14 = tb4wm2khf")
                            : (wm2kh ? "0 = w4, 1 = tb4, 2 = tb4wtkh, 3 = tb4wm2kh (default here)"
                                    : "0 = w4, 1 = tb4 (default here), 2 = tb4wtkh, 3 = tb4wm2kh");
     q35_case(&s, strcmp(legend, want) == 0, "q35_variant_list: \"%s\"", legend);
