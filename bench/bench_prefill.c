@@ -31,7 +31,8 @@
  * flash_variants names them); likewise delta_chunk_variant (chunked points),
  * and gemm_swiglu, gemm_sm90_proj (the opt-ins $Q35_GEMM_SWIGLU,
  * $Q35_GEMM_SM90: 1 or 0) with gemm_sm90_variant where either runs
- * ($Q35_GEMM_SM90_VARIANT; the context's gemm_sm90_variants).
+ * ($Q35_GEMM_SM90_VARIANT; the context's gemm_sm90_variants), and on the f16
+ * GEMM gemm_lt_steady ($Q35_GEMM_LT=steady: 1 or 0).
  * The model of a (shape, quant) is generated and uploaded once and kept while
  * consecutive points use it (registered shape by shape, so they are). */
 #include "bench/gpu_bench.h"
@@ -187,6 +188,10 @@ static void prefill_point(q35_bench_state *st, q35_delta_path delta)
             q35_bench_value(st, "delta_qk16", q35_cuda_model_delta_qk16(cm));
         }
         q35_bench_value(st, "gemm_swiglu", q35_paths_gemm_swiglu(cp));
+        if (p.gemm == Q35_GEMM_F16) { /* $Q35_GEMM_LT=steady: the tuned GEMM's candidates timed steadily */
+            const char *lt = getenv("Q35_GEMM_LT");
+            q35_bench_value(st, "gemm_lt_steady", lt && strcmp(lt, "steady") == 0);
+        }
         q35_bench_value(st, "gemm_sm90_proj", q35_paths_gemm_sm90_proj(cp));
         if (q35_paths_gemm_swiglu(cp) || q35_paths_gemm_sm90_proj(cp))
             q35_bench_value(st, "gemm_sm90_variant", cp->gemm_sm90_variant);

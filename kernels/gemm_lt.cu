@@ -14,6 +14,14 @@ namespace {
 
 constexpr int kTimed = 3; /* timed calls of a candidate, after one warm-up */
 
+/* Steady tuning (Q35_HGEMM_TUNE_STEADY): the candidates timed in kRounds
+ * rounds, each candidate's calls in a round lasting ~kRoundMs, all rounds
+ * back to back after ~kHeatMs of the first candidate's calls, one wait at the
+ * end: a candidate's time its median round's, taken while the device runs
+ * GEMMs without a break, as in a prefill. */
+constexpr int kRounds = 5;
+constexpr float kRoundMs = 1.0f, kHeatMs = 20.0f;
+
 /* What y holds: f32 (beta 0), f32 added to (beta 1), f16 (beta 0). */
 enum out_kind { OUT_F32, OUT_F32_ADD, OUT_F16 };
 
@@ -66,7 +74,7 @@ struct q35_hgemm {
     cudaStream_t stream = nullptr;
     void *workspace = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr; /* around a candidate's timed calls */
-    int tune = 0;
+    int tune = 0; /* 0, Q35_HGEMM_TUNE_BURST or Q35_HGEMM_TUNE_STEADY */
     entry cache[Q35_HGEMM_CACHE];
     int next = 0;  /* the entry the next new shape replaces */
     int last = -1; /* the entry of the last call */
@@ -79,7 +87,12 @@ int q35_hgemm_create(q35_hgemm **out, q35_stream stream, int tune, q35_error *er
     if (!h)
         return q35_fail(err, "hgemm_create: out of host memory");
     h->stream = (cudaStream_t)stream;
-    h->tune = tune != 0;
+    if (tune < 0 || tune > Q35_HGEMM_TUNE_STEADY) {
+        delete h;
+        return q35_fail(err, "hgemm_create: tune = %d (want 0, %d burst or %d steady)", tune, Q35_HGEMM_TUNE_BURST,
+                        Q35_HGEMM_TUNE_STEADY);
+    }
+    h->tune = tune;
     if (Q35_CUBLAS_CHECK(cublasLtCreate(&h->lt), err) ||
         Q35_CUDA_CHECK(cudaMalloc(&h->workspace, Q35_LT_WORKSPACE_BYTES), err) ||
         Q35_CUDA_CHECK(cudaEventCreate(&h->start), err) || Q35_CUDA_CHECK(cudaEventCreate(&h->stop), err)) {
@@ -168,6 +181,78 @@ int time_algo(q35_hgemm *h, const q35_lt_call &c, const cublasLtMatmulAlgo_t *al
     return 0;
 }
 
+/* Events a steady tuning records, destroyed with it. */
+struct event_set {
+    cudaEvent_t ev[2 * kRounds * Q35_HGEMM_CANDIDATES] = {};
+    event_set() = default;
+    event_set(const event_set &) = delete;
+    event_set &operator=(const event_set &) = delete;
+    ~event_set()
+    {
+        for (cudaEvent_t e : ev)
+            if (e)
+                cudaEventDestroy(e);
+    }
+};
+
+/* ms[i] = ms a call of candidate i in steady tuning (above), -1 where cuBLASLt
+ * refuses it: each timed first as time_algo does (which sizes its calls a
+ * round), then the heat and the rounds, one wait. -1 when a CUDA call fails. */
+int time_steady(q35_hgemm *h, const q35_lt_call &c, const cublasLtMatmulHeuristicResult_t *res, int found, void *y,
+                const uint16_t *x16, const uint16_t *w16, float beta, float *ms, q35_error *err)
+{
+    int calls[Q35_HGEMM_CANDIDATES] = {}, first = -1;
+    for (int i = 0; i < found; i++) {
+        if (time_algo(h, c, &res[i].algo, y, x16, w16, beta, &ms[i], err))
+            return -1;
+        if (ms[i] >= 0.0f) {
+            const float want = kRoundMs / (ms[i] > 1e-4f ? ms[i] : 1e-4f);
+            calls[i] = want < 1.0f ? 1 : want > 10000.0f ? 10000 : (int)want + 1;
+            first = first < 0 ? i : first;
+        }
+    }
+    if (first < 0)
+        return 0; /* none ran: tune_shape says so */
+    event_set e;
+    const int heat = (int)(kHeatMs / kRoundMs) * calls[first];
+    for (int k = 0; k < heat; k++)
+        if (matmul(h, c, &res[first].algo, y, x16, w16, beta, err))
+            return q35_fail_context(err, "steady tuning: heating with candidate %d", first);
+    for (int r = 0; r < kRounds; r++)
+        for (int i = 0; i < found; i++) {
+            if (calls[i] == 0)
+                continue;
+            cudaEvent_t *pair = &e.ev[2 * (r * Q35_HGEMM_CANDIDATES + i)];
+            if (Q35_CUDA_CHECK(cudaEventCreate(&pair[0]), err) || Q35_CUDA_CHECK(cudaEventCreate(&pair[1]), err) ||
+                Q35_CUDA_CHECK(cudaEventRecord(pair[0], h->stream), err))
+                return -1;
+            for (int k = 0; k < calls[i]; k++)
+                if (matmul(h, c, &res[i].algo, y, x16, w16, beta, err))
+                    return q35_fail_context(err, "steady tuning: candidate %d, round %d", i, r);
+            if (Q35_CUDA_CHECK(cudaEventRecord(pair[1], h->stream), err))
+                return -1;
+        }
+    if (Q35_CUDA_CHECK(cudaStreamSynchronize(h->stream), err))
+        return -1;
+    for (int i = 0; i < found; i++) {
+        if (calls[i] == 0)
+            continue;
+        float round_ms[kRounds];
+        for (int r = 0; r < kRounds; r++) {
+            const cudaEvent_t *pair = &e.ev[2 * (r * Q35_HGEMM_CANDIDATES + i)];
+            if (Q35_CUDA_CHECK(cudaEventElapsedTime(&round_ms[r], pair[0], pair[1]), err))
+                return -1;
+            round_ms[r] /= (float)calls[i];
+            for (int q = r; q > 0 && round_ms[q] < round_ms[q - 1]; q--) { /* kept sorted */
+                const float t = round_ms[q];
+                round_ms[q] = round_ms[q - 1], round_ms[q - 1] = t;
+            }
+        }
+        ms[i] = round_ms[kRounds / 2];
+    }
+    return 0;
+}
+
 /* The fastest of the candidates res[0..found), timed into y (beta 0: the call
  * then overwrites what the timing wrote) or into a copy of y at y's alignment
  * (OUT_F32_ADD: beta 1 as the call, on y's values, y itself untouched). */
@@ -191,14 +276,19 @@ int tune_shape(q35_hgemm *h, const q35_lt_call &c, const shape_key &s, const cub
     }
     *choice = untimed(found, -1);
     choice->tuned = 1;
+    const float beta = add ? 1.0f : 0.0f;
+    float ms[Q35_HGEMM_CANDIDATES];
     int rc = 0;
+    if (h->tune == Q35_HGEMM_TUNE_STEADY)
+        rc = time_steady(h, c, res, found, into, x16, w16, beta, ms, err);
+    else
+        for (int i = 0; i < found && rc == 0; i++)
+            rc = time_algo(h, c, &res[i].algo, into, x16, w16, beta, &ms[i], err);
     for (int i = 0; i < found && rc == 0; i++) {
-        float ms = -1.0f;
-        rc = time_algo(h, c, &res[i].algo, into, x16, w16, add ? 1.0f : 0.0f, &ms, err);
         if (i == 0)
-            choice->first_ms = ms;
-        if (rc == 0 && ms >= 0.0f && (choice->chosen < 0 || ms < choice->best_ms))
-            choice->chosen = i, choice->best_ms = ms, *algo = res[i].algo;
+            choice->first_ms = ms[i];
+        if (ms[i] >= 0.0f && (choice->chosen < 0 || ms[i] < choice->best_ms))
+            choice->chosen = i, choice->best_ms = ms[i], *algo = res[i].algo;
     }
     q35_error freed = {{0}};
     if (copy && Q35_CUDA_CHECK(cudaFree(copy), &freed) && rc == 0)

@@ -48,14 +48,31 @@ extern "C" {
 #endif
 
 #define Q35_HGEMM_CANDIDATES 8 /* the heuristic's algorithms a shape's tuning times */
+#define Q35_HGEMM_TUNE_BURST 1  /* q35_hgemm_create's tune: 1 warm-up and 3 timed calls a candidate */
+#define Q35_HGEMM_TUNE_STEADY 2 /* the candidates timed in turns after a heat, none resting (below) */
 #define Q35_HGEMM_CACHE 64     /* shapes whose descriptors and algorithm are kept */
 
 /* A cuBLASLt handle, its workspace (Q35_LT_WORKSPACE_BYTES), two CUDA events
  * and the cache of shapes; bound to a stream, used from one thread at a time. */
 typedef struct q35_hgemm q35_hgemm;
 
-/* On the current device, work on `stream`; tune 1 times the candidates of each
- * new shape, 0 keeps the heuristic's first. 0, or -1 naming what failed. */
+/* On the current device, work on `stream`; tune Q35_HGEMM_TUNE_BURST (1)
+ * times the candidates of each new shape, Q35_HGEMM_TUNE_STEADY (2) times them
+ * as the prefill runs them, 0 keeps the heuristic's first. 0, or -1 naming
+ * what failed (a tune outside 0..2 among it).
+ *
+ * Steady tuning. A burst of four calls a candidate, with the host waiting
+ * between candidates, times each at the clocks of a device at rest; the
+ * prefill runs its GEMMs back to back at the power limit (the H200 at 700 W:
+ * a median 1425 MHz through the 9B's 4k prefill against 1980 in the kernel
+ * benchmarks, bench/results/, 3917b2f), where the ranking of candidates that
+ * draw different power for the same FLOP may differ. So here each candidate is
+ * first timed as in a burst (which sizes its calls to ~1 ms), then the first
+ * candidate runs ~20 ms to bring the device to its power limit, then five
+ * rounds take every candidate in turn for ~1 ms each, no wait between them; a
+ * candidate's time is its median round's. ~60 ms of GPU time a shape more
+ * than a burst. Opt-in (the model's $Q35_GEMM_LT=steady) until measured: a
+ * prediction, not a result, that it picks faster algorithms there. */
 int q35_hgemm_create(q35_hgemm **out, q35_stream stream, int tune, q35_error *err);
 void q35_hgemm_destroy(q35_hgemm *h); /* NULL is fine */
 

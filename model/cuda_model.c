@@ -526,7 +526,9 @@ static int make_hgemm(q35_cuda_model *cm, const q35_cuda_paths *p, q35_error *er
 {
     if (!q35_paths_tune_gemm(p) || cm->hgemm)
         return 0;
-    if (q35_hgemm_create(&cm->hgemm, cm->stream, 1, err))
+    /* $Q35_GEMM_LT=steady: the candidates timed as the prefill runs them (kernels/gemm_lt.h; opt-in) */
+    const int tune = env_is("Q35_GEMM_LT", "steady") ? Q35_HGEMM_TUNE_STEADY : Q35_HGEMM_TUNE_BURST;
+    if (q35_hgemm_create(&cm->hgemm, cm->stream, tune, err))
         return q35_fail_context(err, "cuda model: the f16 GEMM's cuBLASLt context");
     return 0;
 }

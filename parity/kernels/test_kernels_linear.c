@@ -4,12 +4,12 @@
  *   gemm_f16   f16 weight and rows, f32 accumulation       <= 2e-3; and <= 1e-4
  *              against the reference on the f16-rounded weight and rows (that
  *              the accumulation is f32), on the first 32 checked outputs
- *   lt_tuned, lt_first  the same product through gemm_lt.h's cuBLASLt context,
- *              tuning on and off: gemm_f16's bounds; and each call bitwise
+ *   lt_tuned, lt_steady, lt_first  the same product through gemm_lt.h's
+ *              cuBLASLt context, tuning burst, steady and off: gemm_f16's bounds; and each call bitwise
  *              (memcmp, all T * ldy values) a second call of its shape, with
  *              how its algorithm was chosen (tuned, or the heuristic's first)
- *   lt16_tuned, lt16_first  its f16-out form (q35_hgemm_rounded_f16), both
- *              contexts: <= 2e-3 + 2^-11 against float64; against the
+ *   lt16_tuned, lt16_steady, lt16_first  its f16-out form
+ *              (q35_hgemm_rounded_f16), the three contexts: <= 2e-3 + 2^-11 against float64; against the
  *              reference on the f16-rounded inputs, each value within 2^-11
  *              of itself + 2^-25 + (1 + 2^-11) 1e-4 of the largest (its one
  *              rounding on top of the f32 accumulation's bound); bitwise a
@@ -30,13 +30,13 @@
  * passes); odd
  * sizes, a weight only 2-byte aligned (its f16 copy too) and rows off 16-byte
  * alignment (the f16 rows and the output too). The f16 forms add into y too
- * (gemm_f16+, lt_tuned+, lt_first+: y = r + X W^T). Past 256 outputs
+ * (gemm_f16+, lt_tuned+, lt_steady+, lt_first+: y = r + X W^T). Past 256 outputs
  * the reference covers a random subset of the output columns (every row of
  * them), the case line says how many. Outputs are poisoned first; written into
  * rows of ldy > n, the other columns stay poisoned. Each refusal shows its
  * message. Q35_QUICK (the sanitizer runs) keeps the 0.8B shapes below lm_head at
  * 1 and 7 rows, the first f16-path GEMM at 1 and 7, the odd sizes and the
- * refusals. */
+ * refusals (hgemm_create's tune outside 0..2 among them). */
 #include "parity/lib/gpu.h"
 #include "linear_inputs.h"
 
@@ -69,7 +69,7 @@
 
 static q35_rng g_rng;
 static q35_blas g_blas;
-static q35_hgemm *g_lt_tuned, *g_lt_first; /* gemm_lt.h's context, tuning on and off */
+static q35_hgemm *g_lt_tuned, *g_lt_steady, *g_lt_first; /* gemm_lt.h's context: tuning burst, steady, off */
 
 enum { GEMM_F32 = 1, GEMM_F16 = 2, GEMV = 4, GEMM_LT = 8, ALL = 15, GEMM_LT16 = 16 }; /* LT16: the f16-out form */
 
@@ -146,7 +146,8 @@ static void name_case(char *buf, size_t cap, const char *path, const weight *w, 
 }
 
 /* The f16 product's forms: gemm.h's (cublasGemmEx's default algorithm) and
- * gemm_lt.h's cuBLASLt context, tuned and not (the heuristic's first). */
+ * gemm_lt.h's cuBLASLt context, tuned (burst and steady) and not (the
+ * heuristic's first). */
 typedef struct f16_form {
     const char *path, *path_add; /* the case names' paths */
     q35_hgemm **lt;              /* NULL: gemm.h's */
@@ -156,6 +157,7 @@ typedef struct f16_form {
 static const f16_form g_f16_forms[] = {
     {"gemm_f16", "gemm_f16+", NULL, GEMM_F16},
     {"lt_tuned", "lt_tuned+", &g_lt_tuned, GEMM_LT},
+    {"lt_steady", "lt_steady+", &g_lt_steady, GEMM_LT},
     {"lt_first", "lt_first+", &g_lt_first, GEMM_LT},
 };
 #define N_F16_FORMS ((int)(sizeof g_f16_forms / sizeof g_f16_forms[0]))
@@ -184,7 +186,7 @@ static void check_lt_repeat(q35_suite *s, const f16_form *f, const char *name, c
     const q35_bitcmp b = q35_bitwise_f32(y2, y, T * ldy);
     q35_hgemm_choice c = {0};
     const int have = q35_hgemm_last_choice(*f->lt, &c);
-    const bool tuned = f->lt == &g_lt_tuned;
+    const bool tuned = f->lt != &g_lt_first;
     const bool choice_ok = have == 0 && c.candidates >= 1 && c.candidates <= Q35_HGEMM_CANDIDATES &&
                            c.chosen >= 0 && c.chosen < c.candidates && c.tuned == tuned &&
                            (tuned ? c.best_ms >= 0.0f && (c.first_ms < 0.0f || c.best_ms <= c.first_ms)
@@ -339,7 +341,7 @@ static void check_lt_f16(q35_suite *s, q35_hgemm *lt, const char *path, const we
              name, cr.rel_linf, LIMIT_F16_OUT, cr.rel_l2, m16, excess, limit_acc, cr.nonfinite, written, rounded,
              T * n);
     const bool same = memcmp(y, y2, (size_t)halves * 2) == 0;
-    const bool tuned = lt == g_lt_tuned;
+    const bool tuned = lt != g_lt_first;
     const bool choice_ok = have1 == 0 && c1.candidates >= 1 && c1.candidates <= Q35_HGEMM_CANDIDATES &&
                            c1.chosen >= 0 && c1.chosen < c1.candidates && c1.tuned == tuned &&
                            (tuned ? c1.best_ms >= 0.0f && (c1.first_ms < 0.0f || c1.best_ms <= c1.first_ms)
@@ -397,6 +399,7 @@ static void check_rows(q35_suite *s, const weight *w, int64_t T, int64_t ldy, in
                 check_f16(s, &g_f16_forms[f], w, T, ldy, x_off, dx, xs, cols, m, ref, m16, ref16);
         if (paths & GEMM_LT16) { /* y16 x_off halves into its buffer, as x */
             check_lt_f16(s, g_lt_tuned, "lt16_tuned", w, T, ldy, x_off, xs, cols, m, ref, m16, ref16);
+            check_lt_f16(s, g_lt_steady, "lt16_steady", w, T, ldy, x_off, xs, cols, m, ref, m16, ref16);
             check_lt_f16(s, g_lt_first, "lt16_first", w, T, ldy, x_off, xs, cols, m, ref, m16, ref16);
         }
         free(ref16);
@@ -600,6 +603,10 @@ static void check_lt_refusals(q35_suite *s, float *d)
     };
     q35_hgemm *h = NULL;
     q35_error err = {{0}};
+    const int bad_tune = q35_hgemm_create(&h, NULL, 3, &err);
+    q35_case(s, bad_tune == -1 && h == NULL && strstr(err.msg, "hgemm_create: tune = 3 (want 0, 1 burst or 2 steady)"),
+             "hgemm_create refuses tune 3: %s", err.msg);
+    memset(&err, 0, sizeof err);
     q35_gpu_ok(q35_hgemm_create(&h, NULL, 1, &err), &err);
     q35_hgemm_choice c;
     q35_case(s, q35_hgemm_last_choice(h, &c) == -1, "hgemm: no choice before a call");
@@ -686,7 +693,8 @@ int main(void)
         return skip;
     q35_error err = {{0}};
     q35_gpu_ok(q35_blas_create(&g_blas, NULL, &err), &err);
-    q35_gpu_ok(q35_hgemm_create(&g_lt_tuned, NULL, 1, &err), &err);
+    q35_gpu_ok(q35_hgemm_create(&g_lt_tuned, NULL, Q35_HGEMM_TUNE_BURST, &err), &err);
+    q35_gpu_ok(q35_hgemm_create(&g_lt_steady, NULL, Q35_HGEMM_TUNE_STEADY, &err), &err);
     q35_gpu_ok(q35_hgemm_create(&g_lt_first, NULL, 0, &err), &err);
 
     const q35_type K4 = Q35_TYPE_Q4_K, K6 = Q35_TYPE_Q6_K, Q8 = Q35_TYPE_Q8_0, F16 = Q35_TYPE_F16;
@@ -732,6 +740,7 @@ int main(void)
     printf("-- refusals\n");
     check_refusals(&s);
     q35_hgemm_destroy(g_lt_first);
+    q35_hgemm_destroy(g_lt_steady);
     q35_hgemm_destroy(g_lt_tuned);
     q35_blas_destroy(g_blas);
     return q35_suite_end(&s);
