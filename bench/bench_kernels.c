@@ -39,7 +39,7 @@ struct delta_ctx {
     int64_t stride, T;
     q35_delta_dims d;
     int variant;    /* the scan's or the chunked form's */
-    int chunked;    /* 1: the chunked form */
+    int chunked;    /* 1: the chunked form; 2: it with q and k as f16 in its workspace (q35_delta_chunk_qk16) */
     void *ws;       /* the chunked form's workspace */
     size_t ws_bytes;
 };
@@ -50,6 +50,16 @@ static int scan_launch(void *p, q35_error *err)
     const int64_t kd = (int64_t)c->d.hk * c->d.dk;
     return q35_delta_rule_scan(c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows, c->rows + kd, c->rows + 2 * kd,
                                c->stride, c->g, c->beta, c->T, c->d, c->variant, NULL, err);
+}
+
+/* The chunked form with q and k already f16 in the workspace, as the model's
+ * fused prologue leaves them (q35_delta_prep_rows_qk16): v, g, beta in f32. */
+static int chunk_qk16_launch(void *p, q35_error *err)
+{
+    struct delta_ctx *c = p;
+    const int64_t kd = (int64_t)c->d.hk * c->d.dk;
+    return q35_delta_chunk_qk16(c->o, (int64_t)c->d.hv * c->d.dv, c->S, c->rows + 2 * kd, c->stride, c->g, c->beta,
+                                c->T, c->d, c->ws, c->ws_bytes, c->variant, NULL, err);
 }
 
 static int chunk_launch(void *p, q35_error *err)
@@ -67,7 +77,11 @@ static int chunk_launch(void *p, q35_error *err)
  * 64 and value head, 2 x (2 C^2 dk [k.k, q.k] + C^3 / 3 [T] + C^2 (dk + dv) [W, U]
  * + 3 C dk dv [D, Q S^T, the state] + C^2 dv [P D]). Bytes: what either must
  * move (q, k, v, g, beta in, o out, the state in and out), not the chunked
- * form's workspace. */
+ * form's workspace. chunked 2 (delta_chunk_qk16): q and k f16 in the
+ * workspace, written there once before the timing by an untimed call of the
+ * f32 form (whose parallel pass writes them in the layout the qk16 form reads;
+ * the model's prologue writes the same), so counted at 2 bytes a value:
+ * variants of tb4's formulation only, the others skipped saying so. */
 static void bench_delta(q35_bench_state *st, int chunked, int variant)
 {
     const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
@@ -87,16 +101,21 @@ static void bench_delta(q35_bench_state *st, int chunked, int variant)
         c.ws_bytes = q35_delta_chunk_workspace_bytes(c.T, c.d);
         c.ws = q35_bench_alloc(c.ws_bytes);
     }
-    if (q35_l2norm_rows(c.rows, m->ssm_dk, 2 * m->ssm_hk, c.T, c.stride, 1e-6f, NULL, &err))
+    if (chunked == 2 && !q35_delta_chunk_variant_takes_qk16(variant))
+        q35_bench_skip(st, "this variant takes q and k in f32 only (q35_delta_chunk_variant_takes_qk16)");
+    else if (q35_l2norm_rows(c.rows, m->ssm_dk, 2 * m->ssm_hk, c.T, c.stride, 1e-6f, NULL, &err) ||
+             (chunked == 2 && chunk_launch(&c, &err)))
         q35_bench_skip(st, err.msg);
     else
-        q35_bench_time(st, chunked ? chunk_launch : scan_launch, &c);
+        q35_bench_time(st, chunked == 2 ? chunk_qk16_launch : chunked ? chunk_launch : scan_launch, &c);
     const double C = Q35_DELTA_CHUNK, dk = m->ssm_dk, dv = m->ssm_dv, chunks = (double)((c.T + 63) / 64) * m->ssm_hv;
     q35_bench_rate(st, "FLOP",
                    chunked ? 2.0 * chunks * (2 * C * C * dk + C * C * C / 3 + C * C * (dk + dv) + 3 * C * dk * dv +
                                                  C * C * dv)
                                : 7.0 * (double)ns * (double)c.T);
-    const double bytes = 4.0 * ((double)c.T * (2.0 * m->ssm_hk * dk + 2.0 * vd + 2.0 * m->ssm_hv) + 2.0 * ns);
+    const double qk_bytes = chunked == 2 ? 2.0 : 4.0;
+    const double bytes = (double)c.T * 2.0 * m->ssm_hk * dk * qk_bytes +
+                         4.0 * ((double)c.T * (2.0 * vd + 2.0 * m->ssm_hv) + 2.0 * ns);
     q35_bench_rate(st, "bytes", bytes);
     q35_bench_pct_of(st, Q35_CEILING_COPY, bytes);
     q35_bench_rate(st, "tokens", (double)c.T);
@@ -115,6 +134,12 @@ static void bench_chunk(q35_bench_state *st, void *unused)
 {
     (void)unused;
     bench_delta(st, 1, (int)q35_bench_arg(st, 2));
+}
+
+static void bench_chunk_qk16(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    bench_delta(st, 2, (int)q35_bench_arg(st, 2));
 }
 
 struct conv_ctx {
@@ -637,6 +662,8 @@ int main(int argc, char **argv)
     const q35_bench_axis delta_axes[] = {scan_axes[0], {"rows", delta_rows, 7}, scan_axes[2]};
     q35_bench_register("delta_rule_scan", bench_scan, NULL, delta_axes, 3);
     q35_bench_register("delta_chunk", bench_chunk, NULL,
+                       (q35_bench_axis[]){delta_axes[0], delta_axes[1], {"variant", chunk_variants, n_chunk}}, 3);
+    q35_bench_register("delta_chunk_qk16", bench_chunk_qk16, NULL,
                        (q35_bench_axis[]){delta_axes[0], delta_axes[1], {"variant", chunk_variants, n_chunk}}, 3);
     q35_bench_context("delta_chunk_variants", chunk_names);
     q35_bench_register("conv1d_silu_rows", bench_conv, NULL, scan_axes, 2);
