@@ -626,9 +626,9 @@ static __global__ void q35_delta_chunk_state_tbwm(float *o, int64_t o_stride, fl
 
 /* Both passes, the state pass in clusters of MOST blocks (of the head's n =
  * dv / 32 when fewer; 1 where n is not a multiple of MOST), at most 8: the
- * portable cluster size; EARLY: launched early (WM_EARLY); FULL: the parallel
- * pass's solve from row 0 in every column (prep_solve's A/B). */
-template <int MOST, bool EARLY = false, bool FULL = false>
+ * portable cluster size; EARLY: launched early (WM_EARLY); SOLVE: how the
+ * parallel pass gives T's columns to threads (prep_tb_kh_item). */
+template <int MOST, bool EARLY = false, int SOLVE = SOLVE_HALVES>
 static int run_tbwm(int optin, float *o, int64_t o_stride, float *S, const float *q, const float *k, const float *v,
                     int64_t stride, const float *g, const float *beta, int64_t T, q35_delta_dims d, __half *W,
                     __half *U, __half *P, float *G, __half *Q, __half *K, q35_stream stream, q35_error *err)
@@ -642,7 +642,7 @@ static int run_tbwm(int optin, float *o, int64_t o_stride, float *S, const float
     const auto state = q35_delta_chunk_state_tbwm<3, EARLY ? WM_EARLY : WM_AFTER>;
     if (w_make_maps(&maps, v, stride, T, d, W, P, G, Q, K, err) ||
         Q35_CUDA_CHECK(cudaFuncSetAttribute(state, cudaFuncAttributeMaxDynamicSharedMemorySize, wm_cfg::SMEM), err) ||
-        launch_prep_tb(prep_tb_kh<FULL>(d), optin, q, k, stride, g, beta, T, d, W, P, G, Q, K, stream, err))
+        launch_prep_tb(prep_tb_kh<SOLVE>(d), optin, q, k, stride, g, beta, T, d, W, P, G, Q, K, stream, err))
         return -1;
     q35_cluster_launch l(dim3((unsigned)(d.hv * n)), dim3(160), wm_cfg::SMEM, (cudaStream_t)stream, (unsigned)cl);
     if (EARLY)
@@ -665,11 +665,12 @@ int tbw_runs_on(int device, q35_error *why);
  * clusters of a value head's dv / 32 blocks: the production tb4wm2kh's
  * kernel in fours), tb4wm2kho (tb4wm2kh's state pass in stream order,
  * WM_AFTER), tb4wm2khf (tb4wm2kh with the parallel pass's solve from row 0 in
- * every column: prep_solve's FULL) and tb4wpkh (tb4wtkh's two passes at once,
+ * every column: SOLVE_FULL), tb4wm2khq (T's columns by quarters a warp:
+ * SOLVE_QUARTERS) and tb4wpkh (tb4wtkh's two passes at once,
  * the state pass waiting on flags the parallel pass publishes a chunk at a
  * time). */
 extern const variant_impl k_tb4w_impl, k_tb4wt_impl, k_tb4wmkh_impl, k_tb4wm2kho_impl, k_tb4wm2khf_impl,
-    k_tb4wpkh_impl;
+    k_tb4wm2khq_impl, k_tb4wpkh_impl;
 
 } /* namespace q35_delta_chunk_kernels */
 

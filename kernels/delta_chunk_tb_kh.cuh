@@ -31,6 +31,9 @@
 
 namespace q35_delta_chunk_kernels {
 
+/* How the parallel pass by key head gives T's columns to threads (prep_tb_kh_item). */
+enum { SOLVE_HALVES, SOLVE_FULL, SOLVE_QUARTERS };
+
 struct kh_cfg {
     static constexpr int KQ_BYTES = 2 * CH * DK * 2, A_BYTES = CH * (CH + APAD) * 4;
     __host__ __device__ static constexpr int a_area(int r) { return r * A_BYTES > KQ_BYTES ? r * A_BYTES : KQ_BYTES; }
@@ -39,9 +42,14 @@ struct kh_cfg {
 
 /* Chunk c's key head kh by the block (its shared memory at smem, free at
  * entry; its last reads of it done at return only per thread). QK16: K and Q
- * already f16 in the workspace (q35_delta_chunk_qk16; q, k unused). FULL:
- * T's solve from row 0 in every column (prep_solve's A/B). */
-template <bool QK16, bool FULL = false>
+ * already f16 in the workspace (q35_delta_chunk_qk16; q, k unused). SOLVE,
+ * how T's columns are given to threads (every one bitwise the others):
+ * SOLVE_HALVES threads 64 i .. 64 i + 63 the columns of heads i, i + 2, ..,
+ * the second warp of each from row 32 (prep_solve); SOLVE_FULL the same, all
+ * from row 0 (its A/B, the experiment tb4wm2khf); SOLVE_QUARTERS warp w the
+ * columns 16 w .. 16 w + 15 of two heads at once (lanes 0-15 and 16-31), from
+ * row 16 w (prep_solve_from): the experiment tb4wm2khq. */
+template <bool QK16, int SOLVE = SOLVE_HALVES>
 __device__ __forceinline__ void prep_tb_kh_item(unsigned char *smem, int c, int kh, const float *q, const float *k,
                                                 int64_t stride, const float *g, const float *beta, int64_t T, int hk,
                                                 int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
@@ -74,18 +82,40 @@ __device__ __forceinline__ void prep_tb_kh_item(unsigned char *smem, int c, int 
         prep_a_p(sA + h * (kh_cfg::A_BYTES / 4), Pg + ((size_t)c * hv + kh + h * hk) * CH * CH, kk, qk, sG + h * CH,
                  sB + h * CH, warp, lane, tid);
     __syncthreads();
-    /* T beta: threads 64 i .. 64 i + 63 the columns of heads i, i + 2, .. */
+    /* T beta */
+    if (SOLVE == SOLVE_QUARTERS) {
+        const int col = 16 * warp + lane % 16;
+#pragma unroll 1
+        for (int h = lane / 16; h - lane / 16 < r; h += 2) {
+            if (h >= r) /* an odd head count's last round: this half-warp has none */
+                continue;
+            const float bcol = sB[h * CH + col];
+            __half *tb = TBg + ((size_t)c * hv + kh + h * hk) * CH * CH + col;
+            auto put = [&](int t, float x) { tb[(size_t)t * CH] = __float2half_rn(x * bcol); };
+            const float *a = sA + h * (kh_cfg::A_BYTES / 4);
+            if (warp == 0) /* a warp-uniform start: rows above 16 w are zero in its columns */
+                prep_solve_from<0>(a, col, put);
+            else if (warp == 1)
+                prep_solve_from<16>(a, col, put);
+            else if (warp == 2)
+                prep_solve_from<32>(a, col, put);
+            else
+                prep_solve_from<48>(a, col, put);
+        }
+        return;
+    }
+    /* threads 64 i .. 64 i + 63 the columns of heads i, i + 2, .. */
     const int col = tid % CH;
 #pragma unroll 1
     for (int h = tid / CH; h < r; h += THREADS / CH) {
         const float bcol = sB[h * CH + col];
         __half *tb = TBg + ((size_t)c * hv + kh + h * hk) * CH * CH + col;
         auto put = [&](int t, float x) { tb[(size_t)t * CH] = __float2half_rn(x * bcol); };
-        prep_solve<FULL>(sA + h * (kh_cfg::A_BYTES / 4), col, put);
+        prep_solve<SOLVE == SOLVE_FULL>(sA + h * (kh_cfg::A_BYTES / 4), col, put);
     }
 }
 
-template <bool QK16, bool FULL = false>
+template <bool QK16, int SOLVE = SOLVE_HALVES>
 static __global__ void __launch_bounds__(THREADS, 4)
     q35_delta_chunk_prep_tb_kh(const float *q, const float *k, int64_t stride, const float *g, const float *beta,
                                int64_t T, int hk, int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
@@ -96,17 +126,19 @@ static __global__ void __launch_bounds__(THREADS, 4)
        this grid's end before it reads what this grid writes; a no-op for any other launch after it */
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
-    prep_tb_kh_item<QK16, FULL>(smem, (int)(blockIdx.x / (unsigned)hk), (int)(blockIdx.x % (unsigned)hk), q, k,
+    prep_tb_kh_item<QK16, SOLVE>(smem, (int)(blockIdx.x / (unsigned)hk), (int)(blockIdx.x % (unsigned)hk), q, k,
                                 stride, g, beta, T, hk, hv, TBg, Pg, Gg, Qg, Kg);
 }
 
 /* The parallel pass by key head (run_tb_with's and launch_prep_tb's prep_tb);
- * FULL: its solve from row 0 in every column (prep_solve). */
-template <bool FULL = false>
+ * SOLVE: how T's columns are given to threads (prep_tb_kh_item). */
+template <int SOLVE = SOLVE_HALVES>
 static inline prep_tb prep_tb_kh(q35_delta_dims d)
 {
-    return {{q35_delta_chunk_prep_tb_kh<false, FULL>, q35_delta_chunk_prep_tb_kh<true, FULL>}, d.hk,
-            kh_cfg::smem(d.hv / d.hk), FULL ? "q35_delta_chunk_prep_tb_kh (full solve)" : "q35_delta_chunk_prep_tb_kh"};
+    return {{q35_delta_chunk_prep_tb_kh<false, SOLVE>, q35_delta_chunk_prep_tb_kh<true, SOLVE>}, d.hk,
+            kh_cfg::smem(d.hv / d.hk), SOLVE == SOLVE_FULL       ? "q35_delta_chunk_prep_tb_kh (full solve)"
+            : SOLVE == SOLVE_QUARTERS ? "q35_delta_chunk_prep_tb_kh (solve by quarters)"
+                                      : "q35_delta_chunk_prep_tb_kh"};
 }
 
 } /* namespace q35_delta_chunk_kernels */

@@ -14,7 +14,8 @@
  * bitwise it), tb4wm2kho (tb4wm2kh's state pass launched in stream order,
  * not early: the A/B of its early launch; bitwise tb4wm2kh) and tb4wm2khf
  * (tb4wm2kh with T's solve from row 0 in every column: the A/B and oracle of
- * prep_solve's start at row 32; bitwise tb4wm2kh):
+ * prep_solve's start at row 32; bitwise tb4wm2kh) and tb4wm2khq (T's columns
+ * by quarters a warp; bitwise tb4wm2kh):
  * built into the suites and the benchmarks only (kernels/variant.h), beside
  * the production w4 and tb4 (kernels/delta_chunk.cu), tb4wtkh (tb4wt after
  * tb4kh's parallel pass, bitwise tb4wt) and tb4wm2kh (kernels/
@@ -46,7 +47,8 @@ static const q35_variant k_experiments[] = {{"w8", 1, &k_w8},     {"s64w8", 2, &
                                             {"tb4w", 7, &k_tb4w_impl}, {"tb4wt", 8, &k_tb4wt_impl},
                                             {"tb4wmkh", 10, &k_tb4wmkh_impl}, {"tb4wpkh", 12, &k_tb4wpkh_impl},
                                             {"tb4wm2kho", 13, &k_tb4wm2kho_impl},
-                                            {"tb4wm2khf", 14, &k_tb4wm2khf_impl}};
+                                            {"tb4wm2khf", 14, &k_tb4wm2khf_impl},
+                                            {"tb4wm2khq", 15, &k_tb4wm2khq_impl}};
 
 extern "C" const q35_variant_table q35_delta_chunk_experiments = {
     k_experiments, (int)(sizeof k_experiments / sizeof k_experiments[0])};

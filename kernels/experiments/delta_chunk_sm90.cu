@@ -4,7 +4,7 @@
  * production tb4wtkh runs; tb4wmkh, the production tb4wm2kh's multicast state
  * pass in clusters of a value head's four blocks (both in
  * kernels/delta_chunk_sm90.cuh, which describes them;
- * kernels/delta_chunk_sm90.cu); tb4wm2kho, tb4wm2khf and tb4wpkh (below). Built for sm_90a alone
+ * kernels/delta_chunk_sm90.cu); tb4wm2kho, tb4wm2khf, tb4wm2khq and tb4wpkh (below). Built for sm_90a alone
  * where the build has it, as q35_kernels_sm90. */
 #include "kernels/delta_chunk_sm90.cuh"
 
@@ -24,8 +24,21 @@ extern const variant_impl k_tb4wm2kho_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SM
  * column, the form before the second warp's columns started at row 32
  * (kernels/delta_chunk_prep.cuh, prep_solve): the A/B of that change and its
  * bitwise oracle (the family's suite holds the two to the same bits). */
-extern const variant_impl k_tb4wm2khf_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<2, true, true>, 2,
-                                               tbw_runs_on};
+extern const variant_impl k_tb4wm2khf_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM,
+                                               run_tbwm<2, true, SOLVE_FULL>, 2, tbw_runs_on};
+
+/* tb4wm2khq: tb4wm2kh with T's columns given to the parallel pass's warps by
+ * quarters (prep_tb_kh_item's SOLVE_QUARTERS: warp w the columns 16 w .. 16 w +
+ * 15 of two heads at once, from row 16 w), bitwise it. Why: the production
+ * halves leave two warps of a block at 2016 multiply-adds a thread and two at
+ * 496 (5024 a block's four warps, at the 9B's two heads a block); by quarters
+ * the warps take 2016, 1128, 496 and 120 (3760, a quarter fewer), the longest
+ * chain the same. Predicted (not measured): at most a few per cent of the
+ * parallel pass where it is issue-limited (4096 rows and more), nothing at
+ * 1024; at risk: two heads' rows of A read by one warp's LDS.128 (two
+ * addresses a load) and T beta stored in 32-byte runs a head. */
+extern const variant_impl k_tb4wm2khq_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM,
+                                               run_tbwm<2, true, SOLVE_QUARTERS>, 2, tbw_runs_on};
 
 /* ---- tb4wpkh: the parallel pass and the state pass at once ---------------------------------------- */
 

@@ -62,7 +62,7 @@ int main(void)
         {"delta_rule", q35_delta_rule_variant_count, q35_delta_rule_variant_name, q35_delta_rule_variant_find,
          "rows1 rows2 lanes4 r2p r2pn r2pni r2w2pn l16r2pn l16r2w8pn l16w16pn", "r2pni l16r2pn"},
         {"delta_chunk", q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, q35_delta_chunk_variant_find,
-         "w4 w8 s64w8 w4o4 tb4 tb4o4 tb4kh tb4w tb4wt tb4wtkh tb4wmkh tb4wm2kh tb4wpkh tb4wm2kho tb4wm2khf",
+         "w4 w8 s64w8 w4o4 tb4 tb4o4 tb4kh tb4w tb4wt tb4wtkh tb4wmkh tb4wm2kh tb4wpkh tb4wm2kho tb4wm2khf tb4wm2khq",
          "w4 tb4 tb4wtkh tb4wm2kh"},
         {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, "registers staged",
          "registers staged"},
@@ -118,10 +118,10 @@ int main(void)
     const char *want = Q35_KERNEL_EXPERIMENTS
                            ? (wm2kh ? "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4, 5 = tb4o4, 6 = tb4kh, 7 = tb4w, "
                                      "8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh (default here), "
-                                     "12 = tb4wpkh, 13 = tb4wm2kho, 14 = tb4wm2khf"
+                                     "12 = tb4wpkh, 13 = tb4wm2kho, 14 = tb4wm2khf, 15 = tb4wm2khq"
                                    : "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4 (default here), 5 = tb4o4, "
                                      "6 = tb4kh, 7 = tb4w, 8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh, "
-                                     "12 = tb4wpkh, 13 = tb4wm2kho, 14 = tb4wm2khf")
+                                     "12 = tb4wpkh, 13 = tb4wm2kho, 14 = tb4wm2khf, 15 = tb4wm2khq")
                            : (wm2kh ? "0 = w4, 1 = tb4, 2 = tb4wtkh, 3 = tb4wm2kh (default here)"
                                    : "0 = w4, 1 = tb4 (default here), 2 = tb4wtkh, 3 = tb4wm2kh");
     q35_case(&s, strcmp(legend, want) == 0, "q35_variant_list: \"%s\"", legend);
