@@ -30,7 +30,7 @@ static const char *const k_help =
     "  --random N        a random prompt of N tokens (default 64)\n"
     "  --prompt-seed S   seed of the random prompt (default 7)\n"
     "  --chunk-rows R    rows per prefill chunk (default 512 on the CPU, 2048 on the GPU,\n"
-    "                    4096 there on the f16 and fp8 GEMM paths)\n"
+    "                    8192 there on the f16 and fp8 GEMM paths)\n"
     "  --top-k K         logits to print (default 10)\n"
     "  --logits-at P,..  positions whose logits to write (ascending)\n"
     "  --logits-out F    file for them: float32 [positions][vocab] (required with --logits-at;\n"

@@ -31,7 +31,7 @@
  *   delta rule      Q35_PREFILL_DELTA=scan|chunked    default: chunked (tensor cores,
  *                   kernels/delta_chunk.h) on the f16 GEMM path, the scan (exact
  *                   f32) on the f32 one and always when deterministic
- *   chunk rows      Q35_PREFILL_CHUNK_ROWS=R          default: 2048, 4096 on the f16
+ *   chunk rows      Q35_PREFILL_CHUNK_ROWS=R          default: 2048, 8192 on the f16
  *                   and fp8 GEMM paths (halved by the plan while memory is short)
  *   deterministic   Q35_DETERMINISTIC=1               projections through
  *                   q35_gemv_rows, attention through q35_attention_decode_rows:
@@ -115,6 +115,10 @@ const q35_cuda_paths *q35_cuda_model_paths(const q35_cuda_model *cm);
  * applies: q35_paths_delta_qk16, the fused prologue taking the heads, the
  * rule's variant of tb4's formulation; model/cuda_layers.c). */
 bool q35_cuda_model_delta_qk16(const q35_cuda_model *cm);
+
+/* Whether cm's f16 GEMMs run through a tuned cuBLASLt context that times its
+ * candidates steadily ($Q35_GEMM_LT=steady at load; kernels/gemm_lt.h). */
+bool q35_cuda_model_gemm_lt_steady(const q35_cuda_model *cm);
 
 /* Switches a loaded model's paths (for sweeps and benchmarks), by the same
  * rules as a load: flash refused where the device or the heads cannot run it,
