@@ -188,10 +188,8 @@ static void prefill_point(q35_bench_state *st, q35_delta_path delta)
             q35_bench_value(st, "delta_qk16", q35_cuda_model_delta_qk16(cm));
         }
         q35_bench_value(st, "gemm_swiglu", q35_paths_gemm_swiglu(cp));
-        if (p.gemm == Q35_GEMM_F16) { /* $Q35_GEMM_LT=steady: the tuned GEMM's candidates timed steadily */
-            const char *lt = getenv("Q35_GEMM_LT");
-            q35_bench_value(st, "gemm_lt_steady", lt && strcmp(lt, "steady") == 0);
-        }
+        if (p.gemm == Q35_GEMM_F16) /* $Q35_GEMM_LT=steady: the tuned GEMM's candidates timed steadily */
+            q35_bench_value(st, "gemm_lt_steady", q35_cuda_model_gemm_lt_steady(cm));
         q35_bench_value(st, "gemm_sm90_proj", q35_paths_gemm_sm90_proj(cp));
         if (q35_paths_gemm_swiglu(cp) || q35_paths_gemm_sm90_proj(cp))
             q35_bench_value(st, "gemm_sm90_variant", cp->gemm_sm90_variant);

@@ -650,7 +650,8 @@ static int run_tbwm(int optin, float *o, int64_t o_stride, float *S, const float
     const unsigned *no_flags = nullptr;
     if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, state, o, o_stride, S, T, d.hk, d.hv, d.dv, cl, no_flags, maps),
                        err))
-        return q35_fail_context(err, "delta_chunk tb4wmkh: launching its state pass (clusters of %d)", cl);
+        return q35_fail_context(err, "delta_chunk: launching the multicast state pass (clusters of %d%s)", cl,
+                                EARLY ? ", early" : "");
     return Q35_LAUNCH_CHECK("q35_delta_chunk_state_tbwm", err);
 }
 

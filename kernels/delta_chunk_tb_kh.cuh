@@ -28,6 +28,7 @@
 #define Q35_KERNELS_DELTA_CHUNK_TB_KH_CUH
 
 #include "kernels/delta_chunk_tb.cuh"
+#include "kernels/sm90.cuh"
 
 namespace q35_delta_chunk_kernels {
 
@@ -121,11 +122,9 @@ static __global__ void __launch_bounds__(THREADS, 4)
                                int64_t T, int hk, int hv, __half *TBg, __half *Pg, float *Gg, __half *Qg, __half *Kg)
 {
     extern __shared__ __align__(16) unsigned char smem[];
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     /* a state pass launched early after this grid (tb4wm2kh) may start once every block has begun: it waits for
        this grid's end before it reads what this grid writes; a no-op for any other launch after it */
-    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
+    q35_grid_launch_dependents();
     prep_tb_kh_item<QK16, SOLVE>(smem, (int)(blockIdx.x / (unsigned)hk), (int)(blockIdx.x % (unsigned)hk), q, k,
                                 stride, g, beta, T, hk, hv, TBg, Pg, Gg, Qg, Kg);
 }

@@ -118,6 +118,11 @@ void q35_hgemm_destroy(q35_hgemm *h)
     delete h;
 }
 
+int q35_hgemm_tune(const q35_hgemm *h)
+{
+    return h->tune;
+}
+
 int q35_hgemm_last_choice(const q35_hgemm *h, q35_hgemm_choice *out)
 {
     if (h->last < 0)
@@ -195,16 +200,14 @@ struct event_set {
     }
 };
 
-/* ms[i] = ms a call of candidate i in steady tuning (above), -1 where cuBLASLt
- * refuses it: each timed first as time_algo does (which sizes its calls a
- * round), then the heat and the rounds, one wait. -1 when a CUDA call fails. */
+/* ms[i] (in: candidate i's burst time, time_algo's, which sizes its calls a
+ * round; -1 where cuBLASLt refuses it) = ms a call of it in steady tuning
+ * (above): the heat and the rounds, one wait. -1 when a CUDA call fails. */
 int time_steady(q35_hgemm *h, const q35_lt_call &c, const cublasLtMatmulHeuristicResult_t *res, int found, void *y,
                 const uint16_t *x16, const uint16_t *w16, float beta, float *ms, q35_error *err)
 {
     int calls[Q35_HGEMM_CANDIDATES] = {}, first = -1;
     for (int i = 0; i < found; i++) {
-        if (time_algo(h, c, &res[i].algo, y, x16, w16, beta, &ms[i], err))
-            return -1;
         if (ms[i] >= 0.0f) {
             const float want = kRoundMs / (ms[i] > 1e-4f ? ms[i] : 1e-4f);
             calls[i] = want < 1.0f ? 1 : want > 10000.0f ? 10000 : (int)want + 1;
@@ -279,11 +282,10 @@ int tune_shape(q35_hgemm *h, const q35_lt_call &c, const shape_key &s, const cub
     const float beta = add ? 1.0f : 0.0f;
     float ms[Q35_HGEMM_CANDIDATES];
     int rc = 0;
-    if (h->tune == Q35_HGEMM_TUNE_STEADY)
+    for (int i = 0; i < found && rc == 0; i++)
+        rc = time_algo(h, c, &res[i].algo, into, x16, w16, beta, &ms[i], err);
+    if (rc == 0 && h->tune == Q35_HGEMM_TUNE_STEADY)
         rc = time_steady(h, c, res, found, into, x16, w16, beta, ms, err);
-    else
-        for (int i = 0; i < found && rc == 0; i++)
-            rc = time_algo(h, c, &res[i].algo, into, x16, w16, beta, &ms[i], err);
     for (int i = 0; i < found && rc == 0; i++) {
         if (i == 0)
             choice->first_ms = ms[i];

@@ -75,6 +75,8 @@ typedef struct q35_hgemm q35_hgemm;
  * prediction, not a result, that it picks faster algorithms there. */
 int q35_hgemm_create(q35_hgemm **out, q35_stream stream, int tune, q35_error *err);
 void q35_hgemm_destroy(q35_hgemm *h); /* NULL is fine */
+/* The tune h was made with (0, Q35_HGEMM_TUNE_BURST or Q35_HGEMM_TUNE_STEADY). */
+int q35_hgemm_tune(const q35_hgemm *h);
 
 /* CUDA: y [T][ldy] = x16 [T][k] w16^T (w16 [n][k]), or with add y += it
  * (cuBLASLt's beta = 1, in place), as above. n, k >= 1, 0 <= T, n <= ldy, each

@@ -45,7 +45,8 @@
  *             64-wide N blocks, SBO = between 8-row K atoms (the PTX ISA's
  *             reading; parity/kernels/test_kernels_sm90.c tries both orders).
  * Every wrapper compiles only in the sm_90a device pass (Q35_SM90A_CODE);
- * elsewhere the kernels that use them are stubs that trap. */
+ * elsewhere the kernels that use them are stubs that trap. griddepcontrol's
+ * two are the exception: plain sm_90, no-ops below it. */
 #ifndef Q35_KERNELS_SM90_CUH
 #define Q35_KERNELS_SM90_CUH
 
@@ -61,6 +62,29 @@
 __host__ __device__ __forceinline__ uint32_t q35_sw128(int row, int col)
 {
     return (uint32_t)(row * 128 + ((((col >> 3) ^ row) & 7) << 4) + (col & 7) * 2);
+}
+
+/* ---- grids that run at once (programmatic dependent launch) ------------------------- */
+
+/* These two are plain sm_90 (no sm_90a feature): defined in every device pass,
+ * no-ops below sm_90, where no grid is launched early. */
+
+/* This block lets the grid launched after it with programmatic stream
+ * serialization start (once every block of this grid has said so or left). */
+__device__ __forceinline__ void q35_grid_launch_dependents(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+/* Waits until the grids this one was launched early after have completed, their
+ * writes visible. */
+__device__ __forceinline__ void q35_grid_dependency_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
 }
 
 #ifdef Q35_SM90A_CODE
@@ -401,21 +425,7 @@ __device__ __forceinline__ void q35_mbar_arrive_cluster(uint32_t cluster_bar)
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
 }
 
-/* ---- grids that run at once (programmatic dependent launch) ------------------------- */
-
-/* This block lets the grid launched after it with programmatic stream
- * serialization start (once every block of this grid has said so or left). */
-__device__ __forceinline__ void q35_grid_launch_dependents(void)
-{
-    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-}
-
-/* Waits until the grids this one was launched early after have completed, their
- * writes visible. */
-__device__ __forceinline__ void q35_grid_dependency_wait(void)
-{
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
-}
+/* ---- grids that run at once: the cross-grid flag (griddepcontrol is above) ---------- */
 
 /* A flag in global memory set to 1 by another grid's block: the block's writes
  * before it (__syncthreads, then one thread's q35_flag_publish) seen by the

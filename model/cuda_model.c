@@ -764,6 +764,11 @@ bool q35_cuda_model_delta_qk16(const q35_cuda_model *cm)
     return paths_delta_qk16(&cm->paths) && q35_model_delta_prep_fits(&cm->hp);
 }
 
+bool q35_cuda_model_gemm_lt_steady(const q35_cuda_model *cm)
+{
+    return cm->hgemm && q35_hgemm_tune(cm->hgemm) == Q35_HGEMM_TUNE_STEADY;
+}
+
 const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
 {
     if (p->deterministic)

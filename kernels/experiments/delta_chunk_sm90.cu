@@ -131,18 +131,10 @@ static int run_tbwp(int optin, float *o, int64_t o_stride, float *S, const float
                                                                         Q, K, ready);
     if (Q35_LAUNCH_CHECK("q35_delta_chunk_prep_tb_khp", err))
         return -1;
-    cudaLaunchAttribute early = {};
-    early.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    early.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(d.hv * (d.dv / 32)));
-    cfg.blockDim = dim3(160);
-    cfg.dynamicSmemBytes = wp_cfg::SMEM;
-    cfg.stream = (cudaStream_t)stream;
-    cfg.attrs = &early;
-    cfg.numAttrs = 1;
+    q35_cluster_launch l(dim3((unsigned)(d.hv * (d.dv / 32))), dim3(160), wp_cfg::SMEM, (cudaStream_t)stream, 1);
+    l.early(); /* no clusters: the early launch its one attribute */
     const unsigned *flags = ready;
-    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&cfg, state, o, o_stride, S, T, d.hk, d.hv, d.dv, 1, flags, maps), err))
+    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, state, o, o_stride, S, T, d.hk, d.hv, d.dv, 1, flags, maps), err))
         return q35_fail_context(err, "delta_chunk tb4wpkh: launching its state pass (early, after the parallel pass)");
     return Q35_LAUNCH_CHECK("q35_delta_chunk_state_tbwm (early)", err);
 }
