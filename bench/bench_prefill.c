@@ -18,7 +18,9 @@
  *   delta   9b x q4_k x f16 x flash x chunk 2048 x len {512, 4096, 16384} x
  *           delta {scan, chunked};
  *   chunks  9b x q4_k x f16 x attention {f32, flash} x chunk {64 .. 4096} x len 4096;
- *           9b x q4_k x f16 x flash x chunk {4096, 8192} x len {16384, 65536, 131072};
+ *           9b x q4_k x f16 x flash x chunk Q35_CHUNK_ROWS_FAST (8192: the fast
+ *           path's default) x len {512 .. 131072} (bench/peers.map pairs it with
+ *           transformers), and chunk 4096 x len {16384, 65536, 131072};
  *   quants  9b x {q6_k, q8_0, f16} x f16 x f32 x chunk 2048 x len 4096;
  *   decode  shape {0.8b, 9b, 27b} x q4_k x ctx {512, 4096, 16384};
  *   default the built-in default model (tiny, q4_k_m: what `q35 run` runs) x
@@ -317,10 +319,16 @@ int main(int argc, char **argv)
                            (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", attns, 2}, {"chunk", chunks, 6},
                                               {"len", l4k, 1}},
                            6);
-        /* 4096- and 8192-row chunks past 4k on the fast path, beside the default's points above */
-        static const int64_t c4k[] = {4096, 8192}, long_lens[] = {16384, 65536, 131072};
+        /* the fast path's default chunk rows (Q35_CHUNK_ROWS_FAST) at every length: what `q35 run` and the
+         * model run on f16 + flash, paired with transformers in bench/peers.map; 4096-row chunks past 4k
+         * beside it */
+        static const int64_t cfast[] = {Q35_CHUNK_ROWS_FAST}, c4k[] = {4096}, long_lens[] = {16384, 65536, 131072};
         q35_bench_register("prefill", bench_prefill, NULL,
-                           (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", flash, 1}, {"chunk", c4k, 2},
+                           (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", flash, 1}, {"chunk", cfast, 1},
+                                              {"len", lens, 5}},
+                           6);
+        q35_bench_register("prefill", bench_prefill, NULL,
+                           (q35_bench_axis[]){shape, quant, {"gemm", f16, 1}, {"attn", flash, 1}, {"chunk", c4k, 1},
                                               {"len", long_lens, 3}},
                            6);
         q35_bench_register("prefill", bench_prefill, NULL,
