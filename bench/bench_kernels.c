@@ -17,6 +17,7 @@
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
 #include "kernels/delta_prep.h"
+#include "kernels/experiments/delta_prep.h"
 #include "kernels/experiments/gated_rmsnorm_fp8.h"
 #include "kernels/fp8.h"
 #include "kernels/gated_rmsnorm.h"
@@ -32,7 +33,7 @@
 #include <string.h>
 
 /* The fused-or-chain benchmarks' argument: the fused op, or the launches it replaces. */
-static const int k_fused = 0, k_chain = 1;
+static const int k_fused = 0, k_chain = 1, k_run = 2;
 
 struct delta_ctx {
     float *o, *S, *rows, *g, *beta;
@@ -174,12 +175,21 @@ struct dprep_ctx {
     float *alpha, *b;                               /* the chain's gates read them packed, [T][hv] */
     int64_t T, in_stride, alpha_col, b_col;
     q35_delta_prep_dims d;
+    int run; /* -1: q35_delta_prep_rows; 0, 1: the experiment's run (kernels/experiments/delta_prep.h) */
 };
 
-/* The fused unit (kernels/delta_prep.h). */
+/* The fused unit (kernels/delta_prep.h), or the experiment with its run chosen. */
 static int dprep_launch(void *p, q35_error *err)
 {
     struct dprep_ctx *c = p;
+    if (c->run >= 0) {
+#if Q35_KERNEL_EXPERIMENTS
+        return q35_delta_prep_rows_run(c->run, c->out, c->d.conv_dim, c->g, c->beta, c->win, c->mix, c->in_stride,
+                                       c->alpha_col, c->b_col, c->w, c->dt, c->a, c->d, c->T, 1e-6f, NULL, err);
+#else
+        return q35_fail(err, "delta_prep_rows_run: an experiment, not built (Q35_KERNEL_EXPERIMENTS off)");
+#endif
+    }
     return q35_delta_prep_rows(c->out, c->d.conv_dim, c->g, c->beta, c->win, c->mix, c->in_stride, c->alpha_col,
                                c->b_col, c->w, c->dt, c->a, c->d, c->T, 1e-6f, NULL, err);
 }
@@ -201,6 +211,7 @@ static int dprep_chain_launch(void *p, q35_error *err)
 static void dprep_setup(struct dprep_ctx *c, const q35_shape *m, int64_t T)
 {
     *c = (struct dprep_ctx){.T = T,
+                            .run = -1,
                             .d = {2 * (int64_t)m->ssm_hk * m->ssm_dk + (int64_t)m->ssm_hv * m->ssm_dv, m->conv_kernel,
                                   m->ssm_hk, m->ssm_dk, m->ssm_hv}};
     const int64_t C = c->d.conv_dim, K = c->d.K, nh = c->T * c->d.hv;
@@ -229,12 +240,15 @@ static void dprep_free(struct dprep_ctx *c)
  * both 4 (2 T C) through the conv, 16 T hv through the gates and 4 (2K - 1) C of
  * taps and window; the chain 16 T hk dk more (the norm reads and writes the q/k
  * heads again). The fused kernel's halo rows, read again from L2, are not counted.
- * arg: &k_fused or &k_chain. */
+ * arg: &k_fused or &k_chain, or &k_run (delta_prep_run: the experiment, its
+ * run the third axis). */
 static void bench_delta_prep(q35_bench_state *st, void *arg)
 {
-    const int fused = !*(const int *)arg;
+    const int fused = *(const int *)arg != k_chain;
     struct dprep_ctx c;
     dprep_setup(&c, q35_bench_model((int)q35_bench_arg(st, 0)), q35_bench_arg(st, 1));
+    if (*(const int *)arg == k_run)
+        c.run = (int)q35_bench_arg(st, 2);
     const int64_t C = c.d.conv_dim, K = c.d.K;
     q35_bench_time(st, fused ? dprep_launch : dprep_chain_launch, &c);
     const double T = (double)c.T, hv = (double)c.d.hv;
@@ -667,10 +681,12 @@ int main(int argc, char **argv)
                        (q35_bench_axis[]){delta_axes[0], delta_axes[1], {"variant", chunk_variants, n_chunk}}, 3);
     q35_bench_context("delta_chunk_variants", chunk_names);
     q35_bench_register("conv1d_silu_rows", bench_conv, NULL, scan_axes, 2);
-    static const int64_t prep_rows[] = {512, 2048};
+    static const int64_t prep_rows[] = {512, 2048}, run_rows[] = {512, 2048, 4096}, runs[] = {0, 1};
     const q35_bench_axis prep_axes[] = {model_9b_axis(), {"rows", prep_rows, 2}};
     q35_bench_register("delta_prep", bench_delta_prep, (void *)&k_fused, prep_axes, 2);
     q35_bench_register("delta_prep_chain", bench_delta_prep, (void *)&k_chain, prep_axes, 2);
+    q35_bench_register("delta_prep_run", bench_delta_prep, (void *)&k_run,
+                       (q35_bench_axis[]){prep_axes[0], {"rows", run_rows, 3}, {"run", runs, 2}}, 3);
     static const int64_t pc_rows[] = {2048, 4096}, qk16[] = {0, 1};
     q35_bench_register("delta_prep_chunk", bench_prep_chunk, NULL,
                        (q35_bench_axis[]){prep_axes[0], {"rows", pc_rows, 2}, {"qk16", qk16, 2},

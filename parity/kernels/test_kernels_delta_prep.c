@@ -16,6 +16,9 @@
 
 #include "kernels/conv1d.h"
 #include "kernels/delta_prep.h"
+#if Q35_KERNEL_EXPERIMENTS
+#include "kernels/experiments/delta_prep.h"
+#endif
 #include "kernels/gates.h"
 #include "kernels/l2norm.h"
 
@@ -81,6 +84,7 @@ typedef struct prep_bufs {
     float *co, *cg, *cbeta, *cwin;       /* the chain */
     float *o16, *g16, *beta16, *win16;   /* the qk16 form */
     uint16_t *q16, *k16;                 /* its f16 q and k [chunks][hk][64][dk] */
+    float *orun, *grun, *betarun, *winrun; /* the experiment with its run chosen (each run from the call's window) */
 } prep_bufs;
 
 /* Elements of each of q16 and k16 for T rows: whole chunks. */
@@ -145,6 +149,41 @@ static void check_qk16(q35_suite *s, const prep_case *c, const prep_layout *l, p
     free(p16), free(q16), free(k16), free(o16), free(g16), free(beta16), free(win16), free(v16), free(v);
 }
 
+/* The experiment (kernels/experiments/delta_prep.h) with each run, a tile a
+ * warp and runs of tiles, from the window the production call started from
+ * (win0, host): out, g, beta and the window bitwise the production call's
+ * (host out, g, beta, win), whichever run that took by its size. */
+static void check_runs(q35_suite *s, const prep_case *c, const prep_layout *l, prep_bufs *b, const float *win0,
+                       const float *out, const float *g, const float *beta, const float *win, const char *head)
+{
+#if Q35_KERNEL_EXPERIMENTS
+    const q35_delta_prep_dims d = c->d;
+    const int64_t T = c->T, nh = T * d.hv, nw = d.conv_dim * (d.K - 1), no = T * l->out_stride;
+    for (int run = 0; run <= 1; run++) {
+        q35_error err = {{0}};
+        q35_gpu_upload(b->winrun, win0, (size_t)nw * sizeof *win0);
+        poison(b->orun, no), poison(b->grun, nh), poison(b->betarun, nh);
+        q35_gpu_ok(q35_delta_prep_rows_run(run, b->orun, l->out_stride, b->grun, b->betarun, b->winrun, b->mix,
+                                           l->in_stride, l->alpha_col, l->b_col, b->w, b->dt, b->a, d, T, EPS, NULL,
+                                           &err),
+                   &err);
+        float *o = q35_gpu_to_host(b->orun, no), *gg = q35_gpu_to_host(b->grun, nh);
+        float *bb = q35_gpu_to_host(b->betarun, nh), *ww = q35_gpu_to_host(b->winrun, nw);
+        const q35_bitcmp bo = q35_bitwise_f32(o, out, no), bg = q35_bitwise_f32(gg, g, nh);
+        const q35_bitcmp bb2 = q35_bitwise_f32(bb, beta, nh), bw = q35_bitwise_f32(ww, win, nw);
+        char so[160], sg[160], sb[160], sw[160];
+        q35_case(s, bo.equal && bg.equal && bb2.equal && bw.equal,
+                 "delta_prep run %d %s: out (columns past conv_dim too) %s, g %s, beta %s, window %s bitwise "
+                 "q35_delta_prep_rows's",
+                 run, head, q35_bitcmp_str(&bo, so, sizeof so), q35_bitcmp_str(&bg, sg, sizeof sg),
+                 q35_bitcmp_str(&bb2, sb, sizeof sb), q35_bitcmp_str(&bw, sw, sizeof sw));
+        free(o), free(gg), free(bb), free(ww);
+    }
+#else
+    (void)s, (void)c, (void)l, (void)b, (void)win0, (void)out, (void)g, (void)beta, (void)win, (void)head;
+#endif
+}
+
 /* One call of each on fresh inputs, checked as the file's header says; rwin the reference's window, carried. */
 static void check_call(q35_suite *s, const prep_case *c, const prep_layout *l, prep_bufs *b, double *rwin,
                        const double *wd, const double *dtd, const double *ad, int call)
@@ -168,6 +207,7 @@ static void check_call(q35_suite *s, const prep_case *c, const prep_layout *l, p
     q35_gpu_upload(b->b, bb, (size_t)nh * sizeof *bb);
     poison(b->out, T * l->out_stride), poison(b->g, nh), poison(b->beta, nh);
     poison(b->co, T * C), poison(b->cg, nh), poison(b->cbeta, nh);
+    float *win0 = q35_gpu_to_host(b->win, nw); /* the window this call starts from, for check_runs */
 
     q35_gpu_ok(q35_delta_prep_rows(b->out, l->out_stride, b->g, b->beta, b->win, b->mix, l->in_stride, l->alpha_col,
                                    l->b_col, b->w, b->dt, b->a, d, T, EPS, NULL, &err),
@@ -227,7 +267,8 @@ static void check_call(q35_suite *s, const prep_case *c, const prep_layout *l, p
     snprintf(name, sizeof name, "delta_prep window  %s vs chain", head);
     q35_case_unit(s, name, &cmp, 0.0, &bit); /* the window holds inputs: exact */
     check_qk16(s, c, l, b, out, g, beta, win, head);
-    free(mix), free(alpha), free(bb), free(mixd), free(ro), free(rg), free(rb), free(out), free(co), free(g),
+    check_runs(s, c, l, b, win0, out, g, beta, win, head);
+    free(win0), free(mix), free(alpha), free(bb), free(mixd), free(ro), free(rg), free(rb), free(out), free(co), free(g),
         free(beta), free(cg), free(cbeta), free(win), free(cwin);
 }
 
@@ -248,7 +289,8 @@ static void check_prep(q35_suite *s, const prep_case *c)
         .cbeta = q35_gpu_floats(nh), .cwin = q35_gpu_from_host(win, nw),
         .o16 = q35_gpu_floats(T * l.out_stride), .g16 = q35_gpu_floats(nh), .beta16 = q35_gpu_floats(nh),
         .win16 = q35_gpu_from_host(win, nw), .q16 = q35_gpu_bytes((size_t)qk16_elems(&d, T) * 2),
-        .k16 = q35_gpu_bytes((size_t)qk16_elems(&d, T) * 2),
+        .k16 = q35_gpu_bytes((size_t)qk16_elems(&d, T) * 2), .orun = q35_gpu_floats(T * l.out_stride),
+        .grun = q35_gpu_floats(nh), .betarun = q35_gpu_floats(nh), .winrun = q35_gpu_floats(nw),
     };
     double *rwin = q35_host_f64(win, nw), *wd = q35_host_f64(w, C * d.K), *dtd = q35_host_f64(dt, d.hv),
            *ad = q35_host_f64(a, d.hv);
@@ -256,7 +298,8 @@ static void check_prep(q35_suite *s, const prep_case *c)
         check_call(s, c, &l, &b, rwin, wd, dtd, ad, call);
     free(w), free(win), free(dt), free(a), free(rwin), free(wd), free(dtd), free(ad);
     void *all[] = {b.mix, b.alpha, b.b,  b.w,    b.dt, b.a,   b.out,    b.g,     b.beta, b.win,
-                   b.co,  b.cg,    b.cbeta, b.cwin, b.o16, b.g16, b.beta16, b.win16, b.q16,  b.k16};
+                   b.co,  b.cg,    b.cbeta, b.cwin, b.o16, b.g16, b.beta16, b.win16, b.q16,  b.k16,
+                   b.orun, b.grun, b.betarun, b.winrun};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         q35_gpu_free(all[i]);
 }
@@ -362,6 +405,8 @@ int main(void)
     const prep_case odd[] = {
         /* a strided out (columns past conv_dim untouched), a partial last tile */
         {"9B", d9, 128, 4, 37},
+        /* past 2048 rows (q35_delta_prep_rows takes runs of tiles there): a partial last run and tile, out strided */
+        {"9B", d9, 128, 4, q35_quick() ? 2048 + 37 : 4096 + 45},
         /* dk 36 (9 lanes of a warp hold a head), a last v group of 24, K 8 with T < K-1 */
         {"odd", {3 * 2 * 36 + 5 * 12, 8, 3, 36, 5}, 12, 8, 5},
         /* the smallest head (one lane), K 2, hv 3 (the row's stride rounded up) */
