@@ -160,21 +160,24 @@ typedef void (*q35_prep_kernel_fn)(float *, int64_t, __half *, __half *, float *
                                    int64_t, int64_t, int64_t, const float *, const float *, const float *, int64_t, int,
                                    int, int, int64_t, float);
 
-/* The kernel of each K, 2 .. Q35_CONV_MAX_K, [run][qk16]: run 0 a tile a warp, 1 PREP_RUN tiles a warp (K up to
- * PREP_RUN_MAX_K; past it a tile a warp); qk16 0 out in f32, 1 the q/k heads in f16 (QK16). */
-#define PREP_RUN 4             /* tiles a warp where it takes runs */
-#define PREP_RUN_MAX_K 5       /* runs for K up to this: past it the run's registers (168 at K 7) spill */
-#define PREP_RUN_MIN_ROWS 2048 /* rows of 64 groups (the 9B) from which it does */
-#define PREP_KRUN(K, run) ((K) <= PREP_RUN_MAX_K ? (run) : 1)
-#define PREP_KERNELS(qk16, run)                                                                                        \
+/* Tiles a warp: 1 (the units', run 0), PREP_RUN (the experiment's run 1, measured slower:
+ * kernels/experiments/delta_prep.h) for K up to PREP_RUN_MAX_K, past which its registers (168 at K 7) spill. */
+#define PREP_RUN 4
+#define PREP_RUN_MAX_K 5
+#define PREP_KRUN(K, RUN) ((K) <= PREP_RUN_MAX_K ? (RUN) : 1)
+
+/* The kernel of each K, 2 .. Q35_CONV_MAX_K, at RUN tiles a warp: [qk16][K], qk16 0 out in f32, 1 the q/k heads
+ * in f16 (QK16). Instantiated where a launcher takes RUN (prep_launch<RUN>): the units' TU holds RUN 1 only. */
+#define PREP_KERNELS(qk16, RUN)                                                                                        \
     {                                                                                                                  \
-        nullptr, nullptr, q35_delta_prep_kernel<2, qk16, PREP_KRUN(2, run)>,                                           \
-            q35_delta_prep_kernel<3, qk16, PREP_KRUN(3, run)>, q35_delta_prep_kernel<4, qk16, PREP_KRUN(4, run)>,      \
-            q35_delta_prep_kernel<5, qk16, PREP_KRUN(5, run)>, q35_delta_prep_kernel<6, qk16, PREP_KRUN(6, run)>,      \
-            q35_delta_prep_kernel<7, qk16, PREP_KRUN(7, run)>, q35_delta_prep_kernel<8, qk16, PREP_KRUN(8, run)>,      \
+        nullptr, nullptr, q35_delta_prep_kernel<2, qk16, PREP_KRUN(2, RUN)>,                                           \
+            q35_delta_prep_kernel<3, qk16, PREP_KRUN(3, RUN)>, q35_delta_prep_kernel<4, qk16, PREP_KRUN(4, RUN)>,      \
+            q35_delta_prep_kernel<5, qk16, PREP_KRUN(5, RUN)>, q35_delta_prep_kernel<6, qk16, PREP_KRUN(6, RUN)>,      \
+            q35_delta_prep_kernel<7, qk16, PREP_KRUN(7, RUN)>, q35_delta_prep_kernel<8, qk16, PREP_KRUN(8, RUN)>,      \
     }
-static const q35_prep_kernel_fn k_prep_kernels[2][2][Q35_CONV_MAX_K + 1] = {
-    {PREP_KERNELS(false, 1), PREP_KERNELS(true, 1)}, {PREP_KERNELS(false, PREP_RUN), PREP_KERNELS(true, PREP_RUN)}};
+template <int RUN> struct q35_prep_table {
+    static constexpr q35_prep_kernel_fn k[2][Q35_CONV_MAX_K + 1] = {PREP_KERNELS(false, RUN), PREP_KERNELS(true, RUN)};
+};
 
 static bool aligned16(const void *p)
 {
@@ -210,11 +213,12 @@ static int prep_check(int64_t out_stride, const float *out, const float *mix, in
     return 0;
 }
 
-/* Both forms' launch: qk16 and k16 NULL (out whole, f32) or both set; run 0 a tile a warp, 1 runs of PREP_RUN
- * tiles, -1 the choice by size. */
+/* Both forms' launch at RUN tiles a warp (1: the units'; PREP_RUN: the experiment's): qk16 and k16 NULL (out
+ * whole, f32) or both set. */
+template <int RUN>
 static int prep_launch(float *out, int64_t out_stride, uint16_t *q16, uint16_t *k16, float *g, float *beta, float *win,
                        const float *mix, int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w,
-                       const float *dt, const float *a, q35_delta_prep_dims d, int64_t T, float eps, int run,
+                       const float *dt, const float *a, q35_delta_prep_dims d, int64_t T, float eps,
                        q35_stream stream, q35_error *err)
 {
     if (prep_check(out_stride, out, mix, in_stride, alpha_col, b_col, d, T, err))
@@ -222,13 +226,11 @@ static int prep_launch(float *out, int64_t out_stride, uint16_t *q16, uint16_t *
     if (T == 0)
         return 0;
     const int64_t groups = (d.conv_dim + d.dk - 1) / d.dk;
-    if (run < 0) /* runs of tiles where the grid keeps ~4 waves of warps (the 9B's 64 groups: from 2048 rows) */
-        run = T * groups >= (int64_t)PREP_RUN_MIN_ROWS * 64;
-    const int64_t block_rows = (int64_t)PREP_WARPS * PREP_R * PREP_KRUN(d.K, run ? PREP_RUN : 1);
+    const int64_t block_rows = (int64_t)PREP_WARPS * PREP_R * PREP_KRUN(d.K, RUN);
     const int64_t tiles = (T + block_rows - 1) / block_rows;
     const unsigned ty = tiles > 65535 ? 65535 : (unsigned)tiles, tz = (unsigned)((tiles + ty - 1) / ty);
     const dim3 grid((unsigned)groups + 1, ty, tz);
-    k_prep_kernels[run][q16 != nullptr][d.K]<<<grid, PREP_THREADS, 0, stream>>>(
+    q35_prep_table<RUN>::k[q16 != nullptr][d.K]<<<grid, PREP_THREADS, 0, stream>>>(
         out, out_stride, reinterpret_cast<__half *>(q16), reinterpret_cast<__half *>(k16), g, beta, win, mix,
         in_stride, alpha_col, b_col, conv_w, dt, a, d.conv_dim, (int)d.dk, (int)(2 * d.hk), (int)d.hv, T, eps);
     return Q35_LAUNCH_CHECK(q16 ? "delta_prep_rows_qk16" : "delta_prep_rows", err);

@@ -12,6 +12,8 @@ int q35_delta_prep_rows_run(int run, float *out, int64_t out_stride, float *g, f
     if (run < 0 || run > 1)
         return q35_fail(err, "delta_prep_rows_run: run = %d (want 0: a tile a warp, or 1: runs of %d tiles)", run,
                         PREP_RUN);
-    return prep_launch(out, out_stride, nullptr, nullptr, g, beta, win, mix, in_stride, alpha_col, b_col, conv_w, dt,
-                       a, d, T, eps, run, stream, err);
+    return run ? prep_launch<PREP_RUN>(out, out_stride, nullptr, nullptr, g, beta, win, mix, in_stride, alpha_col,
+                                       b_col, conv_w, dt, a, d, T, eps, stream, err)
+               : prep_launch<1>(out, out_stride, nullptr, nullptr, g, beta, win, mix, in_stride, alpha_col, b_col,
+                                conv_w, dt, a, d, T, eps, stream, err);
 }

@@ -1,16 +1,22 @@
 /* An experiment (kernels/experiments/, built into the suites and benchmarks
  * where Q35_KERNEL_EXPERIMENTS is on; not in q35_kernels): the fused DeltaNet
- * prologue (kernels/delta_prep.h) with the warp's share of rows chosen by the
- * caller instead of by size, for the A/B of the two and so the suite runs both
- * at every case. run 0: one tile of 8 rows a warp, every input row (halo
- * included) loaded at once, then computed (the kernel of fb0947d .. 9ce79ab);
- * run 1: runs of four tiles a warp, the next tile's rows loading while the
- * current one's arithmetic runs, its halo kept in registers (for K up to 5;
- * past it run 1 is run 0: the run's registers would spill). The same device
- * code and arithmetic (kernels/delta_prep.cuh), so the same bits as
- * q35_delta_prep_rows, which takes run 1 from 2048 rows of 64 groups (the 9B)
- * and run 0 below. Refuses what q35_delta_prep_rows refuses, and run outside
- * 0..1. */
+ * prologue (kernels/delta_prep.h) with the warp's share of rows chosen. run 0:
+ * one tile of 8 rows a warp, every input row (halo included) loaded at once,
+ * then computed: q35_delta_prep_rows's. run 1: runs of four tiles a warp, the
+ * next tile's rows loading while the current one's arithmetic runs, its halo
+ * kept in registers (for K up to 5; past it run 1 is run 0: the run's
+ * registers would spill). The same device code and arithmetic
+ * (kernels/delta_prep.cuh), so the same bits; the suite checks both runs
+ * bitwise q35_delta_prep_rows at every case. Refuses what q35_delta_prep_rows
+ * refuses, and run outside 0..1.
+ *
+ * Measured slower (the H200, 52f3f80, bench delta_prep_run, 9B): run 1 0.026 /
+ * 0.072 / 0.118 ms at 512 / 2048 / 4096 rows against run 0's 0.020 / 0.054 /
+ * 0.094 (predicted 20-30 % faster at 4096 rows, loads overlapping arithmetic
+ * within a warp: did not hold). At 120-128 registers a thread against run 0's
+ * 90-94 an SM holds 16 warps instead of 20; the loads of a run are four
+ * dependent waits of 8 rows where run 0 has one of 11, and the 3 halo rows it
+ * saves were read from L2 anyway. So the model keeps run 0. */
 #ifndef Q35_KERNELS_EXPERIMENTS_DELTA_PREP_H
 #define Q35_KERNELS_EXPERIMENTS_DELTA_PREP_H
 

@@ -152,7 +152,7 @@ static void check_qk16(q35_suite *s, const prep_case *c, const prep_layout *l, p
 /* The experiment (kernels/experiments/delta_prep.h) with each run, a tile a
  * warp and runs of tiles, from the window the production call started from
  * (win0, host): out, g, beta and the window bitwise the production call's
- * (host out, g, beta, win), whichever run that took by its size. */
+ * (host out, g, beta, win). */
 static void check_runs(q35_suite *s, const prep_case *c, const prep_layout *l, prep_bufs *b, const float *win0,
                        const float *out, const float *g, const float *beta, const float *win, const char *head)
 {
@@ -405,7 +405,7 @@ int main(void)
     const prep_case odd[] = {
         /* a strided out (columns past conv_dim untouched), a partial last tile */
         {"9B", d9, 128, 4, 37},
-        /* past 2048 rows (q35_delta_prep_rows takes runs of tiles there): a partial last run and tile, out strided */
+        /* past 2048 rows, a partial last run of the experiment's run 1 and a partial tile, out strided */
         {"9B", d9, 128, 4, q35_quick() ? 2048 + 37 : 4096 + 45},
         /* dk 36 (9 lanes of a warp hold a head), a last v group of 24, K 8 with T < K-1 */
         {"odd", {3 * 2 * 36 + 5 * 12, 8, 3, 36, 5}, 12, 8, 5},
