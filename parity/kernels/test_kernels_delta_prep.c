@@ -11,7 +11,10 @@
  * chunk layout) beside each call, its own window carried: its f16 q and k
  * bitwise the CPU's rounding to nearest even (core/half.h) of the f32 form's,
  * the rows past T of the last chunk and out's q/k columns left alone, its v
- * columns, g, beta and window bitwise the f32 form's. */
+ * columns, g, beta and window bitwise the f32 form's. Where the experiments
+ * are built, the experiment q35_delta_prep_rows_run (kernels/experiments/
+ * delta_prep.h) with a tile a warp and with runs of tiles, from the same
+ * window, bitwise the f32 form's call (out whole, g, beta, window). */
 #include "parity/lib/gpu.h"
 
 #include "kernels/conv1d.h"
