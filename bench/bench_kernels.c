@@ -33,7 +33,7 @@
 #include <string.h>
 
 /* The fused-or-chain benchmarks' argument: the fused op, or the launches it replaces. */
-static const int k_fused = 0, k_chain = 1, k_run = 2;
+static const int k_fused = 0, k_chain = 1, k_run = 2, k_fast = 3;
 
 struct delta_ctx {
     float *o, *S, *rows, *g, *beta;
@@ -175,19 +175,24 @@ struct dprep_ctx {
     float *alpha, *b;                               /* the chain's gates read them packed, [T][hv] */
     int64_t T, in_stride, alpha_col, b_col;
     q35_delta_prep_dims d;
-    int run; /* -1: q35_delta_prep_rows; 0, 1: the experiment's run (kernels/experiments/delta_prep.h) */
+    int run;  /* -1: q35_delta_prep_rows; 0, 1: the experiment's run (kernels/experiments/delta_prep.h) */
+    int fast;  /* the experiment's fast SiLU (q35_delta_prep_rows_fast_silu) */
 };
 
 /* The fused unit (kernels/delta_prep.h), or the experiment with its run chosen. */
 static int dprep_launch(void *p, q35_error *err)
 {
     struct dprep_ctx *c = p;
-    if (c->run >= 0) {
+    if (c->run >= 0 || c->fast) {
 #if Q35_KERNEL_EXPERIMENTS
+        if (c->fast)
+            return q35_delta_prep_rows_fast_silu(c->out, c->d.conv_dim, c->g, c->beta, c->win, c->mix, c->in_stride,
+                                                 c->alpha_col, c->b_col, c->w, c->dt, c->a, c->d, c->T, 1e-6f, NULL,
+                                                 err);
         return q35_delta_prep_rows_run(c->run, c->out, c->d.conv_dim, c->g, c->beta, c->win, c->mix, c->in_stride,
                                        c->alpha_col, c->b_col, c->w, c->dt, c->a, c->d, c->T, 1e-6f, NULL, err);
 #else
-        return q35_fail(err, "delta_prep_rows_run: an experiment, not built (Q35_KERNEL_EXPERIMENTS off)");
+        return q35_fail(err, "delta_prep_rows_run / _fast_silu: an experiment, not built (Q35_KERNEL_EXPERIMENTS off)");
 #endif
     }
     return q35_delta_prep_rows(c->out, c->d.conv_dim, c->g, c->beta, c->win, c->mix, c->in_stride, c->alpha_col,
@@ -241,7 +246,8 @@ static void dprep_free(struct dprep_ctx *c)
  * taps and window; the chain 16 T hk dk more (the norm reads and writes the q/k
  * heads again). The fused kernel's halo rows, read again from L2, are not counted.
  * arg: &k_fused or &k_chain, or &k_run (delta_prep_run: the experiment, its
- * run the third axis). */
+ * run the third axis), or &k_fast (delta_prep_fast_silu: the experiment's fast
+ * SiLU form). */
 static void bench_delta_prep(q35_bench_state *st, void *arg)
 {
     const int fused = *(const int *)arg != k_chain;
@@ -249,6 +255,7 @@ static void bench_delta_prep(q35_bench_state *st, void *arg)
     dprep_setup(&c, q35_bench_model((int)q35_bench_arg(st, 0)), q35_bench_arg(st, 1));
     if (*(const int *)arg == k_run)
         c.run = (int)q35_bench_arg(st, 2);
+    c.fast = *(const int *)arg == k_fast;
     const int64_t C = c.d.conv_dim, K = c.d.K;
     q35_bench_time(st, fused ? dprep_launch : dprep_chain_launch, &c);
     const double T = (double)c.T, hv = (double)c.d.hv;
@@ -687,6 +694,8 @@ int main(int argc, char **argv)
     q35_bench_register("delta_prep_chain", bench_delta_prep, (void *)&k_chain, prep_axes, 2);
     q35_bench_register("delta_prep_run", bench_delta_prep, (void *)&k_run,
                        (q35_bench_axis[]){prep_axes[0], {"rows", run_rows, 3}, {"run", runs, 2}}, 3);
+    q35_bench_register("delta_prep_fast_silu", bench_delta_prep, (void *)&k_fast,
+                       (q35_bench_axis[]){prep_axes[0], {"rows", run_rows, 3}}, 2);
     static const int64_t pc_rows[] = {2048, 4096}, qk16[] = {0, 1};
     q35_bench_register("delta_prep_chunk", bench_prep_chunk, NULL,
                        (q35_bench_axis[]){prep_axes[0], {"rows", pc_rows, 2}, {"qk16", qk16, 2},

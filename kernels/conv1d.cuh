@@ -12,15 +12,16 @@
 
 /* One output: x the channel's K inputs oldest first (the window's K-1, then the
  * token's own), w its K taps; the taps accumulated in order by fused
- * multiply-adds from 0, then SiLU. */
-template <int K>
+ * multiply-adds from 0, then SiLU (FAST: q35_silu_fast, the experiment
+ * kernels/experiments/delta_prep.h's; the units take q35_silu). */
+template <int K, bool FAST = false>
 __device__ __forceinline__ float q35_conv1d_silu_out(const float *x, const float *w)
 {
     float acc = 0.0f;
 #pragma unroll
     for (int j = 0; j < K; j++)
         acc = fmaf(x[j], w[j], acc);
-    return q35_silu(acc);
+    return FAST ? q35_silu_fast(acc) : q35_silu(acc);
 }
 
 /* Moves one channel's window wc [K-1] on by T tokens, uc its column of the

@@ -48,7 +48,7 @@ __device__ __forceinline__ float4 q35_prep_input_quad(const float *mix, int64_t 
  * tile's halo the last K-1 rows of the tile before, still in registers; the
  * same arithmetic, so the same bits, whatever RUN. QK16: the q/k heads as f16
  * to q16 (x < qk_heads / 2) or k16 in chunk layout (the header's), not to out. */
-template <int K, bool QK16, int RUN>
+template <int K, bool QK16, int RUN, bool FAST>
 __global__ void __launch_bounds__(PREP_THREADS)
     q35_delta_prep_kernel(float *out, int64_t out_stride, __half *q16, __half *k16, float *g, float *beta, float *win,
                           const float *mix, int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w,
@@ -124,8 +124,8 @@ __global__ void __launch_bounds__(PREP_THREADS)
                 break; /* the same for every lane of the warp */
             float4 y = make_float4(0.0f, 0.0f, 0.0f, 0.0f); /* past the group: zeros, as l2norm_rows pads a head */
             if (mine)
-                y = make_float4(q35_conv1d_silu_out<K>(xx + r, wx), q35_conv1d_silu_out<K>(xy + r, wy),
-                                q35_conv1d_silu_out<K>(xz + r, wz), q35_conv1d_silu_out<K>(xw + r, ww));
+                y = make_float4(q35_conv1d_silu_out<K, FAST>(xx + r, wx), q35_conv1d_silu_out<K, FAST>(xy + r, wy),
+                                q35_conv1d_silu_out<K, FAST>(xz + r, wz), q35_conv1d_silu_out<K, FAST>(xw + r, ww));
             if (head) {
                 const float inv = q35_l2_head_inv_warp(y, eps);
                 y = make_float4(q35_norm_out<Q35_NORM_L2>(y.x, inv, 0.0f, 0.0f),
@@ -166,17 +166,22 @@ typedef void (*q35_prep_kernel_fn)(float *, int64_t, __half *, __half *, float *
 #define PREP_RUN_MAX_K 5
 #define PREP_KRUN(K, RUN) ((K) <= PREP_RUN_MAX_K ? (RUN) : 1)
 
-/* The kernel of each K, 2 .. Q35_CONV_MAX_K, at RUN tiles a warp: [qk16][K], qk16 0 out in f32, 1 the q/k heads
- * in f16 (QK16). Instantiated where a launcher takes RUN (prep_launch<RUN>): the units' TU holds RUN 1 only. */
-#define PREP_KERNELS(qk16, RUN)                                                                                        \
+/* The kernel of each K, 2 .. Q35_CONV_MAX_K, at RUN tiles a warp, FAST its conv's SiLU in the fast form
+ * (q35_silu_fast): [qk16][K], qk16 0 out in f32, 1 the q/k heads in f16 (QK16). Instantiated where a launcher
+ * takes them (prep_launch<RUN, FAST>): the units' TU holds RUN 1, FAST false only. */
+#define PREP_KERNELS(qk16, RUN, FAST)                                                                                  \
     {                                                                                                                  \
-        nullptr, nullptr, q35_delta_prep_kernel<2, qk16, PREP_KRUN(2, RUN)>,                                           \
-            q35_delta_prep_kernel<3, qk16, PREP_KRUN(3, RUN)>, q35_delta_prep_kernel<4, qk16, PREP_KRUN(4, RUN)>,      \
-            q35_delta_prep_kernel<5, qk16, PREP_KRUN(5, RUN)>, q35_delta_prep_kernel<6, qk16, PREP_KRUN(6, RUN)>,      \
-            q35_delta_prep_kernel<7, qk16, PREP_KRUN(7, RUN)>, q35_delta_prep_kernel<8, qk16, PREP_KRUN(8, RUN)>,      \
+        nullptr, nullptr, q35_delta_prep_kernel<2, qk16, PREP_KRUN(2, RUN), FAST>,                                     \
+            q35_delta_prep_kernel<3, qk16, PREP_KRUN(3, RUN), FAST>,                                                   \
+            q35_delta_prep_kernel<4, qk16, PREP_KRUN(4, RUN), FAST>,                                                   \
+            q35_delta_prep_kernel<5, qk16, PREP_KRUN(5, RUN), FAST>,                                                   \
+            q35_delta_prep_kernel<6, qk16, PREP_KRUN(6, RUN), FAST>,                                                   \
+            q35_delta_prep_kernel<7, qk16, PREP_KRUN(7, RUN), FAST>,                                                   \
+            q35_delta_prep_kernel<8, qk16, PREP_KRUN(8, RUN), FAST>,                                                   \
     }
-template <int RUN> struct q35_prep_table {
-    static constexpr q35_prep_kernel_fn k[2][Q35_CONV_MAX_K + 1] = {PREP_KERNELS(false, RUN), PREP_KERNELS(true, RUN)};
+template <int RUN, bool FAST> struct q35_prep_table {
+    static constexpr q35_prep_kernel_fn k[2][Q35_CONV_MAX_K + 1] = {PREP_KERNELS(false, RUN, FAST),
+                                                                    PREP_KERNELS(true, RUN, FAST)};
 };
 
 static bool aligned16(const void *p)
@@ -213,9 +218,9 @@ static int prep_check(int64_t out_stride, const float *out, const float *mix, in
     return 0;
 }
 
-/* Both forms' launch at RUN tiles a warp (1: the units'; PREP_RUN: the experiment's): qk16 and k16 NULL (out
- * whole, f32) or both set. */
-template <int RUN>
+/* Both forms' launch at RUN tiles a warp (1: the units'; PREP_RUN: the experiment's) and FAST (false: the units';
+ * true: the experiment's fast SiLU): qk16 and k16 NULL (out whole, f32) or both set. */
+template <int RUN, bool FAST = false>
 static int prep_launch(float *out, int64_t out_stride, uint16_t *q16, uint16_t *k16, float *g, float *beta, float *win,
                        const float *mix, int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w,
                        const float *dt, const float *a, q35_delta_prep_dims d, int64_t T, float eps,
@@ -230,7 +235,7 @@ static int prep_launch(float *out, int64_t out_stride, uint16_t *q16, uint16_t *
     const int64_t tiles = (T + block_rows - 1) / block_rows;
     const unsigned ty = tiles > 65535 ? 65535 : (unsigned)tiles, tz = (unsigned)((tiles + ty - 1) / ty);
     const dim3 grid((unsigned)groups + 1, ty, tz);
-    q35_prep_table<RUN>::k[q16 != nullptr][d.K]<<<grid, PREP_THREADS, 0, stream>>>(
+    q35_prep_table<RUN, FAST>::k[q16 != nullptr][d.K]<<<grid, PREP_THREADS, 0, stream>>>(
         out, out_stride, reinterpret_cast<__half *>(q16), reinterpret_cast<__half *>(k16), g, beta, win, mix,
         in_stride, alpha_col, b_col, conv_w, dt, a, d.conv_dim, (int)d.dk, (int)(2 * d.hk), (int)d.hv, T, eps);
     return Q35_LAUNCH_CHECK(q16 ? "delta_prep_rows_qk16" : "delta_prep_rows", err);

@@ -71,6 +71,15 @@ __device__ __forceinline__ float q35_silu(float x)
     return x / (1.0f + expf(-x));
 }
 
+/* silu(x) in the fast form, __expf (ex2.approx) and __fdividef (rcp.approx):
+ * q35_swiglu's (below, where its error is derived: relative (4.5 + 1.173 |x|)
+ * 2^-23 at most, the product there adding its half ulp), and the experiment
+ * kernels/experiments/delta_prep.h's conv. */
+__device__ __forceinline__ float q35_silu_fast(float x)
+{
+    return __fdividef(x, 1.0f + __expf(-x));
+}
+
 __device__ __forceinline__ float q35_sigmoid(float x)
 {
     return 1.0f / (1.0f + expf(-x));
@@ -92,7 +101,7 @@ __device__ __forceinline__ float q35_sigmoid(float x)
  * gives 0: silu there is under 2^-120), g -> +inf gives g. */
 __device__ __forceinline__ float q35_swiglu(float g, float u)
 {
-    return __fdividef(g, 1.0f + __expf(-g)) * u;
+    return q35_silu_fast(g) * u;
 }
 
 /* x gated by sigmoid(g): the attention output gate, one expression for its op

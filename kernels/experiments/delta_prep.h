@@ -1,6 +1,7 @@
 /* An experiment (kernels/experiments/, built into the suites and benchmarks
  * where Q35_KERNEL_EXPERIMENTS is on; not in q35_kernels): the fused DeltaNet
- * prologue (kernels/delta_prep.h) with the warp's share of rows chosen. run 0:
+ * prologue (kernels/delta_prep.h) with the warp's share of rows chosen, and
+ * (the second form, below) with the fast SiLU. run 0:
  * one tile of 8 rows a warp, every input row (halo included) loaded at once,
  * then computed: q35_delta_prep_rows's. run 1: runs of four tiles a warp, the
  * next tile's rows loading while the current one's arithmetic runs, its halo
@@ -30,6 +31,22 @@ int q35_delta_prep_rows_run(int run, float *out, int64_t out_stride, float *g, f
                             const float *mix, int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w,
                             const float *dt, const float *a, q35_delta_prep_dims d, int64_t T, float eps,
                             q35_stream stream, q35_error *err);
+
+/* The experiment's second form: q35_delta_prep_rows (one tile a warp, out in
+ * f32) with its conv's SiLU in the fast form of q35_swiglu (q35_silu_fast,
+ * kernels/reduce.cuh: __expf and __fdividef), so not the chain's bits: within
+ * relative (4.5 + 1.173 |x|) 2^-23 of its SiLU (x the conv's output; 6e-6 at
+ * |x| = 40), inside the conv and L2 suites' 1e-5 against float64, which the
+ * suite asserts; g, beta and the window bitwise q35_delta_prep_rows's (no SiLU
+ * in them). Why: the units' kernel issues ~1700 instructions a warp's tile of
+ * 8 rows x 128 channels, most of them the SiLU's expf range reduction and IEEE
+ * division (docs/STATUS.md, the chunked delta rule's prologue paragraph);
+ * predicted 0.094 -> ~0.065 ms at 4096 rows of the 9B on the H200. Not yet run
+ * on a GPU. Refuses what q35_delta_prep_rows refuses. */
+int q35_delta_prep_rows_fast_silu(float *out, int64_t out_stride, float *g, float *beta, float *win, const float *mix,
+                                  int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w,
+                                  const float *dt, const float *a, q35_delta_prep_dims d, int64_t T, float eps,
+                                  q35_stream stream, q35_error *err);
 
 #ifdef __cplusplus
 }

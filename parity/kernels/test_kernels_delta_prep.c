@@ -14,7 +14,9 @@
  * columns, g, beta and window bitwise the f32 form's. Where the experiments
  * are built, the experiment q35_delta_prep_rows_run (kernels/experiments/
  * delta_prep.h) with a tile a warp and with runs of tiles, from the same
- * window, bitwise the f32 form's call (out whole, g, beta, window). */
+ * window, bitwise the f32 form's call (out whole, g, beta, window); and its
+ * fast-SiLU form, out against float64 within LIMIT, g, beta and the window
+ * bitwise the f32 form's. */
 #include "parity/lib/gpu.h"
 
 #include "kernels/conv1d.h"
@@ -157,7 +159,8 @@ static void check_qk16(q35_suite *s, const prep_case *c, const prep_layout *l, p
  * (win0, host): out, g, beta and the window bitwise the production call's
  * (host out, g, beta, win). */
 static void check_runs(q35_suite *s, const prep_case *c, const prep_layout *l, prep_bufs *b, const float *win0,
-                       const float *out, const float *g, const float *beta, const float *win, const char *head)
+                       const float *out, const float *g, const float *beta, const float *win, const double *ro,
+                       const char *head)
 {
 #if Q35_KERNEL_EXPERIMENTS
     const q35_delta_prep_dims d = c->d;
@@ -182,8 +185,48 @@ static void check_runs(q35_suite *s, const prep_case *c, const prep_layout *l, p
                  q35_bitcmp_str(&bb2, sb, sizeof sb), q35_bitcmp_str(&bw, sw, sizeof sw));
         free(o), free(gg), free(bb), free(ww);
     }
+    /* the fast SiLU form: out against float64 (q/k heads and v apart, as check_call), the rest bitwise */
+    q35_error err = {{0}};
+    const int64_t C = d.conv_dim, qk = 2 * d.hk * d.dk;
+    q35_gpu_upload(b->winrun, win0, (size_t)nw * sizeof *win0);
+    poison(b->orun, no), poison(b->grun, nh), poison(b->betarun, nh);
+    q35_gpu_ok(q35_delta_prep_rows_fast_silu(b->orun, l->out_stride, b->grun, b->betarun, b->winrun, b->mix,
+                                             l->in_stride, l->alpha_col, l->b_col, b->w, b->dt, b->a, d, T, EPS, NULL,
+                                             &err),
+               &err);
+    float *o = q35_gpu_to_host(b->orun, no), *gg = q35_gpu_to_host(b->grun, nh);
+    float *bb = q35_gpu_to_host(b->betarun, nh), *ww = q35_gpu_to_host(b->winrun, nw);
+    const int64_t parts[3] = {0, qk, C};
+    for (int p = 0; p < 2; p++) {
+        const int64_t w = parts[p + 1] - parts[p];
+        if (w == 0)
+            continue;
+        float *op = columns(o, sizeof *o, l->out_stride, T, parts[p], parts[p + 1]);
+        double *rp = columns(ro, sizeof *ro, C, T, parts[p], parts[p + 1]);
+        const q35_cmp cmp = q35_compare_f32_f64(op, rp, T * w);
+        char name[200];
+        snprintf(name, sizeof name, "delta_prep fast silu out %s %s", p ? "v  " : "q/k", head);
+        q35_case_unit(s, name, &cmp, LIMIT, NULL);
+        free(op), free(rp);
+    }
+    int64_t touched = 0; /* out's columns past conv_dim keep their poison */
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t i = C; i < l->out_stride; i++) {
+            uint32_t u;
+            memcpy(&u, &o[t * l->out_stride + i], 4);
+            touched += u != 0xffffffffu;
+        }
+    const q35_bitcmp bg = q35_bitwise_f32(gg, g, nh), bb2 = q35_bitwise_f32(bb, beta, nh);
+    const q35_bitcmp bw = q35_bitwise_f32(ww, win, nw);
+    char sg[160], sb[160], sw[160];
+    q35_case(s, touched == 0 && bg.equal && bb2.equal && bw.equal,
+             "delta_prep fast silu %s: %" PRId64 " columns past conv_dim written; g %s, beta %s, window %s bitwise "
+             "q35_delta_prep_rows's",
+             head, touched, q35_bitcmp_str(&bg, sg, sizeof sg), q35_bitcmp_str(&bb2, sb, sizeof sb),
+             q35_bitcmp_str(&bw, sw, sizeof sw));
+    free(o), free(gg), free(bb), free(ww);
 #else
-    (void)s, (void)c, (void)l, (void)b, (void)win0, (void)out, (void)g, (void)beta, (void)win, (void)head;
+    (void)s, (void)c, (void)l, (void)b, (void)win0, (void)out, (void)g, (void)beta, (void)win, (void)ro, (void)head;
 #endif
 }
 
@@ -270,7 +313,7 @@ static void check_call(q35_suite *s, const prep_case *c, const prep_layout *l, p
     snprintf(name, sizeof name, "delta_prep window  %s vs chain", head);
     q35_case_unit(s, name, &cmp, 0.0, &bit); /* the window holds inputs: exact */
     check_qk16(s, c, l, b, out, g, beta, win, head);
-    check_runs(s, c, l, b, win0, out, g, beta, win, head);
+    check_runs(s, c, l, b, win0, out, g, beta, win, ro, head);
     free(win0), free(mix), free(alpha), free(bb), free(mixd), free(ro), free(rg), free(rb), free(out), free(co), free(g),
         free(beta), free(cg), free(cbeta), free(win), free(cwin);
 }
