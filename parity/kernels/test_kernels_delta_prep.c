@@ -99,6 +99,43 @@ static int64_t qk16_elems(const q35_delta_prep_dims *d, int64_t T)
     return (T + R - 1) / R * R * d->hk * d->dk;
 }
 
+/* out [T][out_stride] by parts against the float64 reference ro [T][conv_dim]
+ * (and, where co [T][conv_dim] is given, bitwise against it): the q/k heads
+ * (values ~ 1/sqrt(dk)) apart from v's, so neither hides the other's error;
+ * one case a part, named "<what> <part> <head><tail>". */
+static void out_cases(q35_suite *s, const prep_case *c, const prep_layout *l, const float *out, const double *ro,
+                      const float *co, const char *what, const char *head, const char *tail)
+{
+    const int64_t T = c->T, C = c->d.conv_dim, parts[3] = {0, 2 * c->d.hk * c->d.dk, C};
+    for (int p = 0; p < 2; p++) {
+        const int64_t w = parts[p + 1] - parts[p];
+        if (w == 0)
+            continue;
+        float *op = columns(out, sizeof *out, l->out_stride, T, parts[p], parts[p + 1]);
+        double *rp = columns(ro, sizeof *ro, C, T, parts[p], parts[p + 1]);
+        float *cp = co ? columns(co, sizeof *co, C, T, parts[p], parts[p + 1]) : NULL;
+        const q35_cmp cmp = q35_compare_f32_f64(op, rp, T * w);
+        const q35_bitcmp bit = cp ? q35_bitwise_f32(op, cp, T * w) : (q35_bitcmp){0};
+        char name[240];
+        snprintf(name, sizeof name, "%s %s %s%s", what, p ? "v  " : "q/k", head, tail);
+        q35_case_unit(s, name, &cmp, LIMIT, cp ? &bit : NULL);
+        free(op), free(rp), free(cp);
+    }
+}
+
+/* How many of out's columns past conv_dim lost their poison (must be 0). */
+static int64_t written_past(const prep_case *c, const prep_layout *l, const float *out)
+{
+    int64_t touched = 0;
+    for (int64_t t = 0; t < c->T; t++)
+        for (int64_t i = c->d.conv_dim; i < l->out_stride; i++) {
+            uint32_t u;
+            memcpy(&u, &out[t * l->out_stride + i], 4);
+            touched += u != 0xffffffffu;
+        }
+    return touched;
+}
+
 /* The qk16 form on the inputs the f32 form's call just took (mix on the
  * device), against its outputs out, g, beta, win (host), as the file's header
  * says. */
@@ -187,7 +224,6 @@ static void check_runs(q35_suite *s, const prep_case *c, const prep_layout *l, p
     }
     /* the fast SiLU form: out against float64 (q/k heads and v apart, as check_call), the rest bitwise */
     q35_error err = {{0}};
-    const int64_t C = d.conv_dim, qk = 2 * d.hk * d.dk;
     q35_gpu_upload(b->winrun, win0, (size_t)nw * sizeof *win0);
     poison(b->orun, no), poison(b->grun, nh), poison(b->betarun, nh);
     q35_gpu_ok(q35_delta_prep_rows_fast_silu(b->orun, l->out_stride, b->grun, b->betarun, b->winrun, b->mix,
@@ -196,26 +232,8 @@ static void check_runs(q35_suite *s, const prep_case *c, const prep_layout *l, p
                &err);
     float *o = q35_gpu_to_host(b->orun, no), *gg = q35_gpu_to_host(b->grun, nh);
     float *bb = q35_gpu_to_host(b->betarun, nh), *ww = q35_gpu_to_host(b->winrun, nw);
-    const int64_t parts[3] = {0, qk, C};
-    for (int p = 0; p < 2; p++) {
-        const int64_t w = parts[p + 1] - parts[p];
-        if (w == 0)
-            continue;
-        float *op = columns(o, sizeof *o, l->out_stride, T, parts[p], parts[p + 1]);
-        double *rp = columns(ro, sizeof *ro, C, T, parts[p], parts[p + 1]);
-        const q35_cmp cmp = q35_compare_f32_f64(op, rp, T * w);
-        char name[200];
-        snprintf(name, sizeof name, "delta_prep fast silu out %s %s", p ? "v  " : "q/k", head);
-        q35_case_unit(s, name, &cmp, LIMIT, NULL);
-        free(op), free(rp);
-    }
-    int64_t touched = 0; /* out's columns past conv_dim keep their poison */
-    for (int64_t t = 0; t < T; t++)
-        for (int64_t i = C; i < l->out_stride; i++) {
-            uint32_t u;
-            memcpy(&u, &o[t * l->out_stride + i], 4);
-            touched += u != 0xffffffffu;
-        }
+    out_cases(s, c, l, o, ro, NULL, "delta_prep fast silu out", head, "");
+    const int64_t touched = written_past(c, l, o);
     const q35_bitcmp bg = q35_bitwise_f32(gg, g, nh), bb2 = q35_bitwise_f32(bb, beta, nh);
     const q35_bitcmp bw = q35_bitwise_f32(ww, win, nw);
     char sg[160], sb[160], sw[160];
@@ -236,7 +254,7 @@ static void check_call(q35_suite *s, const prep_case *c, const prep_layout *l, p
 {
     q35_error err = {{0}};
     const q35_delta_prep_dims d = c->d;
-    const int64_t T = c->T, C = d.conv_dim, qk = 2 * d.hk * d.dk, nh = T * d.hv, nw = C * (d.K - 1);
+    const int64_t T = c->T, C = d.conv_dim, nh = T * d.hv, nw = C * (d.K - 1);
     float *mix = q35_host_normal(T * l->in_stride, 0.0, 1.0, &g_rng);
     for (int64_t t = 0; t < T; t++)
         for (int64_t j = 0; j < d.hv; j++) {
@@ -275,28 +293,8 @@ static void check_call(q35_suite *s, const prep_case *c, const prep_layout *l, p
     char name[200], head[120];
     snprintf(head, sizeof head, "%-5s K %d hk %2" PRId64 " dk %3" PRId64 " hv %2" PRId64 " T %4" PRId64 " call %d",
              c->what, d.K, d.hk, d.dk, d.hv, T, call);
-    /* out by parts: the q/k heads (values ~ 1/sqrt(dk)) apart from v's, so neither hides the other's error */
-    const int64_t parts[3] = {0, qk, C};
-    for (int p = 0; p < 2; p++) {
-        const int64_t w = parts[p + 1] - parts[p];
-        if (w == 0)
-            continue;
-        float *op = columns(out, sizeof *out, l->out_stride, T, parts[p], parts[p + 1]);
-        float *cp = columns(co, sizeof *co, C, T, parts[p], parts[p + 1]);
-        double *rp = columns(ro, sizeof *ro, C, T, parts[p], parts[p + 1]);
-        const q35_cmp cmp = q35_compare_f32_f64(op, rp, T * w);
-        const q35_bitcmp bit = q35_bitwise_f32(op, cp, T * w);
-        snprintf(name, sizeof name, "delta_prep out %s %s vs chain", p ? "v  " : "q/k", head);
-        q35_case_unit(s, name, &cmp, LIMIT, &bit);
-        free(op), free(cp), free(rp);
-    }
-    int64_t touched = 0; /* out's columns past conv_dim keep their poison */
-    for (int64_t t = 0; t < T; t++)
-        for (int64_t i = C; i < l->out_stride; i++) {
-            uint32_t u;
-            memcpy(&u, &out[t * l->out_stride + i], 4);
-            touched += u != 0xffffffffu;
-        }
+    out_cases(s, c, l, out, ro, co, "delta_prep out", head, " vs chain");
+    const int64_t touched = written_past(c, l, out);
     if (c->out_pad)
         q35_case(s, touched == 0, "delta_prep out %s: %" PRId64 " of %" PRId64 " columns past conv_dim written", head,
                  touched, T * c->out_pad);
