@@ -233,7 +233,10 @@ peer_helpers='
   def title_of: gsub("/[a-z_]+:\\{[a-z_]+\\}"; "") | gsub("/"; " ");   # a map name without its {axis} segments
   def peer_lines($families; sel; $x; y):   # ours per OURS (families: a regex alternation), each peer, then our speed-up over each (the last blocks)
     map(select((.rule.a | test("^(" + $families + ")/")) and sel)) | map(. + {x: (.caps[$x] | tonumber)}) as $p
-    | ($p | group_by(.rule.a)[] | block("ours: " + (.[0].rule.a | title_of); unique_by(.x) | map([.x, (.a | y)]))),
+    | ($p | map(.rule.a) | unique | length) as $n_ours | ($p | map(.rule.b) | unique) as $peers
+    | "# y2colors: " + ([$p | group_by(.rule.line)[] | .[0].rule.b as $b | $n_ours + ($peers | index($b)) + 1 | tostring]
+                        | join(" ")),   # each speed-up in the colour of the line of its peer (lines.gp)
+      ($p | group_by(.rule.a)[] | block("ours: " + (.[0].rule.a | title_of); unique_by(.x) | map([.x, (.a | y)]))),
       ($p | group_by(.rule.b)[] | block(.[0].rule.b | title_of; unique_by(.x) | map([.x, (.b | y)]))),
       ($p | group_by(.rule.line)[]
        | block("speed-up: " + (.[0].rule.a | title_of) + " over " + (.[0].rule.b | title_of);
@@ -243,15 +246,17 @@ speedup='our speed-up over the peer (its time / ours)'
 peer_figure() {
     "$JQ" -r "$helpers $peer_helpers peer_lines(\"$2\"; $3; \"$4\"; $5)" "$tmp/pairs.json" >"$tmp/$1.tsv"
     SKIP_WHY="no $2 benchmarks paired with a peer by $peers_map (run tools/gpu-run.sh peers and merge its files)"
+    grep -q '^"' "$tmp/$1.tsv" || : >"$tmp/$1.tsv"   # no block (only the colours' line): skipped
     draw "$1" lines.gp "$tmp/$1.tsv" "blocks=$(grep -c '^"' "$tmp/$1.tsv" || true);
-        y2blocks=$(grep -c '^"speed-up' "$tmp/$1.tsv" || true); y2label='$speedup'; $6"
+        y2blocks=$(grep -c '^"speed-up' "$tmp/$1.tsv" || true); y2label='$speedup';
+        y2colors='$(sed -n 's/^# y2colors: //p' "$tmp/$1.tsv")'; $6"
 }
 peer_figure peers_prefill prefill true len .tokens_per_s "title='Prefill: ours against transformers, same device ($peer_dev)';
     xlabel='prompt length (tokens)'; ylabel='prefill throughput (tokens/s)'; logx=2; logy=1; yformat='%.0s%c'"
 peer_figure peers_attention flash_chunk '.caps.model == "1"' ctx '.FLOP / 1e12' \
     "title='Attention, 9B heads, 512 rows at the end of the context: ours against torch SDPA ($peer_dev)';
     xlabel='context length (tokens)'; ylabel='TFLOP/s (visible pairs)'; logx=2; logy=0; yformat='%g'"
-peer_figure peers_scan 'delta_rule_scan|delta_chunk' '.caps.model == "1"' rows .ms \
+peer_figure peers_scan 'delta_rule_scan|delta_chunk|delta_chunk_qk16' '.caps.model == "1"' rows .ms \
     "title='The delta rule, 9B heads: our scan and chunked form against fla chunk_gated_delta_rule ($peer_dev)';
     xlabel='rows (tokens)'; ylabel='time (ms)'; logx=2; logy=1; yformat='%g'"
 

@@ -27,6 +27,15 @@ drawn() {
     [ -s "$1/$2.png" ] && [ -s "$1/$2.svg" ] && [ "$(head -c 8 "$1/$2.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] &&
         grep -q "<svg" "$1/$2.svg"
 }
+# stroke_of SVG TITLE: the stroke colour of the first line drawn after the plot titled TITLE
+stroke_of() {
+    awk -v t="<title>$2</title>" 'index($0, t) { f = 1 } f && match($0, /stroke=.rgb\([^)]*\)/) {
+        print substr($0, RSTART + 8, RLENGTH - 8); exit }' "$1"
+}
+# same_stroke SVG TITLE1 TITLE2: both plots drawn, in one colour
+same_stroke() {
+    q35_a=$(stroke_of "$1" "$2") && q35_b=$(stroke_of "$1" "$3") && [ -n "$q35_a" ] && [ "$q35_a" = "$q35_b" ]
+}
 
 check "the target on the H200 kernel results" target "$src/bench/results/h200-kernels-37b483d.json" "$tmp/kernels" "$tmp/kernels.log"
 check "  the roofline is drawn (PNG and SVG)" drawn "$tmp/kernels" roofline
@@ -57,6 +66,8 @@ check "  no gnuplot warning" sh -c "! grep -qi 'warning' '$tmp/peers.log'"
 check "  flash against cuDNN and flash SDPA" sh -c "grep -q 'speed-up: flash_chunk split:0 variant:kv64 over peer_sdpa backend:cudnn dtype:f16 query:chunk' '$tmp/peers/peers_attention.svg' && grep -q 'peer_sdpa backend:flash dtype:f16 query:chunk' '$tmp/peers/peers_attention.svg'"
 check "  the scan against fla with and without a CUDA graph" sh -c "grep -q 'peer_fla backend:triton graph:1' '$tmp/peers/peers_scan.svg' && grep -q 'peer_fla backend:triton graph:0' '$tmp/peers/peers_scan.svg'"
 check "  the GEMMs per projection, named from the context" grep -q "ffn_gate/up 12288x4096" "$tmp/peers/peers_gemm.svg"
+check "  each speed-up in its peer's colour (graph:0)" same_stroke "$tmp/peers/peers_scan.svg" "peer_fla backend:triton graph:0" "speed-up: delta_rule_scan variant:5 over peer_fla backend:triton graph:0"
+check "  each speed-up in its peer's colour (graph:1)" same_stroke "$tmp/peers/peers_scan.svg" "peer_fla backend:triton graph:1" "speed-up: delta_rule_scan variant:5 over peer_fla backend:triton graph:1"
 check "  the prefill against transformers" grep -q "speed-up: prefill shape:9b quant:q4_k gemm:f16 attn:flash chunk:2048 over peer_hf shape:9b dtype:bf16" "$tmp/peers/peers_prefill.svg"
 
 check "the target without a file" target "" "$tmp/default" "$tmp/default.log"
