@@ -1,5 +1,5 @@
 /* The causal conv1d + SiLU of kernels/conv1d.h per channel, shared by the
- * conv1d units and the fused DeltaNet prologue (kernels/delta_prep.cu): the
+ * conv1d units and the fused DeltaNet prologue (kernels/delta_prep.cuh): the
  * same code, so the same bits. */
 #ifndef Q35_KERNELS_CONV1D_CUH
 #define Q35_KERNELS_CONV1D_CUH

@@ -12,7 +12,7 @@
  * deterministic mode included ($Q35_DELTA_PREP=0 keeps the three launches,
  * the A/B; model/README.md).
  *
- * Design (kernels/delta_prep.cu): a warp per (group of dk channels, tile of
+ * Design (kernels/delta_prep.cuh): a warp per (group of dk channels, tile of
  * 8 rows), lane l the group's quad l (channels 4l .. 4l+3, as l2norm_rows
  * sums a head of dk <= 128). The warp loads its tile's 8 rows and the K-1
  * before it (the window's slots for the first tile) into registers with

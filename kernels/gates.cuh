@@ -1,5 +1,5 @@
 /* The DeltaNet gates of kernels/gates.h per head, shared by the gates unit and
- * the fused DeltaNet prologue (kernels/delta_prep.cu): the same code, so the
+ * the fused DeltaNet prologue (kernels/delta_prep.cuh): the same code, so the
  * same bits. beta is q35_sigmoid(b) (kernels/reduce.cuh). */
 #ifndef Q35_KERNELS_GATES_CUH
 #define Q35_KERNELS_GATES_CUH
