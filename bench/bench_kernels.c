@@ -18,6 +18,7 @@
 #include "kernels/delta_rule.h"
 #include "kernels/delta_prep.h"
 #include "kernels/experiments/delta_prep.h"
+#include "kernels/experiments/gated_rmsnorm_fast.h"
 #include "kernels/experiments/gated_rmsnorm_fp8.h"
 #include "kernels/fp8.h"
 #include "kernels/gated_rmsnorm.h"
@@ -397,25 +398,35 @@ struct gated_ctx {
     float *y, *o, *z, *w;
     uint16_t *y16;
     int64_t n, heads, T;
+    int fast; /* the experiment's fast-SiLU f16 form (q35_gated_rmsnorm_rows_f16_fast) */
 };
 
 static int gated_launch(void *p, q35_error *err)
 {
     struct gated_ctx *c = p;
     const int64_t zs = c->heads * c->n;
+    if (c->fast) {
+#if Q35_KERNEL_EXPERIMENTS
+        return q35_gated_rmsnorm_rows_f16_fast(c->y16, c->o, c->z, zs, c->w, c->n, c->heads, c->T, 1e-6f, NULL, err);
+#else
+        return q35_fail(err, "gated_rmsnorm_rows_f16_fast: an experiment, not built (Q35_KERNEL_EXPERIMENTS off)");
+#endif
+    }
     return c->y16 ? q35_gated_rmsnorm_rows_f16(c->y16, c->o, c->z, zs, c->w, c->n, c->heads, c->T, 1e-6f, NULL, err)
                   : q35_gated_rmsnorm_rows(c->y, c->o, c->z, zs, c->w, c->n, c->heads, c->T, 1e-6f, NULL, err);
 }
 
 /* The gated RMSNorm of T rows of a model's DeltaNet value heads (ssm_dv each),
  * f32 out (in place, as the model's f32 path) or f16 (ssm_out's input); bytes:
- * o and z read, y written (4 or 2 a value), w once. */
-static void bench_gated_rmsnorm(q35_bench_state *st, void *unused)
+ * o and z read, y written (4 or 2 a value), w once. arg: NULL (the axis f16
+ * says which), or &k_fast (gated_rmsnorm_fast_silu: the experiment's f16 form
+ * with the fast SiLU, no third axis). */
+static void bench_gated_rmsnorm(q35_bench_state *st, void *arg)
 {
-    (void)unused;
     const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
     struct gated_ctx c = {.n = m->ssm_dv, .heads = m->ssm_hv, .T = q35_bench_arg(st, 1)};
-    const int f16 = (int)q35_bench_arg(st, 2);
+    c.fast = arg != NULL;
+    const int f16 = c.fast ? 1 : (int)q35_bench_arg(st, 2);
     const size_t values = (size_t)(c.n * c.heads * c.T);
     c.o = q35_bench_alloc(values * 4), c.z = q35_bench_alloc(values * 4), c.w = q35_bench_alloc((size_t)c.n * 4);
     q35_bench_fill(c.o, values, 0.5f);
@@ -708,6 +719,8 @@ int main(int argc, char **argv)
     static const int64_t f16_out[] = {0, 1};
     q35_bench_register("gated_rmsnorm_rows", bench_gated_rmsnorm, NULL,
                        (q35_bench_axis[]){scan_axes[0], scan_axes[1], {"f16", f16_out, 2}}, 3);
+    q35_bench_register("gated_rmsnorm_fast_silu", bench_gated_rmsnorm, (void *)&k_fast,
+                       (q35_bench_axis[]){scan_axes[0], scan_axes[1]}, 2);
     q35_bench_register("attn_prep", bench_attn_prep, (void *)&k_fused, prep_axes, 2);
     q35_bench_register("attn_prep_chain", bench_attn_prep, (void *)&k_chain, prep_axes, 2);
     static const int64_t act_ops[] = {ACT_RMS, ACT_ADD_RMS, ACT_SWIGLU, ACT_GATED, ACT_SWIGLU_BF16, ACT_SWIGLU_F16},

@@ -18,7 +18,14 @@
 
 /* RMS: w-scaled RMSNorm; L2: per-head L2 norm; GATED_RMS: RMSNorm times silu(z);
  * ADD_RMS: x + z first (stored to xs, the residual stream), then RMS of that sum. */
-enum q35_norm_kind { Q35_NORM_RMS, Q35_NORM_L2, Q35_NORM_GATED_RMS, Q35_NORM_ADD_RMS };
+enum q35_norm_kind { Q35_NORM_RMS, Q35_NORM_L2, Q35_NORM_GATED_RMS, Q35_NORM_ADD_RMS, Q35_NORM_GATED_RMS_FAST };
+
+/* The gated kinds: GATED_RMS, and GATED_RMS_FAST (its silu(z) in the fast form,
+ * q35_silu_fast: the experiment kernels/experiments/gated_rmsnorm_fast.h's). */
+__host__ __device__ constexpr bool q35_norm_gated(int kind)
+{
+    return kind == Q35_NORM_GATED_RMS || kind == Q35_NORM_GATED_RMS_FAST;
+}
 
 /* Quad q of a vector of n: elements 4q .. 4q+3, those past n read as 0 (adding
  * 0 * 0 leaves a sum of squares' bits alone). One 16-byte load where the vector
@@ -104,15 +111,15 @@ __device__ __forceinline__ float q35_norm_sumsq(float ss, float4 v)
     return fmaf(v.w, v.w, ss);
 }
 
-/* One element of the output: x * inv, times w[i] (RMS kinds), times silu(z[i]) (gated). */
+/* One element of the output: x * inv, times w[i] (RMS kinds), times silu(z[i]) (gated; the fast kind's q35_silu_fast). */
 template <int KIND>
 __device__ __forceinline__ float q35_norm_out(float x, float inv, float w, float z)
 {
     float v = x * inv;
     if (KIND != Q35_NORM_L2)
         v *= w;
-    if (KIND == Q35_NORM_GATED_RMS)
-        v *= q35_silu(z);
+    if (q35_norm_gated(KIND))
+        v *= KIND == Q35_NORM_GATED_RMS_FAST ? q35_silu_fast(z) : q35_silu(z);
     return v;
 }
 
@@ -177,7 +184,7 @@ template <int THREADS, int KIND, class Put>
 __device__ __forceinline__ void q35_norm_vector(const float *xr, const float *zr, float *sr, const float *w, int n,
                                                 float eps, int tid, Put &put)
 {
-    const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
+    const bool with_z = q35_norm_gated(KIND) || KIND == Q35_NORM_ADD_RMS;
     const bool vx = q35_aligned16(xr), vw = KIND == Q35_NORM_L2 || q35_aligned16(w),
                vz = !with_z || q35_aligned16(zr), vs = KIND != Q35_NORM_ADD_RMS || q35_aligned16(sr);
     const int nq = (n + 3) / 4;
@@ -197,7 +204,7 @@ __device__ __forceinline__ void q35_norm_vector(const float *xr, const float *zr
             v = KIND == Q35_NORM_ADD_RMS ? q35_norm_quad(sr, q, n, vs) : q35_norm_quad(xr, q, n, vx);
         }
         const float4 wv = KIND == Q35_NORM_L2 ? v : q35_norm_quad(w, q, n, vw);
-        const float4 zv = KIND == Q35_NORM_GATED_RMS ? q35_norm_quad(zr, q, n, vz) : v;
+        const float4 zv = q35_norm_gated(KIND) ? q35_norm_quad(zr, q, n, vz) : v;
         put(q, make_float4(q35_norm_out<KIND>(v.x, inv, wv.x, zv.x), q35_norm_out<KIND>(v.y, inv, wv.y, zv.y),
                            q35_norm_out<KIND>(v.z, inv, wv.z, zv.z), q35_norm_out<KIND>(v.w, inv, wv.w, zv.w)));
     }
@@ -223,7 +230,7 @@ __global__ void __launch_bounds__(THREADS)
 {
     const int64_t b = blockIdx.x, row = b / heads;
     const q35_norm_off off = q35_norm_offsets(row, (int)(b - row * heads), n, row_stride, z_stride);
-    const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
+    const bool with_z = q35_norm_gated(KIND) || KIND == Q35_NORM_ADD_RMS;
     q35_norm_put<Y> put{y + off.x, n, q35_norm_out_vec(y + off.x)};
     q35_norm_vector<THREADS, KIND>(x + off.x, with_z ? z + off.z : nullptr,
                                    KIND == Q35_NORM_ADD_RMS ? xs + off.x : nullptr, w, n, eps, threadIdx.x, put);
@@ -249,7 +256,7 @@ __global__ void __launch_bounds__(32 * Q35_NORM_WARPS)
     const int64_t b0 = (blockIdx.x * (int64_t)Q35_NORM_WARPS + threadIdx.x / 32) * RPW;
     if (b0 >= nvec) /* a whole warp */
         return;
-    const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
+    const bool with_z = q35_norm_gated(KIND) || KIND == Q35_NORM_ADD_RMS;
     const int nq = (n + 3) / 4;
     const bool vw = KIND == Q35_NORM_L2 || q35_aligned16(w);
     const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -276,7 +283,7 @@ __global__ void __launch_bounds__(32 * Q35_NORM_WARPS)
             const int q = lane + 32 * c;
             const bool in = live && q < nq;
             v[r][c] = in ? q35_norm_in<KIND>(xr, zr, sr, q, n, vx, vz, vs) : zero;
-            zv[r][c] = KIND == Q35_NORM_GATED_RMS && in ? q35_norm_quad(zr, q, n, vz) : zero;
+            zv[r][c] = q35_norm_gated(KIND) && in ? q35_norm_quad(zr, q, n, vz) : zero;
         }
     }
 #pragma unroll
@@ -296,7 +303,7 @@ __global__ void __launch_bounds__(32 * Q35_NORM_WARPS)
             if (q >= nq)
                 break;
             const float4 a = v[r][c], g = KIND == Q35_NORM_L2 ? a : wv[c];
-            const float4 h = KIND == Q35_NORM_GATED_RMS ? zv[r][c] : a;
+            const float4 h = q35_norm_gated(KIND) ? zv[r][c] : a;
             q35_norm_store(yr, q, n, vy,
                            make_float4(q35_norm_out<KIND>(a.x, inv, g.x, h.x), q35_norm_out<KIND>(a.y, inv, g.y, h.y),
                                        q35_norm_out<KIND>(a.z, inv, g.z, h.z), q35_norm_out<KIND>(a.w, inv, g.w, h.w)));
@@ -374,7 +381,7 @@ __global__ void __launch_bounds__(THREADS *GROUPS)
     static_assert(GROUPS == 1 || THREADS == 32, "several vectors at once only at a warp a vector");
     float *ys = q35_fp8_staged_row();
     const int64_t cols = (int64_t)heads * n, t = blockIdx.x;
-    const bool with_z = KIND == Q35_NORM_GATED_RMS || KIND == Q35_NORM_ADD_RMS;
+    const bool with_z = q35_norm_gated(KIND) || KIND == Q35_NORM_ADD_RMS;
     float amax = 0.0f;
     for (int h = threadIdx.x / THREADS; h < heads; h += GROUPS) { /* the same count for a group's threads */
         const int64_t off = t * cols + (int64_t)h * n;

@@ -16,15 +16,20 @@
  * the CPU (memcmp, codes and scales), within one e4m3 step of the float64
  * reference quantized, the fused form's sum bitwise the f32 form's; at
  * 1..24576 values a row (the shared memory opt-in past 47 KiB) and 2048 rows;
- * and the shapes they refuse. */
+ * and the shapes they refuse. The gated norm's f16 form with the fast SiLU (an
+ * experiment, kernels/experiments/gated_rmsnorm_fast.h) within 1e-3 of
+ * float64, every value written, where the experiments are built. */
 #include "parity/lib/gpu.h"
 
+#include "kernels/experiments/gated_rmsnorm_fast.h"
 #include "kernels/experiments/gated_rmsnorm_fp8.h"
 #include "kernels/fp8.h"
 #include "kernels/gated_rmsnorm.h"
 #include "kernels/l2norm.h"
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
+
+#include "core/half.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -219,6 +224,20 @@ static void check_gated(q35_suite *s, const char *what, int64_t n, int64_t heads
              heads, T);
     q35_check_fp8_out(s, name, d8, dscale, dy, ref, T, heads * n, LIMIT); /* a scale a token */
     q35_gpu_free(d8), q35_gpu_free(dscale);
+    /* the fast-SiLU f16 form: against float64 within the f16 form's bound, every value written */
+    uint16_t *df = q35_gpu_bytes((size_t)total * 2), *hf = malloc((size_t)total * 2);
+    float *yf = malloc((size_t)total * sizeof *yf);
+    memset(hf, 0xff, (size_t)total * 2); /* NaN halves: a value not written shows */
+    q35_gpu_upload(df, hf, (size_t)total * 2);
+    q35_gpu_ok(q35_gated_rmsnorm_rows_f16_fast(df, dO, dz, heads * n, dw, n, heads, T, EPS, NULL, &err), &err);
+    q35_gpu_download(hf, df, (size_t)total * 2);
+    for (int64_t i = 0; i < total; i++)
+        yf[i] = q35_f16_to_f32(hf[i]);
+    const q35_cmp cf = q35_compare_f32_f64(yf, ref, total);
+    snprintf(name, sizeof name, "gated_rmsnorm_f16_fast %-9s n %4" PRId64 " heads %2" PRId64 " T %4" PRId64, what, n,
+             heads, T);
+    q35_case_unit(s, name, &cf, LIMIT_F16, NULL);
+    q35_gpu_free(df), free(hf), free(yf);
 #endif
     free(o), free(z), free(w), free(y), free(yt), free(od), free(zd), free(wd), free(ref);
     q35_gpu_free(dO), q35_gpu_free(dz), q35_gpu_free(dw), q35_gpu_free(dy), q35_gpu_free(dt);
