@@ -8,6 +8,7 @@
 #include "kernels/lt_call.cuh"
 
 #include <cuda_runtime.h>
+#include <algorithm>
 #include <new>
 
 namespace {
@@ -246,11 +247,8 @@ int time_steady(q35_hgemm *h, const q35_lt_call &c, const cublasLtMatmulHeuristi
             if (Q35_CUDA_CHECK(cudaEventElapsedTime(&round_ms[r], pair[0], pair[1]), err))
                 return -1;
             round_ms[r] /= (float)calls[i];
-            for (int q = r; q > 0 && round_ms[q] < round_ms[q - 1]; q--) { /* kept sorted */
-                const float t = round_ms[q];
-                round_ms[q] = round_ms[q - 1], round_ms[q - 1] = t;
-            }
         }
+        std::nth_element(round_ms, round_ms + kRounds / 2, round_ms + kRounds);
         ms[i] = round_ms[kRounds / 2];
     }
     return 0;

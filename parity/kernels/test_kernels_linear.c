@@ -145,6 +145,19 @@ static void name_case(char *buf, size_t cap, const char *path, const weight *w, 
              w->name, q35_type_name(w->type), w->n, w->k, T, w->offset ? " w+2" : "", sub);
 }
 
+/* Whether context lt's last choice (q35_hgemm_last_choice: have its return, c
+ * what it gave) is what it should be: a candidate of at most
+ * Q35_HGEMM_CANDIDATES; a tuned context (burst or steady) the fastest it timed,
+ * no slower than the first; the untuned one the heuristic's first, untimed. */
+static bool lt_choice_ok(const q35_hgemm *lt, int have, const q35_hgemm_choice *c)
+{
+    const bool tuned = lt != g_lt_first;
+    return have == 0 && c->candidates >= 1 && c->candidates <= Q35_HGEMM_CANDIDATES && c->chosen >= 0 &&
+           c->chosen < c->candidates && c->tuned == tuned &&
+           (tuned ? c->best_ms >= 0.0f && (c->first_ms < 0.0f || c->best_ms <= c->first_ms)
+                  : c->chosen == 0 && c->best_ms < 0.0f);
+}
+
 /* The f16 product's forms: gemm.h's (cublasGemmEx's default algorithm) and
  * gemm_lt.h's cuBLASLt context, tuned (burst and steady) and not (the
  * heuristic's first). */
@@ -186,11 +199,7 @@ static void check_lt_repeat(q35_suite *s, const f16_form *f, const char *name, c
     const q35_bitcmp b = q35_bitwise_f32(y2, y, T * ldy);
     q35_hgemm_choice c = {0};
     const int have = q35_hgemm_last_choice(*f->lt, &c);
-    const bool tuned = f->lt != &g_lt_first;
-    const bool choice_ok = have == 0 && c.candidates >= 1 && c.candidates <= Q35_HGEMM_CANDIDATES &&
-                           c.chosen >= 0 && c.chosen < c.candidates && c.tuned == tuned &&
-                           (tuned ? c.best_ms >= 0.0f && (c.first_ms < 0.0f || c.best_ms <= c.first_ms)
-                                  : c.chosen == 0 && c.best_ms < 0.0f);
+    const bool choice_ok = lt_choice_ok(*f->lt, have, &c);
     char bits[160];
     q35_case(s, b.equal && choice_ok,
              "%s: called again, %s; candidates %d, chosen %d, tuned %d, first %.4f ms, best %.4f ms", name,
@@ -341,11 +350,7 @@ static void check_lt_f16(q35_suite *s, q35_hgemm *lt, const char *path, const we
              name, cr.rel_linf, LIMIT_F16_OUT, cr.rel_l2, m16, excess, limit_acc, cr.nonfinite, written, rounded,
              T * n);
     const bool same = memcmp(y, y2, (size_t)halves * 2) == 0;
-    const bool tuned = lt != g_lt_first;
-    const bool choice_ok = have1 == 0 && c1.candidates >= 1 && c1.candidates <= Q35_HGEMM_CANDIDATES &&
-                           c1.chosen >= 0 && c1.chosen < c1.candidates && c1.tuned == tuned &&
-                           (tuned ? c1.best_ms >= 0.0f && (c1.first_ms < 0.0f || c1.best_ms <= c1.first_ms)
-                                  : c1.chosen == 0 && c1.best_ms < 0.0f);
+    const bool choice_ok = lt_choice_ok(lt, have1, &c1);
     q35_case(s, same && choice_ok,
              "%s: called again, %s; candidates %d, chosen %d, tuned %d, first %.4f ms, best %.4f ms", name,
              same ? "bitwise equal" : "differ", c1.candidates, c1.chosen, c1.tuned, (double)c1.first_ms,
