@@ -51,7 +51,7 @@ static const char *const k_help =
     "  --delta-chunk-variant V\n"
     "                    the chunked delta rule's variant (Q35_DELTA_CHUNK_VARIANT; tb4wm2kh on sm_90, else tb4)\n"
     "  --gemm-sm90-variant V\n"
-    "                    the sm_90a GEMM's variant, where the model runs it (Q35_GEMM_SM90_VARIANT; default persist)\n"
+    "                    the sm_90a GEMM's variant, where the model runs it (Q35_GEMM_SM90_VARIANT; default persist_tail)\n"
     "                    (a variant this build lacks, or one the device cannot run: a warning, the default)\n"
     "  --free-cap MIB    plan as if the device had at most this much free memory\n"
     "model options (without --model):\n";

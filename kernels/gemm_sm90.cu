@@ -105,6 +105,7 @@ struct gemm_args {
     int b2;        /* w's second box: rows n0 + b2 ([gate | up]: F; plain: 128) */
     int n_cols;    /* f32 forms: columns of y (2F; plain n): past them nothing is stored */
     int add;       /* f32 forms: y += the product */
+    int split_from; /* persist_tail: the first tile taken in halves (the tail, 2 blocks a tile); tiles: none */
 };
 
 #ifdef Q35_SM90A_CODE
@@ -129,7 +130,7 @@ __device__ __forceinline__ void gemm_ring_init(uint32_t base, uint32_t empty_cou
  * one ring); MCAST: this block's half of w's 256 rows (rank 0 the gate box,
  * rank 1 the up box) multicast to both blocks of the cluster, x's box its
  * own. */
-template <class L, bool MCAST>
+template <class L, bool MCAST, bool HALF = false>
 __device__ __forceinline__ void gemm_produce(const q35_tma_map *xmap, const q35_tma_map *wmap, uint32_t base,
                                              const gemm_args &a, int m0, int n0, int g0)
 {
@@ -143,11 +144,14 @@ __device__ __forceinline__ void gemm_produce(const q35_tma_map *xmap, const q35_
         const int g = g0 + s, st = g % L::STAGES;
         if (g >= L::STAGES)
             q35_mbar_wait(empty + 8 * st, (g / L::STAGES - 1) & 1);
-        q35_mbar_arrive_expect_tx(full + 8 * st, L::A_BYTES + L::B_BYTES);
+        q35_mbar_arrive_expect_tx(full + 8 * st, L::A_BYTES + (HALF ? L::B_BYTES / 2 : L::B_BYTES));
         q35_tma_load_2d(base + L::OFF_A + st * L::A_BYTES, xmap, full + 8 * st, s * BK, xm);
         const uint32_t sb = base + L::OFF_B + st * L::B_BYTES;
         if (MCAST) {
             q35_tma_load_2d_mcast(sb + rank * L::W_BOX, wmap, full + 8 * st, s * BK, rank ? n0 + a.b2 : n0, 0x3);
+        } else if (HALF) { /* wmap's boxes of 64 rows, one after the other: the m64n128 product's 128 */
+            q35_tma_load_2d(sb, wmap, full + 8 * st, s * BK, n0);
+            q35_tma_load_2d(sb + L::W_BOX / 2, wmap, full + 8 * st, s * BK, n0 + a.b2);
         } else {
             q35_tma_load_2d(sb, wmap, full + 8 * st, s * BK, n0);
             q35_tma_load_2d(sb + L::W_BOX, wmap, full + 8 * st, s * BK, n0 + a.b2);
@@ -170,18 +174,31 @@ __device__ __forceinline__ void gemm_release(uint32_t bar)
     }
 }
 
+/* One k16 step of a consumer group's product: m64n256 (a whole tile's 256 w
+ * rows) or m64n128 (a half tile's 128: persist_tail's). */
+__device__ __forceinline__ void gemm_wgmma(float (&d)[128], uint64_t da, uint64_t db, int scale_d)
+{
+    q35_wgmma_ss_m64n256k16<0>(d, da, db, scale_d);
+}
+
+__device__ __forceinline__ void gemm_wgmma(float (&d)[64], uint64_t da, uint64_t db, int scale_d)
+{
+    q35_wgmma_ss_m64n128k16(d, da, db, scale_d);
+}
+
 /* A consumer group's 64 rows (from row 64 c of the block) against the 256 w
- * rows over all of K: d [64][256] f32 (the m64n256 accumulator), the tile's
- * first step the block's g0-th; PERSIST: its last stage released too (the
- * block's next tile reuses the ring). */
-template <bool MCAST, bool PERSIST>
-__device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, const gemm_args &a, int c, int g0)
+ * rows (NA 128: d [64][256] f32, the m64n256 accumulator) or a half tile's
+ * 128 (NA 64: the stage's first 128 w rows, m64n128) over all of K, the
+ * tile's first step the block's g0-th; PERSIST: its last stage released too
+ * (the block's next tile reuses the ring). */
+template <bool MCAST, bool PERSIST, int NA>
+__device__ __forceinline__ void gemm_mainloop(float (&d)[NA], uint32_t base, const gemm_args &a, int c, int g0)
 {
     typedef coop_ring L;
     const uint32_t full = base + L::OFF_BAR, empty = full + 8 * L::STAGES;
     const int steps = a.K / BK;
 #pragma unroll
-    for (int i = 0; i < 128; i++)
+    for (int i = 0; i < NA; i++)
         d[i] = 0.0f;
     for (int s = 0; s < steps; s++) {
         const int g = g0 + s, st = g % L::STAGES;
@@ -190,8 +207,7 @@ __device__ __forceinline__ void gemm_mainloop(float (&d)[128], uint32_t base, co
         q35_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; kk++)
-            q35_wgmma_ss_m64n256k16<0>(d, q35_gmma_desc(sa + 32 * kk, 16, 1024), q35_gmma_desc(sb + 32 * kk, 16, 1024),
-                                       (s | kk) != 0);
+            gemm_wgmma(d, q35_gmma_desc(sa + 32 * kk, 16, 1024), q35_gmma_desc(sb + 32 * kk, 16, 1024), (s | kk) != 0);
         q35_wgmma_commit();
         q35_wgmma_wait<1>();
         if (s > 0)
@@ -287,46 +303,68 @@ __device__ __forceinline__ void gemm_store(const float (&d)[8 * NH], const gemm_
 #endif /* Q35_SM90A_CODE */
 
 /* The kernel, SwiGLU (f16 out) or f32 [gate | up] out: two instantiations of
- * one main loop. */
-template <bool SWIGLU, bool MCAST, bool PERSIST>
+ * one main loop. TAIL (persist_tail; PERSIST, not MCAST): the tiles from
+ * a.split_from on, the last partial wave's, each taken by two blocks, a half
+ * of the tile's w rows each (w64map's 64-row boxes: m64n128), so that wave
+ * takes half a tile's time. */
+template <bool SWIGLU, bool MCAST, bool PERSIST, bool TAIL>
 __global__ void __launch_bounds__(THREADS, 1)
     q35_gemm_gu_sm90_kernel(const __grid_constant__ q35_tma_map xmap, const __grid_constant__ q35_tma_map wmap,
-                            const gemm_args a)
+                            const __grid_constant__ q35_tma_map w64map, const gemm_args a)
 {
 #ifdef Q35_SM90A_CODE
+    static_assert(!TAIL || (PERSIST && !MCAST), "persist_tail is persist's grid, without clusters");
     extern __shared__ __align__(1024) uint8_t smem[];
     const uint32_t base = (q35_sm90_smem(smem) + 1023) & ~1023u;
     /* the block's tiles: its own (blockIdx.x), or PERSIST every gridDim.x-th from
        it (a cluster's blocks stay on consecutive row tiles of one column tile:
-       gridDim.x is a whole number of clusters, the row tiles too) */
+       gridDim.x is a whole number of clusters, the row tiles too); TAIL: those
+       before split_from (a whole number of waves), then half u = blockIdx.x of
+       the tail's tiles (tile split_from + u / 2, w's rows 64 (u % 2) on of each box) */
     const int tiles = a.m_tiles * a.n_tiles, t_step = (int)gridDim.x;
+    const int whole = TAIL ? a.split_from : tiles;
     gemm_ring_init<coop_ring>(base, MCAST ? 16 : 256); /* empty: gemm_release's arrivals */
     if (MCAST)
         q35_cluster_sync(); /* both blocks' barriers made before either multicasts or arrives */
     else
         __syncthreads();
     const int steps = a.K / BK, t0 = (int)blockIdx.x;
+    const int u = t0, ut = whole + u / 2, un = a.n_step * (ut / a.m_tiles) + 64 * (u % 2);
+    const bool half = TAIL && ut < tiles;
     if (threadIdx.x < 128) {
         q35_setmaxnreg_dec<40>();
         if (threadIdx.x == 0) {
-            if (PERSIST)
-                for (int t = t0, i = 0; t < tiles; t += t_step, i++)
+            if (PERSIST) {
+                int i = 0;
+                for (int t = t0; t < whole; t += t_step, i++)
                     gemm_produce<coop_ring, MCAST>(&xmap, &wmap, base, a, BM * (t % a.m_tiles),
                                                    a.n_step * (t / a.m_tiles), i * steps);
-            else
+                if (half)
+                    gemm_produce<coop_ring, false, true>(&xmap, &w64map, base, a, BM * (ut % a.m_tiles), un, i * steps);
+            } else {
                 gemm_produce<coop_ring, MCAST>(&xmap, &wmap, base, a, BM * (t0 % a.m_tiles),
                                                a.n_step * (t0 / a.m_tiles), 0);
+            }
         }
     } else {
         q35_setmaxnreg_inc<232>();
         const int c = (int)threadIdx.x / 128 - 1, tid = (int)threadIdx.x % 128;
-        float d[128];
         if (PERSIST) {
-            for (int t = t0, i = 0; t < tiles; t += t_step, i++) {
-                gemm_mainloop<MCAST, PERSIST>(d, base, a, c, i * steps);
-                gemm_store<SWIGLU, 16>(d, a, BM * (t % a.m_tiles) + 64 * c, a.n_step * (t / a.m_tiles), tid);
+            int i = 0;
+            {
+                float d[128];
+                for (int t = t0; t < whole; t += t_step, i++) {
+                    gemm_mainloop<MCAST, PERSIST>(d, base, a, c, i * steps);
+                    gemm_store<SWIGLU, 16>(d, a, BM * (t % a.m_tiles) + 64 * c, a.n_step * (t / a.m_tiles), tid);
+                }
+            }
+            if (half) {
+                float d[64];
+                gemm_mainloop<false, true>(d, base, a, c, i * steps);
+                gemm_store<SWIGLU, 8>(d, a, BM * (ut % a.m_tiles) + 64 * c, un, tid);
             }
         } else {
+            float d[128];
             gemm_mainloop<MCAST, PERSIST>(d, base, a, c, 0);
             gemm_store<SWIGLU, 16>(d, a, BM * (t0 % a.m_tiles) + 64 * c, a.n_step * (t0 / a.m_tiles), tid);
         }
@@ -334,7 +372,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (MCAST)
         q35_cluster_sync(); /* neither block leaves while the other may still arrive on its barriers */
 #else
-    (void)xmap, (void)wmap, (void)a;
+    (void)xmap, (void)wmap, (void)w64map, (void)a;
     __trap(); /* built without sm_90a code: the launcher refuses first */
 #endif
 }
@@ -353,7 +391,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 template <bool SWIGLU>
 __global__ void __launch_bounds__(THREADS, 1)
     q35_gemm_pp_sm90_kernel(const __grid_constant__ q35_tma_map xmap, const __grid_constant__ q35_tma_map wmap,
-                            const gemm_args a)
+                            const __grid_constant__ q35_tma_map w64map, const gemm_args a)
 {
 #ifdef Q35_SM90A_CODE
     typedef pp_ring L;
@@ -388,6 +426,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     (void)xmap, (void)wmap, (void)a;
     __trap(); /* built without sm_90a code: the launcher refuses first */
 #endif
+    (void)w64map;
 }
 
 int q35_gemm_sm90_built(void)
@@ -403,41 +442,49 @@ int q35_gemm_sm90_supported(int device, q35_error *why)
 /* A variant's kernels: SwiGLU (f16) and f32 out, its cluster size, whether
  * its grid is persistent (a block an SM, walking tiles), and w's box rows
  * (128: a tile's 256 w rows; pingpong 64: 128). */
-typedef void (*gemm_kernel_fn)(q35_tma_map, q35_tma_map, gemm_args);
+typedef void (*gemm_kernel_fn)(q35_tma_map, q35_tma_map, q35_tma_map, gemm_args);
 struct gemm_kernels {
     gemm_kernel_fn swiglu, f32;
     unsigned cluster;
     bool persist;
     int bnr;
+    bool tail; /* the last partial wave's tiles in halves (persist_tail) */
 };
 
-static const gemm_kernels k_simple = {&q35_gemm_gu_sm90_kernel<true, false, false>,
-                                      &q35_gemm_gu_sm90_kernel<false, false, false>, 1, false, 128};
-static const gemm_kernels k_mcast = {&q35_gemm_gu_sm90_kernel<true, true, false>,
-                                     &q35_gemm_gu_sm90_kernel<false, true, false>, 2, false, 128};
-static const gemm_kernels k_persist = {&q35_gemm_gu_sm90_kernel<true, false, true>,
-                                       &q35_gemm_gu_sm90_kernel<false, false, true>, 1, true, 128};
-static const gemm_kernels k_mcast_persist = {&q35_gemm_gu_sm90_kernel<true, true, true>,
-                                             &q35_gemm_gu_sm90_kernel<false, true, true>, 2, true, 128};
+static const gemm_kernels k_simple = {&q35_gemm_gu_sm90_kernel<true, false, false, false>,
+                                      &q35_gemm_gu_sm90_kernel<false, false, false, false>, 1, false, 128, false};
+static const gemm_kernels k_mcast = {&q35_gemm_gu_sm90_kernel<true, true, false, false>,
+                                     &q35_gemm_gu_sm90_kernel<false, true, false, false>, 2, false, 128, false};
+static const gemm_kernels k_persist = {&q35_gemm_gu_sm90_kernel<true, false, true, false>,
+                                       &q35_gemm_gu_sm90_kernel<false, false, true, false>, 1, true, 128, false};
+static const gemm_kernels k_mcast_persist = {&q35_gemm_gu_sm90_kernel<true, true, true, false>,
+                                             &q35_gemm_gu_sm90_kernel<false, true, true, false>, 2, true, 128, false};
 static const gemm_kernels k_pingpong = {&q35_gemm_pp_sm90_kernel<true>, &q35_gemm_pp_sm90_kernel<false>, 1, true,
-                                        64};
+                                        64, false};
+static const gemm_kernels k_persist_tail = {&q35_gemm_gu_sm90_kernel<true, false, true, true>,
+                                            &q35_gemm_gu_sm90_kernel<false, false, true, true>, 1, true, 128, true};
 
 /* The variants: simple (each block loads its own boxes; the oracle), mcast
  * (blocks in clusters of 2 along the rows share the w tile, each loading half
  * of it multicast to both: 32 KiB a step from L2 a block instead of 48;
  * measured ~30 % slower while its stage releases fenced the GPU, not yet
- * since: kernels/sm90.cuh's q35_mbar_arrive_cluster), persist (the default)
+ * since: kernels/sm90.cuh's q35_mbar_arrive_cluster), persist
  * and mcast_persist (the two with a persistent grid), pingpong (its consumer groups on different tiles
  * of half the width, one's epilogue under the other's products: measured
  * 13-19 % slower than persist, its m64n128 pair and its TMA writes past what
- * shared memory serves; bench/results/, fcb3235); the same products in the
- * same order, so simple's bits. */
+ * shared memory serves; bench/results/, fcb3235), persist_tail (persist with
+ * the last partial wave's tiles split in two along w's rows, where that
+ * wave fills at most half the SMs: the 9B's [gate | up] at 4096 rows is 3072
+ * tiles, 23 waves of 132 and 36 tiles, whose wave then takes half a tile's
+ * time; m64n128 there, which pingpong's run shows to be simple's bits); the
+ * same products in the same order, so simple's bits. */
 static const q35_variant k_table[] = {
     {"simple", 0, &k_simple},
     {"mcast", 1, &k_mcast},
     {"persist", 2, &k_persist},
     {"mcast_persist", 3, &k_mcast_persist},
     {"pingpong", 4, &k_pingpong},
+    {"persist_tail", 5, &k_persist_tail},
 };
 static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL, NULL};
 
@@ -458,9 +505,12 @@ int q35_gemm_sm90_variant_find(const char *name)
 
 int q35_gemm_sm90_variant_default(void)
 {
-    /* bitwise simple, 0.2-3 % faster at every shape measured (H200, cab57c4 and 4c51d6d: the 9B's [gate | up]
-       + SwiGLU 0.645 against 0.659 ms at 2048 rows, its projections 1.002-1.029x) */
-    return q35_variant_find(&k_set, "persist");
+    /* bitwise simple. persist: 0.2-3 % faster than simple at every shape measured (H200, cab57c4 and 4c51d6d:
+       the 9B's [gate | up] + SwiGLU 0.645 against 0.659 ms at 2048 rows, its projections 1.002-1.029x);
+       persist_tail: persist where the last wave is over half full, faster where it is not (H100s, bench/results/: the
+       9B's [gate | up] + SwiGLU 1.25 against 1.26 ms at 4096 rows, narrow products of few tiles 1.2-1.7x; the
+       4k prefill within its noise, -1.6 to +2.5 % over seven pairs on two machines, +0.6 % on average) */
+    return q35_variant_find(&k_set, "persist_tail");
 }
 
 /* What a call asks of the kernels: its output (y16 for SwiGLU, else gu),
@@ -516,10 +566,14 @@ static int run(const char *who, const gemm_call &c, const uint16_t *x16, int64_t
         return 0;
     const uint64_t xdims[2] = {(uint64_t)K, (uint64_t)T}, xstrides[1] = {(uint64_t)ldx * 2};
     const uint64_t wdims[2] = {(uint64_t)K, (uint64_t)c.w_rows}, wstrides[1] = {(uint64_t)ldw * 2};
-    const uint32_t xbox[2] = {BK, BM}, wbox[2] = {BK, (uint32_t)ks->bnr};
-    q35_tma_map xmap, wmap;
+    const uint32_t xbox[2] = {BK, BM}, wbox[2] = {BK, (uint32_t)ks->bnr}, w64box[2] = {BK, 64};
+    q35_tma_map xmap, wmap, w64map;
     if (q35_tma_map_f16(&xmap, x16, 2, xdims, xstrides, xbox, 1, who, err) ||
         q35_tma_map_f16(&wmap, w16, 2, wdims, wstrides, wbox, 1, who, err))
+        return -1;
+    if (!ks->tail) /* only persist_tail's halves read w64map */
+        w64map = wmap;
+    else if (q35_tma_map_f16(&w64map, w16, 2, wdims, wstrides, w64box, 1, who, err))
         return -1;
     /* a cluster's blocks take consecutive row tiles of one column tile: the row
        tiles rounded up to whole clusters (a block past T loads TMA's zeros, stores
@@ -529,21 +583,32 @@ static int run(const char *who, const gemm_call &c, const uint16_t *x16, int64_t
        outputs, w's rows n0 .. n0 + 2 bnr - 1 as two boxes */
     const int64_t n_tiles = c.F ? c.F / ks->bnr : (c.w_rows + 2 * ks->bnr - 1) / (2 * ks->bnr);
     const int n_step = c.F ? ks->bnr : 2 * ks->bnr, b2 = c.F ? (int)c.F : ks->bnr;
-    const gemm_args a = {c.y16, c.gu, c.ld, (int)c.F, (int)K, (int)T, m_tiles, (int)n_tiles,
-                         n_step, b2, c.n_cols, c.add};
-    int64_t blocks = (int64_t)m_tiles * n_tiles;
-    if (ks->persist && q35_sm90_persistent_blocks(dev, blocks, cl, &blocks, err))
+    const int64_t tiles = (int64_t)m_tiles * n_tiles;
+    if (tiles < 1 || tiles > INT32_MAX)
+        return q35_fail(err, "%s: %lld tiles (T %lld, %lld column tiles) outside 1 .. %d", who, (long long)tiles,
+                        (long long)T, (long long)n_tiles, INT32_MAX);
+    int64_t blocks = tiles, split_from = tiles;
+    if (ks->persist && q35_sm90_persistent_blocks(dev, tiles, cl, &blocks, err))
         return -1;
-    if (blocks < 1 || blocks > INT32_MAX || (int64_t)m_tiles * n_tiles > INT32_MAX)
-        return q35_fail(err, "%s: %lld tiles (T %lld, %lld column tiles) outside 1 .. %d", who,
-                        (long long)m_tiles * n_tiles, (long long)T, (long long)n_tiles, INT32_MAX);
+    if (ks->tail) { /* the last wave's tiles in halves, where they fit on the SMs a wave leaves */
+        int64_t sms = 0;
+        if (q35_sm90_persistent_blocks(dev, INT32_MAX, 1, &sms, err))
+            return -1;
+        const int64_t tail = tiles % sms;
+        if (tail && 2 * tail <= sms) {
+            split_from = tiles - tail;
+            blocks = tiles < sms ? 2 * tiles : sms;
+        }
+    }
+    const gemm_args a = {c.y16, c.gu, c.ld, (int)c.F, (int)K, (int)T, m_tiles, (int)n_tiles,
+                         n_step, b2, c.n_cols, c.add, (int)split_from};
     const gemm_kernel_fn kernel = c.y16 ? ks->swiglu : ks->f32;
     if (Q35_CUDA_CHECK(cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             SMEM_BYTES),
                        err))
         return -1;
     q35_cluster_launch l(dim3((unsigned)blocks), dim3(THREADS), SMEM_BYTES, (cudaStream_t)stream, ks->cluster);
-    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, xmap, wmap, a), err))
+    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel, xmap, wmap, w64map, a), err))
         return q35_fail_context(err, "%s: launching the gemm_sm90 kernel (variant %s)", who, v->name);
     return Q35_LAUNCH_CHECK(ks->bnr == 64 ? "q35_gemm_pp_sm90_kernel" : "q35_gemm_gu_sm90_kernel", err);
 }

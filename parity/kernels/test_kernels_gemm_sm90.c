@@ -48,7 +48,7 @@
  * |u| ~ 4 it is about half of the rounding's 2^-11 |y|.
  *
  * Every variant (kernels/gemm_sm90.h: simple, mcast, persist, mcast_persist,
- * pingpong)
+ * pingpong, persist_tail: its halves run at 9B T 129, 27B T 256 and the odd shapes)
  * takes every case, and
  * each variant's f32 output is bitwise the first's (memcmp, the whole buffer:
  * the same products in the same order).

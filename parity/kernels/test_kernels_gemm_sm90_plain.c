@@ -6,7 +6,8 @@
  * on random f16 operands made on the host (gemm_sm90_inputs.h, as the
  * [gate | up] suite test_kernels_gemm_sm90.c: x ~ U(-1, 1), w ~ U(-1, 1) *
  * 2 / sqrt(K)); with add, y starts as r ~ U(-1, 1) (a residual's scale). For
- * every variant (simple, mcast, persist, mcast_persist, pingpong):
+ * every variant (simple, mcast, persist, mcast_persist, pingpong, persist_tail:
+ * its halves run at attention's T 7 and the odd shapes):
  *   against the float64 product of the same f16 operands (q35_ref_linear; with
  *   add, r + it): rel L-inf <= 1e-4, the f16 path's bound (kernels/gemm.h:
  *   f32 accumulation of exact f16 products; add is one rounding more); past

@@ -70,7 +70,8 @@ int main(void)
          q35_attention_flash_sm90_variant_find, "serial pingpong fa3turn overlap persist",
          "serial pingpong fa3turn overlap persist"},
         {"gemm_sm90", q35_gemm_sm90_variant_count, q35_gemm_sm90_variant_name, q35_gemm_sm90_variant_find,
-         "simple mcast persist mcast_persist pingpong", "simple mcast persist mcast_persist pingpong"},
+         "simple mcast persist mcast_persist pingpong persist_tail",
+         "simple mcast persist mcast_persist pingpong persist_tail"},
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         check_op(&s, &ops[i]);
@@ -95,8 +96,8 @@ int main(void)
              "defaults: gemv staged for q4_K, registers for q8_0");
     q35_case(&s,
              strcmp(q35_attention_flash_sm90_variant_name(q35_attention_flash_sm90_variant_default()), "overlap") == 0 &&
-                 strcmp(q35_gemm_sm90_variant_name(q35_gemm_sm90_variant_default()), "persist") == 0,
-             "defaults: flash_sm90 overlap, gemm_sm90 persist");
+                 strcmp(q35_gemm_sm90_variant_name(q35_gemm_sm90_variant_default()), "persist_tail") == 0,
+             "defaults: flash_sm90 overlap, gemm_sm90 persist_tail");
 
     /* the chunked delta rule's families: which variants the suite holds to each other's bits */
     char fam[256] = "";
