@@ -41,8 +41,13 @@ int q35_delta_prep_rows_run(int run, float *out, int64_t out_stride, float *g, f
  * in them). Why: the units' kernel issues ~1700 instructions a warp's tile of
  * 8 rows x 128 channels, most of them the SiLU's expf range reduction and IEEE
  * division (docs/STATUS.md, the chunked delta rule's prologue paragraph);
- * predicted 0.094 -> ~0.065 ms at 4096 rows of the 9B on the H200. Not yet run
- * on a GPU. Refuses what q35_delta_prep_rows refuses. */
+ * predicted 0.094 -> ~0.065 ms at 4096 rows of the 9B on the H200. Measured
+ * there (7cc79b4, bench delta_prep_fast_silu): 0.049 / 0.084 ms at 2048 / 4096
+ * rows against run 0's 0.053 / 0.093: 9 us, not the predicted 29 (the
+ * instruction count was not the whole bound), ~0.22 ms at 4k, under the
+ * prefill's noise; not taken into the model, where it would need the chain's
+ * conv1d in the same form to keep the two bitwise. Refuses what
+ * q35_delta_prep_rows refuses. */
 int q35_delta_prep_rows_fast_silu(float *out, int64_t out_stride, float *g, float *beta, float *win, const float *mix,
                                   int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w,
                                   const float *dt, const float *a, q35_delta_prep_dims d, int64_t T, float eps,
