@@ -5,17 +5,24 @@
  * bytes/s, which is 50 / N % of the fixed "copy" ceiling of 2e12 bytes/s.
  * fake_prefill/... has the prefill sweep's axes and counters (SCHEMA.md): a
  * prompt of len tokens takes len / 1e4 s (1e4 tokens/s), of which projections
- * 50 %, the scan 20 %, attention 20 %, the rest 10 % (q35_bench_phases). */
+ * 50 %, the scan 20 %, attention 20 %, the rest 10 % (q35_bench_phases).
+ * $Q35_FAKE_SCALE (a positive number, default 1) multiplies every time, so a
+ * test can make one run faster than another (tools/bench-ab.sh's). */
 #include "bench/gpu_bench.h"
 
+#include <math.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static double g_scale = 1.0; /* $Q35_FAKE_SCALE */
 
 static void fake(q35_bench_state *st, void *unused)
 {
     (void)unused;
     const int64_t n = q35_bench_arg(st, 1);
     while (q35_bench_keep_running(st))
-        q35_bench_set_iteration_time(st, 1e-3 * (double)n);
+        q35_bench_set_iteration_time(st, g_scale * 1e-3 * (double)n);
     q35_bench_rate(st, "bytes", 1e9);
     q35_bench_pct_of(st, "copy", 1e9);
     q35_bench_pct_of(st, "sgemm", 1e9); /* never measured here: no counter */
@@ -34,7 +41,7 @@ static void fake_skip(q35_bench_state *st, void *unused)
 static void fake_prefill(q35_bench_state *st, void *unused)
 {
     (void)unused;
-    const double len = (double)q35_bench_arg(st, 5), s = len / 1e4;
+    const double len = (double)q35_bench_arg(st, 5), s = g_scale * len / 1e4;
     while (q35_bench_keep_running(st))
         q35_bench_set_iteration_time(st, s);
     q35_op_times t = {{0}, {0}};
@@ -50,6 +57,15 @@ static void fake_prefill(q35_bench_state *st, void *unused)
 
 int main(int argc, char **argv)
 {
+    const char *scale = getenv("Q35_FAKE_SCALE");
+    if (scale) {
+        char *end = NULL;
+        g_scale = strtod(scale, &end);
+        if (end == scale || *end || !isfinite(g_scale) || g_scale <= 0.0) {
+            fprintf(stderr, "bench_fake: Q35_FAKE_SCALE=%s is not a positive number\n", scale);
+            return 2;
+        }
+    }
     static const int64_t paths[] = {0, 1}, n[] = {1, 2, 4, 8, 16}, x[] = {7, 19};
     static const char *const path_names[] = {"f32", "flash"};
     q35_bench_set_ceiling("copy", "bytes", 2e12);

@@ -19,9 +19,7 @@ a=$fx/compare-a.json b=$fx/compare-b.json
 rc() {
     want=$1 out=$2
     shift 2
-    "$cmp" "$@" >"$out" 2>&1
-    got=$?
-    [ "$got" -eq "$want" ] || { echo "      exit $got, wanted $want:"; sed 's/^/      | /' "$out"; return 1; }
+    exit_is "$want" "$out" "$cmp" "$@"
 }
 # verdict OUTFILE NAME VERDICT: the row of NAME says VERDICT
 verdict() { grep -E "  $3 +$2( |\$)" "$1" >/dev/null || { echo "      no '$3' row for $2 in:"; sed 's/^/      | /' "$1"; return 1; }; }

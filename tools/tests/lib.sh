@@ -28,6 +28,16 @@ jq_check() {
     fi
 }
 
+# exit_is WANT OUTFILE COMMAND...: runs COMMAND, its stdout and stderr to
+# OUTFILE; succeeds on exit code WANT, else shows the code and the output.
+exit_is() {
+    q35_want=$1 q35_out=$2
+    shift 2
+    "$@" >"$q35_out" 2>&1
+    q35_got=$?
+    [ "$q35_got" -eq "$q35_want" ] || { echo "      exit $q35_got, wanted $q35_want:"; sed 's/^/      | /' "$q35_out"; return 1; }
+}
+
 finish() {
     if [ "$q35_fails" -ne 0 ]; then
         echo "$q35_fails check(s) failed"
