@@ -1,6 +1,7 @@
 /* The CUDA model's insides, shared by its files (not a public header):
  *
  *   cuda_model.c    load (plan, upload, f16 prewarm), paths, the workspace
+ *   cuda_weight_sets.c  the fast GEMM paths' weight sets (f16, fp8)
  *   cuda_state.c    the per-request state
  *   cuda_layers.c   the DeltaNet, attention and FFN compositions over T rows,
  *                   with the projection and attention chosen per call
@@ -175,6 +176,27 @@ int q35_layer_tail(q35_run *r, int64_t row);
 
 /* cuda_model.c: the workspace for chunks of up to `rows` rows ending at `seq`. */
 int q35_workspace_ensure(q35_cuda_model *cm, int64_t rows, int64_t seq, q35_error *err);
+
+/* A bump allocator over one device allocation: q35_arena_take gives the next
+ * `bytes` (rounded up to Q35_CAPACITY_ALIGN), NULL past its size. */
+typedef struct q35_arena {
+    char *base;
+    uint64_t used, size;
+} q35_arena;
+
+static inline void *q35_arena_take(q35_arena *a, uint64_t bytes)
+{
+    void *p = a->base + a->used;
+    a->used += q35_align_bytes(bytes);
+    return a->used <= a->size ? p : NULL;
+}
+
+/* cuda_weight_sets.c: builds the prefill weight set of a fast GEMM path (f16:
+ * every projection converted once; fp8: quantized, on a device with FP8) when
+ * it fits with 1 GiB to spare (fp8: and a dequant scratch for the largest
+ * weight): 1 when built (or not needed), 0 when not (said in the load's log),
+ * -1 on a device error. */
+int q35_weight_set_build(q35_cuda_model *cm, q35_gemm_path gemm, q35_error *err);
 
 /* cuda_graph.c: whether this chunk's layers run as graphs (the paths' graphs
  * on, not per token, not timed, its row count run plain before); after a plain

@@ -1,13 +1,12 @@
-/* Load (the capacity plan, then the upload and the f16 prewarm), the paths of
- * a loaded model, and the workspace every call reuses (cuda_model.h). */
+/* Load (the capacity plan, then the upload and the fast paths' weight sets,
+ * cuda_weight_sets.c), the paths of a loaded model, and the workspace every
+ * call reuses (cuda_model.h). */
 #include "cuda_internal.h"
 
-#include "core/parallel.h"
 #include "kernels/attention_flash.h"
 #include "kernels/attention_flash_sm90.h"
 #include "kernels/delta_chunk.h"
 #include "kernels/delta_rule.h"
-#include "kernels/dequant.h"
 #include "kernels/fp8.h"
 #include "kernels/gemm_lt.h"
 #include "kernels/gemm_sm90.h"
@@ -233,20 +232,8 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
 
 /* ---- upload ---- */
 
-typedef struct arena {
-    char *base;
-    uint64_t used, size;
-} arena;
-
-static void *arena_take(arena *a, uint64_t bytes)
-{
-    void *p = a->base + a->used;
-    a->used += q35_align_bytes(bytes);
-    return a->used <= a->size ? p : NULL;
-}
-
 /* A quantized weight as stored. */
-static int upload_proj(q35_cuda_model *cm, arena *a, const q35_weight *w, const char *kind, q35_dweight *d,
+static int upload_proj(q35_cuda_model *cm, q35_arena *a, const q35_weight *w, const char *kind, q35_dweight *d,
                        q35_error *err)
 {
     memset(d, 0, sizeof *d);
@@ -254,7 +241,7 @@ static int upload_proj(q35_cuda_model *cm, arena *a, const q35_weight *w, const 
     d->n = w->rows;
     d->k = w->cols;
     snprintf(d->label, sizeof d->label, "proj %s", kind);
-    void *dst = arena_take(a, w->nbytes);
+    void *dst = q35_arena_take(a, w->nbytes);
     if (!dst)
         return q35_fail(err, "cuda model: the weight arena is too small at %s", w->name);
     d->w = dst;
@@ -263,11 +250,11 @@ static int upload_proj(q35_cuda_model *cm, arena *a, const q35_weight *w, const 
 }
 
 /* A small weight (all rows*cols values) dequantized to f32 on the host. */
-static int upload_f32(arena *a, const q35_weight *w, float **out, q35_error *err)
+static int upload_f32(q35_arena *a, const q35_weight *w, float **out, q35_error *err)
 {
     const int64_t n = w->rows * w->cols;
     float *host = malloc((size_t)n * sizeof *host);
-    float *dst = arena_take(a, (uint64_t)n * 4u);
+    float *dst = q35_arena_take(a, (uint64_t)n * 4u);
     if (!host || !dst) {
         free(host);
         return q35_fail(err, "cuda model: out of %s memory for %s", host ? "arena" : "host", w->name);
@@ -280,7 +267,7 @@ static int upload_f32(arena *a, const q35_weight *w, float **out, q35_error *err
     return rc;
 }
 
-static int upload_layer(q35_cuda_model *cm, arena *a, const q35_layer *l, int index, q35_dlayer *d, q35_error *err)
+static int upload_layer(q35_cuda_model *cm, q35_arena *a, const q35_layer *l, int index, q35_dlayer *d, q35_error *err)
 {
     d->kind = l->kind;
     d->index = index;
@@ -310,7 +297,7 @@ static int upload_layer(q35_cuda_model *cm, arena *a, const q35_layer *l, int in
 
 static int upload(q35_cuda_model *cm, const q35_model *m, q35_error *err)
 {
-    arena a = {.size = cm->wbytes.uploaded};
+    q35_arena a = {.size = cm->wbytes.uploaded};
     if (Q35_CUDA_CHECK(cudaMalloc((void **)&a.base, (size_t)a.size), err))
         return q35_fail_context(err, "cuda model: weights (%.1f MiB)", (double)a.size / (double)Q35_MIB);
     cm->weights = a.base;
@@ -336,188 +323,6 @@ static int upload(q35_cuda_model *cm, const q35_model *m, q35_error *err)
     }
     cm->info.weight_bytes = a.used;
     return Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)cm->stream), err);
-}
-
-/* ---- the weight sets of the fast GEMM paths (f16, fp8) ---- */
-
-/* The projections that read one input, in the order their outputs sit side by
- * side in the chunk buffers (model/capacity.h): a merged set holds the group's
- * rows one after the other, so the group is also one weight of n = the sum
- * (its `merged`), one GEMM. A group of one is a projection alone. */
-typedef struct proj_group {
-    q35_dweight *merged;  /* NULL: a single projection */
-    q35_dweight *w[4];
-    int n;
-} proj_group;
-
-/* Every projection of the model in groups, in layer order: the count. */
-static int proj_groups(q35_cuda_model *cm, proj_group *out)
-{
-    int n = 0;
-    for (int il = 0; il < cm->hp.n_layer; il++) {
-        q35_dlayer *l = &cm->layers[il];
-        if (l->kind == Q35_LAYER_DELTANET) {
-            out[n++] = (proj_group){&l->mix, {&l->qkv, &l->z, &l->alpha, &l->beta}, 4};
-            out[n++] = (proj_group){NULL, {&l->ssm_out}, 1};
-        } else {
-            out[n++] = (proj_group){&l->qkv_a, {&l->q, &l->k, &l->v}, 3};
-            out[n++] = (proj_group){NULL, {&l->o}, 1};
-        }
-        out[n++] = (proj_group){&l->gu, {&l->ffn_gate, &l->ffn_up}, 2};
-        out[n++] = (proj_group){NULL, {&l->ffn_down}, 1};
-    }
-    return n;
-}
-
-/* Free device memory now, within the cap the options set (the cap counts what
- * this model has taken since the load measured it). */
-static int free_now(q35_cuda_model *cm, uint64_t *free_out, q35_error *err)
-{
-    size_t f = 0, t = 0;
-    if (Q35_CUDA_CHECK(cudaMemGetInfo(&f, &t), err))
-        return -1;
-    *free_out = f;
-    const uint64_t taken = cm->info.weight_bytes + cm->ws.total;
-    if (cm->opts.free_cap > 0) {
-        const uint64_t capped = cm->info.free_bytes > taken ? cm->info.free_bytes - taken : 0;
-        if (capped < *free_out)
-            *free_out = capped;
-    }
-    return 0;
-}
-
-/* Places group g's rows in the set (f16: [rows][k] halves; fp8: [rows][k]
- * codes, then [rows] scales) and fills each member's from its stored weight
- * (fp8: dequantized to f32 in tmp, then each row quantized, kernels/fp8.h). */
-static int fill_group(q35_cuda_model *cm, arena *a, const proj_group *g, bool fp8, float *tmp, q35_error *err)
-{
-    int64_t rows = 0;
-    const int64_t k = g->w[0]->k;
-    for (int i = 0; i < g->n; i++)
-        rows += g->w[i]->n;
-    uint8_t *base = arena_take(a, (uint64_t)(rows * k) * (fp8 ? 1u : 2u));
-    float *scales = fp8 ? arena_take(a, (uint64_t)rows * 4u) : NULL;
-    if (!base || (fp8 && !scales))
-        return q35_fail(err, "cuda model: the %s arena is too small at %s", fp8 ? "fp8" : "f16", g->w[0]->label);
-    int64_t row = 0;
-    for (int i = 0; i < g->n; i++) {
-        q35_dweight *w = g->w[i];
-        int rc;
-        if (fp8) {
-            w->w8 = base + row * k;
-            w->s8 = scales + row;
-            rc = q35_dequant_f32(tmp, w->w, w->type, w->n, w->k, cm->stream, err) ||
-                 q35_fp8_quantize_rows(w->w8, w->s8, tmp, w->n, w->k, w->k, cm->stream, err);
-        } else {
-            w->w16 = (uint16_t *)base + row * k;
-            rc = q35_dequant_f16(w->w16, w->w, w->type, w->n, w->k, cm->stream, err);
-        }
-        if (rc)
-            return -1;
-        row += w->n;
-    }
-    if (g->merged) { /* this set's pointers only: the other set's stay */
-        q35_dweight *m = g->merged;
-        m->type = g->w[0]->type, m->n = rows, m->k = k;
-        if (fp8)
-            m->w8 = base, m->s8 = scales;
-        else
-            m->w16 = (uint16_t *)base;
-        snprintf(m->label, sizeof m->label, "proj %s+%d", g->w[0]->label + 5, g->n - 1);
-    }
-    return 0;
-}
-
-/* After a failed build: this set's pointers cleared (the other set's stay). */
-static void clear_group(const proj_group *g, bool fp8)
-{
-    for (int i = 0; i < g->n; i++) {
-        if (fp8)
-            g->w[i]->w8 = NULL, g->w[i]->s8 = NULL;
-        else
-            g->w[i]->w16 = NULL;
-    }
-    if (g->merged) {
-        if (fp8)
-            g->merged->w8 = NULL, g->merged->s8 = NULL;
-        else
-            g->merged->w16 = NULL;
-    }
-}
-
-/* Builds the prefill weight set of a fast GEMM path (f16: every projection
- * converted once; fp8: quantized, on a device with FP8) when it fits with 1
- * GiB to spare (fp8: and a dequant scratch for the largest weight): 1 when
- * built (or not needed), 0 when not (said), -1 on a device error. */
-static int build_set(q35_cuda_model *cm, q35_gemm_path gemm, q35_error *err)
-{
-    if (gemm != Q35_GEMM_F16 && gemm != Q35_GEMM_FP8)
-        return 1;
-    const bool fp8 = gemm == Q35_GEMM_FP8;
-    if (fp8 ? cm->fp8 != NULL : cm->f16 != NULL)
-        return 1;
-    const char *what = fp8 ? "fp8 prefill weights" : "fp16 prefill weights";
-    q35_error why = {{0}};
-    if (fp8 && !q35_fp8_supported(cm->info.device, &why)) {
-        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "%s NOT built: %s", what, why.msg);
-        return 0;
-    }
-    uint64_t free_b = 0;
-    if (free_now(cm, &free_b, err))
-        return -1;
-    const uint64_t bytes = fp8 ? cm->wbytes.fp8 : cm->wbytes.f16;
-    const uint64_t scratch = fp8 ? q35_align_bytes((uint64_t)cm->wbytes.largest_proj * 4u) : 0;
-    if (bytes + scratch + Q35_GIB > free_b) {
-        char extra[64] = "";
-        if (scratch)
-            snprintf(extra, sizeof extra, " + %.0f MiB of scratch", (double)scratch / (double)Q35_MIB);
-        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet,
-                       "%s NOT %s: %.0f MiB%s + 1024 MiB to spare needed, %.0f MiB free", what,
-                       fp8 ? "built" : "prewarmed", (double)bytes / (double)Q35_MIB, extra,
-                       (double)free_b / (double)Q35_MIB);
-        return 0;
-    }
-    proj_group *groups = malloc((size_t)cm->hp.n_layer * 4 * sizeof *groups);
-    if (!groups)
-        return q35_fail(err, "cuda model: out of host memory");
-    const int n = proj_groups(cm, groups);
-    const double t0 = q35_now();
-    arena a = {.size = bytes};
-    float *tmp = NULL;
-    int rc = Q35_CUDA_CHECK(cudaMalloc((void **)&a.base, (size_t)bytes), err) ||
-             (fp8 && Q35_CUDA_CHECK(cudaMalloc((void **)&tmp, (size_t)scratch), err));
-    if (rc == 0 && fp8 && !cm->fp8_gemm)
-        rc = q35_fp8_gemm_create(&cm->fp8_gemm, cm->stream, err);
-    for (int i = 0; i < n && rc == 0; i++)
-        rc = fill_group(cm, &a, &groups[i], fp8, tmp, err);
-    /* the launches are asynchronous: wait, so the time printed is the build's
-     * and a fault shows here */
-    if (rc == 0)
-        rc = Q35_CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)cm->stream), err);
-    cudaFree(tmp);
-    if (rc) {
-        for (int i = 0; i < n; i++)
-            clear_group(&groups[i], fp8);
-        cudaFree(a.base);
-        free(groups);
-        return q35_fail_context(err, "%s", what);
-    }
-    free(groups);
-    const double ms = 1e3 * (q35_now() - t0);
-    if (fp8) {
-        cm->fp8 = a.base;
-        cm->info.fp8_bytes = bytes;
-        cm->info.fp8_prewarm_ms = ms;
-        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "%s: %.0f MiB built in %.0f ms", what,
-                       (double)bytes / (double)Q35_MIB, ms);
-    } else {
-        cm->f16 = a.base;
-        cm->info.f16_bytes = bytes;
-        cm->info.f16_prewarm_ms = ms;
-        q35_paths_note(cm->info.log, sizeof cm->info.log, cm->opts.quiet, "%s prewarmed: %.0f MiB in %.0f ms", what,
-                       (double)bytes / (double)Q35_MIB, ms);
-    }
-    return 1;
 }
 
 /* The f16 path's tuned cuBLASLt GEMM (kernels/gemm_lt.h), made once where
@@ -629,7 +434,7 @@ int q35_cuda_model_load(q35_cuda_model **out, const q35_model *m, const q35_cuda
         goto fail;
     /* the fast path's weight set; fp8 falls back to f16, f16 to f32, each said */
     while (q35_gemm_is_fast(cm->paths.gemm) && !cm->paths.deterministic) {
-        const int built = build_set(cm, cm->paths.gemm, err);
+        const int built = q35_weight_set_build(cm, cm->paths.gemm, err);
         if (built < 0)
             goto fail;
         if (built == 1)
@@ -732,7 +537,7 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
     if (Q35_CUDA_CHECK(cudaSetDevice(cm->info.device), err))
         return -1;
     if (q35_gemm_is_fast(p->gemm) && !p->deterministic) {
-        const int built = build_set(cm, p->gemm, err);
+        const int built = q35_weight_set_build(cm, p->gemm, err);
         if (built <= 0)
             return built < 0 ? -1 : q35_fail(err, "cuda model paths: GEMM %s, but its weight set (%.0f MiB) cannot be "
                                              "built here (the load's log says why)", q35_gemm_path_name(p->gemm),
