@@ -94,7 +94,7 @@ static const proj k_proj[] = {
     {"attn_qkv", 8192, 4096}, {"attn_gate", 4096, 4096},    {"ssm_alpha/beta", 32, 4096}, {"ssm_out", 4096, 4096},
     {"attn_q", 8192, 4096},   {"attn_k/v", 1024, 4096},     {"attn_output", 4096, 4096},  {"ffn_gate/up", 12288, 4096},
     {"ffn_down", 4096, 12288}, {"lm_head", 248320, 4096},
-    /* the fast paths' merged groups (model/cuda_model.c, build_set): one GEMM for the projections of one input */
+    /* the fast paths' merged groups (model/cuda_weight_sets.c, q35_weight_set_build): one GEMM for the projections of one input */
     {"attn_qkv+gate+alpha+beta", 12352, 4096}, {"attn_q+k+v", 10240, 4096}, {"ffn_gate+up", 24576, 4096},
 };
 #define N_PROJ ((int)(sizeof k_proj / sizeof k_proj[0]))

@@ -40,7 +40,7 @@ typedef struct q35_dlayer {
     float *attn_norm, *post_norm;     /* [H] */
     q35_dweight ffn_gate, ffn_up;     /* [ffn][H] */
     q35_dweight ffn_down;             /* [H][ffn] */
-    /* The merged projections of the fast GEMM paths (cuda_model.c, build_set):
+    /* The merged projections of the fast GEMM paths (cuda_weight_sets.c, q35_weight_set_build):
      * a group's rows side by side in the f16 / fp8 set, one weight of their
      * summed outputs (w NULL: no stored form; zero until the set is built):
      * gu [gate | up]; mix [qkv | z | alpha | beta]; qkv_a [q | k | v]. */
