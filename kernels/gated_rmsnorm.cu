@@ -13,7 +13,8 @@ int q35_gated_rmsnorm_rows(float *y, const float *o, const float *z, int64_t z_s
 int q35_gated_rmsnorm_rows_f16(uint16_t *y16, const float *o, const float *z, int64_t z_stride, const float *w,
                                int64_t n, int64_t heads, int64_t T, float eps, q35_stream stream, q35_error *err)
 {
-    return q35_gated_rows<Q35_NORM_GATED_RMS>("gated_rmsnorm_rows_f16", (__half *)y16, o, z, z_stride, w, n, heads, T, eps, stream, err);
+    return q35_gated_rows<Q35_NORM_GATED_RMS>("gated_rmsnorm_rows_f16", (__half *)y16, o, z, z_stride, w, n, heads, T,
+                                              eps, stream, err);
 }
 
 int q35_gated_rmsnorm(float *y, const float *o, const float *z, const float *w, int64_t n, int64_t heads, float eps,

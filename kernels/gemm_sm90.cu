@@ -588,16 +588,15 @@ static int run(const char *who, const gemm_call &c, const uint16_t *x16, int64_t
         return q35_fail(err, "%s: %lld tiles (T %lld, %lld column tiles) outside 1 .. %d", who, (long long)tiles,
                         (long long)T, (long long)n_tiles, INT32_MAX);
     int64_t blocks = tiles, split_from = tiles;
-    if (ks->persist && q35_sm90_persistent_blocks(dev, tiles, cl, &blocks, err))
-        return -1;
-    if (ks->tail) { /* the last wave's tiles in halves, where they fit on the SMs a wave leaves */
-        int64_t sms = 0;
-        if (q35_sm90_persistent_blocks(dev, INT32_MAX, 1, &sms, err))
+    if (ks->persist) {
+        int64_t wave = 0; /* a block an SM, whole clusters */
+        if (q35_sm90_persistent_blocks(dev, INT32_MAX, cl, &wave, err))
             return -1;
-        const int64_t tail = tiles % sms;
-        if (tail && 2 * tail <= sms) {
+        blocks = tiles < wave ? tiles : wave;
+        const int64_t tail = tiles % wave;
+        if (ks->tail && tail && 2 * tail <= wave) { /* the last wave's tiles in halves, on the SMs it leaves */
             split_from = tiles - tail;
-            blocks = tiles < sms ? 2 * tiles : sms;
+            blocks = tiles < wave ? 2 * tiles : wave;
         }
     }
     const gemm_args a = {c.y16, c.gu, c.ld, (int)c.F, (int)K, (int)T, m_tiles, (int)n_tiles,
