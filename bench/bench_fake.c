@@ -7,13 +7,20 @@
  * prompt of len tokens takes len / 1e4 s (1e4 tokens/s), of which projections
  * 50 %, the scan 20 %, attention 20 %, the rest 10 % (q35_bench_phases).
  * $Q35_FAKE_SCALE (a positive number, default 1) multiplies every time, so a
- * test can make one run faster than another (tools/bench-ab.sh's). */
+ * test can make one run faster than another (tools/bench-ab.sh's).
+ * $Q35_FAKE_POWER_PCI=ID: the power counters (bench/power.h) from NVML for
+ * the device at PCI bus id ID, $Q35_NVML_LIB the library (bench/tests/power.sh
+ * gives it a stand-in), and the point fake_power/ms:2, whose iterations sleep
+ * 2 ms times $Q35_FAKE_SCALE (the energy counter needs wall time to count). */
+#define _POSIX_C_SOURCE 200809L
 #include "bench/gpu_bench.h"
+#include "bench/power.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 static double g_scale = 1.0; /* $Q35_FAKE_SCALE */
 
@@ -55,6 +62,17 @@ static void fake_prefill(q35_bench_state *st, void *unused)
     q35_bench_phases(st, &t, prefills);
 }
 
+static void fake_power(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    const double ms = g_scale * (double)q35_bench_arg(st, 0);
+    const struct timespec nap = {(time_t)(ms / 1e3), (long)(fmod(ms, 1e3) * 1e6)};
+    while (q35_bench_keep_running(st)) {
+        nanosleep(&nap, NULL);
+        q35_bench_set_iteration_time(st, 1e-3 * ms);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *scale = getenv("Q35_FAKE_SCALE");
@@ -84,5 +102,13 @@ int main(int argc, char **argv)
                        6);
     q35_bench_register("fake_none", fake_skip, NULL, NULL, 0);
     q35_bench_context("fake_paths", "path:f32, path:flash (labels of the values 0, 1)");
+    const char *pci = getenv("Q35_FAKE_POWER_PCI");
+    if (pci) {
+        if (q35_bench_flags(&argc, argv)) /* --q35_power first */
+            return 2;
+        static const int64_t ms[] = {2};
+        q35_bench_register("fake_power", fake_power, NULL, (q35_bench_axis[]){{"ms", ms, 1}}, 1);
+        q35_power_attach(pci);
+    }
     return q35_bench_main(argc, argv);
 }

@@ -1,6 +1,8 @@
 /* The benchmarks' device: --device N or $Q35_DEVICE, its description in the
- * JSON context, the ceilings measured at start-up (gpu_bench.h). */
+ * JSON context, its power counters (power.h), the ceilings measured at
+ * start-up (gpu_bench.h). */
 #include "bench/gpu_bench.h"
+#include "bench/power.h"
 #include "kernels/cuda.h"
 
 #include <cublas_v2.h>
@@ -116,6 +118,10 @@ int q35_bench_gpu_init(int *argc, char **argv)
     q35_bench_check(cudaSetDevice(dev), "cudaSetDevice");
     describe_device(dev);
     const q35_bench_options *o = q35_bench_get_options();
+    if (!o->listing) {
+        char pci[64];
+        q35_power_attach(pci_bus_id(dev, pci, sizeof pci)); /* or the context says why not */
+    }
     if (o->ceilings && !o->listing)
         q35_bench_measure_ceilings();
     return 0;

@@ -33,9 +33,11 @@
 
 /* Takes the shim's flags out of argv (--device N first), picks the device, adds
  * its name, SMs, clocks, memory (size, bus, L2, peak), driver, runtime and
- * cuBLAS versions to the context and measures the ceilings (unless
- * --q35_ceilings=0 or --benchmark_list_tests). Returns -1 (printed) when there
- * is no usable device or the flags are malformed. */
+ * cuBLAS versions to the context, attaches the power, clock and energy
+ * counters of every point (bench/power.h; unless --q35_power=0) and measures
+ * the ceilings (unless --q35_ceilings=0; neither with --benchmark_list_tests).
+ * Returns -1 (printed) when there is no usable device or the flags are
+ * malformed. */
 int q35_bench_gpu_init(int *argc, char **argv);
 
 /* q35_bench_gpu_init, then a cuBLAS handle (kernels/blas.h) on the default

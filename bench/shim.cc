@@ -38,7 +38,8 @@ std::vector<point> &points()
     return p;
 }
 
-q35_bench_options g_opt = {-1, 0, 1, true, true, false};
+q35_bench_options g_opt = {-1, 0, 1, true, true, true, false};
+q35_bench_run_hooks g_hooks = {nullptr, nullptr, nullptr};
 bool g_parsed = false;
 std::string g_command; // the command line as given, shim flags included
 std::map<std::string, double> g_ceilings;
@@ -171,6 +172,8 @@ std::vector<point *> selected_points()
 struct q35_bench_state {
     benchmark::State *st;
     const point *p;
+    void *run = nullptr; // the run hooks' state
+    bool begun = false, ended = false;
 };
 
 void q35_bench_axis_labels(const char *axis, const char *const *labels, int count)
@@ -228,7 +231,23 @@ const char *q35_bench_arg_label(q35_bench_state *s, int axis)
 
 bool q35_bench_keep_running(q35_bench_state *s)
 {
-    return s->st->KeepRunning();
+    if (!s->begun) {
+        s->begun = true;
+        if (g_hooks.begin)
+            s->run = g_hooks.begin(g_hooks.ctx);
+    }
+    const bool more = s->st->KeepRunning();
+    if (!more && !s->ended) {
+        s->ended = true;
+        if (g_hooks.end)
+            g_hooks.end(g_hooks.ctx, s->run, s, (int64_t)s->st->iterations());
+    }
+    return more;
+}
+
+void q35_bench_set_run_hooks(const q35_bench_run_hooks *hooks)
+{
+    g_hooks = hooks ? *hooks : q35_bench_run_hooks{nullptr, nullptr, nullptr};
 }
 
 void q35_bench_set_iteration_time(q35_bench_state *s, double seconds)
@@ -307,6 +326,8 @@ int q35_bench_flags(int *argc, char **argv)
             g_opt.progress = truthy(flag_value(a, "--q35_progress"));
         } else if (is_flag(a, "--q35_ceilings")) {
             g_opt.ceilings = truthy(flag_value(a, "--q35_ceilings"));
+        } else if (is_flag(a, "--q35_power")) {
+            g_opt.power = truthy(flag_value(a, "--q35_power"));
         } else {
             if (is_flag(a, "--benchmark_list_tests")) // Google Benchmark's: kept, and noted
                 g_opt.listing = truthy(flag_value(a, "--benchmark_list_tests"));
@@ -347,6 +368,8 @@ int q35_bench_main(int argc, char **argv)
                                          progress(p);
                                          q35_bench_state s{&st, p};
                                          p->fn(&s, p->ctx);
+                                         if (s.begun && !s.ended && g_hooks.end) // left its loop early
+                                             g_hooks.end(g_hooks.ctx, s.run, nullptr, 0);
                                      })
             ->UseManualTime()
             ->Unit(benchmark::kMillisecond);

@@ -15,7 +15,8 @@
  *                               points the filter selects in registration order,
  *                               is i modulo n (tools/sweep.sh: one shard per GPU)
  *   --q35_progress=0            no "case k/n" line on stderr as each point starts
- *   --q35_ceilings=0            skip the ceilings measured at start-up (gpu_bench.h) */
+ *   --q35_ceilings=0            skip the ceilings measured at start-up (gpu_bench.h)
+ *   --q35_power=0               no power, clock or energy counters (bench/power.h) */
 #ifndef Q35_BENCH_SHIM_H
 #define Q35_BENCH_SHIM_H
 
@@ -78,6 +79,22 @@ double q35_bench_ceiling(const char *name); /* 0 when not measured */
  * aggregate carries it). Nothing is added when that ceiling was not measured. */
 void q35_bench_pct_of(q35_bench_state *st, const char *ceiling, double per_iteration);
 
+/* Hooks around the loop of every run of a point (each repetition, and each of
+ * Google Benchmark's runs that size the iterations): begin at the run's first
+ * q35_bench_keep_running, before its first iteration, returning the run's
+ * state; end when keep_running has returned false, with the iterations the run
+ * took, to add its counters; or end with st NULL and 0 iterations when the
+ * point's function returned without finishing its loop (it skipped the point):
+ * free only. bench/power.h installs them. */
+typedef struct q35_bench_run_hooks {
+    void *(*begin)(void *ctx);
+    void (*end)(void *ctx, void *run, q35_bench_state *st, int64_t iterations);
+    void *ctx;
+} q35_bench_run_hooks;
+
+/* Installs the hooks (a copy; NULL: none) for the runs from now on. */
+void q35_bench_set_run_hooks(const q35_bench_run_hooks *hooks);
+
 /* What the shim's flags asked for. */
 typedef struct q35_bench_options {
     int device;     /* --device N; -1 when absent */
@@ -85,6 +102,7 @@ typedef struct q35_bench_options {
     int shards;     /* n (1 when absent) */
     bool progress;  /* --q35_progress (default on) */
     bool ceilings;  /* --q35_ceilings (default on) */
+    bool power;     /* --q35_power (default on) */
     bool listing;   /* --benchmark_list_tests: nothing runs */
 } q35_bench_options;
 

@@ -11,9 +11,9 @@
 # smaller than the device's run-to-run drift (the 4k prefill's +-1.5 %
 # between runs at 700 W), shows here as rounds that disagree.
 #
-#   tools/bench-ab.sh [-r ROUNDS] [-o DIR] -a 'NAME=VALUE ...' -b 'NAME=VALUE ...'
+#   tools/bench-ab.sh [-r ROUNDS] [-o DIR] [-m METRIC] -a 'NAME=VALUE ...' -b 'NAME=VALUE ...'
 #                     -- BENCHMARK [ARGS...]
-#   tools/bench-ab.sh -s DIR
+#   tools/bench-ab.sh [-m METRIC] -s DIR
 #
 #   -r ROUNDS   rounds (default 6, 1 .. 99)
 #   -o DIR      where the runs' JSON (a-R.json, b-R.json), their logs and
@@ -22,6 +22,10 @@
 #               value), e.g. -a Q35_GEMM_SM90_VARIANT=persist; '' for none
 #   BENCHMARK   a Google Benchmark program of bench/ (its own options after it:
 #               a filter, repetitions; not --benchmark_out, which this sets)
+#   -m METRIC   what is compared: time (the default), or a counter of the
+#               benchmark's JSON, lower being better: gpu_j (joules an
+#               iteration, bench/power.h) asks whether B spends less energy,
+#               which at the power limit is what makes it faster
 #   -s DIR      no runs: the summary of the runs already in DIR (a-R.json and
 #               b-R.json, R = 1, 2, ...: a call's, or ones made by hand from
 #               benchmark JSON run in turns), into DIR/summary.txt
@@ -30,19 +34,22 @@
 # repetitions, else the mean of its iteration entries. The summary: per
 # benchmark, the medians over the rounds of A's and B's times, of B/A, its
 # least and most, the rounds B was faster, slower (ties counted in neither),
-# the test's p and the verdict (B faster, B slower, same). Needs jq.
+# the test's p and the verdict (B faster, B slower, same); with -m a counter,
+# its values (the median aggregate's, else the mean of the iterations'),
+# the rounds B was lower, and B lower, B higher, same. Needs jq.
 # Exit: 0 done; 1 a run failed (its log named) or the runs share no
 # benchmark; 2 a usage error.
 set -u
-usage="usage: tools/bench-ab.sh [-r ROUNDS] [-o DIR] -a 'NAME=VALUE ...' -b 'NAME=VALUE ...' -- BENCHMARK [ARGS...] | -s DIR"
+usage="usage: tools/bench-ab.sh [-r ROUNDS] [-o DIR] [-m METRIC] -a 'NAME=VALUE ...' -b 'NAME=VALUE ...' -- BENCHMARK [ARGS...] | [-m METRIC] -s DIR"
 die() { echo "bench-ab: $*" >&2; exit 2; }
 JQ=${JQ:-jq}
-rounds=6 out=bench-ab.out a_env="" b_env="" have_a=false have_b=false summary=""
+rounds=6 out=bench-ab.out a_env="" b_env="" have_a=false have_b=false summary="" metric=time
 while [ $# -gt 0 ]; do
     case $1 in
     -s) [ $# -ge 2 ] || die "-s wants a directory; $usage"; summary=$2; shift 2 ;;
     -r) [ $# -ge 2 ] || die "-r wants a value; $usage"; rounds=$2; shift 2 ;;
     -o) [ $# -ge 2 ] || die "-o wants a value; $usage"; out=$2; shift 2 ;;
+    -m) [ $# -ge 2 ] || die "-m wants a value; $usage"; metric=$2; shift 2 ;;
     -a) [ $# -ge 2 ] || die "-a wants a value; $usage"; a_env=$2; have_a=true; shift 2 ;;
     -b) [ $# -ge 2 ] || die "-b wants a value; $usage"; b_env=$2; have_b=true; shift 2 ;;
     --) shift; break ;;
@@ -50,6 +57,7 @@ while [ $# -gt 0 ]; do
     *) die "unknown option '$1'; $usage" ;;
     esac
 done
+case $metric in '' | [!A-Za-z_]* | *[!A-Za-z0-9_]*) die "-m $metric: time, or a counter's name (letters, digits, _)" ;; esac
 if [ -n "$summary" ]; then
     [ $# -eq 0 ] && ! $have_a && ! $have_b || die "-s takes no arms, rounds or program; $usage"
     [ -d "$summary" ] || die "-s $summary: no such directory"
@@ -105,22 +113,24 @@ if [ -z "$summary" ]; then
     done
 fi
 
-# Each run's times, one TSV line a benchmark: arm, round, name, seconds.
+# Each run's times (or METRIC's values), one TSV line a benchmark: arm, round, name, value.
 for f in "$out"/a-*.json "$out"/b-*.json; do
     [ -f "$f" ] || continue
     base=$(basename "$f" .json)
-    "$JQ" -r --arg arm "${base%%-*}" --arg round "${base#*-}" '
-        def secs: .real_time * ({"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}[.time_unit // "ns"]);
+    "$JQ" -r --arg arm "${base%%-*}" --arg round "${base#*-}" --arg metric "$metric" '
+        def secs: if $metric == "time" then .real_time * ({"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}[.time_unit // "ns"])
+                  else .[$metric] end;
         (.benchmarks // []) as $b
-        | ([$b[] | select(.aggregate_name == "median")] | map({key: .run_name, value: secs}) | from_entries) as $med
-        | ([$b[] | select((.run_type // "iteration") == "iteration" and (.error_occurred // false | not))]
+        | ([$b[] | select(.aggregate_name == "median" and secs != null)] | map({key: .run_name, value: secs})
+           | from_entries) as $med
+        | ([$b[] | select((.run_type // "iteration") == "iteration" and (.error_occurred // false | not) and secs != null)]
            | group_by(.run_name // .name)
            | map({key: (.[0].run_name // .[0].name), value: (map(secs) | add / length)}) | from_entries) as $it
         | ($it + $med) | to_entries[] | [$arm, $round, .key, (.value | tostring)] | @tsv' "$f" \
         || { echo "bench-ab: cannot read $f" >&2; exit 1; }
 done >"$out/times.tsv"
 
-awk -F'\t' -v rounds="$rounds" -v a_env="$a_env" -v b_env="$b_env" -v from="$summary" '
+awk -F'\t' -v rounds="$rounds" -v a_env="$a_env" -v b_env="$b_env" -v from="$summary" -v metric="$metric" '
 function median(list, n,    i, j, t, v) {
     for (i = 1; i <= n; i++) v[i] = list[i]
     for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
@@ -134,7 +144,7 @@ function sign_p(wins, losses,    n, k, p, i) { # two-sided sign test, ties dropp
     p = 2 * p / 2 ^ n
     return p > 1 ? 1 : p
 }
-function ms(s) { return s * 1e3 }
+function shown(v) { return metric == "time" ? sprintf("%11.4f", v * 1e3) : sprintf("%11.6g", v) }
 { t[$1, $2, $3] = $4; names[$3] = 1 }
 END {
     if (from != "")
@@ -142,11 +152,14 @@ END {
     else
         printf "A: %s\nB: %s\nrounds: %d (A first in odd rounds, B first in even ones)\n\n", \
             a_env == "" ? "(no variables)" : a_env, b_env == "" ? "(no variables)" : b_env, rounds
+    if (metric != "time") printf "metric: %s (lower is better)\n\n", metric
+    better = metric == "time" ? "faster" : "lower"; worse = metric == "time" ? "slower" : "higher"
+    unit = metric == "time" ? "ms" : substr(metric, 1, 8)
     shared = 0
     n_names = 0
     w = length("benchmark")
     for (name in names) { sorted[++n_names] = name; if (length(name) > w) w = length(name) }
-    printf "%-" w "s %11s %11s %7s %15s %7s %7s  %s\n", "benchmark", "A ms", "B ms", "B/A", "B/A least..most", "faster", "p", "verdict"
+    printf "%-" w "s %11s %11s %7s %15s %7s %7s  %s\n", "benchmark", "A " unit, "B " unit, "B/A", "B/A least..most", better, "p", "verdict"
     for (i = 2; i <= n_names; i++) for (j = i; j > 1 && sorted[j - 1] > sorted[j]; j--) { s = sorted[j]; sorted[j] = sorted[j - 1]; sorted[j - 1] = s }
     for (x = 1; x <= n_names; x++) {
         name = sorted[x]; n = 0; wins = 0; losses = 0; lo = ""; hi = ""
@@ -159,11 +172,13 @@ END {
         if (n < rounds) { missing = missing sprintf("  %s: in %d of %d rounds of both arms\n", name, n, rounds); if (n == 0) continue }
         shared++
         p = sign_p(wins, losses)
-        verdict = p <= 0.05 ? (wins > losses ? "B faster" : "B slower") : "same"
-        printf "%-" w "s %11.4f %11.4f %7.4f %7.4f..%-7.4f %3d/%-3d %7.3f  %s\n", name, ms(median(ta, n)), ms(median(tb, n)), \
+        verdict = p <= 0.05 ? (wins > losses ? "B " better : "B " worse) : "same"
+        printf "%-" w "s %s %s %7.4f %7.4f..%-7.4f %3d/%-3d %7.3f  %s\n", name, shown(median(ta, n)), shown(median(tb, n)), \
             median(q, n), lo, hi, wins, n, p, verdict
     }
     if (missing != "") printf "\nnot in every round (compared over the rounds that have it in both arms):\n%s", missing
-    if (!shared) { print "no benchmark in both arms" > "/dev/stderr"; exit 1 }
-}' "$out/times.tsv" >"$out/summary.txt" || { cat "$out/summary.txt"; exit 1; }
+    if (!shared) { print "no benchmark in both arms" (metric == "time" ? "" : " with " metric) > "/dev/stderr"; exit 1 }
+}' "$out/times.tsv" >"$out/summary.txt.new" || { cat "$out/summary.txt.new"; rm -f "$out/summary.txt.new"; exit 1; }
+# in place only when whole: a failed summary leaves an earlier one as it was
+mv "$out/summary.txt.new" "$out/summary.txt" || { echo "bench-ab: cannot write $out/summary.txt" >&2; exit 1; }
 cat "$out/summary.txt"

@@ -4,8 +4,9 @@
 # faster (6/6, p 0.031), 1.1x slower, the same settings the same, five rounds
 # all one way never called (p 0.062); the arms alternate their order; the
 # median aggregates are read where the runs have repetitions; every run's
-# JSON and log kept; a failing run stops it (exit 1, its log named); usage
-# errors exit 2 and run nothing.
+# JSON and log kept; -m compares a counter (gpu_j, through a stand-in for
+# NVML: lower, same; by -s too; one no run has); a failing run stops it (exit
+# 1, its log named); usage errors exit 2 and run nothing.
 #   bench/tests/ab.sh BENCH_FAKE SOURCE_DIR TMP_DIR
 set -u
 fake=$1 src=$2 tmp=$3
@@ -68,6 +69,34 @@ check "-s on a directory without runs: exit 2" ab_rc 2 s1 -s "$tmp/empty"
 check "-s on a run not named a-R.json: exit 2" ab_rc 2 s2 -s "$tmp/badname"
 check "-s with arms: exit 2" ab_rc 2 s3 -s "$tmp/again" -a ''
 check "-s on no directory: exit 2" ab_rc 2 s4 -s "$tmp/nowhere"
+
+# -m: a counter compared, lower better; bench_fake's fake_power with the stand-in for NVML, whose
+# gpu_j is an iteration's wall time at 400 W (2 ms asleep, times Q35_FAKE_SCALE)
+if [ -n "${Q35_TEST_FAKE_NVML:-}" ]; then
+    export Q35_NVML_LIB="$Q35_TEST_FAKE_NVML" Q35_FAKE_POWER_PCI=0000:01:00.0
+    pargs="--benchmark_filter=^fake_power/ --benchmark_min_time=0.01"
+    # shellcheck disable=SC2086 # $pargs: the benchmark's words
+    check "-m gpu_j, B asleep half as long: done" ab_rc 0 energy -r 6 -m gpu_j -o "$tmp/energy" -a '' \
+        -b Q35_FAKE_SCALE=0.5 -- "$fake" $pargs
+    check "  'B lower', 6/6, p 0.031, under a header naming the counter" sh -c \
+        "grep -qE '^fake_power/ms:2/manual_time .* 6/6 +0\.031  B lower\$' '$tmp/energy/summary.txt' &&
+         grep -q '^metric: gpu_j (lower is better)\$' '$tmp/energy/summary.txt' &&
+         grep -qE '^benchmark .* A gpu_j +B gpu_j .* lower ' '$tmp/energy/summary.txt'"
+    # shellcheck disable=SC2086
+    check "-m sm_mhz, the same clock in both arms: 'same', 0/6" ab_rc 0 clock -r 6 -m sm_mhz -o "$tmp/clock" -a '' \
+        -b Q35_FAKE_SCALE=0.5 -- "$fake" $pargs
+    check "  its row" grep -qE '^fake_power/ms:2/manual_time +1500 +1500 +1\.0000 .* 0/6 +1\.000  same$' \
+        "$tmp/clock/summary.txt"
+    check "-s with -m: the summary of the runs there by that counter" ab_rc 0 energy_s -m gpu_j -s "$tmp/energy"
+    check "  'B lower' again" grep -qE ' 6/6 +0\.031  B lower$' "$tmp/energy/summary.txt"
+    check "-m a counter no run has: exit 1, saying which" ab_rc 1 nosuch -m nosuch -s "$tmp/energy"
+    check "  naming it" grep -F "no benchmark in both arms with nosuch" "$tmp/nosuch.out"
+    check "  the summary there left as it was" grep -qE ' 6/6 +0\.031  B lower$' "$tmp/energy/summary.txt"
+    unset Q35_NVML_LIB Q35_FAKE_POWER_PCI
+else
+    echo "SKIP  -m: no stand-in for NVML (\$Q35_TEST_FAKE_NVML)"
+fi
+check "-m with a name that is no counter's: exit 2" ab_rc 2 u9 -m 'gpu-j' -s "$tmp/again"
 
 check "a failing run: exit 1" ab_rc 1 fails -r 2 -o "$tmp/fails" -a '' -b Q35_FAKE_SCALE=-1 -- "$fake" $args
 check "  naming its log" grep -F "round 1, arm b failed: see $tmp/fails/b-1.log" "$tmp/fails.out"
