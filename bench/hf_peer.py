@@ -81,9 +81,10 @@ def build_model(args, shape):
     return model.to(dtype=torch.bfloat16).eval()
 
 
-def time_prefill(model, n, reps, max_seconds, vocab, device):
+def time_prefill(model, n, reps, max_seconds, vocab, device, power=None, board=None):
     """The ms of each of up to reps timed prefills of n random tokens (peerlib.time_ms:
-    one warm-up first, no further run once max_seconds are spent)."""
+    one warm-up first, no further run once max_seconds are spent); with power, the
+    board's counters over the timed prefills into the dict board."""
     import torch
 
     ids = torch.randint(0, vocab, (1, n), device=device)
@@ -92,7 +93,7 @@ def time_prefill(model, n, reps, max_seconds, vocab, device):
         with torch.inference_mode():
             model(input_ids=ids, use_cache=True, logits_to_keep=1)
 
-    return peerlib.time_ms(torch, once, reps, max_seconds)
+    return peerlib.time_ms(torch, once, reps, max_seconds, power, board)
 
 
 def delta_paths():
@@ -140,6 +141,8 @@ def run(args, shapes):
     shape = shapes[args.shape]
     context = peerlib.base_context("bench/hf_peer.py")
     context.update(peerlib.device_context(torch, args.device))
+    power, keys = peerlib.open_power(torch, args.device, args.power)
+    context.update(keys)
     context.update(delta_paths(), peer="huggingface transformers Qwen3_5ForCausalLM, random weights, bf16, sdpa",
                    peer_transformers=transformers.__version__, peer_layers=str(args.layers or shape["n_layer"]))
     print(f"hf_peer: delta rule: {context['peer_delta_rule']}; conv: {context.get('peer_conv1d', '?')}",
@@ -152,8 +155,10 @@ def run(args, shapes):
     for i, n in enumerate(args.lengths):
         name = f"{family}/len:{n}"
         try:
-            times = time_prefill(model, n, args.reps, args.max_seconds, shape["n_vocab"], args.torch_device)
-            benchmarks += peerlib.entries(name, i, times, rates={"tokens_per_s": n})
+            board = {}
+            times = time_prefill(model, n, args.reps, args.max_seconds, shape["n_vocab"], args.torch_device,
+                                 power, board)
+            benchmarks += peerlib.entries(name, i, times, rates={"tokens_per_s": n}, values=board)
             ms = sorted(times)[len(times) // 2]
             print(f"hf_peer: {name}: {ms:.1f} ms, {n / (ms / 1e3):.0f} tokens/s ({len(times)} timed)", file=sys.stderr)
         except torch.cuda.OutOfMemoryError:
@@ -183,6 +188,8 @@ def main(argv=None):
     p.add_argument("--device", type=int, default=int(os.environ.get("Q35_DEVICE", "0")),
                    help="CUDA device ordinal (default $Q35_DEVICE or 0; CUDA_VISIBLE_DEVICES applies)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-power", dest="power", action="store_false",
+                   help="no power, clock or energy counters (bench/peerlib.py Power)")
     p.add_argument("-o", "--output", help="the JSON file (default stdout)")
     p.add_argument("--show-config", action="store_true",
                    help="print the Qwen3_5TextConfig arguments for the shape and exit (no torch needed)")

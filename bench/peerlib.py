@@ -1,10 +1,12 @@
 """What the peers (bench/peers.py, bench/hf_peer.py) share: the shapes and axes
 read from the C sources they pair with (model/shapes.c, bench/bench_*.c), the
-commit, CUDA-event timing, and Google Benchmark's JSON form (bench/results/
+commit, CUDA-event timing, the board's power over the timed calls (NVML, as
+bench/power.h measures ours), and Google Benchmark's JSON form (bench/results/
 SCHEMA.md). Imports nothing outside the standard library; torch is passed in
 by the caller that has it.
 """
 
+import ctypes
 import datetime
 import json
 import os
@@ -14,6 +16,8 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -134,21 +138,187 @@ def device_context(torch, device):
     }
 
 
-def time_ms(torch, run, reps, seconds):
+class PowerUnavailable(Exception):
+    """NVML cannot measure this device: the message says why."""
+
+
+class Power:
+    """The board's power, SM clock and energy over a loop of timed calls, from NVML (the
+    driver's libnvidia-ml through ctypes: $Q35_NVML_LIB, else libnvidia-ml.so.1), with
+    bench/power.h's counters and meaning: gpu_j joules a call (the energy counter over the
+    loop's wall time, over its calls), gpu_w the loop's mean board power, sm_mhz the median
+    SM clock of samples every 10 ms and one as the loop ends, power_capped / thermal_capped
+    the fraction of samples the power limit / heat held the clock; a counter NVML cannot
+    give is left out. Raises PowerUnavailable naming why it cannot open the device."""
+
+    SAMPLE_S = 0.010
+    REASONS_POWER = 0x4 | 0x80  # software power cap, hardware power brake
+    REASONS_THERMAL = 0x20 | 0x40 | 0x8  # software and hardware thermal slowdown, hardware slowdown
+
+    def __init__(self, pci_bus_id):
+        path = os.environ.get("Q35_NVML_LIB") or "libnvidia-ml.so.1"
+        self.path, self.notes = path, {}
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            raise PowerUnavailable(f"cannot open {path} ({e})") from None
+        self.lib = lib
+        if hasattr(lib, "nvmlErrorString"):
+            lib.nvmlErrorString.restype = ctypes.c_char_p
+        for name in ("nvmlInit_v2", "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetClockInfo",
+                     "nvmlDeviceGetEnforcedPowerLimit"):
+            if not hasattr(lib, name):
+                raise PowerUnavailable(f"{path} lacks {name}")
+        rc = lib.nvmlInit_v2()
+        if rc:
+            raise PowerUnavailable(f"nvmlInit_v2: {self._error(rc)}")
+        self.dev = ctypes.c_void_p()
+        rc = lib.nvmlDeviceGetHandleByPciBusId_v2(pci_bus_id.encode(), ctypes.byref(self.dev))
+        if rc:
+            raise PowerUnavailable(f"nvmlDeviceGetHandleByPciBusId_v2({pci_bus_id}): {self._error(rc)}")
+        # newer drivers name them clock-event reasons, older ones throttle reasons: the same call
+        self.reasons = next((getattr(lib, n) for n in ("nvmlDeviceGetCurrentClocksEventReasons",
+                                                        "nvmlDeviceGetCurrentClocksThrottleReasons")
+                             if hasattr(lib, n)), None)
+        self.energy = getattr(lib, "nvmlDeviceGetTotalEnergyConsumption", None)
+        if self.energy is None:
+            self.notes["power_energy"] = "the library lacks nvmlDeviceGetTotalEnergyConsumption"
+        elif self._energy() is None:
+            self.notes["power_energy"] = self._last_error
+            self.energy = None
+        if self.reasons is None:
+            self.notes["power_reasons"] = "the library lacks nvmlDeviceGetCurrentClocksEventReasons"
+        elif self._sample()[1] is None:
+            self.notes["power_reasons"] = self._last_error
+            self.reasons = None
+        mw = ctypes.c_uint()
+        self.limit_w = (mw.value * 1e-3 if lib.nvmlDeviceGetEnforcedPowerLimit(self.dev, ctypes.byref(mw)) == 0
+                        else None)
+
+    def _error(self, rc):
+        s = self.lib.nvmlErrorString(rc) if hasattr(self.lib, "nvmlErrorString") else None
+        return s.decode() if s else f"NVML error {rc}"
+
+    def _energy(self):
+        mj = ctypes.c_ulonglong()
+        rc = self.energy(self.dev, ctypes.byref(mj))
+        self._last_error = self._error(rc) if rc else None
+        return None if rc else mj.value
+
+    def _sample(self):
+        mhz, mask = ctypes.c_uint(), ctypes.c_ulonglong()
+        clock = mhz.value if self.lib.nvmlDeviceGetClockInfo(self.dev, 1, ctypes.byref(mhz)) == 0 else None
+        reasons = None
+        if self.reasons is not None:
+            rc = self.reasons(self.dev, ctypes.byref(mask))
+            self._last_error = self._error(rc) if rc else None
+            reasons = None if rc else mask.value
+        return clock, reasons
+
+    def context(self):
+        """The results file's context keys (SCHEMA.md): power, power_limit_w, and what NVML lacks."""
+        return {"power": "nvml", "power_limit_w": "unknown" if self.limit_w is None else "%.1f" % self.limit_w,
+                **self.notes}
+
+    def loop(self):
+        """A context manager around a loop of calls; its values(calls) the counters."""
+        return _PowerLoop(self)
+
+
+class _PowerLoop:
+    def __init__(self, power):
+        self.p, self.samples, self.stop = power, [], threading.Event()
+
+    def _run(self):
+        while True:
+            self.samples.append(self.p._sample())
+            if self.stop.wait(Power.SAMPLE_S):
+                return
+
+    def __enter__(self):
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        self.e0 = self.p._energy() if self.p.energy else None
+        self.t0 = time.monotonic()
+        return self
+
+    def __exit__(self, *exc):
+        self.e1 = self.p._energy() if self.e0 is not None else None
+        self.t1 = time.monotonic()
+        self.stop.set()
+        self.thread.join()
+        self.samples.append(self.p._sample())
+        return False
+
+    def values(self, calls):
+        """bench/power.h's counters of the loop, for `calls` timed calls."""
+        out = {}
+        wall = self.t1 - self.t0
+        if self.e0 is not None and self.e1 is not None and self.e1 >= self.e0 and calls > 0 and wall > 0:
+            joules = (self.e1 - self.e0) * 1e-3
+            out.update(gpu_j=joules / calls, gpu_w=joules / wall)
+        clocks = [c for c, _ in self.samples if c is not None]
+        if clocks:
+            out["sm_mhz"] = float(statistics.median(clocks))
+        reasons = [r for _, r in self.samples if r is not None]
+        if reasons:
+            out["power_capped"] = sum(1 for r in reasons if r & Power.REASONS_POWER) / len(reasons)
+            out["thermal_capped"] = sum(1 for r in reasons if r & Power.REASONS_THERMAL) / len(reasons)
+        return out
+
+
+def pci_bus_id(torch, device):
+    """The device's PCI address as CUDA writes it (0000:18:00.0), from torch's properties;
+    None where this torch does not give it."""
+    p = torch.cuda.get_device_properties(device)
+    bus = getattr(p, "pci_bus_id", None)
+    if bus is None:
+        return None
+    return "%04x:%02x:%02x.0" % (getattr(p, "pci_domain_id", 0) or 0, bus, getattr(p, "pci_device_id", 0) or 0)
+
+
+def open_power(torch, device, enabled=True):
+    """(Power or None, the context's keys): NVML for the device, or why not (power
+    "off (--no-power)" or "unavailable: ..."), said on stderr too."""
+    if not enabled:
+        return None, {"power": "off (--no-power)"}
+    pci = pci_bus_id(torch, device)
+    try:
+        if pci is None:
+            raise PowerUnavailable("this torch gives no PCI bus id (get_device_properties().pci_bus_id)")
+        power = Power(pci)
+    except PowerUnavailable as e:
+        print(f"peer: power: unavailable: {e}; no power, clock or energy counters", file=sys.stderr)
+        return None, {"power": f"unavailable: {e}"}
+    print(f"peer: power: NVML ({power.path}), limit {power.context()['power_limit_w']} W", file=sys.stderr)
+    return power, power.context()
+
+
+def time_ms(torch, run, reps, seconds, power=None, out=None):
     """Milliseconds of each timed call of run(): one untimed call first (compilation,
     autotuning, the allocator), then up to `reps` calls each between two CUDA events on
     the current stream, no further one once `seconds` of timed calls are spent, but at
-    least two (one when reps is 1) so that the spread is known."""
+    least two (one when reps is 1) so that the spread is known. With power (a Power),
+    the board's counters over those timed calls into the dict out (Power.loop)."""
     run()
     torch.cuda.synchronize()
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
-    while len(times) < reps and (len(times) < min(reps, 2) or sum(times) < seconds * 1e3):
-        a.record()
-        run()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
+    loop = power.loop() if power is not None else None
+    if loop is not None:
+        loop.__enter__()
+    try:
+        while len(times) < reps and (len(times) < min(reps, 2) or sum(times) < seconds * 1e3):
+            a.record()
+            run()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b))
+    finally:
+        if loop is not None:
+            loop.__exit__(None, None, None)
+    if loop is not None and out is not None:
+        out.update(loop.values(len(times)))
     return times
 
 

@@ -293,6 +293,8 @@ def run_points(args, points, context):
         torch.cuda.set_device(dev)
         context.update(peerlib.device_context(torch, args.device))
         context.update(versions(torch))
+        power, keys = peerlib.open_power(torch, args.device, args.power)
+        context.update(keys)
         torch.manual_seed(args.seed)
     for i, (name, family, setup) in enumerate(points):
         why = why_all or (setup if isinstance(setup, str) else None)
@@ -300,9 +302,10 @@ def run_points(args, points, context):
             try:
                 with torch.inference_mode():
                     run, rates, values, scope = setup(torch, dev)
+                    board = {}
                     with scope():
-                        times = peerlib.time_ms(torch, run, args.reps, args.seconds)
-                benchmarks += peerlib.entries(name, i, times, rates, values)
+                        times = peerlib.time_ms(torch, run, args.reps, args.seconds, power, board)
+                benchmarks += peerlib.entries(name, i, times, rates, {**values, **board})
                 print(f"peers: {name}: {sorted(times)[len(times) // 2]:.4f} ms ({len(times)} timed)", file=sys.stderr)
             except Skip as e:
                 why = str(e)
@@ -332,6 +335,8 @@ def main(argv=None):
     p.add_argument("--device", type=int, default=int(os.environ.get("Q35_DEVICE", "0")),
                    help="CUDA device ordinal (default $Q35_DEVICE or 0; CUDA_VISIBLE_DEVICES applies)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-power", dest="power", action="store_false",
+                   help="no power, clock or energy counters (bench/peerlib.py Power)")
     p.add_argument("-o", "--out", default="", help="the JSON file (default stdout)")
     p.add_argument("--list", action="store_true", help="print the selected names and exit (no torch needed)")
     p.add_argument("--show-axes", action="store_true", help="print the axes read from the C sources as JSON")

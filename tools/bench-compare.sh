@@ -10,6 +10,10 @@
 #   tools/bench-compare.sh [--map FILE] [--max-slowdown PCT] [--noise K] [--force]
 #                          [--fail-missing] A.json B.json
 #
+# Where both sides of a pair carry the power counters (bench/power.h; the
+# peers' too), a second table gives each side's joules an iteration (gpu_j),
+# their ratio, the mean board power and the median SM clock.
+#
 # Noise: each side's cv (plots/points.jq: the cv aggregate of its repetitions,
 # else computed from its iteration entries; unknown, counted 0 and shown `?`,
 # with one repetition); the pair's noise is sqrt(cvA^2 + cvB^2), and a change
@@ -90,6 +94,7 @@ fi
                 | ([.a.cv, .b.cv] | map(. // 0) | map(. * .) | add | sqrt) as $noise
                 | ($k * $noise) as $band
                 | {a: .a.id, b: .b.id, a_ms: .a.ms, b_ms: .b.ms, a_cv: .a.cv, b_cv: .b.cv, ratio: $r,
+                   a_j: .a.gpu_j, b_j: .b.gpu_j, a_w: .a.gpu_w, b_w: .b.gpu_w, a_mhz: .a.sm_mhz, b_mhz: .b.sm_mhz,
                    noise: $noise, verdict: (if ($r - 1 | fabs) <= $band then "same"
                              elif $r > 1 and $max != null and $r - 1 > $max then "REGRESSION"
                              elif $r > 1 then "slower" else "faster" end)}],
@@ -114,6 +119,14 @@ echo "  B/A: B's median time over A's; verdicts say how B compares with A; +-: t
   (.compared[] | [(.a_ms | fmt | num(10)), (.a_cv | pct | num(5)), (.b_ms | fmt | num(10)), (.b_cv | pct | num(5)),
                   (.ratio | fixed(3) | num(7)), " " + (.verdict + "          " | .[0:10]),
                   " " + .a + (if .a != .b then "  vs  " + .b else "" end)] | join(" ")),
+  ([.compared[] | select(.a_j != null and .b_j != null and .a_j > 0)] as $e | select($e | length > 0)
+   | "  energy (bench/power.h; the pairs where both sides have it): J an iteration, the mean board power, "
+     + "the median SM clock",
+     "       A J       B J  B/A J     A W     B W   A MHz   B MHz  benchmark",
+     ($e[] | [(.a_j | fmt | num(9)), (.b_j | fmt | num(9)), (.b_j / .a_j | fixed(3) | num(6)),
+              (.a_w // 0 | round | num(7)), (.b_w // 0 | round | num(7)),
+              (.a_mhz // 0 | round | num(7)), (.b_mhz // 0 | round | num(7)),
+              " " + .a + (if .a != .b then "  vs  " + .b else "" end)] | join(" "))),
   (.missing_b[] | "  missing in B: \(.)"),
   (.missing_a[] | "  only in B: \(.)"),
   (.compared | length) as $n

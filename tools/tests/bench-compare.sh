@@ -35,6 +35,7 @@ check "  B/A of the 10% slowdown is 1.100" grep -Eq "0\.8100 +0\.4% +0\.8910 +0\
 check "  only in A: missing in B" grep -q "missing in B: rmsnorm_rows/model:1/rows:4096$" "$tmp/gate5"
 check "  skipped in B: missing in B" grep -q "missing in B: decode/model:1/ctx:4096$" "$tmp/gate5"
 check "  only in B: listed" grep -q "only in B: add_rmsnorm_rows/model:1/rows:4096/fused:1$" "$tmp/gate5"
+check "  no energy table where neither side has the power counters" sh -c "! grep -q '^  energy' '$tmp/gate5'"
 check "  the summary counts them" grep -q "5 compared: 1 faster, 3 slower, 1 the same within 2 x noise; .*; 3 missing on one side; 2 slower than A past 5% and the noise" "$tmp/gate5"
 check "the gate at 12%: the 30% one alone, exit 1" rc 1 "$tmp/gate12" --max-slowdown 12 "$a" "$b"
 check "  the 10% one is slower, not a regression" verdict "$tmp/gate12" flash_chunk/model:1/ctx:16384/split:0/variant:kv64 slower
@@ -70,4 +71,18 @@ check "  43 pairs" grep -q "43 compared" "$tmp/peers"
 printf 'flash_chunk/model:{m}   peer_sdpa/model:{m}\nflash_prompt only-two words here\n' >"$tmp/bad.map"
 check "a map line that is not two names: exit 2" rc 2 "$tmp/badmap" --map "$tmp/bad.map" "$a" "$b"
 check "  naming its line" grep -q "map line 2: want OURS PEER" "$tmp/badmap"
+# the energy table: the power counters (bench/power.h) on the delta rule's median in both files, on
+# the flash chunk's in A only
+with_power() { # with_power IN OUT J W MHZ [NAME]: IN with gpu_j J, gpu_w W, sm_mhz MHZ on NAME's median
+    "$JQ" --argjson j "$3" --argjson w "$4" --argjson m "$5" --arg n "${6:-delta_rule_scan/model:1/rows:4096/variant:5/manual_time_median}" \
+        '.benchmarks |= map(if .name == $n then . + {gpu_j: $j, gpu_w: $w, sm_mhz: $m} else . end)' "$1" >"$2"
+}
+with_power "$a" "$tmp/pa0.json" 0.5 700 1425
+with_power "$tmp/pa0.json" "$tmp/pa.json" 0.2 650 1500 flash_chunk/model:1/ctx:16384/split:0/variant:kv64/manual_time_median
+with_power "$b" "$tmp/pb.json" 0.4 690 1440
+check "power counters on both sides: the comparison as before (exit 0 without a gate)" rc 0 "$tmp/energy" "$tmp/pa.json" "$tmp/pb.json"
+check "  an energy table with the one pair both sides measured" sh -c "[ \$(grep -c 'variant:5\$' '$tmp/energy') -eq 2 ] &&
+    grep -Eq '^ +0\.5000 +0\.4000 +0\.800 +700 +690 +1425 +1440  delta_rule_scan/model:1/rows:4096/variant:5\$' '$tmp/energy' &&
+    ! grep -Eq '^ +0\.2000 ' '$tmp/energy'"
+check "  its header" grep -q "^  energy (bench/power.h; the pairs where both sides have it)" "$tmp/energy"
 finish

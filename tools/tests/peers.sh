@@ -76,4 +76,43 @@ jq_check "$tmp/entries.json" '.benchmarks[4] | .run_type == "iteration" and .rea
 jq -f "$src/plots/points.jq" "$tmp/entries.json" >"$tmp/points.json"
 jq_check "$tmp/points.json" 'map({id, ms, cv, reps}) == [{"id":"f/a:1","ms":2,"cv":0.5,"reps":3},{"id":"f/a:2","ms":5,"cv":null,"reps":1}]' \
     "  plots/points.jq reads them back: the median, the cv, the repetitions; the skipped point left out"
+
+# peerlib.Power through the stand-in for NVML (bench/tests/fake_nvml.c: 400 W, 1500 MHz, the power
+# cap; $Q35_TEST_FAKE_NVML, built beside the benchmarks): the same counters as bench/power.h's
+if [ -n "${Q35_TEST_FAKE_NVML:-}" ]; then
+    power_py() { # power_py NAME PCI [ENV...]: a loop of 20 calls asleep 2 ms each, its counters and context
+        name=$1 pci=$2
+        shift 2
+        env Q35_NVML_LIB="$Q35_TEST_FAKE_NVML" "$@" python3 -c "
+import json, sys, time
+sys.path.insert(0, '$src/bench')
+import peerlib
+try:
+    p = peerlib.Power('$pci')
+except peerlib.PowerUnavailable as e:
+    print(json.dumps({'unavailable': str(e)}))
+    sys.exit(0)
+with p.loop() as loop:
+    for _ in range(20):
+        time.sleep(0.002)
+print(json.dumps({'context': p.context(), 'values': loop.values(20)}))" >"$tmp/$name.json" 2>"$tmp/$name.err"
+    }
+    check "Power: a loop through the stand-in" power_py power 0000:01:00.0
+    jq_check "$tmp/power.json" '.values | (.gpu_w / 400 - 1 | fabs) < 0.02 and .gpu_j / .gpu_w >= 0.002 and .gpu_j / .gpu_w < 0.05' \
+        "  gpu_w 400 W (within 2 %), gpu_j a call's wall time (2 ms asleep and more) at that power"
+    jq_check "$tmp/power.json" '.values | .sm_mhz == 1500 and .power_capped == 1 and .thermal_capped == 0' \
+        "  sm_mhz 1500, power_capped 1, thermal_capped 0 (reasons by the older name)"
+    jq_check "$tmp/power.json" '.context == {"power": "nvml", "power_limit_w": "700.0"}' "  context: power nvml, power_limit_w 700.0"
+    check "Power: an energy counter Not Supported" power_py noenergy 0000:01:00.0 FAKE_NVML_NO_ENERGY=1
+    jq_check "$tmp/noenergy.json" '(.values | has("gpu_w") or has("gpu_j") | not) and .values.sm_mhz == 1500 and .context.power_energy == "Not Supported"' \
+        "  no gpu_w, gpu_j; the clock stays; the context says why"
+    check "Power: an unknown PCI id" power_py badpci 0000:02:00.0
+    jq_check "$tmp/badpci.json" '.unavailable == "nvmlDeviceGetHandleByPciBusId_v2(0000:02:00.0): Not Found"' "  unavailable, naming the id"
+    check "Power: NVML failing to start" power_py initfail 0000:01:00.0 FAKE_NVML_INIT_FAIL=1
+    jq_check "$tmp/initfail.json" '.unavailable == "nvmlInit_v2: Uninitialized"' "  unavailable, saying so"
+    check "Power: no library" power_py nolib 0000:01:00.0 Q35_NVML_LIB="$tmp/none.so"
+    jq_check "$tmp/nolib.json" ".unavailable | startswith(\"cannot open $tmp/none.so (\")" "  unavailable, naming the library"
+else
+    echo "SKIP  peerlib.Power: no stand-in for NVML (\$Q35_TEST_FAKE_NVML: built with the benchmarks)"
+fi
 finish
