@@ -3,7 +3,13 @@
  *   prefill/shape/quant/gemm/attn/chunk/len[/delta]   one prefill of `len` random
  *                      tokens from an empty state on the CUDA model
  *                      (model/cuda_model.h), full layer count, generated in
- *                      memory; tokens/s and the seconds per phase (projections,
+ *                      memory, with the last position's logits (the output a
+ *                      prefill hands back, as transformers' logits_to_keep=1
+ *                      does: the tail, its copy to the host, and the last
+ *                      layer pruned to that row where the paths prune,
+ *                      q35_paths_prune; value prune 1, else 0; up to e94f9c5
+ *                      the points asked for no logits and ran every row of
+ *                      the last layer); tokens/s and the seconds per phase (projections,
  *                      scan, attention, other); the delta rule the model's pick
  *                      for the GEMM (chunked on f16, the scan on f32) unless
  *                      the point names it (value delta_chunked: 1 or 0);
@@ -140,6 +146,11 @@ static void prefill_point(q35_bench_state *st, q35_delta_path delta)
     q35_error err = {{0}};
     q35_cuda_state *state = NULL;
     int32_t *tokens = random_tokens(len, q35_cuda_model_hparams(cm)->n_vocab);
+    float *logits = malloc((size_t)q35_cuda_model_hparams(cm)->n_vocab * sizeof *logits);
+    if (!logits) {
+        q35_bench_skip(st, "no host memory for the logits");
+        goto out;
+    }
     if (!tokens || q35_cuda_model_set_paths(cm, &p, &err)) {
         skip_err(st, "paths", &err);
         goto out;
@@ -153,11 +164,11 @@ static void prefill_point(q35_bench_state *st, q35_delta_path delta)
     q35_op_times times;
     memset(&times, 0, sizeof times);
     if (q35_paths_tune_gemm(q35_cuda_model_paths(cm)) &&
-        (q35_cuda_prefill(cm, state, tokens, len, 0, NULL, NULL, &err) || q35_cuda_state_reset(state, &err))) {
+        (q35_cuda_prefill(cm, state, tokens, len, 0, logits, NULL, &err) || q35_cuda_state_reset(state, &err))) {
         skip_err(st, "prefill (the tuning pass)", &err);
         goto out;
     }
-    if (q35_cuda_prefill(cm, state, tokens, len, 0, NULL, &times, &err)) {
+    if (q35_cuda_prefill(cm, state, tokens, len, 0, logits, &times, &err)) {
         skip_err(st, "prefill", &err);
         goto out;
     }
@@ -168,8 +179,8 @@ static void prefill_point(q35_bench_state *st, q35_delta_path delta)
         }
         q35_bench_check((int)cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         const double t0 = q35_now();
-        /* no logits: the prefill's own last sync ends the timed region */
-        const int rc = q35_cuda_prefill(cm, state, tokens, len, 0, NULL, NULL, &err);
+        /* the last position's logits, copied to the host: the call's own wait ends the timed region */
+        const int rc = q35_cuda_prefill(cm, state, tokens, len, 0, logits, NULL, &err);
         q35_bench_check((int)cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         q35_bench_set_iteration_time(st, q35_now() - t0);
         if (rc) {
@@ -193,12 +204,14 @@ static void prefill_point(q35_bench_state *st, q35_delta_path delta)
         if (p.gemm == Q35_GEMM_F16) /* $Q35_GEMM_LT=steady: the tuned GEMM's candidates timed steadily */
             q35_bench_value(st, "gemm_lt_steady", q35_cuda_model_gemm_lt_steady(cm));
         q35_bench_value(st, "gemm_sm90_proj", q35_paths_gemm_sm90_proj(cp));
+        q35_bench_value(st, "prune", q35_paths_prune(cp));
         if (q35_paths_gemm_swiglu(cp) || q35_paths_gemm_sm90_proj(cp))
             q35_bench_value(st, "gemm_sm90_variant", cp->gemm_sm90_variant);
     }
 out:
     q35_cuda_state_free(state);
     free(tokens);
+    free(logits);
 }
 
 static void bench_prefill(q35_bench_state *st, void *unused)

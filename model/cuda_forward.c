@@ -21,10 +21,13 @@ static int embed(q35_run *r, const int32_t *ids)
                                             cm->hp.n_vocab, ids, r->T, cm->stream, r->err));
 }
 
-/* Every layer over the chunk: plain launches, or a CUDA graph a layer (cuda_graph.c). */
+/* Every layer over the chunk: plain launches, or a CUDA graph a layer
+ * (cuda_graph.c). A pruned last layer (r->prune) leaves r->T at the rows it
+ * kept; the chunk's own count is back in r->T after. */
 static int layers(q35_run *r)
 {
     const q35_cuda_model *cm = r->cm;
+    const int64_t T = r->T;
     const bool graphs = q35_graphs_chunk(r);
     for (int il = 0; il < cm->hp.n_layer; il++) {
         const q35_dlayer *l = &cm->layers[il];
@@ -34,6 +37,7 @@ static int layers(q35_run *r)
         int (*body)(q35_run *, const q35_dlayer *) =
             l->kind == Q35_LAYER_DELTANET ? q35_layer_deltanet : q35_layer_attention;
         const int rc = graphs ? q35_graphs_layer(r, l, body) : body(r, l);
+        r->T = T;
         q35_trace_pop();
         if (rc)
             return q35_fail_context(r->err, "layer %d (%s) at positions %" PRId64 "..%" PRId64, il,
@@ -56,7 +60,11 @@ static int tail(q35_run *r, int64_t row, float *out)
                ? -1 : 0;
 }
 
-/* The chunk loop over checked tokens; the state advances chunk by chunk. */
+/* The chunk loop over checked tokens; the state advances chunk by chunk. A
+ * chunk's rows whose logits are asked for (at[]) pay the tail; where the
+ * paths prune (q35_paths_prune) and they are fewer than the chunk's rows, the
+ * last layer keeps only them, gathered in order into its first rows, so the
+ * i-th of them is row i of the last layer's output. */
 static int chunks(q35_run *r, const int32_t *tokens, int64_t n, int64_t pos0, int64_t rows_max, const int64_t *at,
                   int64_t n_at, float *logits)
 {
@@ -71,11 +79,17 @@ static int chunks(q35_run *r, const int32_t *tokens, int64_t n, int64_t pos0, in
         char name[64];
         snprintf(name, sizeof name, "chunk %" PRId64 "..%" PRId64, r->pos, r->pos + r->T - 1);
         q35_trace_push(name);
+        int64_t end_at = next_at;
+        while (end_at < n_at && at[end_at] < r->pos + r->T)
+            end_at++;
+        r->keep_at = at + next_at;
+        r->n_keep = end_at - next_at;
+        r->prune = !r->per_token && q35_paths_prune(&cm->paths) && r->n_keep < r->T;
         int rc = embed(r, cm->ids + r0) || layers(r);
         if (rc == 0)
             r->st->kv_len = r->pos + r->T;
-        for (; rc == 0 && next_at < n_at && at[next_at] < r->pos + r->T; next_at++)
-            rc = tail(r, at[next_at] - r->pos, logits + next_at * (int64_t)cm->hp.n_vocab);
+        for (int64_t i = 0; rc == 0 && next_at < end_at; next_at++, i++)
+            rc = tail(r, r->prune ? i : at[next_at] - r->pos, logits + next_at * (int64_t)cm->hp.n_vocab);
         q35_trace_pop();
         if (rc)
             return -1;

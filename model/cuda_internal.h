@@ -156,6 +156,10 @@ struct q35_run {
     const float *x16_only;    /* the x of the last such op: its f16 rounding is its only copy */
     bool residual_pending;    /* x += PROJ not yet done: the next residual RMSNorm adds it first
                                  (q35_add_rmsnorm_rows), the last layer's FFN adds it itself */
+    bool prune;               /* this chunk's last layer goes on past its mixing op over the rows
+                                 keep_at names only (q35_paths_prune; cuda_forward.c sets it) */
+    const int64_t *keep_at;   /* the positions of this chunk whose logits the call wants, ascending */
+    int64_t n_keep;           /* how many (0: none) */
     q35_op_times *times;      /* NULL: no timing */
     int timing_rc;            /* -1 once a timing call failed (the call then fails) */
     q35_error *err;

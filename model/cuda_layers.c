@@ -24,7 +24,13 @@
  * x. Bitwise, so on every path: the results are those of the add-then-norm
  * order, only the launches and the NVTX ops differ. On the f16 and fp8 GEMM
  * paths the output projections add into x in their GEMM instead (beta = 1:
- * one rounding fewer, not bitwise), and nothing is left pending. */
+ * one rounding fewer, not bitwise), and nothing is left pending.
+ *
+ * A pruned chunk (r->prune, q35_paths_prune) runs its last layer over every
+ * row up to and including the mixing op (attention, or the delta rule: all
+ * that reaches the state), then keeps the rows whose logits the call wants
+ * (keep_rows) and runs the rest over those alone, or stops there where it
+ * wants none. */
 #include "cuda_internal.h"
 
 #include "kernels/attention_decode.h"
@@ -48,6 +54,8 @@
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
+
+#include <cuda_runtime_api.h>
 
 #define BUF(r, name) ((r)->cm->buf[Q35_BUF_##name])
 
@@ -553,6 +561,42 @@ static int gated_norm(q35_run *r, const q35_dlayer *l)
                                                 r->T, hp->eps, r->cm->stream, r->err));
 }
 
+/* ---- the last layer's kept rows (r->prune) ---- */
+
+/* One buffer's rows for keep_rows: floats [T][ld], the first `width` of each row moved. */
+typedef struct kept_buf {
+    float *p;
+    int64_t ld, width;
+} kept_buf;
+
+/* Whether this layer is a pruned chunk's last: past its mixing op it runs over the kept rows only. */
+static bool pruned_here(const q35_run *r, const q35_dlayer *l)
+{
+    return r->prune && l->index == r->cm->hp.n_layer - 1;
+}
+
+/* The kept rows (chunk rows keep_at[i] - pos, ascending) of every buffer the
+ * rest of the layer reads, moved to rows 0 .. n_keep - 1 in order (row i
+ * from row keep_at[i] - pos >= i: no row is written before it has moved),
+ * then the layer goes on over those rows (r->T = n_keep; cuda_forward.c
+ * restores the chunk's count after the layer). */
+static int keep_rows(q35_run *r, const kept_buf *b, int n)
+{
+    q35_op_begin(r, Q35_OP_KEEP_ROWS, "keep_rows");
+    int rc = 0;
+    for (int64_t i = 0; rc == 0 && i < r->n_keep; i++) {
+        const int64_t from = r->keep_at[i] - r->pos;
+        for (int k = 0; rc == 0 && from != i && k < n; k++)
+            rc = Q35_CUDA_CHECK(cudaMemcpyAsync(b[k].p + i * b[k].ld, b[k].p + from * b[k].ld,
+                                                (size_t)b[k].width * sizeof(float), cudaMemcpyDeviceToDevice,
+                                                (cudaStream_t)r->cm->stream),
+                                r->err);
+    }
+    if (rc == 0)
+        r->T = r->n_keep;
+    return q35_op_end(r, rc);
+}
+
 int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
 {
     const q35_hparams *hp = &r->cm->hp;
@@ -568,8 +612,17 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
         (r->merge ? proj(r, mix, mc.width, x, &l->mix)
                   : proj(r, mix + mc.qkv, mc.width, x, &l->qkv) || proj(r, mix + mc.alpha, mc.width, x, &l->alpha) ||
                         proj(r, mix + mc.beta, mc.width, x, &l->beta) || proj(r, mix + mc.z, mc.width, x, &l->z)) ||
-        deltanet_prep(r, l, win) || delta_rule(r, S) || gated_norm(r, l) ||
-        out_proj(r, BUF(r, O), &l->ssm_out, false))
+        deltanet_prep(r, l, win) || delta_rule(r, S))
+        return -1;
+    if (pruned_here(r, l)) { /* the state is whole: o, z (MIX's slice) and x of the kept rows go on */
+        const int64_t vd = (int64_t)hp->ssm_hv * hp->ssm_dv;
+        const kept_buf b[3] = {{BUF(r, O), vd, vd}, {mix + mc.z, mc.width, vd}, {BUF(r, X), hp->n_embd, hp->n_embd}};
+        if (r->n_keep == 0)
+            return 0;
+        if (keep_rows(r, b, 3))
+            return -1;
+    }
+    if (gated_norm(r, l) || out_proj(r, BUF(r, O), &l->ssm_out, false))
         return -1;
     return ffn(r, l);
 }
@@ -633,8 +686,11 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
                                      proj(r, v_rows, kvd, BUF(r, NORMED), &l->v) ||
                                      qk_norm_rope(r, l, k_rows, v_rows, kc, vc))
         return -1;
+    const bool pruned = pruned_here(r, l);
+    if (pruned && r->n_keep == 0) /* the cache holds this chunk's K and V: no row goes on */
+        return 0;
     q35_op_begin(r, Q35_OP_ATTN, "attention");
-    if (gate_in_flash(r)) { /* the out gate in the sm_90a kernel's epilogue: attn_output's f16 input, no out_gate op */
+    if (gate_in_flash(r) && !pruned) { /* the out gate in the sm_90a kernel's epilogue: attn_output's f16 input, no out_gate op */
         if (input_written(r, BUF(r, ATTN_O),
                           q35_op_end(r, q35_attention_prefill_flash_sm90_gated_f16(
                                             r->cm->f16_act, BUF(r, GATE), BUF(r, Q), (const uint16_t *)kc,
@@ -646,6 +702,11 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
     }
     if (q35_op_end(r, r->attend(r, BUF(r, ATTN_O), BUF(r, Q), kc, vc)))
         return -1;
+    if (pruned) { /* the attention's output, the gate and x of the kept rows go on */
+        const kept_buf b[3] = {{BUF(r, ATTN_O), qd, qd}, {BUF(r, GATE), qd, qd}, {BUF(r, X), hp->n_embd, hp->n_embd}};
+        if (keep_rows(r, b, 3))
+            return -1;
+    }
     q35_op_begin(r, Q35_OP_OUT_GATE, "out_gate");
     const int gated = r->f16_inputs /* ATTN_O as attn_output's f16 input only */
                           ? input_written(r, BUF(r, ATTN_O),

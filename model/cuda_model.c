@@ -215,6 +215,7 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths.gemm_swiglu = !env_is("Q35_GEMM_SWIGLU", "0");
     cm->paths.gemm_sm90_proj = env_is("Q35_GEMM_SM90", "1");
     cm->paths.graphs = env_is("Q35_CUDA_GRAPH", "1");
+    cm->paths.prune_off = env_is("Q35_PREFILL_PRUNE", "0");
     if (cm->paths.graphs && !q35_paths_graph_ok(&cm->paths))
         q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "note: CUDA graphs ($Q35_CUDA_GRAPH=1) are not "
                        "taken on these paths (cuBLAS's own calls: f32 GEMM, f32 attention or $Q35_GEMM_LT=0); "

@@ -136,6 +136,9 @@ typedef struct q35_cuda_paths {
                                 instead of the tuned cuBLASLt context, where a weight's n is even
                                 and its k a multiple of 64: $Q35_GEMM_SM90=1 at load, where
                                 gemm_sm90; to measure our GEMM against cuBLASLt in the model */
+    bool prune_off;          /* the last layer over every row of a chunk, as every other layer,
+                                instead of pruned (q35_paths_prune): $Q35_PREFILL_PRUNE=0 at load,
+                                the A/B */
     bool graphs;             /* opt-in: a prefill chunk's layers launched as CUDA graphs, one a layer
                                 (model/cuda_graph.c; the same bits as plain launches), where
                                 q35_paths_graph_ok: $Q35_CUDA_GRAPH=1 at load. Off by default until
@@ -213,6 +216,29 @@ static inline bool q35_paths_graph_ok(const q35_cuda_paths *p)
 static inline bool q35_paths_graphs(const q35_cuda_paths *p)
 {
     return p->graphs && q35_paths_graph_ok(p);
+}
+
+/* Whether a prefill on paths p prunes its last layer (model/cuda_layers.c,
+ * keep_rows). A prefill's outputs are the state (every layer's caches and
+ * DeltaNet states) and the logits of the rows asked for; in the last layer
+ * nothing after its mixing op (attention, or the delta rule) reaches the
+ * state, so a chunk's last layer goes on past it over the rows whose logits
+ * the call wants only, and over none where it wants none (every chunk of a
+ * call without logits, and every chunk but the last of a call with the last
+ * position's): the output gate, the output projection and the FFN of the rows
+ * no logit needs are not computed, nor the last attention layer's attention
+ * where no row is kept. At the 9B's 4k that is ~1.7 TFLOP of the ~56.7 a
+ * prefill's projections take (2.9 %), the FFN and output projection of one
+ * layer in 32. The state is bitwise the unpruned call's (the same launches
+ * up to that op); the kept rows' logits are the same math over fewer rows
+ * (the f16 path's GEMMs then take other algorithms, other last bits). On
+ * every prefill path but the deterministic one (whose batched-versus-per-
+ * token identity the suites hold bitwise) and the CUDA graphs' (whose
+ * captures are bitwise plain launches of the same rows); off with
+ * $Q35_PREFILL_PRUNE=0. */
+static inline bool q35_paths_prune(const q35_cuda_paths *p)
+{
+    return !p->prune_off && !p->deterministic && !q35_paths_graphs(p);
 }
 
 #ifdef __cplusplus

@@ -24,6 +24,7 @@ typedef enum q35_op {
     Q35_OP_SWIGLU,       /* FFN activation */
     Q35_OP_RESIDUAL,     /* residual adds */
     Q35_OP_TAIL,         /* output norm + lm_head of the rows that pay it */
+    Q35_OP_KEEP_ROWS,    /* the last layer's rows whose logits are asked for, gathered (a pruned prefill) */
     Q35_OP_COUNT
 } q35_op;
 

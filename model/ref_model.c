@@ -27,6 +27,7 @@ const char *q35_op_name(q35_op op)
     static const char *const names[Q35_OP_COUNT] = {
         "embed", "rmsnorm", "proj", "conv1d", "l2norm", "gates", "delta_rule",
         "gated_norm", "qk_norm_rope", "attention", "out_gate", "swiglu", "residual", "tail",
+        "keep_rows",
     };
     return (unsigned)op < Q35_OP_COUNT ? names[op] : "?";
 }

@@ -66,9 +66,10 @@ void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gem
                   int64_t chunk_rows, bool deterministic, size_t scores_budget)
 {
     /* the flash kernel's variant 0 (base), the delta rules' as loaded (their defaults); what the device
-       runs as loaded (the sm_90a flash kernel, the sm_90a GEMM's capability); SwiGLU in that GEMM and q, k
-       in f16 to the chunked rule as loaded (both on by default; $Q35_GEMM_SWIGLU=0 runs the sweep
-       without the first, $Q35_DELTA_QK16=0 without the second); every other opt-in off */
+       runs as loaded (the sm_90a flash kernel, the sm_90a GEMM's capability); SwiGLU in that GEMM, q, k
+       in f16 to the chunked rule and the last layer pruned as loaded (all on by default;
+       $Q35_GEMM_SWIGLU=0 runs the sweep without the first, $Q35_DELTA_QK16=0 without the second,
+       $Q35_PREFILL_PRUNE=0 without the third); every other opt-in off */
     const q35_cuda_paths *now = q35_cuda_model_paths(cm);
     const q35_cuda_paths p = {.attention = attention, .gemm = gemm, .delta = delta, .chunk_rows = chunk_rows,
                               .deterministic = deterministic,
@@ -78,7 +79,8 @@ void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gem
                               .flash_sm90 = now->flash_sm90,
                               .gemm_sm90 = q35_cuda_model_info(cm)->gemm_sm90,
                               .gemm_swiglu = now->gemm_swiglu,
-                              .delta_qk16 = now->delta_qk16};
+                              .delta_qk16 = now->delta_qk16,
+                              .prune_off = now->prune_off};
     q35_error err = {{0}};
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);

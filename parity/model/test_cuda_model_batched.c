@@ -6,8 +6,12 @@
  * every path gives the same bits when the same prefill runs twice; the
  * f16 path's output gate gives the same bits in the sm_90a flash epilogue as
  * apart; q and k in f16 from the DeltaNet prologue to the chunked rule give
- * the same bits as in f32; and the f16 path on our sm_90a GEMM (SwiGLU in the
- * [gate | up] GEMM; every projection on it) holds the same tolerance. */
+ * the same bits as in f32; the f16 path on our sm_90a GEMM (SwiGLU in the
+ * [gate | up] GEMM; every projection on it) holds the same tolerance; and the
+ * last layer pruned (the default, which every path above but the
+ * deterministic one runs) leaves the state bitwise the unpruned one's, its
+ * kept rows' logits within the tolerance of the unpruned, on the tiny shape
+ * (its last layer attention) and on 7 of its layers (the last DeltaNet). */
 #include "cuda_model_cases.h"
 
 #include "kernels/delta_chunk.h"
@@ -204,6 +208,100 @@ static void check_sm90_gemm(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st
     set_sm90(cm, which, as_loaded);
 }
 
+/* One prefill of tokens[0..n) after a reset, timed: the logits at at[0..n_at) (none: n_at 0) into
+ * logits, the state into h. */
+static void prefill_keep(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n, const int64_t *at,
+                         int n_at, float *logits, q35_op_times *t, q35_cuda_state_host *h)
+{
+    q35_error err = {{0}};
+    memset(t, 0, sizeof *t);
+    if (q35_cuda_state_reset(st, &err) ||
+        q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, at, n_at, n_at ? logits : NULL, t, &err)) {
+        printf("FAIL  prefill: %s\n", err.msg);
+        exit(1);
+    }
+    cm_download(st, h);
+}
+
+/* The last layer pruned (q35_paths_prune, on by default) against the same
+ * paths with it off (paths.prune_off, $Q35_PREFILL_PRUNE=0): with the logits
+ * at cm_positions asked for (every chunk keeps 2-3 rows of 26-37: gathered)
+ * and with none (every chunk's last layer stops at its mixing op's state),
+ * the state BITWISE the unpruned one's; the kept rows' logits within the
+ * path's tolerance of the unpruned ones; keep_rows timed only where pruned,
+ * and fewer projections and FFN activations without logits. On the
+ * deterministic path nothing is pruned (the same bits both ways). */
+static void check_prune(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
+                        const char *model)
+{
+    const q35_cuda_paths loaded = *q35_cuda_model_paths(cm);
+    char name[32];
+    cm_paths_name(&loaded, name, sizeof name);
+    const int vocab = q35_cuda_model_hparams(cm)->n_vocab;
+    int64_t at[8];
+    const int n_at = cm_positions(n, loaded.chunk_rows, at);
+    float *lg[2];
+    q35_cuda_state_host with[2], none[2];
+    q35_op_times tw[2], tn[2];
+    for (int off = 0; off < 2; off++) {
+        q35_cuda_paths p = loaded;
+        p.prune_off = off;
+        set_paths(cm, &p);
+        lg[off] = malloc((size_t)n_at * (size_t)vocab * sizeof *lg[off]);
+        q35_poison_f32(lg[off], (int64_t)n_at * vocab);
+        prefill_keep(cm, st, tokens, n, at, n_at, lg[off], &tw[off], &with[off]);
+        prefill_keep(cm, st, tokens, n, NULL, 0, NULL, &tn[off], &none[off]);
+    }
+    set_paths(cm, &loaded);
+    const bool on = q35_paths_prune(&loaded);
+    const cm_state_cmp sw = cm_compare_states(&with[0], &with[1]), sn = cm_compare_states(&none[0], &none[1]);
+    const q35_cmp lc = cm_compare(lg[0], lg[1], (int64_t)n_at * vocab);
+    const cm_tol tol = cm_tolerance(&loaded);
+    char lim[64] = "bitwise";
+    if (!loaded.deterministic)
+        cm_tol_str(tol, lim, sizeof lim);
+    const bool same_bits = q35_bitwise_f32(lg[0], lg[1], (int64_t)n_at * vocab).equal;
+    q35_case(s, sw.bitwise && sn.bitwise && lc.nonfinite == 0 &&
+                    (loaded.deterministic ? same_bits : cm_within(tol, lc.rel_linf, lc.rel_l2)),
+             "%-13s %s, last layer pruned (%s) vs not: state %s with %d logit positions, %s with none; their logits "
+             "%s, rel Linf %.2e, rel L2 %.2e (limit %s)",
+             name, model, on ? "on" : "off: deterministic", sw.bitwise ? "bitwise" : "DIFFERS",
+             n_at, sn.bitwise ? "bitwise" : "DIFFERS", same_bits ? "bitwise" : "differ", lc.rel_linf, lc.rel_l2, lim);
+    if (!sw.bitwise || !sn.bitwise)
+        printf("      %s / %s\n", sw.msg, sn.msg);
+    const bool counts = on ? tw[0].calls[Q35_OP_KEEP_ROWS] > 0 && tw[1].calls[Q35_OP_KEEP_ROWS] == 0 &&
+                                 tn[0].calls[Q35_OP_KEEP_ROWS] == 0 &&
+                                 tn[0].calls[Q35_OP_PROJ] < tn[1].calls[Q35_OP_PROJ] &&
+                                 tn[0].calls[Q35_OP_NORM] < tn[1].calls[Q35_OP_NORM]
+                           : tw[0].calls[Q35_OP_KEEP_ROWS] == 0 && tn[0].calls[Q35_OP_PROJ] == tn[1].calls[Q35_OP_PROJ];
+    q35_case(s, counts,
+             "%-13s %s, timed: keep_rows %lld pruned / %lld not; without logits %lld / %lld projections, %lld / %lld "
+             "residual norms (want keep_rows only pruned, and fewer without logits where pruned)",
+             name, model, (long long)tw[0].calls[Q35_OP_KEEP_ROWS], (long long)tw[1].calls[Q35_OP_KEEP_ROWS],
+             (long long)tn[0].calls[Q35_OP_PROJ], (long long)tn[1].calls[Q35_OP_PROJ],
+             (long long)tn[0].calls[Q35_OP_NORM], (long long)tn[1].calls[Q35_OP_NORM]);
+    for (int i = 0; i < 2; i++) {
+        free(lg[i]);
+        q35_cuda_state_host_free(&with[i]);
+        q35_cuda_state_host_free(&none[i]);
+    }
+}
+
+/* check_prune on every default path at 37-row chunks, and the deterministic one. */
+static void check_prune_paths(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
+                              const char *model)
+{
+    const q35_attn_path attn[] = {Q35_ATTN_F32, Q35_ATTN_FLASH};
+    const q35_gemm_path gemm[] = {Q35_GEMM_F32, Q35_GEMM_F16};
+    for (int a = 0; a < 2; a++)
+        for (int g = 0; g < 2; g++) {
+            cm_set(cm, attn[a], gemm[g], 37, false, 0);
+            check_prune(s, cm, st, tokens, n, model);
+        }
+    cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, 37, true, 0);
+    check_prune(s, cm, st, tokens, n, model);
+}
+
 int main(void)
 {
     q35_suite s;
@@ -245,6 +343,22 @@ int main(void)
     check_sm90_gemm(&s, cm, st, tokens, n, &ref, SWIGLU_IN_GEMM, true);
     check_sm90_gemm(&s, cm, st, tokens, n, &ref, SWIGLU_IN_GEMM, false);
     check_sm90_gemm(&s, cm, st, tokens, n, &ref, PROJ_ON_SM90, true);
+    check_prune_paths(&s, cm, st, tokens, n, "8 layers (last: attention)");
+
+    { /* 7 of the tiny shape's layers: the last one DeltaNet */
+        q35_model *m7 = cm_model("tiny", 7, 0, "q4_k_m", q35_rng_next(&rng));
+        q35_cuda_model *cm7 = cm_load(m7, n);
+        q35_cuda_state *st7 = NULL;
+        if (m7->hp.is_attn[m7->hp.n_layer - 1] || q35_cuda_state_create(&st7, cm7, n, &err)) {
+            printf("FAIL  the 7-layer model: last layer attention %d, state: %s\n",
+                   m7->hp.is_attn[m7->hp.n_layer - 1], err.msg);
+            return 1;
+        }
+        check_prune_paths(&s, cm7, st7, tokens, n, "7 layers (last: DeltaNet)");
+        q35_cuda_state_free(st7);
+        q35_cuda_model_free(cm7);
+        q35_model_free(m7);
+    }
 
     q35_cuda_state_free(st);
     cm_token_ref_free(&ref);

@@ -30,11 +30,14 @@ static void fatal(const char *what, const q35_error *err)
     exit(1);
 }
 
-/* The model's paths with graphs on or off (nothing else changed). */
+/* The model's paths with graphs on or off, the last layer unpruned in both
+ * (graphs never prune, q35_paths_prune: the plain launches compared with them
+ * run every row too); nothing else changed. */
 static void set_graphs(q35_cuda_model *cm, bool on)
 {
     q35_cuda_paths p = *q35_cuda_model_paths(cm);
     p.graphs = on;
+    p.prune_off = true;
     q35_error err = {{0}};
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);

@@ -4,7 +4,11 @@
  * the next residual RMSNorm (model/cuda_layers.c): a layer opens with
  * "rmsnorm attn_norm" (the first) or "add_rmsnorm attn_norm" (the previous
  * layer's FFN add in it), its FFN with "add_rmsnorm post_attention_norm" (the
- * mixer's add), and only the last layer ends with "residual". A prefill's
+ * mixer's add), and only the last layer ends with "residual". A prefill
+ * prunes its last layer (q35_paths_prune, on this f32 path): in a chunk
+ * without the asked row it stops after its mixing op's state ("qk_norm_rope"
+ * for attention, "delta_rule" for DeltaNet), in the chunk with it the kept row
+ * is gathered ("keep_rows") after the mixing op and the layer goes on. A prefill's
  * DeltaNet layers run their prologue as the one op "delta_prep"
  * (kernels/delta_prep.h), a token's as "conv1d", "l2norm", "gates". Recorded by a small NVTX injection
  * library (nvtx_record.c, loaded by NVTX through NVTX_INJECTION64_PATH, which
@@ -51,15 +55,24 @@ static const char *const k_ffn[N_FFN] = {
 };
 static const char *const k_edges[] = {"rmsnorm attn_norm", "add_rmsnorm attn_norm", "residual"};
 
-/* The ops of a layer, in order, into out (up to 1 + 10 + 5 + 1); their count.
- * fused: the DeltaNet prologue as one op (a prefill's chunks). */
-static int layer_ops(bool attn, bool fused, bool first, bool last, const char **out)
+/* The ops of a layer, in order, into out (up to 1 + 10 + 1 + 5 + 1); their
+ * count. fused: the DeltaNet prologue as one op (a prefill's chunks). kept:
+ * the last layer of a pruned chunk (-1: not pruned) keeping that many rows:
+ * 0 ends it at the mixing op's state (attention: qk_norm_rope; DeltaNet:
+ * delta_rule), more gathers them (keep_rows) after the mixing op. */
+static int layer_ops(bool attn, bool fused, bool first, bool last, int kept, const char **out)
 {
     int n = 0;
     out[n++] = first ? "rmsnorm attn_norm" : "add_rmsnorm attn_norm";
     const int mixer = attn ? N_ATTENTION_MIXER : fused ? N_DELTANET_FUSED : N_DELTANET_MIXER;
-    for (int i = 0; i < mixer; i++)
+    const char *state_op = attn ? "qk_norm_rope" : "delta_rule", *mixing_op = attn ? "attention" : "delta_rule";
+    for (int i = 0; i < mixer; i++) {
         out[n++] = attn ? k_attention_mixer[i] : fused ? k_deltanet_fused[i] : k_deltanet_mixer[i];
+        if (kept == 0 && strcmp(out[n - 1], state_op) == 0)
+            return n;
+        if (kept > 0 && strcmp(out[n - 1], mixing_op) == 0)
+            out[n++] = "keep_rows";
+    }
     for (int i = 0; i < N_FFN; i++)
         out[n++] = k_ffn[i];
     if (last)
@@ -86,7 +99,8 @@ static int children(int parent, int *out, int cap)
 /* A range the model pushes (a library's own ranges inside an op are allowed). */
 static bool ours(const char *name)
 {
-    static const char *const prefixes[] = {"prefill", "forward_token", "chunk ", "layer ", "embed", "tail"};
+    static const char *const prefixes[] = {"prefill", "forward_token", "chunk ", "layer ", "embed", "tail",
+                                           "keep_rows"};
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
             return true;
@@ -130,9 +144,10 @@ static bool balanced(void)
 }
 
 /* One top-level range `top` holding the chunks of rows `rows` over n tokens
- * (fused: the DeltaNet prologue as one op). */
+ * (fused: the DeltaNet prologue as one op; pruned: a prefill's last layer
+ * pruned where the chunk has fewer asked rows, here 0 or 1, than rows). */
 static void check_tree(q35_suite *s, const char *top, const q35_hparams *hp, int64_t pos0, int64_t n, int64_t rows,
-                       int64_t tail_row, bool fused)
+                       int64_t tail_row, bool fused, bool pruned)
 {
     int tops[4], chunks[64], parts[64], ops[64];
     const int n_top = children(-1, tops, 4);
@@ -165,8 +180,10 @@ static void check_tree(q35_suite *s, const char *top, const q35_hparams *hp, int
         for (int il = 0; ok && il < hp->n_layer; il++) {
             const bool attn = hp->is_attn[il];
             snprintf(name, sizeof name, "layer %d %s", il, attn ? "attention" : "deltanet");
-            const char *want[1 + N_DELTANET_MIXER + N_FFN + 1];
-            const int n_want = layer_ops(attn, fused, il == 0, il == hp->n_layer - 1, want);
+            const char *want[1 + N_DELTANET_MIXER + 1 + N_FFN + 1];
+            const bool last = il == hp->n_layer - 1;
+            const int kept = last && pruned && (int64_t)has_tail < T ? (int)has_tail : -1;
+            const int n_want = layer_ops(attn, fused, il == 0, last, kept, want);
             const int n_ops = children(parts[1 + il], ops, 64);
             ok = strcmp(rec_at(parts[1 + il])->name, name) == 0 && n_ops == n_want;
             for (int k = 0; ok && k < n_ops; k++)
@@ -197,6 +214,7 @@ static void check_times(q35_suite *s, const q35_op_times *t, bool fused)
         {"qk_norm_rope", NULL, Q35_OP_QK_NORM_ROPE, false}, {"attention", NULL, Q35_OP_ATTN, false},
         {"out_gate", NULL, Q35_OP_OUT_GATE, false}, {"swiglu", NULL, Q35_OP_SWIGLU, false},
         {"residual", NULL, Q35_OP_RESIDUAL, false}, {"tail", NULL, Q35_OP_TAIL, false},
+        {"keep_rows", NULL, Q35_OP_KEEP_ROWS, false},
     };
     bool ok = true;
     char line[512] = "";
@@ -267,7 +285,7 @@ int main(void)
         printf("FAIL  prefill: %s\n", err.msg);
         return 1;
     }
-    check_tree(&s, "prefill", &m->hp, 0, 10, 4, 9, true);
+    check_tree(&s, "prefill", &m->hp, 0, 10, 4, 9, true, true);
     check_times(&s, &times, true);
 
     rec_clear();
@@ -275,7 +293,7 @@ int main(void)
         printf("FAIL  forward_token: %s\n", err.msg);
         return 1;
     }
-    check_tree(&s, "forward_token", &m->hp, 10, 1, 1, 10, false);
+    check_tree(&s, "forward_token", &m->hp, 10, 1, 1, 10, false, false);
 
     rec_clear();
     const int64_t at[] = {12};
@@ -283,7 +301,7 @@ int main(void)
         printf("FAIL  prefill_logits_at: %s\n", err.msg);
         return 1;
     }
-    check_tree(&s, "prefill", &m->hp, 11, 5, 4, 12, true); /* the tail in the first chunk only */
+    check_tree(&s, "prefill", &m->hp, 11, 5, 4, 12, true, true); /* the tail in the first chunk only */
 
     q35_cuda_state_free(st);
     q35_cuda_model_free(cm);

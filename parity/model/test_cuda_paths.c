@@ -253,6 +253,35 @@ static void check_gemm_swiglu(q35_suite *s)
         }
 }
 
+/* Which paths prune the prefill's last layer (q35_paths_prune): every one
+ * but with $Q35_PREFILL_PRUNE=0 (prune_off), deterministic, or taking CUDA
+ * graphs (asked for on a path that takes them; asked for elsewhere they do
+ * not run, and the path prunes). */
+static void check_prune(q35_suite *s)
+{
+    const struct {
+        q35_attn_path attention;
+        q35_gemm_path gemm;
+        bool deterministic, off, graphs, ok;
+        const char *what;
+    } cases[] = {
+        {Q35_ATTN_FLASH, Q35_GEMM_F16, false, false, false, true, "flash/f16"},
+        {Q35_ATTN_F32, Q35_GEMM_F32, false, false, false, true, "f32/f32"},
+        {Q35_ATTN_FLASH, Q35_GEMM_FP8, false, false, false, true, "flash/fp8"},
+        {Q35_ATTN_FLASH, Q35_GEMM_F16, false, true, false, false, "flash/f16, $Q35_PREFILL_PRUNE=0"},
+        {Q35_ATTN_F32, Q35_GEMM_F32, true, false, false, false, "deterministic"},
+        {Q35_ATTN_FLASH, Q35_GEMM_F16, false, false, true, false, "flash/f16 with graphs"},
+        {Q35_ATTN_F32, Q35_GEMM_F32, false, false, true, true, "f32/f32, graphs asked (not taken there)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const q35_cuda_paths p = {.attention = cases[i].attention, .gemm = cases[i].gemm,
+                                  .deterministic = cases[i].deterministic, .prune_off = cases[i].off,
+                                  .graphs = cases[i].graphs};
+        const bool on = q35_paths_prune(&p);
+        q35_case(s, on == cases[i].ok, "last layer pruned: %s: %d (want %d)", cases[i].what, on, cases[i].ok);
+    }
+}
+
 int main(void)
 {
     q35_suite s;
@@ -394,5 +423,6 @@ int main(void)
     check_graphs(&s);
     check_flash_gate(&s);
     check_gemm_swiglu(&s);
+    check_prune(&s);
     return q35_suite_end(&s);
 }
