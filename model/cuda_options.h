@@ -227,9 +227,10 @@ static inline bool q35_paths_graphs(const q35_cuda_paths *p)
  * call without logits, and every chunk but the last of a call with the last
  * position's): the output gate, the output projection and the FFN of the rows
  * no logit needs are not computed, nor the last attention layer's attention
- * where no row is kept. At the 9B's 4k that is ~1.7 TFLOP of the ~56.7 a
- * prefill's projections take (2.9 %), the FFN and output projection of one
- * layer in 32. The state is bitwise the unpruned call's (the same launches
+ * of those rows (a few kept rows each attend as a decode step does; none
+ * kept, no attention). At the 9B's 4k that is ~1.4 TFLOP of the ~56.7 a
+ * prefill's projections take (2.4 %): the FFN and output projection of one
+ * layer in 32, over 4095 rows of 4096. The state is bitwise the unpruned call's (the same launches
  * up to that op); the kept rows' logits are the same math over fewer rows
  * (the f16 path's GEMMs then take other algorithms, other last bits). On
  * every prefill path but the deterministic one (whose batched-versus-per-

@@ -225,11 +225,13 @@ static void prefill_keep(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *
 
 /* The last layer pruned (q35_paths_prune, on by default) against the same
  * paths with it off (paths.prune_off, $Q35_PREFILL_PRUNE=0): with the logits
- * at cm_positions asked for (every chunk keeps 2-3 rows of 26-37: gathered)
- * and with none (every chunk's last layer stops at its mixing op's state),
- * the state BITWISE the unpruned one's; the kept rows' logits within the
- * path's tolerance of the unpruned ones; keep_rows timed only where pruned,
- * and fewer projections and FFN activations without logits. On the
+ * at cm_positions asked for (every chunk keeps 2-3 rows of 26-37: their
+ * attention as decode steps, then gathered), at 7 positions 6 of them in the
+ * first chunk (more than KEEP_DECODE_MAX: the chunk's attention, then
+ * gathered) and at none (every chunk's last layer stops at its mixing op's
+ * state): the state BITWISE the unpruned one's; the kept rows' logits within
+ * the path's tolerance of the unpruned ones; keep_rows timed only where
+ * pruned, and fewer projections and residual norms without logits. On the
  * deterministic path nothing is pruned (the same bits both ways). */
 static void check_prune(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
                         const char *model)
@@ -238,51 +240,59 @@ static void check_prune(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, co
     char name[32];
     cm_paths_name(&loaded, name, sizeof name);
     const int vocab = q35_cuda_model_hparams(cm)->n_vocab;
-    int64_t at[8];
-    const int n_at = cm_positions(n, loaded.chunk_rows, at);
-    float *lg[2];
-    q35_cuda_state_host with[2], none[2];
-    q35_op_times tw[2], tn[2];
+    int64_t at[2][8] = {{0}, {1, 5, 9, 13, 17, 21, 38}}; /* n >= 40 */
+    const int n_at[2] = {cm_positions(n, loaded.chunk_rows, at[0]), 7};
+    static const char *const sets[2] = {"cm_positions", "6 in the first chunk"};
+    float *lg[2][2];
+    q35_cuda_state_host with[2][2], none[2];
+    q35_op_times tw[2][2], tn[2];
     for (int off = 0; off < 2; off++) {
         q35_cuda_paths p = loaded;
         p.prune_off = off;
         set_paths(cm, &p);
-        lg[off] = malloc((size_t)n_at * (size_t)vocab * sizeof *lg[off]);
-        q35_poison_f32(lg[off], (int64_t)n_at * vocab);
-        prefill_keep(cm, st, tokens, n, at, n_at, lg[off], &tw[off], &with[off]);
+        for (int k = 0; k < 2; k++) {
+            lg[k][off] = malloc((size_t)n_at[k] * (size_t)vocab * sizeof *lg[k][off]);
+            q35_poison_f32(lg[k][off], (int64_t)n_at[k] * vocab);
+            prefill_keep(cm, st, tokens, n, at[k], n_at[k], lg[k][off], &tw[k][off], &with[k][off]);
+        }
         prefill_keep(cm, st, tokens, n, NULL, 0, NULL, &tn[off], &none[off]);
     }
     set_paths(cm, &loaded);
     const bool on = q35_paths_prune(&loaded);
-    const cm_state_cmp sw = cm_compare_states(&with[0], &with[1]), sn = cm_compare_states(&none[0], &none[1]);
-    const q35_cmp lc = cm_compare(lg[0], lg[1], (int64_t)n_at * vocab);
     const cm_tol tol = cm_tolerance(&loaded);
     char lim[64] = "bitwise";
     if (!loaded.deterministic)
         cm_tol_str(tol, lim, sizeof lim);
-    const bool same_bits = q35_bitwise_f32(lg[0], lg[1], (int64_t)n_at * vocab).equal;
-    q35_case(s, sw.bitwise && sn.bitwise && lc.nonfinite == 0 &&
-                    (loaded.deterministic ? same_bits : cm_within(tol, lc.rel_linf, lc.rel_l2)),
-             "%-13s %s, last layer pruned (%s) vs not: state %s with %d logit positions, %s with none; their logits "
-             "%s, rel Linf %.2e, rel L2 %.2e (limit %s)",
-             name, model, on ? "on" : "off: deterministic", sw.bitwise ? "bitwise" : "DIFFERS",
-             n_at, sn.bitwise ? "bitwise" : "DIFFERS", same_bits ? "bitwise" : "differ", lc.rel_linf, lc.rel_l2, lim);
-    if (!sw.bitwise || !sn.bitwise)
-        printf("      %s / %s\n", sw.msg, sn.msg);
-    const bool counts = on ? tw[0].calls[Q35_OP_KEEP_ROWS] > 0 && tw[1].calls[Q35_OP_KEEP_ROWS] == 0 &&
-                                 tn[0].calls[Q35_OP_KEEP_ROWS] == 0 &&
+    for (int k = 0; k < 2; k++) {
+        const cm_state_cmp sw = cm_compare_states(&with[k][0], &with[k][1]);
+        const q35_cmp lc = cm_compare(lg[k][0], lg[k][1], (int64_t)n_at[k] * vocab);
+        const bool same_bits = q35_bitwise_f32(lg[k][0], lg[k][1], (int64_t)n_at[k] * vocab).equal;
+        q35_case(s, sw.bitwise && lc.nonfinite == 0 &&
+                        (loaded.deterministic ? same_bits : cm_within(tol, lc.rel_linf, lc.rel_l2)),
+                 "%-13s %s, last layer pruned (%s) vs not, logits at %d positions (%s): state %s; logits %s, "
+                 "rel Linf %.2e, rel L2 %.2e (limit %s)%s%s",
+                 name, model, on ? "on" : "off: deterministic", n_at[k], sets[k], sw.bitwise ? "bitwise" : "DIFFERS",
+                 same_bits ? "bitwise" : "differ", lc.rel_linf, lc.rel_l2, lim, sw.bitwise ? "" : ": ", sw.msg);
+    }
+    const cm_state_cmp sn = cm_compare_states(&none[0], &none[1]);
+    q35_case(s, sn.bitwise, "%-13s %s, last layer pruned (%s) vs not, no logits: state %s%s%s", name, model,
+             on ? "on" : "off: deterministic", sn.bitwise ? "bitwise" : "DIFFERS", sn.bitwise ? "" : ": ", sn.msg);
+    const bool counts = on ? tw[0][0].calls[Q35_OP_KEEP_ROWS] > 0 && tw[1][0].calls[Q35_OP_KEEP_ROWS] > 0 &&
+                                 tw[0][1].calls[Q35_OP_KEEP_ROWS] == 0 && tn[0].calls[Q35_OP_KEEP_ROWS] == 0 &&
                                  tn[0].calls[Q35_OP_PROJ] < tn[1].calls[Q35_OP_PROJ] &&
                                  tn[0].calls[Q35_OP_NORM] < tn[1].calls[Q35_OP_NORM]
-                           : tw[0].calls[Q35_OP_KEEP_ROWS] == 0 && tn[0].calls[Q35_OP_PROJ] == tn[1].calls[Q35_OP_PROJ];
+                           : tw[0][0].calls[Q35_OP_KEEP_ROWS] == 0 && tn[0].calls[Q35_OP_PROJ] == tn[1].calls[Q35_OP_PROJ];
     q35_case(s, counts,
              "%-13s %s, timed: keep_rows %lld pruned / %lld not; without logits %lld / %lld projections, %lld / %lld "
              "residual norms (want keep_rows only pruned, and fewer without logits where pruned)",
-             name, model, (long long)tw[0].calls[Q35_OP_KEEP_ROWS], (long long)tw[1].calls[Q35_OP_KEEP_ROWS],
+             name, model, (long long)tw[0][0].calls[Q35_OP_KEEP_ROWS], (long long)tw[0][1].calls[Q35_OP_KEEP_ROWS],
              (long long)tn[0].calls[Q35_OP_PROJ], (long long)tn[1].calls[Q35_OP_PROJ],
              (long long)tn[0].calls[Q35_OP_NORM], (long long)tn[1].calls[Q35_OP_NORM]);
     for (int i = 0; i < 2; i++) {
-        free(lg[i]);
-        q35_cuda_state_host_free(&with[i]);
+        for (int k = 0; k < 2; k++) {
+            free(lg[k][i]);
+            q35_cuda_state_host_free(&with[k][i]);
+        }
         q35_cuda_state_host_free(&none[i]);
     }
 }
