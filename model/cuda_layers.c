@@ -396,8 +396,15 @@ static int ffn_swiglu_sm90(q35_run *r, const q35_dlayer *l)
     if (q35_op_end(r, q35_gemm_swiglu_sm90_f16(y16, ff, r->cm->f16_act, gu->k, gu->w16, gu->k, ff, gu->k, r->T,
                                                r->cm->paths.gemm_sm90_variant, r->cm->stream, r->err)))
         return q35_fail_context(r->err, "layer %d", l->index);
-    q35_op_begin(r, Q35_OP_PROJ, l->ffn_down.label);
-    return q35_op_end(r, gemm_f16_rows(r, BUF(r, X), r->cm->hp.n_embd, y16, &l->ffn_down, OUT_F32_ADD));
+    const q35_dweight *down = &l->ffn_down;
+    const int64_t H = r->cm->hp.n_embd;
+    q35_op_begin(r, Q35_OP_PROJ, down->label);
+    if (q35_paths_gemm_sm90_down(&r->cm->paths) && down->n % 2 == 0 && down->k % 64 == 0) /* x += y16 W^T there */
+        return q35_op_end(r, gemm_done(r, BUF(r, X), q35_gemm_sm90_f32(BUF(r, X), H, y16, down->k, down->w16, down->k,
+                                                                       down->n, down->k, r->T, 1,
+                                                                       r->cm->paths.gemm_sm90_variant, r->cm->stream,
+                                                                       r->err)));
+    return q35_op_end(r, gemm_f16_rows(r, BUF(r, X), H, y16, down, OUT_F32_ADD));
 }
 
 /* post_attention_norm -> SwiGLU FFN -> the second residual; both layer kinds. */

@@ -139,6 +139,12 @@ typedef struct q35_cuda_paths {
     bool prune_off;          /* the last layer over every row of a chunk, as every other layer,
                                 instead of pruned (q35_paths_prune): $Q35_PREFILL_PRUNE=0 at load,
                                 the A/B */
+    bool gemm_sm90_down;     /* opt-in: ffn_down alone of the projections through the sm_90a GEMM
+                                (q35_gemm_sm90_f32, adding into x) where SwiGLU runs in the sm_90a
+                                [gate | up] GEMM: $Q35_GEMM_SM90=ffn_down at load. Our GEMM measured
+                                faster than cuBLASLt on ffn_down alone (K 12288: 660 against 640
+                                TFLOP/s, H200, 2048 rows, cab57c4; bench/results/), slower on the
+                                narrow projections; off until the prefill's A/B says */
     bool graphs;             /* opt-in: a prefill chunk's layers launched as CUDA graphs, one a layer
                                 (model/cuda_graph.c; the same bits as plain launches), where
                                 q35_paths_graph_ok: $Q35_CUDA_GRAPH=1 at load. Off by default until
@@ -195,6 +201,14 @@ static inline bool q35_paths_gemm_swiglu(const q35_cuda_paths *p)
 static inline bool q35_paths_gemm_sm90_proj(const q35_cuda_paths *p)
 {
     return p->gemm_sm90_proj && p->gemm_sm90 && p->gemm == Q35_GEMM_F16 && !p->deterministic;
+}
+
+/* Whether paths p run ffn_down through the sm_90a GEMM (model/cuda_layers.c,
+ * ffn_swiglu_sm90): asked for, with SwiGLU in the sm_90a [gate | up] GEMM
+ * (which holds the rest of those conditions). */
+static inline bool q35_paths_gemm_sm90_down(const q35_cuda_paths *p)
+{
+    return p->gemm_sm90_down && q35_paths_gemm_swiglu(p);
 }
 
 /* Whether paths p can launch a prefill chunk's layers as CUDA graphs

@@ -253,6 +253,26 @@ static void check_gemm_swiglu(q35_suite *s)
         }
 }
 
+/* ffn_down on the sm_90a GEMM (q35_paths_gemm_sm90_down): asked for, and
+ * only with SwiGLU in that GEMM (so: f16, not deterministic, merged, where the
+ * kernel runs). */
+static void check_sm90_down(q35_suite *s)
+{
+    for (int asked = 0; asked < 2; asked++)
+        for (int swiglu = 0; swiglu < 2; swiglu++)
+            for (int det = 0; det < 2; det++) {
+                const q35_cuda_paths p = {.attention = Q35_ATTN_FLASH, .gemm = Q35_GEMM_F16, .deterministic = det,
+                                          .gemm_sm90 = true, .gemm_swiglu = swiglu, .gemm_sm90_down = asked};
+                const bool on = q35_paths_gemm_sm90_down(&p);
+                q35_case(s, on == (asked && swiglu && !det),
+                         "ffn_down on the sm_90a GEMM: asked %d, SwiGLU in the GEMM asked %d, deterministic %d: on %d",
+                         asked, swiglu, det, on);
+            }
+    const q35_cuda_paths no_kernel = {.attention = Q35_ATTN_FLASH, .gemm = Q35_GEMM_F16, .gemm_sm90 = false,
+                                      .gemm_swiglu = true, .gemm_sm90_down = true};
+    q35_case(s, !q35_paths_gemm_sm90_down(&no_kernel), "ffn_down on the sm_90a GEMM: not where the kernel does not run");
+}
+
 /* Which paths prune the prefill's last layer (q35_paths_prune): every one
  * but with $Q35_PREFILL_PRUNE=0 (prune_off), deterministic, or taking CUDA
  * graphs (asked for on a path that takes them; asked for elsewhere they do
@@ -424,5 +444,6 @@ int main(void)
     check_flash_gate(&s);
     check_gemm_swiglu(&s);
     check_prune(&s);
+    check_sm90_down(&s);
     return q35_suite_end(&s);
 }
