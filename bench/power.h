@@ -31,6 +31,11 @@
  *   thermal_capped  the fraction held by heat: software or hardware thermal
  *                   slowdown, or hardware slowdown
  *
+ * NVML's energy counter moves in coarse steps: over loops of 0.3-0.6 s an
+ * H100's gpu_w read 655-750 W against its 700 W limit and gpu_j spread +-10 %
+ * between runs of one build (bench/results/, e08c0bc), so compare energy
+ * over loops of seconds (--benchmark_min_time=2), not sub-second ones.
+ *
  * Tokens per joule: tokens_per_s / gpu_w. A counter NVML cannot give on the
  * device (its energy counter: Volta and later) is left out, never zero.
  * Context: power ("nvml", or why not: "off (--q35_power=0)", "unavailable:

@@ -144,7 +144,8 @@ typedef struct q35_cuda_paths {
                                 [gate | up] GEMM: $Q35_GEMM_SM90=ffn_down at load. Our GEMM measured
                                 faster than cuBLASLt on ffn_down alone (K 12288: 660 against 640
                                 TFLOP/s, H200, 2048 rows, cab57c4; bench/results/), slower on the
-                                narrow projections; off until the prefill's A/B says */
+                                narrow projections; in the prefill at the power limit it measured
+                                4.4 % slower (the 9B at 4k, 6 of 6 rounds, H100, e08c0bc): opt-in */
     bool graphs;             /* opt-in: a prefill chunk's layers launched as CUDA graphs, one a layer
                                 (model/cuda_graph.c; the same bits as plain launches), where
                                 q35_paths_graph_ok: $Q35_CUDA_GRAPH=1 at load. Off by default until
