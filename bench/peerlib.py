@@ -6,6 +6,7 @@ SCHEMA.md). Imports nothing outside the standard library; torch is passed in
 by the caller that has it.
 """
 
+import contextlib
 import ctypes
 import datetime
 import json
@@ -304,19 +305,13 @@ def time_ms(torch, run, reps, seconds, power=None, out=None):
     torch.cuda.synchronize()
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
-    loop = power.loop() if power is not None else None
-    if loop is not None:
-        loop.__enter__()
-    try:
+    with power.loop() if power is not None else contextlib.nullcontext() as loop:
         while len(times) < reps and (len(times) < min(reps, 2) or sum(times) < seconds * 1e3):
             a.record()
             run()
             b.record()
             b.synchronize()
             times.append(a.elapsed_time(b))
-    finally:
-        if loop is not None:
-            loop.__exit__(None, None, None)
     if loop is not None and out is not None:
         out.update(loop.values(len(times)))
     return times

@@ -622,10 +622,10 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
         deltanet_prep(r, l, win) || delta_rule(r, S))
         return -1;
     if (pruned_here(r, l)) { /* the state is whole: o, z (MIX's slice) and x of the kept rows go on */
-        const int64_t vd = (int64_t)hp->ssm_hv * hp->ssm_dv;
-        const kept_buf b[3] = {{BUF(r, O), vd, vd}, {mix + mc.z, mc.width, vd}, {BUF(r, X), hp->n_embd, hp->n_embd}};
         if (r->n_keep == 0)
             return 0;
+        const int64_t vd = (int64_t)hp->ssm_hv * hp->ssm_dv;
+        const kept_buf b[3] = {{BUF(r, O), vd, vd}, {mix + mc.z, mc.width, vd}, {BUF(r, X), hp->n_embd, hp->n_embd}};
         if (keep_rows(r, b, 3))
             return -1;
     }
@@ -698,30 +698,6 @@ static int attend_kept(q35_run *r, int64_t qd, const void *kc, const void *vc)
     return q35_op_end(r, rc);
 }
 
-/* The chunk's attention over every row. Where the f16 path takes the gate in
- * the sm_90a flash epilogue (not pruned), that kernel, then attn_output and
- * its residual: 1 (the gate done); else the attention into ATTN_O and, where
- * pruned, the kept rows' output, gate and x gathered: 0; -1 on failure. */
-static int attend_all(q35_run *r, const q35_dlayer *l, int64_t qd, const void *kc, const void *vc, bool pruned)
-{
-    q35_op_begin(r, Q35_OP_ATTN, "attention");
-    if (!pruned && gate_in_flash(r)) /* attn_output's f16 input written in the epilogue, no out_gate op */
-        return input_written(r, BUF(r, ATTN_O),
-                             q35_op_end(r, q35_attention_prefill_flash_sm90_gated_f16(
-                                               r->cm->f16_act, BUF(r, GATE), BUF(r, Q), (const uint16_t *)kc,
-                                               (const uint16_t *)vc, r->pos, r->T, r->cm->attn, Q35_VARIANT_DEFAULT,
-                                               r->cm->stream, r->err))) ||
-                       out_proj(r, BUF(r, ATTN_O), &l->o, false)
-                   ? -1 : 1;
-    if (q35_op_end(r, r->attend(r, BUF(r, ATTN_O), BUF(r, Q), kc, vc)))
-        return -1;
-    if (!pruned)
-        return 0;
-    const kept_buf b[3] = {{BUF(r, ATTN_O), qd, qd}, {BUF(r, GATE), qd, qd},
-                           {BUF(r, X), r->cm->hp.n_embd, r->cm->hp.n_embd}};
-    return keep_rows(r, b, 3) ? -1 : 0;
-}
-
 int q35_layer_attention(q35_run *r, const q35_dlayer *l)
 {
     const q35_hparams *hp = &r->cm->hp;
@@ -742,16 +718,32 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
     const bool pruned = pruned_here(r, l);
     if (pruned && r->n_keep == 0) /* the cache holds this chunk's K and V: no row goes on */
         return 0;
-    if (pruned && r->n_keep <= KEEP_DECODE_MAX) { /* the kept rows' attention alone, then their gate and x */
-        const kept_buf b[2] = {{BUF(r, GATE), qd, qd}, {BUF(r, X), hp->n_embd, hp->n_embd}};
-        if (attend_kept(r, qd, kc, vc) || keep_rows(r, b, 2))
+    if (!pruned && gate_in_flash(r)) { /* the out gate in the sm_90a kernel's epilogue: attn_output's f16 input,
+                                          no out_gate op */
+        q35_op_begin(r, Q35_OP_ATTN, "attention");
+        if (input_written(r, BUF(r, ATTN_O),
+                          q35_op_end(r, q35_attention_prefill_flash_sm90_gated_f16(
+                                            r->cm->f16_act, BUF(r, GATE), BUF(r, Q), (const uint16_t *)kc,
+                                            (const uint16_t *)vc, r->pos, r->T,
+                                            r->cm->attn, Q35_VARIANT_DEFAULT, r->cm->stream, r->err))) ||
+            out_proj(r, BUF(r, ATTN_O), &l->o, false))
+            return -1;
+        return ffn(r, l);
+    }
+    /* pruned: up to KEEP_DECODE_MAX kept rows attend alone (ATTN_O's first rows), more after the chunk's rows */
+    const bool alone = pruned && r->n_keep <= KEEP_DECODE_MAX;
+    if (alone) {
+        if (attend_kept(r, qd, kc, vc))
             return -1;
     } else {
-        const int done = attend_all(r, l, qd, kc, vc, pruned);
-        if (done < 0)
+        q35_op_begin(r, Q35_OP_ATTN, "attention");
+        if (q35_op_end(r, r->attend(r, BUF(r, ATTN_O), BUF(r, Q), kc, vc)))
             return -1;
-        if (done == 1) /* the gate and attn_output ran with the attention */
-            return ffn(r, l);
+    }
+    if (pruned) { /* the kept rows' gate, x and (where the chunk's rows attended) attention output go on */
+        const kept_buf b[3] = {{BUF(r, GATE), qd, qd}, {BUF(r, X), hp->n_embd, hp->n_embd}, {BUF(r, ATTN_O), qd, qd}};
+        if (keep_rows(r, b, alone ? 2 : 3))
+            return -1;
     }
     q35_op_begin(r, Q35_OP_OUT_GATE, "out_gate");
     const int gated = r->f16_inputs /* ATTN_O as attn_output's f16 input only */

@@ -218,8 +218,8 @@ static void check_sm90_gemm(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st
 
 /* One prefill of tokens[0..n) after a reset, timed: the logits at at[0..n_at) (none: n_at 0) into
  * logits, the state into h. */
-static void prefill_keep(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n, const int64_t *at,
-                         int n_at, float *logits, q35_op_times *t, q35_cuda_state_host *h)
+static void prefill_at_timed(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
+                             const int64_t *at, int n_at, float *logits, q35_op_times *t, q35_cuda_state_host *h)
 {
     q35_error err = {{0}};
     memset(t, 0, sizeof *t);
@@ -261,9 +261,9 @@ static void check_prune(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, co
         for (int k = 0; k < 2; k++) {
             lg[k][off] = malloc((size_t)n_at[k] * (size_t)vocab * sizeof *lg[k][off]);
             q35_poison_f32(lg[k][off], (int64_t)n_at[k] * vocab);
-            prefill_keep(cm, st, tokens, n, at[k], n_at[k], lg[k][off], &tw[k][off], &with[k][off]);
+            prefill_at_timed(cm, st, tokens, n, at[k], n_at[k], lg[k][off], &tw[k][off], &with[k][off]);
         }
-        prefill_keep(cm, st, tokens, n, NULL, 0, NULL, &tn[off], &none[off]);
+        prefill_at_timed(cm, st, tokens, n, NULL, 0, NULL, &tn[off], &none[off]);
     }
     set_paths(cm, &loaded);
     q35_cuda_paths asked = loaded; /* the first arm's: pruning asked for whatever the environment said */
@@ -291,7 +291,8 @@ static void check_prune(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, co
                                  tw[0][1].calls[Q35_OP_KEEP_ROWS] == 0 && tn[0].calls[Q35_OP_KEEP_ROWS] == 0 &&
                                  tn[0].calls[Q35_OP_PROJ] < tn[1].calls[Q35_OP_PROJ] &&
                                  tn[0].calls[Q35_OP_NORM] < tn[1].calls[Q35_OP_NORM]
-                           : tw[0][0].calls[Q35_OP_KEEP_ROWS] == 0 && tn[0].calls[Q35_OP_PROJ] == tn[1].calls[Q35_OP_PROJ];
+                           : tw[0][0].calls[Q35_OP_KEEP_ROWS] == 0 &&
+                                 tn[0].calls[Q35_OP_PROJ] == tn[1].calls[Q35_OP_PROJ];
     q35_case(s, counts,
              "%-13s %s, timed: keep_rows %lld pruned / %lld not; without logits %lld / %lld projections, %lld / %lld "
              "residual norms (want keep_rows only pruned, and fewer without logits where pruned)",
