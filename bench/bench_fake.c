@@ -5,7 +5,8 @@
  * bytes/s, which is 50 / N % of the fixed "copy" ceiling of 2e12 bytes/s.
  * fake_prefill/... has the prefill sweep's axes and counters (SCHEMA.md): a
  * prompt of len tokens takes len / 1e4 s (1e4 tokens/s), of which projections
- * 50 %, the scan 20 %, attention 20 %, the rest 10 % (q35_bench_phases).
+ * 50 %, the scan 20 %, attention 20 %, the rest 10 % (q35_bench_phases), the
+ * projections at 600 TFLOP/s and attention at 400.
  * $Q35_FAKE_SCALE (a positive number, default 1) multiplies every time, so a
  * test can make one run faster than another (tools/bench-ab.sh's).
  * $Q35_FAKE_POWER_PCI=ID: the power counters (bench/power.h) from NVML for
@@ -51,9 +52,11 @@ static void fake_prefill(q35_bench_state *st, void *unused)
     const double len = (double)q35_bench_arg(st, 5), s = g_scale * len / 1e4;
     while (q35_bench_keep_running(st))
         q35_bench_set_iteration_time(st, s);
-    q35_op_times t = {{0}, {0}};
+    q35_op_times t = {{0}, {0}, {0}};
     const int prefills = 2; /* accumulated over two prefills: the counters are per prefill */
     t.seconds[Q35_OP_PROJ] = prefills * 0.5 * s;
+    t.flop[Q35_OP_PROJ] = prefills * 0.5 * s * 6e14; /* 600 TFLOP/s over the projections' time */
+    t.flop[Q35_OP_ATTN] = prefills * 0.2 * s * 4e14; /* 400 over attention's */
     t.seconds[Q35_OP_DELTA] = prefills * 0.2 * s;
     t.seconds[Q35_OP_ATTN] = prefills * 0.2 * s;
     t.seconds[Q35_OP_NORM] = prefills * 0.06 * s;

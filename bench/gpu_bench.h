@@ -48,8 +48,9 @@ int q35_bench_gpu_init_blas(int *argc, char **argv, q35_blas *blas);
 /* The phases of a prefill (bench/results/SCHEMA.md) as plain counters, seconds
  * per prefill: s_proj (every projection, Q35_OP_PROJ), s_scan (the delta-rule
  * scan, Q35_OP_DELTA), s_attn (attention, Q35_OP_ATTN), s_other (every other
- * op), from op times accumulated over `prefills` prefills. The prefill sweep
- * reports them beside its rate:
+ * op), from op times accumulated over `prefills` prefills; and where the
+ * times counted FLOP, proj_tflop_s and attn_tflop_s (the projections' and
+ * attention's achieved TFLOP/s). The prefill sweep reports them beside its rate:
  *
  *     q35_bench_rate(st, "tokens_per_s", (double)len);   // tokens per iteration
  *     q35_bench_phases(st, &times, prefills);

@@ -13,4 +13,10 @@ void q35_bench_phases(q35_bench_state *st, const q35_op_times *t, int64_t prefil
     q35_bench_value(st, "s_scan", scan / n);
     q35_bench_value(st, "s_attn", attn / n);
     q35_bench_value(st, "s_other", (total - proj - scan - attn) / n);
+    /* the projections' and attention's achieved rates (their FLOP counted from the shapes,
+     * q35_op_times), where the op ran and counted some */
+    if (proj > 0.0 && t->flop[Q35_OP_PROJ] > 0.0)
+        q35_bench_value(st, "proj_tflop_s", t->flop[Q35_OP_PROJ] / proj / 1e12);
+    if (attn > 0.0 && t->flop[Q35_OP_ATTN] > 0.0)
+        q35_bench_value(st, "attn_tflop_s", t->flop[Q35_OP_ATTN] / attn / 1e12);
 }

@@ -31,15 +31,33 @@ void run_print_top_k(const float *logits, int vocab, int64_t k)
     free(idx);
 }
 
+/* An op's achieved rate, FLOP over seconds, as the table's last column with an
+ * SI prefix (" 641.2 T"); empty where it counts none. */
+static const char *flop_rate(char *buf, size_t cap, double flop, double seconds)
+{
+    static const struct { double scale; const char *prefix; } k[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1.0, " "}};
+    buf[0] = '\0';
+    if (flop <= 0.0 || seconds <= 0.0)
+        return buf;
+    const double rate = flop / seconds;
+    size_t i = 0;
+    while (i + 1 < sizeof k / sizeof k[0] && rate < k[i].scale)
+        i++;
+    snprintf(buf, cap, " %8.1f %s", rate / k[i].scale, k[i].prefix);
+    return buf;
+}
+
 void run_print_times(const q35_op_times *t, double total, int64_t tokens)
 {
-    printf("\n%-14s %10s %7s %8s\n", "op", "ms", "%", "calls");
+    printf("\n%-14s %10s %7s %8s %10s\n", "op", "ms", "%", "calls", "FLOP/s");
     double sum = 0.0;
     for (int op = 0; op < Q35_OP_COUNT; op++) {
         sum += t->seconds[op];
+        char rate[32];
         if (t->calls[op])
-            printf("%-14s %10.3f %6.1f%% %8" PRId64 "\n", q35_op_name((q35_op)op), 1e3 * t->seconds[op],
-                   total > 0 ? 100.0 * t->seconds[op] / total : 0.0, t->calls[op]);
+            printf("%-14s %10.3f %6.1f%% %8" PRId64 "%s\n", q35_op_name((q35_op)op), 1e3 * t->seconds[op],
+                   total > 0 ? 100.0 * t->seconds[op] / total : 0.0, t->calls[op],
+                   flop_rate(rate, sizeof rate, t->flop[op], t->seconds[op]));
     }
     printf("%-14s %10.3f %6.1f%%\n", "(other)", 1e3 * (total - sum), total > 0 ? 100.0 * (total - sum) / total : 0.0);
     printf("%-14s %10.3f          %.1f tokens/s\n", "total", 1e3 * total, total > 0 ? (double)tokens / total : 0.0);

@@ -13,7 +13,9 @@
 /* The top-k of vocab logits, one line each. */
 void run_print_top_k(const float *logits, int vocab, int64_t k);
 
-/* The per-op table, the rest of `total` as "(other)", and tokens/s. */
+/* The per-op table (ms, share, calls, and the achieved FLOP/s of the ops that
+ * count FLOP: the projections, attention), the rest of `total` as "(other)",
+ * and tokens/s. */
 void run_print_times(const q35_op_times *t, double total, int64_t tokens);
 
 /* float32 [rows][vocab] to a file, through a temporary file renamed into

@@ -216,6 +216,7 @@ void q35_trace_push(const char *name);
 void q35_trace_pop(void);
 void q35_op_begin(q35_run *r, q35_op op, const char *name);
 int q35_op_end(q35_run *r, int rc); /* rc, or -1 when the op's timing failed */
+void q35_op_flop(q35_run *r, q35_op op, double flop); /* op's FLOP (q35_op_times) counted, where the call is timed */
 int q35_timer_collect(q35_cuda_model *cm, q35_op_times *times, q35_error *err); /* sync, add, reset */
 void q35_timer_free(q35_timer *t);
 

@@ -269,9 +269,23 @@ static int input_written(q35_run *r, const float *x, int rc)
 
 /* ---- the ops, per token or over rows ---- */
 
+/* A projection's op (NVTX range `label`) begun: r->T rows through w, its 2 T n k FLOP counted */
+static void proj_begin(q35_run *r, const q35_dweight *w, const char *label)
+{
+    q35_op_begin(r, Q35_OP_PROJ, label);
+    q35_op_flop(r, Q35_OP_PROJ, 2.0 * (double)r->T * (double)w->n * (double)w->k);
+}
+
+/* The attention op begun: `rows` query rows at positions pos.. (q35_attention_flop counted) */
+static void attn_begin(q35_run *r, int64_t pos, int64_t rows)
+{
+    q35_op_begin(r, Q35_OP_ATTN, "attention");
+    q35_op_flop(r, Q35_OP_ATTN, q35_attention_flop(r->cm->hp.n_head, r->cm->hp.head_dim, pos, rows));
+}
+
 static int proj(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
 {
-    q35_op_begin(r, Q35_OP_PROJ, w->label);
+    proj_begin(r, w, w->label);
     return q35_op_end(r, r->project(r, y, ldy, x, w));
 }
 
@@ -334,7 +348,7 @@ static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last
 {
     const int64_t H = r->cm->hp.n_embd;
     if (r->f16_inputs || r->fp8_inputs) {
-        q35_op_begin(r, Q35_OP_PROJ, w->label);
+        proj_begin(r, w, w->label);
         return q35_op_end(r, r->f16_inputs ? gemm_f16(r, BUF(r, X), H, in, w, OUT_F32_ADD)
                                            : gemm_fp8(r, BUF(r, X), H, in, w, OUT_F32_ADD));
     }
@@ -363,7 +377,7 @@ static int ffn_gu16(q35_run *r, const q35_dlayer *l)
 {
     const int64_t ff = r->cm->hp.n_ff;
     uint16_t *gu = (uint16_t *)(void *)BUF(r, GU);
-    q35_op_begin(r, Q35_OP_PROJ, l->gu.label);
+    proj_begin(r, &l->gu, l->gu.label);
     if (q35_op_end(r, r->fp8_inputs ? gemm_fp8(r, gu, 2 * ff, BUF(r, NORMED), &l->gu, OUT_16)
                                     : gemm_f16(r, gu, 2 * ff, BUF(r, NORMED), &l->gu, OUT_16)))
         return -1;
@@ -392,13 +406,13 @@ static int ffn_swiglu_sm90(q35_run *r, const q35_dlayer *l)
         return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", gu->w16 ? l->ffn_down.label : gu->label);
     if (gemm_input(r, BUF(r, NORMED), gu, round_f16))
         return -1;
-    q35_op_begin(r, Q35_OP_PROJ, label);
+    proj_begin(r, gu, label);
     if (q35_op_end(r, q35_gemm_swiglu_sm90_f16(y16, ff, r->cm->f16_act, gu->k, gu->w16, gu->k, ff, gu->k, r->T,
                                                r->cm->paths.gemm_sm90_variant, r->cm->stream, r->err)))
         return q35_fail_context(r->err, "layer %d", l->index);
     const q35_dweight *down = &l->ffn_down;
     const int64_t H = r->cm->hp.n_embd;
-    q35_op_begin(r, Q35_OP_PROJ, down->label);
+    proj_begin(r, down, down->label);
     if (q35_paths_gemm_sm90_down(&r->cm->paths) && down->n % 2 == 0 && down->k % 64 == 0) /* x += y16 W^T there */
         return q35_op_end(r, gemm_done(r, BUF(r, X), q35_gemm_sm90_f32(BUF(r, X), H, y16, down->k, down->w16, down->k,
                                                                        down->n, down->k, r->T, 1,
@@ -687,9 +701,11 @@ static int attention_in_fast(q35_run *r, const q35_dlayer *l, uint16_t *kc, uint
  * path's kernel, over this state's cache element). */
 static int attend_kept(q35_run *r, int64_t qd, const void *kc, const void *vc)
 {
-    q35_op_begin(r, Q35_OP_ATTN, "attention");
+    attn_begin(r, r->keep_at[0], 1);
     int rc = 0;
     for (int64_t i = 0; rc == 0 && i < r->n_keep; i++) {
+        if (i > 0) /* each kept row's scores, counted as its own decode step's */
+            q35_op_flop(r, Q35_OP_ATTN, q35_attention_flop(r->cm->hp.n_head, r->cm->hp.head_dim, r->keep_at[i], 1));
         q35_run one = *r;
         one.pos = r->keep_at[i];
         one.T = 1;
@@ -720,7 +736,7 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
         return 0;
     if (!pruned && gate_in_flash(r)) { /* the out gate in the sm_90a kernel's epilogue: attn_output's f16 input,
                                           no out_gate op */
-        q35_op_begin(r, Q35_OP_ATTN, "attention");
+        attn_begin(r, r->pos, r->T);
         if (input_written(r, BUF(r, ATTN_O),
                           q35_op_end(r, q35_attention_prefill_flash_sm90_gated_f16(
                                             r->cm->f16_act, BUF(r, GATE), BUF(r, Q), (const uint16_t *)kc,
@@ -736,7 +752,7 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
         if (attend_kept(r, qd, kc, vc))
             return -1;
     } else {
-        q35_op_begin(r, Q35_OP_ATTN, "attention");
+        attn_begin(r, r->pos, r->T);
         if (q35_op_end(r, r->attend(r, BUF(r, ATTN_O), BUF(r, Q), kc, vc)))
             return -1;
     }

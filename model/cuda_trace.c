@@ -74,6 +74,12 @@ int q35_op_end(q35_run *r, int rc)
     return rc || r->timing_rc ? -1 : 0;
 }
 
+void q35_op_flop(q35_run *r, q35_op op, double flop)
+{
+    if (r->times)
+        r->times->flop[op] += flop;
+}
+
 int q35_timer_collect(q35_cuda_model *cm, q35_op_times *times, q35_error *err)
 {
     q35_timer *t = &cm->timer;

@@ -31,7 +31,20 @@ typedef enum q35_op {
 typedef struct q35_op_times {
     double seconds[Q35_OP_COUNT]; /* wall seconds per op */
     int64_t calls[Q35_OP_COUNT];  /* launches (or reference calls) per op */
+    /* floating-point operations the op's products did, counted from their shapes (2 a multiply-add):
+     * projections 2 T n k each (T rows through an n x k weight); attention 4 heads head_dim a
+     * (query, key) pair it scores (Q K^T and P V), T rows at positions pos.. scoring pos + 1 ..
+     * pos + T keys; 0 for the other ops. Their rate over seconds[] is the op's achieved FLOP/s. */
+    double flop[Q35_OP_COUNT];
 } q35_op_times;
+
+/* The attention FLOP of `rows` query rows at positions pos .. pos + rows - 1,
+ * each scoring every key up to its own position (q35_op_times' count). */
+static inline double q35_attention_flop(int64_t heads, int64_t head_dim, int64_t pos, int64_t rows)
+{
+    const double keys = (double)rows * (double)pos + 0.5 * (double)rows * (double)(rows + 1);
+    return 4.0 * (double)heads * (double)head_dim * keys;
+}
 
 /* A short name: "proj", "delta_rule", ... */
 const char *q35_op_name(q35_op op);

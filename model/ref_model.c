@@ -162,6 +162,13 @@ static void toc(struct ctx *c, q35_op op)
     }
 }
 
+/* op's FLOP (q35_op_times) counted, where the call is timed */
+static void count_flop(struct ctx *c, q35_op op, double flop)
+{
+    if (c->times)
+        c->times->flop[op] += flop;
+}
+
 /* y[rows][w.rows] = x[rows][w.cols] . w^T */
 static int project(struct ctx *c, double *y, const double *x, const q35_weight *w, int64_t rows)
 {
@@ -169,6 +176,7 @@ static int project(struct ctx *c, double *y, const double *x, const q35_weight *
     if (q35_ref_linear(y, x, w->type, w->data, w->rows, w->cols, rows))
         return q35_fail(c->err, "reference %s: out of memory", w->name);
     toc(c, Q35_OP_PROJ);
+    count_flop(c, Q35_OP_PROJ, 2.0 * (double)rows * (double)w->rows * (double)w->cols);
     return 0;
 }
 
@@ -295,6 +303,7 @@ static int attention(struct ctx *c, const q35_layer *l, int64_t rows, int64_t po
         if (q35_ref_attention(s->attn_o + t * qd, s->q + t * qd, kc, vc, pos0 + t + 1, d))
             return q35_fail(c->err, "reference attention: out of memory for %" PRId64 " scores", pos0 + t + 1);
     toc(c, Q35_OP_ATTN);
+    count_flop(c, Q35_OP_ATTN, q35_attention_flop(hp->n_head, hd, pos0, rows));
 
     tic(c);
     q35_ref_sigmoid_gate(s->attn_o, s->gate, rows * qd);

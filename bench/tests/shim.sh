@@ -23,8 +23,9 @@ jq_check "$j" '[.benchmarks[] | select(.name | startswith("fake/")) | .path_is_f
 jq_check "$j" '[.benchmarks[] | has("pct_of_sgemm")] | any | not' "no pct_of counter for a ceiling never measured"
 jq_check "$j" '[.benchmarks[] | select(.name | startswith("fake_prefill/")) | (.name | capture("len:(?<n>[0-9]+)").n | tonumber / 1e4) as $s
     | ((.tokens_per_s / 1e4 - 1 | fabs) < 1e-12 and (.s_proj / (0.5 * $s) - 1 | fabs) < 1e-12 and (.s_scan / (0.2 * $s) - 1 | fabs) < 1e-12
-       and (.s_attn / (0.2 * $s) - 1 | fabs) < 1e-12 and (.s_other / (0.1 * $s) - 1 | fabs) < 1e-12)] | length == 4 and all' \
-    "prefill counters: tokens_per_s a rate (1e4), q35_bench_phases per prefill (50/20/20/10 % of len/1e4 s)"
+       and (.s_attn / (0.2 * $s) - 1 | fabs) < 1e-12 and (.s_other / (0.1 * $s) - 1 | fabs) < 1e-12
+       and (.proj_tflop_s / 600 - 1 | fabs) < 1e-12 and (.attn_tflop_s / 400 - 1 | fabs) < 1e-12)] | length == 4 and all' \
+    "prefill counters: tokens_per_s a rate (1e4), q35_bench_phases per prefill (50/20/20/10 % of len/1e4 s), the projections' and attention's TFLOP/s (600, 400)"
 jq_check "$j" '[.benchmarks[] | select(.name | test("^fake_(skip|none)")) | .error_occurred == true and (.error_message | startswith("skipped: this point cannot run"))] | length == 3 and all' \
     "skipped points are reported with their reason"
 jq_check "$j" '.context | .ceiling_copy_bytes_per_s == "2.000000e+12" and .q35_shard == "0/1" and .q35_schema == "1" and (.git_describe | type == "string" and length > 0) and (.command | contains("bench_fake --benchmark_min_time=0.01"))' \

@@ -11,8 +11,11 @@
  * last layer pruned (the default, which every path above but the
  * deterministic one runs) leaves the state bitwise the unpruned one's, its
  * kept rows' logits within the tolerance of the unpruned, on the tiny shape
- * (its last layer attention) and on 7 of its layers (the last DeltaNet). */
+ * (its last layer attention) and on 7 of its layers (the last DeltaNet), and
+ * every timed prefill there counts its projections' and attention's FLOP
+ * exactly as the shapes say (parity/model/flop_count.h), pruned or not. */
 #include "cuda_model_cases.h"
+#include "flop_count.h"
 
 #include "kernels/delta_chunk.h"
 
@@ -299,6 +302,26 @@ static void check_prune(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, co
              name, model, (long long)tw[0][0].calls[Q35_OP_KEEP_ROWS], (long long)tw[0][1].calls[Q35_OP_KEEP_ROWS],
              (long long)tn[0].calls[Q35_OP_PROJ], (long long)tn[1].calls[Q35_OP_PROJ],
              (long long)tn[0].calls[Q35_OP_NORM], (long long)tn[1].calls[Q35_OP_NORM]);
+    /* the FLOP each timed prefill counted: the shapes' (parity/model/flop_count.h), pruned where it was */
+    const q35_hparams *hp = q35_cuda_model_hparams(cm);
+    bool flop_ok = true;
+    char flop_line[256] = "";
+    for (int off = 0; off < 2; off++)
+        for (int k = 0; k < 3; k++) {
+            const q35_op_times *t = k < 2 ? &tw[k][off] : &tn[off];
+            double proj = 0.0, attn = 0.0;
+            q35_expected_flop(hp, n, loaded.chunk_rows, k < 2 ? at[k] : NULL, k < 2 ? n_at[k] : 0, on && !off, &proj,
+                              &attn);
+            const bool ok = t->flop[Q35_OP_PROJ] == proj && t->flop[Q35_OP_ATTN] == attn;
+            flop_ok = flop_ok && ok;
+            const size_t used = strlen(flop_line);
+            snprintf(flop_line + used, sizeof flop_line - used, "%s%.4g/%.4g%s", off || k ? ", " : "",
+                     t->flop[Q35_OP_PROJ], t->flop[Q35_OP_ATTN], ok ? "" : "!");
+        }
+    q35_case(s, flop_ok,
+             "%-13s %s, timed: projection / attention FLOP counted as the shapes say, pruned then not, logits at "
+             "cm_positions, 7 positions, none: %s",
+             name, model, flop_line);
     for (int i = 0; i < 2; i++) {
         for (int k = 0; k < 2; k++) {
             free(lg[k][i]);

@@ -13,10 +13,12 @@
  * (kernels/delta_prep.h), a token's as "conv1d", "l2norm", "gates". Recorded by a small NVTX injection
  * library (nvtx_record.c, loaded by NVTX through NVTX_INJECTION64_PATH, which
  * this suite sets before its first NVTX call). Also the per-op timing: each op
- * timed as many times as its ranges were pushed, every time positive. */
+ * timed as many times as its ranges were pushed, every time positive, and the
+ * projections' and attention's FLOP counted as the shapes say. */
 #define _POSIX_C_SOURCE 200809L
 #include "cuda_model_cases.h"
 #include "nvtx_record.h"
+#include "flop_count.h"
 
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
@@ -287,6 +289,15 @@ int main(void)
     }
     check_tree(&s, "prefill", &m->hp, 0, 10, 4, 9, true, true);
     check_times(&s, &times, true);
+    {   /* its FLOP: the shapes' (parity/model/flop_count.h), the last position's logits asked */
+        const int64_t last = 9;
+        double proj = 0.0, attn = 0.0;
+        const bool pruned = q35_paths_prune(q35_cuda_model_paths(cm));
+        q35_expected_flop(&m->hp, 10, 4, &last, 1, pruned, &proj, &attn);
+        q35_case(&s, times.flop[Q35_OP_PROJ] == proj && times.flop[Q35_OP_ATTN] == attn && proj > 0.0 && attn > 0.0,
+                 "FLOP counted (%s): projections %.0f (want %.0f), attention %.0f (want %.0f)",
+                 pruned ? "pruned" : "not pruned", times.flop[Q35_OP_PROJ], proj, times.flop[Q35_OP_ATTN], attn);
+    }
 
     rec_clear();
     if (q35_cuda_forward_token(cm, st, tokens[10], 10, logits, NULL, &err)) {

@@ -2,8 +2,10 @@
  * leaves logits and the whole state bitwise where per-token steps leave them; a
  * prefill split in two calls, then a decode step, equals one call; the refusals
  * of SPEC §3 leave the state untouched; tied output and MTP blocks load as they
- * should. */
+ * should; a timed prefill counts its projections' and attention's FLOP as the
+ * shapes say. */
 #include "parity/lib/harness.h"
+#include "parity/model/flop_count.h"
 
 #include "core/rng.h"
 #include "model/generate.h"
@@ -127,6 +129,39 @@ static void check_batched_vs_token(q35_suite *s, const char *what, const q35_mod
     free(tok), free(at), free(want), free(got);
 }
 
+/* A timed prefill of n tokens in chunks of `rows`: the FLOP it counts
+ * (q35_op_times) exactly the shapes' (q35_expected_flop; the reference prunes
+ * nothing), and none for any other op. */
+static void check_flop(q35_suite *s, const char *what, const q35_model *m, int64_t n, int64_t rows)
+{
+    int32_t *tok = malloc((size_t)n * sizeof *tok);
+    for (int64_t i = 0; i < n; i++)
+        tok[i] = (int32_t)(i % m->hp.n_vocab);
+    q35_ref_state st;
+    q35_op_times t;
+    memset(&t, 0, sizeof t);
+    q35_error err = {{0}};
+    if (q35_ref_state_init(&st, m, n, &err)) {
+        q35_case(s, false, "%s: state: %s", what, err.msg);
+        free(tok);
+        return;
+    }
+    const int rc = q35_ref_prefill(m, &st, tok, n, 0, rows, NULL, 0, NULL, &t, &err);
+    double proj = 0.0, attn = 0.0, others = 0.0;
+    const int64_t last = n - 1;
+    q35_expected_flop(&m->hp, n, rows, &last, 1, false, &proj, &attn);
+    for (int op = 0; op < Q35_OP_COUNT; op++)
+        others += op == Q35_OP_PROJ || op == Q35_OP_ATTN ? 0.0 : t.flop[op];
+    q35_case(s, rc == 0 && t.flop[Q35_OP_PROJ] == proj && t.flop[Q35_OP_ATTN] == attn && others == 0.0 && proj > 0.0 &&
+                    attn > 0.0,
+             "%s: FLOP of a timed prefill of %" PRId64 " tokens in chunks of %" PRId64 ": projections %.0f (want %.0f), "
+             "attention %.0f (want %.0f), other ops %.0f (want 0)%s%s",
+             what, n, rows, t.flop[Q35_OP_PROJ], proj, t.flop[Q35_OP_ATTN], attn, others, rc ? ": " : "",
+             rc ? err.msg : "");
+    q35_ref_state_free(&st);
+    free(tok);
+}
+
 /* Each refusal fails with its message and leaves the state as it was. */
 static void check_refusals(q35_suite *s, const q35_model *m)
 {
@@ -187,6 +222,7 @@ int main(void)
     if (q35_case(&s, tiny != NULL, "tiny q4_k_m model generated (seed %" PRIu64 ")", seed)) {
         check_batched_vs_token(&s, "tiny q4_k_m", tiny, 65, &r);
         check_refusals(&s, tiny);
+        check_flop(&s, "tiny q4_k_m", tiny, 21, 8);
     }
     q35_model_free(tiny);
 
@@ -194,7 +230,7 @@ int main(void)
     q35_model *small = make("0.8b", "q8_0", 4, 512, 0, seed + 1);
     if (q35_case(&s, small && small->tied && small->output.data == small->token_embd.data,
                  "0.8b-shape model (4 layers): output tied to token_embd"))
-        check_batched_vs_token(&s, "0.8b-shape q8_0", small, 20, &r);
+        check_batched_vs_token(&s, "0.8b-shape q8_0", small, 20, &r), check_flop(&s, "0.8b-shape q8_0", small, 9, 4);
     q35_model_free(small);
 
     /* an MTP block counted in block_count is skipped: logits equal the model without it */
