@@ -94,9 +94,11 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
         cli_error("%s", err.msg);
         goto out;
     }
-    /* the f16 GEMM's tuning (a shape's first call) in an untimed prefill, not in the timed one */
-    if (q35_paths_tune_gemm(p) && (q35_cuda_prefill(cm, st, tokens, n, 0, NULL, NULL, &err) ||
-                                   q35_cuda_state_reset(st, &err))) {
+    /* the f16 GEMM's tuning (a shape's first call) in an untimed prefill, not in the timed one: the
+     * same call, asking the same logits, so a pruned last layer's kept-row shapes are tuned too */
+    if (q35_paths_tune_gemm(p) &&
+        (q35_cuda_prefill_logits_at(cm, st, tokens, n, 0, a->at, a->n_at, logits, NULL, &err) ||
+         q35_cuda_state_reset(st, &err))) {
         cli_error("%s", err.msg);
         goto out;
     }
