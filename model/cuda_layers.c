@@ -690,11 +690,6 @@ static int attention_in_fast(q35_run *r, const q35_dlayer *l, uint16_t *kc, uint
                                                 r->err));
 }
 
-/* A pruned chunk with at most this many kept rows computes their attention
- * alone, each as a decode step at its position (attend_kept); more, the
- * chunk's attention over every row and then the kept rows gathered. */
-#define KEEP_DECODE_MAX 4
-
 /* The attention of the kept rows alone into ATTN_O's rows 0 .. n_keep - 1:
  * row i (chunk row keep_at[i] - pos) attends to the positions up to its own,
  * as a decode step at that position does (attend_decode: the per-token
@@ -746,8 +741,8 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
             return -1;
         return ffn(r, l);
     }
-    /* pruned: up to KEEP_DECODE_MAX kept rows attend alone (ATTN_O's first rows), more after the chunk's rows */
-    const bool alone = pruned && r->n_keep <= KEEP_DECODE_MAX;
+    /* pruned: up to Q35_PRUNE_DECODE_MAX kept rows attend alone (ATTN_O's first rows), more after the chunk's rows */
+    const bool alone = pruned && r->n_keep <= Q35_PRUNE_DECODE_MAX;
     if (alone) {
         if (attend_kept(r, qd, kc, vc))
             return -1;

@@ -257,6 +257,11 @@ static inline bool q35_paths_prune(const q35_cuda_paths *p)
     return !p->prune_off && !p->deterministic && !q35_paths_graphs(p);
 }
 
+/* A pruned last attention layer keeping at most this many rows of a chunk
+ * computes their attention alone, each as a decode step at its position; more,
+ * the chunk's attention over every row, then the kept rows gathered. */
+#define Q35_PRUNE_DECODE_MAX 4
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,16 +5,12 @@
 #ifndef Q35_PARITY_FLOP_COUNT_H
 #define Q35_PARITY_FLOP_COUNT_H
 
+#include "model/cuda_options.h"
 #include "model/op_times.h"
 #include "model/qwen35.h"
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* The CUDA model's pruned attention layer lets at most this many asked rows
- * attend alone, as decode steps (model/cuda_layers.c's KEEP_DECODE_MAX); more,
- * the chunk's rows all attend. */
-#define Q35_TEST_KEEP_DECODE_MAX 4
 
 /* A prefill of n tokens from position 0 in chunks of `rows`, the logits asked
  * at positions at[0 .. n_at) (ascending); prune: a chunk asking for fewer
@@ -22,7 +18,7 @@
  * [qkv | z | alpha | beta], the attention's [q | gate | k | v], both over every
  * row) over the asked rows only (q35_paths_prune): the output projection and
  * the FFN over them, and the attention of theirs alone (none asked: none)
- * where at most Q35_TEST_KEEP_DECODE_MAX, else the chunk's. *proj and *attn
+ * where at most Q35_PRUNE_DECODE_MAX, else the chunk's. *proj and *attn
  * the FLOP; every term an integer below 2^53, so any order of the sums gives
  * these bits. */
 static inline void q35_expected_flop(const q35_hparams *hp, int64_t n, int64_t rows, const int64_t *at, int64_t n_at,
@@ -48,7 +44,7 @@ static inline void q35_expected_flop(const q35_hparams *hp, int64_t n, int64_t r
                 *proj += 2.0 * T * attn_mix + 2.0 * rest * (H * qd + ffn);
                 if (!cut)
                     *attn += q35_attention_flop(hp->n_head, hp->head_dim, p, T);
-                else if (keep > Q35_TEST_KEEP_DECODE_MAX)
+                else if (keep > Q35_PRUNE_DECODE_MAX)
                     *attn += q35_attention_flop(hp->n_head, hp->head_dim, p, T);
                 else
                     for (int64_t i = first; i < next; i++)

@@ -238,7 +238,7 @@ static void prefill_at_timed(q35_cuda_model *cm, q35_cuda_state *st, const int32
  * paths with it off (paths.prune_off, $Q35_PREFILL_PRUNE=0): with the logits
  * at cm_positions asked for (every chunk keeps 2-3 rows of 26-37: their
  * attention as decode steps, then gathered), at 7 positions 6 of them in the
- * first chunk (more than KEEP_DECODE_MAX: the chunk's attention, then
+ * first chunk (more than Q35_PRUNE_DECODE_MAX: the chunk's attention, then
  * gathered) and at none (every chunk's last layer stops at its mixing op's
  * state): the state BITWISE the unpruned one's; the kept rows' logits within
  * the path's tolerance of the unpruned ones; keep_rows timed only where
