@@ -138,14 +138,16 @@ static bool hgemm_tuned(const q35_run *r)
     return r->cm->hgemm && !r->cm->paths.gemm_lt_off;
 }
 
-/* y = x16 W^T as `out` says, x16 [T][w->k] f16 rows; through the tuned cuBLASLt context where the model
- * has one, else cublasGemmEx (f32 out only) */
+/* y = x16 W^T as `out` says, x16 [T][w->k] f16 rows; f32 out through the sm_90a GEMM where `sm90`
+ * allows it (the paths' choice for this projection) and w's shape fits it (n even, k a multiple of
+ * 64), else through the tuned cuBLASLt context where the model has one, else cublasGemmEx (f32 out
+ * only) */
 static int gemm_f16_rows(q35_run *r, void *y, int64_t ldy, const uint16_t *x16, const q35_dweight *w,
-                         enum gemm_out out)
+                         enum gemm_out out, bool sm90)
 {
     q35_error *err = r->err;
     int rc;
-    if (out != OUT_16 && q35_paths_gemm_sm90_proj(&r->cm->paths) && w->n % 2 == 0 && w->k % 64 == 0)
+    if (out != OUT_16 && sm90 && w->n % 2 == 0 && w->k % 64 == 0)
         rc = q35_gemm_sm90_f32((float *)y, ldy, x16, w->k, w->w16, w->k, w->n, w->k, r->T, out == OUT_F32_ADD,
                                r->cm->paths.gemm_sm90_variant, r->cm->stream, err);
     else if (out == OUT_16)
@@ -167,7 +169,7 @@ static int gemm_f16(q35_run *r, void *y, int64_t ldy, const float *x, const q35_
         return q35_fail(r->err, "%s: f16 out needs the tuned cuBLASLt GEMM (off: $Q35_GEMM_LT=0)", w->label);
     if (gemm_input(r, x, w, round_f16))
         return -1;
-    return gemm_f16_rows(r, y, ldy, r->cm->f16_act, w, out);
+    return gemm_f16_rows(r, y, ldy, r->cm->f16_act, w, out, q35_paths_gemm_sm90_proj(&r->cm->paths));
 }
 
 static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
@@ -394,8 +396,10 @@ static int ffn_gu16(q35_run *r, const q35_dlayer *l)
 /* The f16 path's FFN through the sm_90a [gate | up] GEMM with SwiGLU in its
  * epilogue (q35_paths_gemm_swiglu): ffn_down's f16 input written by the GEMM
  * into GU's memory ([T][ff] f16 in a buffer of [T][2 ff] f32), which ffn_down
- * reads there; the activation scratch keeps NORMED's f16 form. One op,
- * timed as a projection (its label ffn_gate_up+swiglu): no swiglu op. */
+ * reads there (on the sm_90a GEMM too where every projection, or ffn_down
+ * alone, is asked to run on it); the activation scratch keeps NORMED's f16
+ * form. One op, timed as a projection (its label ffn_gate_up+swiglu): no
+ * swiglu op. */
 static int ffn_swiglu_sm90(q35_run *r, const q35_dlayer *l)
 {
     static const char label[] = "ffn_gate_up+swiglu";
@@ -410,15 +414,10 @@ static int ffn_swiglu_sm90(q35_run *r, const q35_dlayer *l)
     if (q35_op_end(r, q35_gemm_swiglu_sm90_f16(y16, ff, r->cm->f16_act, gu->k, gu->w16, gu->k, ff, gu->k, r->T,
                                                r->cm->paths.gemm_sm90_variant, r->cm->stream, r->err)))
         return q35_fail_context(r->err, "layer %d", l->index);
-    const q35_dweight *down = &l->ffn_down;
-    const int64_t H = r->cm->hp.n_embd;
-    proj_begin(r, down, down->label);
-    if (q35_paths_gemm_sm90_down(&r->cm->paths) && down->n % 2 == 0 && down->k % 64 == 0) /* x += y16 W^T there */
-        return q35_op_end(r, gemm_done(r, BUF(r, X), q35_gemm_sm90_f32(BUF(r, X), H, y16, down->k, down->w16, down->k,
-                                                                       down->n, down->k, r->T, 1,
-                                                                       r->cm->paths.gemm_sm90_variant, r->cm->stream,
-                                                                       r->err)));
-    return q35_op_end(r, gemm_f16_rows(r, BUF(r, X), H, y16, down, OUT_F32_ADD));
+    const q35_cuda_paths *p = &r->cm->paths;
+    proj_begin(r, &l->ffn_down, l->ffn_down.label);
+    return q35_op_end(r, gemm_f16_rows(r, BUF(r, X), r->cm->hp.n_embd, y16, &l->ffn_down, OUT_F32_ADD,
+                                       q35_paths_gemm_sm90_proj(p) || q35_paths_gemm_sm90_down(p)));
 }
 
 /* post_attention_norm -> SwiGLU FFN -> the second residual; both layer kinds. */
@@ -696,11 +695,10 @@ static int attention_in_fast(q35_run *r, const q35_dlayer *l, uint16_t *kc, uint
  * path's kernel, over this state's cache element). */
 static int attend_kept(q35_run *r, int64_t qd, const void *kc, const void *vc)
 {
-    attn_begin(r, r->keep_at[0], 1);
+    q35_op_begin(r, Q35_OP_ATTN, "attention");
     int rc = 0;
-    for (int64_t i = 0; rc == 0 && i < r->n_keep; i++) {
-        if (i > 0) /* each kept row's scores, counted as its own decode step's */
-            q35_op_flop(r, Q35_OP_ATTN, q35_attention_flop(r->cm->hp.n_head, r->cm->hp.head_dim, r->keep_at[i], 1));
+    for (int64_t i = 0; rc == 0 && i < r->n_keep; i++) { /* each row's FLOP its own decode step's */
+        q35_op_flop(r, Q35_OP_ATTN, q35_attention_flop(r->cm->hp.n_head, r->cm->hp.head_dim, r->keep_at[i], 1));
         q35_run one = *r;
         one.pos = r->keep_at[i];
         one.T = 1;

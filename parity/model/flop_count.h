@@ -42,9 +42,7 @@ static inline void q35_expected_flop(const q35_hparams *hp, int64_t n, int64_t r
             const double rest = cut ? (double)keep : (double)T; /* the rows past the mixing op */
             if (hp->is_attn[il]) {
                 *proj += 2.0 * T * attn_mix + 2.0 * rest * (H * qd + ffn);
-                if (!cut)
-                    *attn += q35_attention_flop(hp->n_head, hp->head_dim, p, T);
-                else if (keep > Q35_PRUNE_DECODE_MAX)
+                if (!cut || keep > Q35_PRUNE_DECODE_MAX) /* the chunk's rows all attend */
                     *attn += q35_attention_flop(hp->n_head, hp->head_dim, p, T);
                 else
                     for (int64_t i = first; i < next; i++)
