@@ -1,9 +1,10 @@
-/* q35 run on the GPU (run.h): load with the options the flags set (on the
- * f16 path's tuned GEMM, an untimed prefill that tunes its shapes), a timed
- * prefill (per-op device times from CUDA events, which also warms up), then an
- * untimed one for tokens/s; on the fp8 GEMM path, then its accuracy tier: the
- * same prompt once more through the f32 GEMM (the other paths as they were),
- * the logits of the reported positions compared (model/accuracy.h). */
+/* q35 run on the GPU (run.h): load with the options the flags set, a warm-up
+ * prefill (the timed call itself, its times dropped: every shape's first call,
+ * the tuned f16 GEMM's tuning, the op timer's events), the timed prefill
+ * (per-op device times from CUDA events), then an untimed one for tokens/s;
+ * on the fp8 GEMM path, then its accuracy tier: the same prompt once more
+ * through the f32 GEMM (the other paths as they were), the logits of the
+ * reported positions compared (model/accuracy.h). */
 #include "run.h"
 #include "run_report.h"
 
