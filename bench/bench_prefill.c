@@ -27,6 +27,8 @@
  *           9b x q4_k x f16 x flash x chunk Q35_CHUNK_ROWS_FAST (8192: the fast
  *           path's default) x len {512 .. 131072} (bench/peers.map pairs it with
  *           transformers), and chunk 4096 x len {16384, 65536, 131072};
+ *   fp8     9b x q4_k x fp8 (opt-in) x flash x chunk {2048, 8192} x len {512 ..
+ *           131072} (8192 paired with transformers too);
  *   quants  9b x {q6_k, q8_0, f16} x f16 x f32 x chunk 2048 x len 4096;
  *   decode  shape {0.8b, 9b, 27b} x q4_k x ctx {512, 4096, 16384};
  *   default the built-in default model (tiny, q4_k_m: what `q35 run` runs) x
@@ -315,11 +317,13 @@ int main(int argc, char **argv)
         q35_bench_register("decode", bench_decode, NULL, (q35_bench_axis[]){shape, quant, {"ctx", ctxs, 3}}, 3);
         if (shapes_run[i] != SHAPE_9B)
             continue;
-        /* the opt-in FP8 projections on the fast path (skipped below sm_89, saying so) */
-        static const int64_t fp8[] = {Q35_GEMM_FP8}, fp8_attn[] = {Q35_ATTN_FLASH};
+        /* the opt-in FP8 projections on the fast path (skipped below sm_89, saying so): at 2048-row chunks (the
+         * earlier records') and at the fast paths' default (Q35_CHUNK_ROWS_FAST: what `q35 run --gemm fp8` runs) */
+        static const int64_t fp8[] = {Q35_GEMM_FP8}, fp8_attn[] = {Q35_ATTN_FLASH},
+                             fp8_chunks[] = {Q35_CHUNK_ROWS_DISCRETE, Q35_CHUNK_ROWS_FAST};
         q35_bench_register("prefill", bench_prefill, NULL,
-                           (q35_bench_axis[]){shape, quant, {"gemm", fp8, 1}, {"attn", fp8_attn, 1}, {"chunk", cdef, 1},
-                                              {"len", lens, 5}},
+                           (q35_bench_axis[]){shape, quant, {"gemm", fp8, 1}, {"attn", fp8_attn, 1},
+                                              {"chunk", fp8_chunks, 2}, {"len", lens, 5}},
                            6);
         /* the delta rule both ways on the fast path */
         static const int64_t deltas[] = {Q35_DELTA_SCAN, Q35_DELTA_CHUNKED}, flash[] = {Q35_ATTN_FLASH};
