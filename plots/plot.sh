@@ -234,8 +234,12 @@ peer_helpers='
   def peer_lines($families; sel; $x; y):   # ours per OURS (families: a regex alternation), each peer, then our speed-up over each (the last blocks)
     map(select((.rule.a | test("^(" + $families + ")/")) and sel)) | map(. + {x: (.caps[$x] | tonumber)}) as $p
     | ($p | map(.rule.a) | unique | length) as $n_ours | ($p | map(.rule.b) | unique) as $peers
-    | "# y2colors: " + ([$p | group_by(.rule.line)[] | .[0].rule.b as $b | $n_ours + ($peers | index($b)) + 1 | tostring]
-                        | join(" ")),   # each speed-up in the colour of the line of its peer (lines.gp)
+    | ($p | map(.rule.a) | unique) as $ours
+    | "# y2colors: " + ([$p | group_by(.rule.line)[] | .[0].rule as $r
+                         | if ($peers | length) == 1 then ($ours | index($r.a)) + 1
+                           else $n_ours + ($peers | index($r.b)) + 1 end | tostring]
+                        | join(" ")),   # each speed-up in the colour of the line of its peer (lines.gp), or of
+                                        # its ours where one peer serves them all
       ($p | group_by(.rule.a)[] | block("ours: " + (.[0].rule.a | title_of); unique_by(.x) | map([.x, (.a | y)]))),
       ($p | group_by(.rule.b)[] | block(.[0].rule.b | title_of; unique_by(.x) | map([.x, (.b | y)]))),
       ($p | group_by(.rule.line)[]
