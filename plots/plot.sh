@@ -233,8 +233,7 @@ peer_helpers='
   def title_of: gsub("/[a-z_]+:\\{[a-z_]+\\}"; "") | gsub("/"; " ");   # a map name without its {axis} segments
   def peer_lines($families; sel; $x; y):   # ours per OURS (families: a regex alternation), each peer, then our speed-up over each (the last blocks)
     map(select((.rule.a | test("^(" + $families + ")/")) and sel)) | map(. + {x: (.caps[$x] | tonumber)}) as $p
-    | ($p | map(.rule.a) | unique | length) as $n_ours | ($p | map(.rule.b) | unique) as $peers
-    | ($p | map(.rule.a) | unique) as $ours
+    | ($p | map(.rule.a) | unique) as $ours | ($ours | length) as $n_ours | ($p | map(.rule.b) | unique) as $peers
     | "# y2colors: " + ([$p | group_by(.rule.line)[] | .[0].rule as $r
                          | if ($peers | length) == 1 then ($ours | index($r.a)) + 1
                            else $n_ours + ($peers | index($r.b)) + 1 end | tostring]
