@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "core/escape.h"
+#include "core/outfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -37,6 +38,13 @@ void cli_error(const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     fprintf(stderr, "%s: %s\n", g_command, q35_escape_str(shown, sizeof shown, msg));
+}
+
+void cli_outfile_note(void)
+{
+    const char *note = q35_outfile_note();
+    if (note[0])
+        cli_error("note: %s", note);
 }
 
 /* ---- the option parser ----------------------------------------------------- */

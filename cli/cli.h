@@ -37,6 +37,10 @@ void cli_error(const char *fmt, ...)
 #endif
     ;
 
+/* Says on stderr what the last output's open removed of the temporary files
+ * earlier runs left (core/outfile.h), if anything. */
+void cli_outfile_note(void);
+
 /* An option of a command: its name and the name of its value (NULL: a flag). */
 typedef struct cli_option {
     const char *name;     /* "--shape", "-o" */
@@ -120,9 +124,12 @@ extern const char *const cli_model_options_help;
 
 /* The process's signal dispositions (cli/signals.c): SIGXFSZ ignored, so a
  * file-size limit is a write error naming the file ("File too large"); SIGINT,
- * SIGTERM, SIGHUP and SIGPIPE (where not ignored) remove the temporary file of an
- * output in flight, then end the process as the signal would; SIGBUS inside the mapping cli_guard_mapping
- * registered, or while the file cli_guard_opening names is opened, says which file shrank under it and
+ * SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM and SIGXCPU (where
+ * at their default) remove the temporary file of an output in flight, then end the
+ * process as the signal would (one that cannot be caught, SIGKILL, leaves it: the
+ * next write of that target removes it, outfile.h); SIGBUS inside the mapping cli_guard_mapping
+ * registered, or while the file cli_guard_opening names is opened, says which file shrank under it (once,
+ * whichever threads take it) and
  * exits 1. */
 void cli_signals_init(void);
 

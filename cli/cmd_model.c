@@ -71,12 +71,18 @@ int q35_cmd_model(int argc, char **argv)
         cli_error("-o FILE is required");
         return CLI_USAGE;
     }
+    if (!out[0]) {
+        cli_error("-o wants a file name, got an empty one");
+        return CLI_USAGE;
+    }
     if (cli_model_resolve(&cm, &o))
         return CLI_USAGE;
     /* Every argument is valid: only now is the output path looked at. */
     q35_error err = {{0}};
     const double t0 = q35_now();
-    if (q35_generate_file(&o, out, &err)) {
+    const int failed = q35_generate_file(&o, out, &err);
+    cli_outfile_note();
+    if (failed) {
         cli_error("%s", err.msg);
         return CLI_FAILED;
     }

@@ -197,6 +197,17 @@ static int parse(int argc, char **argv, run_args *a)
         cli_error("--logits-out needs --logits-at P,.. (the positions whose logits to write)");
         return CLI_USAGE;
     }
+    if (a->logits_out && !a->logits_out[0]) {
+        cli_error("--logits-out wants a file name, got an empty one");
+        return CLI_USAGE;
+    }
+    const int64_t n = a->prompt ? a->n_prompt : a->random_n;
+    for (int64_t i = 0; i < a->n_at; i++)
+        if (a->at[i] >= n) {
+            cli_error("--logits-at position %" PRId64 " is past the prompt's last position (%" PRId64 ": %" PRId64
+                      " tokens)", a->at[i], n - 1, n);
+            return CLI_USAGE;
+        }
     if (!a->path && cli_model_resolve(&a->model, &a->gen))
         return CLI_USAGE;
     return -1;

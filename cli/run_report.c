@@ -2,33 +2,64 @@
  * path (cmd_run_cuda.c) alike (run_report.h). */
 #include "run_report.h"
 
+#include "core/escape.h"
 #include "core/outfile.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Whether token a ranks below token b: a lower logit, or the same and a higher id. */
+static bool ranks_below(const float *logits, int a, int b)
+{
+    return logits[a] < logits[b] || (logits[a] == logits[b] && a > b);
+}
+
+/* Restores the min-heap (by rank) of n ids below position i. */
+static void sift_down(int *heap, int64_t n, int64_t i, const float *logits)
+{
+    for (;;) {
+        int64_t low = i;
+        const int64_t l = 2 * i + 1, r = l + 1;
+        if (l < n && ranks_below(logits, heap[l], heap[low]))
+            low = l;
+        if (r < n && ranks_below(logits, heap[r], heap[low]))
+            low = r;
+        if (low == i)
+            return;
+        const int t = heap[i];
+        heap[i] = heap[low];
+        heap[low] = t;
+        i = low;
+    }
+}
+
 void run_print_top_k(const float *logits, int vocab, int64_t k)
 {
     if (k > vocab)
         k = vocab;
-    int *idx = malloc((size_t)(k > 0 ? k : 1) * sizeof *idx);
-    if (!idx)
+    int *heap = malloc((size_t)(k > 0 ? k : 1) * sizeof *heap);
+    if (!heap)
         return;
-    for (int64_t j = 0; j < k; j++) { /* selection: k is small */
-        int best = -1;
-        for (int v = 0; v < vocab; v++) {
-            bool taken = false;
-            for (int64_t p = 0; p < j && !taken; p++)
-                taken = idx[p] == v;
-            if (!taken && (best < 0 || logits[v] > logits[best]))
-                best = v;
+    /* the k best in a min-heap whose root is the worst of them: vocab * log k */
+    for (int64_t j = 0; j < k; j++)
+        heap[j] = (int)j;
+    for (int64_t j = k / 2 - 1; j >= 0; j--)
+        sift_down(heap, k, j, logits);
+    for (int v = (int)k; v < vocab && k > 0; v++)
+        if (ranks_below(logits, heap[0], v)) {
+            heap[0] = v;
+            sift_down(heap, k, 0, logits);
         }
-        idx[j] = best;
+    for (int64_t n = k; n > 1; n--) { /* heap sort: the worst goes last, leaving the best first */
+        const int t = heap[0];
+        heap[0] = heap[n - 1];
+        heap[n - 1] = t;
+        sift_down(heap, n - 1, 0, logits);
     }
     for (int64_t j = 0; j < k; j++)
-        printf("  %2" PRId64 ". token %7d  logit %+.6f\n", j + 1, idx[j], (double)logits[idx[j]]);
-    free(idx);
+        printf("  %2" PRId64 ". token %7d  logit %+.6f\n", j + 1, heap[j], (double)logits[heap[j]]);
+    free(heap);
 }
 
 /* An op's achieved rate, FLOP over seconds, as the table's last column with an
@@ -79,12 +110,15 @@ int run_report_logits(const run_args *a, const float *logits, int vocab, int64_t
 {
     if (a->n_at) {
         q35_error err = {{0}};
-        if (run_write_logits(a->logits_out, logits, a->n_at, vocab, &err)) {
+        const int failed = run_write_logits(a->logits_out, logits, a->n_at, vocab, &err);
+        cli_outfile_note();
+        if (failed) {
             cli_error("%s", err.msg);
             return CLI_FAILED;
         }
-        printf("\nwrote logits at %" PRId64 " positions to %s (float32 [%" PRId64 "][%d])\n", a->n_at, a->logits_out,
-               a->n_at, vocab);
+        char shown[4 * 256 + 4];
+        printf("\nwrote logits at %" PRId64 " positions to %s (float32 [%" PRId64 "][%d])\n", a->n_at,
+               q35_escape_str(shown, sizeof shown, a->logits_out), a->n_at, vocab);
         printf("top-%" PRId64 " logits at position %" PRId64 ":\n", a->top_k, a->at[a->n_at - 1]);
         run_print_top_k(logits + (a->n_at - 1) * (int64_t)vocab, vocab, a->top_k);
     } else {

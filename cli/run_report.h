@@ -10,7 +10,8 @@
 
 #include <stdint.h>
 
-/* The top-k of vocab logits, one line each. */
+/* The top-k of vocab logits, one line each, highest first (ties: the lower id
+ * first); k past the vocabulary prints it all. O(vocab log k). */
 void run_print_top_k(const float *logits, int vocab, int64_t k);
 
 /* The per-op table (ms, share, calls, and the achieved FLOP/s of the ops that

@@ -8,6 +8,7 @@
 #include "core/outfile.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -50,12 +51,18 @@ static void die_of(int sig)
     raise(sig); /* delivered when the handler returns */
 }
 
+/* Set by the first thread that reports a shrunk file: the others wait for its _exit. */
+static atomic_flag g_reporting = ATOMIC_FLAG_INIT;
+
 static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
     (void)ctx;
     const uint8_t *base = g_map_base, *at = si->si_addr;
     const bool inside = base && at >= base && (uint64_t)(at - base) < g_map_size;
     if (inside || g_opening) {
+        if (atomic_flag_test_and_set(&g_reporting)) /* another thread is saying it: one message */
+            for (;;)
+                pause();
         char num[24];
         q35_outfile_remove_pending();
         say(cli_command());
@@ -86,10 +93,13 @@ void cli_signals_init(void)
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
     sa.sa_handler = on_fatal;
-    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    /* the signals whose default ends the process and a handler can catch (not the
+     * profilers' SIGPROF and SIGVTALRM) */
+    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
         struct sigaction old;
-        if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) /* kept ignored (nohup) */
+        /* kept as found where not the default: ignored (nohup), or another tool's handler */
+        if (sigaction(fatal[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
             sigaction(fatal[i], &sa, NULL);
     }
     sa.sa_sigaction = on_sigbus;

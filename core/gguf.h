@@ -81,6 +81,8 @@ typedef struct q35_gguf {
     q35_gguf_kv *kv;             /* n_kv of them, file order */
     uint64_t n_tensors;          /* tensors */
     q35_gguf_tensor *tensors;    /* n_tensors of them, file order */
+    const q35_gguf_kv **kv_by_key;            /* the pairs sorted by key: q35_gguf_find's index */
+    const q35_gguf_tensor **tensor_by_name;   /* the tensors sorted by name: q35_gguf_find_tensor's */
     uint32_t alignment;          /* of the data section and every tensor offset */
     uint64_t data_offset;        /* file offset of the data section */
     const uint8_t *base;         /* the image */
@@ -100,7 +102,7 @@ int q35_gguf_open_memory(q35_gguf **out, const void *image, uint64_t size, bool 
 
 void q35_gguf_close(q35_gguf *g);
 
-/* Lookups: NULL when absent. */
+/* Lookups by name, O(log n) through the indexes built at parsing: NULL when absent. */
 const q35_gguf_kv *q35_gguf_find(const q35_gguf *g, const char *key);
 const q35_gguf_tensor *q35_gguf_find_tensor(const q35_gguf *g, const char *name);
 

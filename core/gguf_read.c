@@ -162,7 +162,8 @@ static int parse_value(struct cursor *c, q35_gguf_kv *kv)
     if (count > left / esz)
         return q35_fail(c->err,
                         "GGUF %s: key '%s': array count %" PRIu64 " at offset %" PRIu64
-                        " is absurd: the %" PRIu64 " bytes left hold at most %" PRIu64 " %s elements",
+                        " is absurd: the %" PRIu64 " bytes left hold at most %" PRIu64
+                        " %s elements (the file is truncated, or the count is corrupt)",
                         c->src, kv->key, count, count_at, left, left / esz, q35_gguf_vtype_name(et));
     kv->count = count;
     kv->data = c->base + c->pos;
@@ -180,67 +181,53 @@ static int parse_value(struct cursor *c, q35_gguf_kv *kv)
     return 0;
 }
 
-static int cmp_names(const void *a, const void *b)
+static int cmp_kv_keys(const void *a, const void *b)
 {
-    return strcmp(**(char *const *const *)a, **(char *const *const *)b);
+    return strcmp((*(const q35_gguf_kv *const *)a)->key, (*(const q35_gguf_kv *const *)b)->key);
 }
 
-/* Finds a duplicate among n NUL-terminated names reached through ptrs[i] (each a
- * char ** into a struct); returns the index pair through a, b, or -1 if none. */
-static int find_duplicate(char ***ptrs, uint64_t n, uint64_t *a)
+static int cmp_tensor_names(const void *a, const void *b)
 {
-    qsort(ptrs, n, sizeof *ptrs, cmp_names);
-    for (uint64_t i = 1; i < n; i++) {
-        if (strcmp(*ptrs[i - 1], *ptrs[i]) == 0) {
-            *a = i;
-            return 0;
-        }
-    }
-    return -1;
+    return strcmp((*(const q35_gguf_tensor *const *)a)->name, (*(const q35_gguf_tensor *const *)b)->name);
 }
 
-static int check_duplicate_keys(struct cursor *c, q35_gguf *g)
+/* The keys' index (g->kv_by_key, sorted by key), which also finds a duplicate. */
+static int index_keys(struct cursor *c, q35_gguf *g)
 {
-    if (g->n_kv < 2)
-        return 0;
-    char ***ptrs = malloc(g->n_kv * sizeof *ptrs);
-    if (!ptrs)
+    g->kv_by_key = malloc((g->n_kv ? g->n_kv : 1) * sizeof *g->kv_by_key);
+    if (!g->kv_by_key)
         return q35_fail(c->err, "GGUF %s: out of memory", c->src);
     for (uint64_t i = 0; i < g->n_kv; i++)
-        ptrs[i] = &g->kv[i].key;
-    uint64_t at;
-    int rc = 0;
-    if (find_duplicate(ptrs, g->n_kv, &at) == 0) {
-        const q35_gguf_kv *x = (const q35_gguf_kv *)(void *)ptrs[at - 1]; /* key is the first member */
-        const q35_gguf_kv *y = (const q35_gguf_kv *)(void *)ptrs[at];
-        rc = q35_fail(c->err, "GGUF %s: duplicate key '%s' at offsets %" PRIu64 " and %" PRIu64, c->src, x->key,
-                      x->offset < y->offset ? x->offset : y->offset, x->offset < y->offset ? y->offset : x->offset);
+        g->kv_by_key[i] = &g->kv[i];
+    qsort(g->kv_by_key, g->n_kv, sizeof *g->kv_by_key, cmp_kv_keys);
+    for (uint64_t i = 1; i < g->n_kv; i++) {
+        const q35_gguf_kv *x = g->kv_by_key[i - 1], *y = g->kv_by_key[i];
+        if (strcmp(x->key, y->key) == 0)
+            return q35_fail(c->err, "GGUF %s: duplicate key '%s' at offsets %" PRIu64 " and %" PRIu64, c->src, x->key,
+                            x->offset < y->offset ? x->offset : y->offset, x->offset < y->offset ? y->offset : x->offset);
     }
-    free(ptrs);
-    return rc;
+    return 0;
 }
 
-static int check_duplicate_tensors(struct cursor *c, q35_gguf *g)
+/* The tensors' index (g->tensor_by_name, sorted by name), which also finds a duplicate. */
+static int index_tensors(struct cursor *c, q35_gguf *g)
 {
-    if (g->n_tensors < 2)
-        return 0;
-    char ***ptrs = malloc(g->n_tensors * sizeof *ptrs);
-    if (!ptrs)
+    g->tensor_by_name = malloc((g->n_tensors ? g->n_tensors : 1) * sizeof *g->tensor_by_name);
+    if (!g->tensor_by_name)
         return q35_fail(c->err, "GGUF %s: out of memory", c->src);
     for (uint64_t i = 0; i < g->n_tensors; i++)
-        ptrs[i] = &g->tensors[i].name;
-    uint64_t at;
-    int rc = 0;
-    if (find_duplicate(ptrs, g->n_tensors, &at) == 0) {
-        const q35_gguf_tensor *x = (const q35_gguf_tensor *)(void *)ptrs[at - 1]; /* name is the first member */
-        const q35_gguf_tensor *y = (const q35_gguf_tensor *)(void *)ptrs[at];
-        const uint64_t lo = x->info_offset < y->info_offset ? x->info_offset : y->info_offset;
-        const uint64_t hi = x->info_offset < y->info_offset ? y->info_offset : x->info_offset;
-        rc = q35_fail(c->err, "GGUF %s: duplicate tensor name '%s' (infos at offsets %" PRIu64 " and %" PRIu64 ")",
-                      c->src, x->name, lo, hi);
+        g->tensor_by_name[i] = &g->tensors[i];
+    qsort(g->tensor_by_name, g->n_tensors, sizeof *g->tensor_by_name, cmp_tensor_names);
+    for (uint64_t i = 1; i < g->n_tensors; i++) {
+        const q35_gguf_tensor *x = g->tensor_by_name[i - 1], *y = g->tensor_by_name[i];
+        if (strcmp(x->name, y->name) == 0) {
+            const uint64_t lo = x->info_offset < y->info_offset ? x->info_offset : y->info_offset;
+            const uint64_t hi = x->info_offset < y->info_offset ? y->info_offset : x->info_offset;
+            return q35_fail(c->err, "GGUF %s: duplicate tensor name '%s' (infos at offsets %" PRIu64 " and %" PRIu64 ")",
+                            c->src, x->name, lo, hi);
+        }
     }
-    free(ptrs);
-    return rc;
+    return 0;
 }
 
 static int parse_kvs(struct cursor *c, q35_gguf *g, uint64_t n_kv)
@@ -249,7 +236,8 @@ static int parse_kvs(struct cursor *c, q35_gguf *g, uint64_t n_kv)
     if (n_kv > left / MIN_KV_BYTES)
         return q35_fail(c->err,
                         "GGUF %s: kv_count %" PRIu64 " at offset 16 is absurd: the %" PRIu64
-                        " bytes after the header hold at most %" PRIu64 " pairs",
+                        " bytes after the header hold at most %" PRIu64
+                        " pairs (the file is truncated, or the count is corrupt)",
                         c->src, n_kv, left, left / MIN_KV_BYTES);
     g->kv = calloc(n_kv ? n_kv : 1, sizeof *g->kv);
     if (!g->kv)
@@ -280,7 +268,7 @@ static int parse_kvs(struct cursor *c, q35_gguf *g, uint64_t n_kv)
         if (parse_value(c, kv))
             return -1;
     }
-    return check_duplicate_keys(c, g);
+    return index_keys(c, g);
 }
 
 static int parse_alignment(struct cursor *c, q35_gguf *g)
@@ -392,6 +380,14 @@ static int check_tensor_data(struct cursor *c, q35_gguf *g)
                             " bytes), runs past the end of the file",
                             c->src, t->name, t->info_offset, t->nbytes, t->offset, g->data_offset, data_bytes);
         t->data = g->base + g->data_offset + t->offset;
+        const int need = q35_type_get(t->type)->align; /* the type was checked with its info */
+        if ((uintptr_t)t->data % (uintptr_t)need != 0)
+            return q35_fail(c->err,
+                            "GGUF %s: tensor '%s' (info at offset %" PRIu64 "): its data at file offset %" PRIu64
+                            " is not %d-byte aligned, as %s data must be to be read in place (general.alignment is %u;"
+                            " the default of 32 aligns every type)",
+                            c->src, t->name, t->info_offset, g->data_offset + t->offset, need,
+                            q35_type_name(t->type), g->alignment);
     }
     const q35_gguf_tensor **by_off = malloc(g->n_tensors * sizeof *by_off);
     if (!by_off)
@@ -438,7 +434,8 @@ static int parse(struct cursor *c, q35_gguf *g)
     if (n_tensors > left / MIN_TENSOR_BYTES)
         return q35_fail(c->err,
                         "GGUF %s: tensor_count %" PRIu64 " at offset 8 is absurd: the %" PRIu64
-                        " bytes after the metadata hold at most %" PRIu64 " tensor infos",
+                        " bytes after the metadata hold at most %" PRIu64
+                        " tensor infos (the file is truncated, or the count is corrupt)",
                         c->src, n_tensors, left, left / MIN_TENSOR_BYTES);
     g->tensors = calloc(n_tensors ? n_tensors : 1, sizeof *g->tensors);
     if (!g->tensors)
@@ -448,7 +445,7 @@ static int parse(struct cursor *c, q35_gguf *g)
         if (parse_tensor_info(c, &g->tensors[i], i))
             return -1;
     }
-    if (check_duplicate_tensors(c, g))
+    if (index_tensors(c, g))
         return -1;
     const uint64_t a = g->alignment;
     if (c->pos > UINT64_MAX - a)
@@ -532,6 +529,8 @@ void q35_gguf_close(q35_gguf *g)
         free((void *)g->kv[i].strs);
     }
     free(g->kv);
+    free(g->kv_by_key);
+    free(g->tensor_by_name);
     for (uint64_t i = 0; i < g->n_tensors; i++)
         free(g->tensors[i].name);
     free(g->tensors);
@@ -543,18 +542,21 @@ void q35_gguf_close(q35_gguf *g)
 
 const q35_gguf_kv *q35_gguf_find(const q35_gguf *g, const char *key)
 {
-    for (uint64_t i = 0; i < g->n_kv; i++)
-        if (strcmp(g->kv[i].key, key) == 0)
-            return &g->kv[i];
-    return NULL;
+    if (!g->kv_by_key)
+        return NULL;
+    const q35_gguf_kv probe = {.key = (char *)key}, *p = &probe;
+    const q35_gguf_kv *const *hit = bsearch(&p, g->kv_by_key, g->n_kv, sizeof *g->kv_by_key, cmp_kv_keys);
+    return hit ? *hit : NULL;
 }
 
 const q35_gguf_tensor *q35_gguf_find_tensor(const q35_gguf *g, const char *name)
 {
-    for (uint64_t i = 0; i < g->n_tensors; i++)
-        if (strcmp(g->tensors[i].name, name) == 0)
-            return &g->tensors[i];
-    return NULL;
+    if (!g->tensor_by_name)
+        return NULL;
+    const q35_gguf_tensor probe = {.name = (char *)name}, *p = &probe;
+    const q35_gguf_tensor *const *hit =
+        bsearch(&p, g->tensor_by_name, g->n_tensors, sizeof *g->tensor_by_name, cmp_tensor_names);
+    return hit ? *hit : NULL;
 }
 
 /* The integer at p of type t, widened; *neg set for a negative signed value. */

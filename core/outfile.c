@@ -1,7 +1,9 @@
 /* Writing a file through a temporary file and a rename (outfile.h). */
+#define _DEFAULT_SOURCE  /* flock */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "outfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The temporary files in flight, for q35_outfile_remove_pending. A slot is 0
@@ -42,6 +46,66 @@ void q35_outfile_remove_pending(void)
     for (int i = 0; i < PENDING_SLOTS; i++)
         if (atomic_load(&g_pending_state[i]) == 2)
             unlink(g_pending[i]);
+}
+
+/* What the last q35_outfile_open removed of earlier runs' temporary files. */
+static char g_note[512];
+
+const char *q35_outfile_note(void)
+{
+    return g_note;
+}
+
+/* A stale temporary file: no writer holds its lock (a writer holds it from
+ * mkstemp to the rename). A file of 0 bytes younger than a minute is left
+ * alone: its writer may be between mkstemp and flock. Removes it; its bytes,
+ * or -1 when it is not stale (or is gone, or is not a regular file). */
+static int64_t remove_if_stale(int dirfd, const char *name)
+{
+    const int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st, now_st;
+    int64_t bytes = -1;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+        !(st.st_size == 0 && st.st_mtime > time(NULL) - 60) &&
+        fstatat(dirfd, name, &now_st, AT_SYMLINK_NOFOLLOW) == 0 && now_st.st_ino == st.st_ino &&
+        now_st.st_dev == st.st_dev && unlinkat(dirfd, name, 0) == 0)
+        bytes = (int64_t)st.st_size;
+    close(fd); /* releases the lock */
+    return bytes;
+}
+
+/* Removes the temporary files that earlier runs writing the same target left
+ * behind (killed by SIGKILL, or a crash): ".BASE.q35-XXXXXX" beside it, whose
+ * writer is gone. Says what it removed in g_note. */
+static void clean_stale(const char *dir, const char *base)
+{
+    g_note[0] = '\0';
+    char prefix[256];
+    const int plen = snprintf(prefix, sizeof prefix, ".%.200s.q35-", base);
+    DIR *d = opendir(dir);
+    if (!d || plen <= 0)
+        return;
+    int n = 0;
+    int64_t bytes = 0;
+    char first[64] = "";
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, (size_t)plen) != 0 || strlen(e->d_name) != (size_t)plen + 6)
+            continue;
+        const int64_t b = remove_if_stale(dirfd(d), e->d_name);
+        if (b < 0)
+            continue;
+        if (n++ == 0)
+            snprintf(first, sizeof first, "%.40s%s", e->d_name, strlen(e->d_name) > 40 ? "..." : "");
+        bytes += b;
+    }
+    closedir(d);
+    if (n > 0)
+        snprintf(g_note, sizeof g_note,
+                 "removed %d temporary file%s (%.1f MiB; %s%s) that an earlier run, killed before it finished, "
+                 "left in %.200s",
+                 n, n == 1 ? "" : "s", (double)bytes / 1048576.0, first, n > 1 ? ", ..." : "", dir);
 }
 
 const char *q35_file_kind(unsigned mode)
@@ -129,6 +193,7 @@ int q35_outfile_open(q35_outfile *f, const char *path, q35_error *err)
     folder_of(f->path, dir, sizeof dir);
     const char *slash = strrchr(f->path, '/');
     const char *base = slash ? slash + 1 : f->path;
+    clean_stale(dir, base);
     /* The name is made in the slot q35_outfile_remove_pending reads, armed
      * before the file exists: a signal at any point finds it. */
     f->slot = pending_claim();
@@ -155,7 +220,9 @@ int q35_outfile_open(q35_outfile *f, const char *path, q35_error *err)
         umask(mask);
         mode = 0666 & ~mask;
     }
-    if (fcntl(f->fd, F_SETFD, FD_CLOEXEC) != 0 || fchmod(f->fd, mode) != 0) {
+    /* held until the rename or the process's end: a later run finds a temporary
+     * file whose lock it can take stale (clean_stale) */
+    if (flock(f->fd, LOCK_EX | LOCK_NB) != 0 || fcntl(f->fd, F_SETFD, FD_CLOEXEC) != 0 || fchmod(f->fd, mode) != 0) {
         const int e = errno;
         q35_outfile_discard(f);
         return q35_fail(err, "output %s: setting up its temporary file failed: %s", path, strerror(e));

@@ -10,6 +10,12 @@
  * regular file is followed: the file it names is replaced, the link stays. The
  * new file takes the old one's permission bits (a new one 0666 less the umask).
  *
+ * The temporary file is locked (flock) while its writer lives. A writer killed
+ * where no handler runs (SIGKILL, a crash) leaves it behind; the next open of the
+ * same target removes every such file whose lock it can take (but one of 0 bytes
+ * younger than a minute, whose writer may not have locked it yet), and says so
+ * (q35_outfile_note).
+ *
  * Messages name the target and say why (strerror): "File too large" under a
  * file-size limit when SIGXFSZ is ignored, "No space left on device", ... */
 #ifndef Q35_OUTFILE_H
@@ -40,6 +46,10 @@ int q35_outfile_check(const char *path, q35_error *err);
 /* Checks the target and creates the temporary file beside it (f->fd open on
  * it). On error nothing was created. */
 int q35_outfile_open(q35_outfile *f, const char *path, q35_error *err);
+
+/* What the last q35_outfile_open removed of earlier runs' temporary files, in
+ * words for a note ("removed 2 temporary files (812.0 MiB; ...) ..."); "" when nothing. */
+const char *q35_outfile_note(void);
 
 /* Writes all n bytes at the file's position (retrying short writes). */
 int q35_outfile_write(q35_outfile *f, const void *p, size_t n, q35_error *err);

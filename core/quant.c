@@ -1,43 +1,51 @@
 #include "quant.h"
 
+#include "quant_blocks.h"
+
 #include <strings.h>
 
 /* ggml's ggml_type_traits: block elements and bytes of every type it defines, so a
  * GGUF holding any of them can be sized and checked even where it is not computable. */
 static const q35_type_info k_types[Q35_TYPE_COUNT] = {
-    [Q35_TYPE_F32] = {"f32", 1, 4, true},
-    [Q35_TYPE_F16] = {"f16", 1, 2, true},
-    [Q35_TYPE_Q4_0] = {"q4_0", 32, 18, true},
-    [Q35_TYPE_Q4_1] = {"q4_1", 32, 20, false},
-    [Q35_TYPE_Q5_0] = {"q5_0", 32, 22, true},
-    [Q35_TYPE_Q5_1] = {"q5_1", 32, 24, false},
-    [Q35_TYPE_Q8_0] = {"q8_0", 32, 34, true},
-    [Q35_TYPE_Q8_1] = {"q8_1", 32, 36, false},
-    [Q35_TYPE_Q2_K] = {"q2_K", 256, 84, false},
-    [Q35_TYPE_Q3_K] = {"q3_K", 256, 110, false},
-    [Q35_TYPE_Q4_K] = {"q4_K", 256, 144, true},
-    [Q35_TYPE_Q5_K] = {"q5_K", 256, 176, true},
-    [Q35_TYPE_Q6_K] = {"q6_K", 256, 210, true},
-    [Q35_TYPE_Q8_K] = {"q8_K", 256, 292, false},
-    [Q35_TYPE_IQ2_XXS] = {"iq2_xxs", 256, 66, false},
-    [Q35_TYPE_IQ2_XS] = {"iq2_xs", 256, 74, false},
-    [Q35_TYPE_IQ3_XXS] = {"iq3_xxs", 256, 98, false},
-    [Q35_TYPE_IQ1_S] = {"iq1_s", 256, 50, false},
-    [Q35_TYPE_IQ4_NL] = {"iq4_nl", 32, 18, false},
-    [Q35_TYPE_IQ3_S] = {"iq3_s", 256, 110, false},
-    [Q35_TYPE_IQ2_S] = {"iq2_s", 256, 82, false},
-    [Q35_TYPE_IQ4_XS] = {"iq4_xs", 256, 136, false},
-    [Q35_TYPE_I8] = {"i8", 1, 1, false},
-    [Q35_TYPE_I16] = {"i16", 1, 2, false},
-    [Q35_TYPE_I32] = {"i32", 1, 4, false},
-    [Q35_TYPE_I64] = {"i64", 1, 8, false},
-    [Q35_TYPE_F64] = {"f64", 1, 8, false},
-    [Q35_TYPE_IQ1_M] = {"iq1_m", 256, 56, false},
-    [Q35_TYPE_BF16] = {"bf16", 1, 2, true},
-    [Q35_TYPE_TQ1_0] = {"tq1_0", 256, 54, false},
-    [Q35_TYPE_TQ2_0] = {"tq2_0", 256, 66, false},
-    [Q35_TYPE_MXFP4] = {"mxfp4", 32, 17, false},
+    [Q35_TYPE_F32] = {"f32", 1, 4, true, 4},
+    [Q35_TYPE_F16] = {"f16", 1, 2, true, 2},
+    [Q35_TYPE_Q4_0] = {"q4_0", 32, 18, true, 2},
+    [Q35_TYPE_Q4_1] = {"q4_1", 32, 20, false, 2},
+    [Q35_TYPE_Q5_0] = {"q5_0", 32, 22, true, 2},
+    [Q35_TYPE_Q5_1] = {"q5_1", 32, 24, false, 2},
+    [Q35_TYPE_Q8_0] = {"q8_0", 32, 34, true, 2},
+    [Q35_TYPE_Q8_1] = {"q8_1", 32, 36, false, 2},
+    [Q35_TYPE_Q2_K] = {"q2_K", 256, 84, false, 2},
+    [Q35_TYPE_Q3_K] = {"q3_K", 256, 110, false, 2},
+    [Q35_TYPE_Q4_K] = {"q4_K", 256, 144, true, 2},
+    [Q35_TYPE_Q5_K] = {"q5_K", 256, 176, true, 2},
+    [Q35_TYPE_Q6_K] = {"q6_K", 256, 210, true, 2},
+    [Q35_TYPE_Q8_K] = {"q8_K", 256, 292, false, 4},
+    [Q35_TYPE_IQ2_XXS] = {"iq2_xxs", 256, 66, false, 2},
+    [Q35_TYPE_IQ2_XS] = {"iq2_xs", 256, 74, false, 2},
+    [Q35_TYPE_IQ3_XXS] = {"iq3_xxs", 256, 98, false, 2},
+    [Q35_TYPE_IQ1_S] = {"iq1_s", 256, 50, false, 2},
+    [Q35_TYPE_IQ4_NL] = {"iq4_nl", 32, 18, false, 2},
+    [Q35_TYPE_IQ3_S] = {"iq3_s", 256, 110, false, 2},
+    [Q35_TYPE_IQ2_S] = {"iq2_s", 256, 82, false, 2},
+    [Q35_TYPE_IQ4_XS] = {"iq4_xs", 256, 136, false, 2},
+    [Q35_TYPE_I8] = {"i8", 1, 1, false, 1},
+    [Q35_TYPE_I16] = {"i16", 1, 2, false, 2},
+    [Q35_TYPE_I32] = {"i32", 1, 4, false, 4},
+    [Q35_TYPE_I64] = {"i64", 1, 8, false, 8},
+    [Q35_TYPE_F64] = {"f64", 1, 8, false, 8},
+    [Q35_TYPE_IQ1_M] = {"iq1_m", 256, 56, false, 1},
+    [Q35_TYPE_BF16] = {"bf16", 1, 2, true, 2},
+    [Q35_TYPE_TQ1_0] = {"tq1_0", 256, 54, false, 2},
+    [Q35_TYPE_TQ2_0] = {"tq2_0", 256, 66, false, 2},
+    [Q35_TYPE_MXFP4] = {"mxfp4", 32, 17, false, 1},
 };
+
+/* The table's alignments are at least the block structs' own. */
+_Static_assert(_Alignof(q35_block_q4_0) <= 2 && _Alignof(q35_block_q5_0) <= 2 && _Alignof(q35_block_q8_0) <= 2,
+               "a legacy block needs more than the table's 2-byte alignment");
+_Static_assert(_Alignof(q35_block_q4_K) <= 2 && _Alignof(q35_block_q5_K) <= 2 && _Alignof(q35_block_q6_K) <= 2,
+               "a k-quant block needs more than the table's 2-byte alignment");
 
 const q35_type_info *q35_type_get(uint32_t type)
 {

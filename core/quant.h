@@ -58,6 +58,8 @@ typedef struct q35_type_info {
     int block_elems;   /* elements per block (1 for plain types) */
     int block_bytes;   /* bytes per block */
     bool computable;   /* this project dequantizes and quantizes it */
+    int align;         /* bytes a block's address must be a multiple of to be read in place: its widest
+                        * field (ggml's block structs: 2 for an f16 scale, 4 for an f32 one, 1 for bytes) */
 } q35_type_info;
 
 /* The type's row in the table, or NULL when `type` is no type ggml defines. */

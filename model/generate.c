@@ -319,6 +319,8 @@ static void fill_range(void *ctx, int64_t begin, int64_t end, int thread)
 {
     fill_job *j = ctx;
     for (int64_t k = begin; k < end; k++) {
+        if (atomic_load_explicit(&j->failed, memory_order_relaxed)) /* a write failed: no more work */
+            return;
         const work *w = &j->items[k];
         const plan_tensor *t = &j->p->t[w->tensor];
         const int64_t ne0 = t->ne[0], n = w->rows * ne0;

@@ -1,6 +1,7 @@
 /* Options over environment over defaults (paths.h). */
 #include "paths.h"
 
+#include "core/escape.h"
 #include "kernels/attention_f32.h"
 
 #include <errno.h>
@@ -63,11 +64,12 @@ q35_delta_path q35_paths_delta_for(const q35_path_choice *c, q35_gemm_path gemm)
 
 void q35_paths_note(char *log, size_t cap, bool quiet, const char *fmt, ...)
 {
-    char line[512];
+    char raw[512], line[4 * sizeof raw];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    q35_escape_str(line, sizeof line, raw); /* values from the environment reach a terminal */
     if (!quiet)
         fprintf(stderr, "q35 cuda: %s\n", line);
     const size_t used = strlen(log);

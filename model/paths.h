@@ -94,7 +94,8 @@ typedef struct q35_path_variants {
  * default. */
 int q35_paths_variant(const q35_path_name *pick, const q35_path_variants *v, char *log, size_t cap, bool quiet);
 
-/* Appends one line to log (and, unless quiet, prints it on stderr). */
+/* Appends one line to log (and, unless quiet, prints it on stderr), every byte a
+ * terminal would act on escaped (core/escape.h). */
 void q35_paths_note(char *log, size_t cap, bool quiet, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))

@@ -33,6 +33,11 @@ static int check_arch(const q35_gguf *g, q35_error *err)
     q35_gguf_str arch;
     if (q35_gguf_get_str(g, "general.architecture", &arch, err))
         return -1;
+    const char *nul = memchr(arch.data, '\0', arch.len);
+    if (nul)
+        return q35_fail(err, "GGUF %s: architecture '%.*s' holds a NUL byte at byte %d of its %llu: it is not 'qwen35'",
+                        g->source, (int)(nul - arch.data > 64 ? 64 : nul - arch.data), arch.data, (int)(nul - arch.data),
+                        (unsigned long long)arch.len);
     if (arch.len != 6 || memcmp(arch.data, "qwen35", 6) != 0)
         return q35_fail(err, "GGUF %s: architecture '%.*s' is not 'qwen35' (the dense Qwen3.5 hybrid)", g->source,
                         arch.len > 64 ? 64 : (int)arch.len, arch.data);

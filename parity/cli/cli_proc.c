@@ -100,8 +100,12 @@ static void drain(int *fd, char **buf, size_t *len)
 
 bool q35_proc_running(q35_proc *p)
 {
-    if (!p->exited && waitpid(p->pid, &p->status, WNOHANG) == p->pid)
+    struct rusage ru;
+    if (!p->exited && wait4(p->pid, &p->status, WNOHANG, &ru) == p->pid) {
         p->exited = true;
+        p->cpu_s = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+                   1e-6 * (double)ru.ru_stime.tv_usec;
+    }
     return !p->exited;
 }
 

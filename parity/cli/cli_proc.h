@@ -27,6 +27,7 @@ typedef struct q35_proc {
     int status;               /* as waitpid gives it */
     bool exited;              /* reaped: status is final */
     bool timed_out;           /* killed at the deadline */
+    double cpu_s;             /* its user + system CPU seconds, once it exited by itself */
 } q35_proc;
 
 /* Starts argv (argv[0] a path, NULL-terminated); 0 or -1 (errno). */

@@ -189,6 +189,26 @@ static int bad_alignment_not_power_of_two(q35_test_bad_image *x) { return raw_al
 static int bad_alignment_zero(q35_test_bad_image *x) { return raw_alignment(x, Q35_GGUF_U32, 0); }
 static int bad_alignment_wrong_type(q35_test_bad_image *x) { return raw_alignment(x, Q35_GGUF_U64, 64); }
 
+/* general.alignment 1 and a q4_K tensor whose data starts at an odd file offset
+ * (the image is opened from a copy at an address aligned to 16). */
+static int bad_tensor_data_misaligned(q35_test_bad_image *x)
+{
+    raw_header(&x->b, 3, 1, 1);
+    q35_test_put_str(&x->b, "general.alignment");
+    q35_test_put_u32(&x->b, Q35_GGUF_U32);
+    q35_test_put_u32(&x->b, 1);
+    x->at = x->b.len;
+    q35_test_put_str(&x->b, "t");
+    q35_test_put_u32(&x->b, 1);
+    q35_test_put_u64(&x->b, 256);
+    q35_test_put_u32(&x->b, Q35_TYPE_Q4_K);
+    const uint64_t data_offset = x->b.len + 8; /* after the offset field; alignment 1 adds no padding */
+    const uint64_t offset = data_offset % 2 == 0 ? 1 : 0;
+    q35_test_put_u64(&x->b, offset);
+    q35_test_put_zeros(&x->b, offset + 144);
+    return 0;
+}
+
 /* ---- the table ---- */
 
 /* Shorthands of the table: a place in the base image, and the edits. */
@@ -240,6 +260,7 @@ const q35_test_bad_case q35_test_bad_cases[] = {
      "general.alignment 48 at offset 24 is not a power of two"},
     {"alignment_zero", BY_HAND(bad_alignment_zero), "general.alignment 0 at offset 24 is not a power of two"},
     {"alignment_wrong_type", BY_HAND(bad_alignment_wrong_type), "general.alignment at offset 24 is a u64, not a u32"},
+    {"tensor_data_misaligned", BY_HAND(bad_tensor_data_misaligned), "is not 2-byte aligned, as q4_K data must be"},
     /* tensor infos (t.f32 f32 [8, 2], t.q4k q4_K [256], t.f64 f64 [4], t.f16 f16 [16]) */
     {"tensor_info_truncated", NULL, {CUT(T3_OFFSET, 0)}, AT(T3_OFFSET, 0), "tensor offset at offset"},
     {"tensor_name_empty", NULL, {U64(T0_INFO, 0, 0)}, AT(T0_INFO, 0), "tensor 0 at offset"},

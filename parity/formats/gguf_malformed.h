@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#define Q35_TEST_N_BAD_CASES 47 /* entries of q35_test_bad_cases */
+#define Q35_TEST_N_BAD_CASES 48 /* entries of q35_test_bad_cases */
 
 /* A malformed image and the file offset its message must name. */
 typedef struct q35_test_bad_image {

@@ -347,6 +347,9 @@ int main(void)
     env.gemm = "tf32";
     check(&s, "env gemm unknown", &o, &env, true, false,
           (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_GEMM=\"tf32\" is not one of \"f32\" / \"f16\" / \"fp8\""});
+    env.gemm = "f\x1b[31m16"; /* echoed escaped: it reaches a terminal */
+    check(&s, "env gemm unknown, a control byte in it", &o, &env, true, false,
+          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_GEMM=\"f\\e[31m16\" is not one of"});
 
     env = (q35_path_env){.chunk_rows = "64"};
     check(&s, "env chunk rows 64 (pinned)", &o, &env, true, true,
