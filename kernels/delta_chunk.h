@@ -35,7 +35,7 @@
  * model's head layouts and lengths and with slow decay (gate -> 0, beta -> 1),
  * is stated and asserted in parity/kernels/test_kernels_delta_chunk.c.
  *
- * What bounds it (H200, 9B heads, 2048 rows, bench/results/README.md): 0.146 ms
+ * What bounds it (H200, 9B heads, 2048 rows, bench/results/log/): 0.146 ms
  * against a floor of ~0.053 ms for this two-launch design (q, k, v read and o
  * written in f32, 100 MB; the workspace written and read back, 2 x 59 MB; at
  * the 4.2 TB/s copy rate) and ~0.025 ms for a design without the workspace;
@@ -56,7 +56,7 @@
  * head) published with a release store and acquired before each chunk's
  * copy): 0.170 / 0.308 ms at 2048 / 4096 rows, its serial form 0.174 / 0.328,
  * so the overlap won 4-30 us but the handoff cost more than that; not kept
- * (bench/results/README.md, 5a0d7e6). One kernel with producer warps, whose
+ * (bench/results/log/, 5a0d7e6). One kernel with producer warps, whose
  * handoff is in shared memory, is what remains of that idea. */
 #ifndef Q35_KERNELS_DELTA_CHUNK_H
 #define Q35_KERNELS_DELTA_CHUNK_H

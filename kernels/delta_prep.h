@@ -31,7 +31,7 @@
  * for the norm's read and write of the q/k heads, 16 T hv for the gates, in
  * three launches (four: the conv's window is a launch of its own).
  *
- * Measured (bench/results/README.md, the H200, 2048 rows of the 9B): 55-56 us
+ * Measured (bench/results/log/, the H200, 2048 rows of the 9B): 55-56 us
  * against the chain's 69 in one call (tiles of 16 rows a warp: 64 us, fewer
  * warps an SM at 124 registers a thread); latency-bound under ncu (94
  * registers a thread cap an SM at 20 warps, DRAM at 39 %); the first design, a block per

@@ -61,7 +61,7 @@ int q35_add_rmsnorm_rows_f16(uint16_t *y16, float *x, const float *r, const floa
  * form and q35_fp8_quantize_rows (the fused form: 8n read, 4n + n + 4 written,
  * against 16n + 5n + 4); w (4n) is shared by every row; past 4096 values the
  * rest of x (the sum) is read a second time, from cache, as the f32 form does.
- * Passing on an H200 at 000af94 (bench/results/README.md: 24 us against 36 for
+ * Passing on an H200 at 000af94 (bench/results/log/: 24 us against 36 for
  * the two at 2048 rows of 4096). */
 int q35_rmsnorm_rows_fp8(uint8_t *q, float *scale, const float *x, const float *w, int64_t n, int64_t rows, float eps,
                          q35_stream stream, q35_error *err);
