@@ -73,7 +73,7 @@
  *   dsplit16_async 64   1     2    ring 4   16   209 KiB   128         (stub)
  *   (dsplit16_async at M = 96: 12 warps, 150-154 registers)
  *
- * bench/results/README.md ("flash optimisation log") says what each one tests
+ * bench/results/log/2026-12-02-03.md ("flash optimisation log") says what each one tests
  * and what it is predicted to do. */
 #ifndef Q35_KERNELS_ATTENTION_FLASH_CUH
 #define Q35_KERNELS_ATTENTION_FLASH_CUH

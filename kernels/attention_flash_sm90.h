@@ -70,12 +70,12 @@ int q35_attention_prefill_flash_sm90_gated_f16(uint16_t *y16, const float *gate,
  * fa3turn (FA3's turn: a group's P V and next S issued together, its softmax
  * under both of the other's); overlap (FA3's intra-warp-group pipeline: a
  * group's S(j) and P(j-1) V(j-1) issued together, the softmax of j under its
- * own product; bitwise serial), the default (1.5-4 % faster than serial on
- * whole prompts, H200); persist (overlap's schedule on a persistent grid, a
- * block an SM walking the work items longest first, snaking, one ring run on
- * across a block's items; bitwise serial; measured level with overlap, -1 to
- * +0.4 %, H200 at fcb3235). The suite runs and the benchmarks
- * time every one. */
+ * own product; bitwise serial), the default (faster than serial on whole
+ * prompts); persist (overlap's schedule on a persistent grid, a block an SM
+ * walking the work items longest first, snaking, one ring run on across a
+ * block's items; bitwise serial; measured level with overlap, fcb3235's run).
+ * The suite runs and the benchmarks time every one (bench/results/index.tsv,
+ * family flash_sm90). */
 int q35_attention_flash_sm90_variant_count(void);
 const char *q35_attention_flash_sm90_variant_name(int variant);
 int q35_attention_flash_sm90_variant_find(const char *name);

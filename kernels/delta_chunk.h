@@ -35,29 +35,20 @@
  * model's head layouts and lengths and with slow decay (gate -> 0, beta -> 1),
  * is stated and asserted in parity/kernels/test_kernels_delta_chunk.c.
  *
- * What bounds it (H200, 9B heads, 2048 rows, bench/results/README.md): 0.146 ms
- * against a floor of ~0.053 ms for this two-launch design (q, k, v read and o
- * written in f32, 100 MB; the workspace written and read back, 2 x 59 MB; at
- * the 4.2 TB/s copy rate) and ~0.025 ms for a design without the workspace;
- * its 11.8 GFLOP are ~0.02 ms of tensor-core time. Both launches are
- * latency-bound (ncu): the parallel pass runs 3 blocks an SM at 8.7 cycles
- * between a warp's instructions, its blocks loading, then computing, wave by
- * wave in step (DRAM at 22 % on average), ~27 % of its warp samples in T's
- * substitution (2 of 4 warps) and the barrier after it; the state pass runs
- * one 4-warp block an SM at 3.3 cycles between instructions, its products a
- * dependent chain per chunk. Balancing the parallel pass's tensor-core work
- * over its warps (eef2b14) took 3 us; T solved in 16 x 16 blocks by every
- * thread (035948e) was 10 us slower and is not kept: the substitution's share
- * of ncu's samples was not time the block solve could win back. The next steps
- * this points to: loads that overlap the previous chunk's work (a block that
- * walks several chunks), and the parallel pass overlapping the state pass.
- * The overlap by programmatic dependent launch was tried (the state pass
- * starting during the parallel pass's last wave, a flag per (chunk, value
- * head) published with a release store and acquired before each chunk's
- * copy): 0.170 / 0.308 ms at 2048 / 4096 rows, its serial form 0.174 / 0.328,
- * so the overlap won 4-30 us but the handoff cost more than that; not kept
- * (bench/results/README.md, 5a0d7e6). One kernel with producer warps, whose
- * handoff is in shared memory, is what remains of that idea. */
+ * What bounds it: the two-launch design reads q, k, v and writes o, and
+ * writes its workspace and reads it back, so the copy rate sets its floor (a
+ * design without the workspace has half of it); its tensor-core time is a
+ * small part. Both launches are latency-bound (ncu): the parallel pass in T's
+ * substitution and the barrier after it, the state pass in its chain of
+ * dependent products a chunk. The parallel pass's tensor-core work is balanced
+ * over its warps. Tried and not kept: T solved in 16 x 16 blocks by every
+ * thread (the substitution's share of the samples was not time it won back);
+ * the state pass overlapping the parallel pass by programmatic dependent
+ * launch, a flag a (chunk, value head) (the handoff cost more than the overlap
+ * won; one kernel with producer warps, the handoff in shared memory, is what
+ * remains of that idea). The figures: bench/results/index.tsv, family kernels
+ * (benchmark delta_chunk), and the runs' log, bench/results/log/ (eef2b14,
+ * 035948e, 5a0d7e6). */
 #ifndef Q35_KERNELS_DELTA_CHUNK_H
 #define Q35_KERNELS_DELTA_CHUNK_H
 
@@ -144,9 +135,9 @@ int q35_delta_chunk_qk16(float *o, int64_t o_stride, float *S, const float *v, i
 
 /* The variants (kernels/variant.h; the state pass's block). Production:
  * tb4wm2kh on sm_90 (below) and tb4 elsewhere are the default
- * (q35_delta_chunk_variant_default, by the current device); tb4 (0.122 / 0.227
- * ms at 2048 / 4096 rows of the 9B on an H200 against w4's 0.146 / 0.269,
- * cab57c4; bench/results/) is another formulation (family 1: D = T diag(beta)
+ * (q35_delta_chunk_variant_default, by the current device); tb4 (faster than
+ * w4 at the model's shapes: bench/results/index.tsv, family kernels, cab57c4's
+ * run) is another formulation (family 1: D = T diag(beta)
  * (V - diag(e^G) K S^T) in the state pass, the parallel pass writing T
  * diag(beta) in W's place and neither W nor U; kernels/delta_chunk_tb.cuh),
  * and w4 = 4 warps over 32 value columns (family 0; kernels/delta_chunk.cuh).
@@ -162,8 +153,7 @@ int q35_delta_chunk_qk16(float *o, int64_t o_stride, float *S, const float *v, i
  * kernels/experiments/delta_chunk_sm90.cu). Production on sm_90a: tb4wtkh,
  * tb4wt after tb4kh's parallel pass (bitwise tb4wt), and tb4wm2kh, tb4wtkh with
  * the state pass's blocks in pairs sharing their tiles by TMA multicast
- * (bitwise tb4wtkh; 0.173 against 0.180 ms at 4096 rows of the 9B on an H100,
- * 5fa2d78), the default where the device runs it (kernels/delta_chunk_sm90.cu,
+ * (bitwise tb4wtkh; faster: 5fa2d78's run in bench/results/), the default where the device runs it (kernels/delta_chunk_sm90.cu,
  * in q35_kernels_sm90). The
  * variants of family 0 compute the same products in the same order: bitwise
  * equal. */

@@ -59,7 +59,7 @@
  * tb4w; the suite's family check holds it. tb4wtkh: tb4wt after tb4kh's
  * parallel pass (by key head; bitwise tb4's; kernels/delta_chunk_tb_kh.cuh),
  * the fastest measured (H100, ee03ff5: 0.096 / 0.179 ms at 2048 / 4096 rows of
- * the 9B against tb4's 0.109 / 0.196; bench/results/README.md). */
+ * the 9B against tb4's 0.109 / 0.196; bench/results/log/). */
 #ifndef Q35_KERNELS_DELTA_CHUNK_SM90_CUH
 #define Q35_KERNELS_DELTA_CHUNK_SM90_CUH
 

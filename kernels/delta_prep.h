@@ -31,15 +31,14 @@
  * for the norm's read and write of the q/k heads, 16 T hv for the gates, in
  * three launches (four: the conv's window is a launch of its own).
  *
- * Measured (bench/results/README.md, the H200, 2048 rows of the 9B): 55-56 us
- * against the chain's 69 in one call (tiles of 16 rows a warp: 64 us, fewer
- * warps an SM at 124 registers a thread); latency-bound under ncu (94
- * registers a thread cap an SM at 20 warps, DRAM at 39 %); the first design, a block per
- * 32-row tile staged in shared memory by 8 warps, 81.1 us against 67.9 at
- * fb0947d (it was an experiment until this one); runs of four tiles a warp,
- * the next tile loading under the current one's arithmetic (the experiment
- * kernels/experiments/delta_prep.h), 0.118 against 0.094 ms at 4096 rows
- * (the H200, 52f3f80). */
+ * Faster than the chain and latency-bound under ncu (its registers a thread
+ * cap the warps an SM); tiles of 16 rows a warp were slower (fewer warps an
+ * SM), as were the first design (a block per 32-row tile staged in shared
+ * memory by 8 warps) and runs of four tiles a warp, the next tile loading
+ * under the current one's arithmetic (the experiment
+ * kernels/experiments/delta_prep.h). The figures: bench/results/index.tsv,
+ * family kernels (benchmarks delta_prep, delta_prep_chain, delta_prep_run),
+ * and the runs' log, bench/results/log/ (5a0d7e6, fb0947d, 52f3f80). */
 #ifndef Q35_KERNELS_DELTA_PREP_H
 #define Q35_KERNELS_DELTA_PREP_H
 

@@ -69,7 +69,7 @@ int q35_delta_rule_variant_rows(int variant)
 int q35_delta_rule_variant_default(q35_delta_dims d)
 {
     /* r2pni (32 rows a block), else l16r2pn (16): the fastest measured
-     * (bench/results/README.md) */
+     * (bench/results/log/) */
     return q35_delta_rule_variant_find(d.dv % k_r2pni.rows == 0 ? "r2pni" : "l16r2pn");
 }
 

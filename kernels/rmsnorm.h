@@ -36,8 +36,7 @@ int q35_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps, 
  * Bitwise q35_residual_add_rows(x, r, n, rows) then q35_rmsnorm_rows(y, x, w,
  * n, rows) (the same adds, the same reduction order), in one launch and one
  * pass fewer over x. y must not alias x or r. The model's residual norms
- * (model/cuda_layers.c: each sublayer's add deferred into the next norm);
- * passing on an H200 since afbbedc. */
+ * (model/cuda_layers.c: each sublayer's add deferred into the next norm). */
 int q35_add_rmsnorm_rows(float *y, float *x, const float *r, const float *w, int64_t n, int64_t rows, float eps,
                          q35_stream stream, q35_error *err);
 
@@ -61,8 +60,8 @@ int q35_add_rmsnorm_rows_f16(uint16_t *y16, float *x, const float *r, const floa
  * form and q35_fp8_quantize_rows (the fused form: 8n read, 4n + n + 4 written,
  * against 16n + 5n + 4); w (4n) is shared by every row; past 4096 values the
  * rest of x (the sum) is read a second time, from cache, as the f32 form does.
- * Passing on an H200 at 000af94 (bench/results/README.md: 24 us against 36 for
- * the two at 2048 rows of 4096). */
+ * Faster than the two launches it replaces (bench/results/index.tsv, family
+ * kernels, 000af94's run). */
 int q35_rmsnorm_rows_fp8(uint8_t *q, float *scale, const float *x, const float *w, int64_t n, int64_t rows, float eps,
                          q35_stream stream, q35_error *err);
 int q35_add_rmsnorm_rows_fp8(uint8_t *q, float *scale, float *x, const float *r, const float *w, int64_t n,

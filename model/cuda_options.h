@@ -43,9 +43,9 @@ const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "defaul
 /* The default rows per chunk on a discrete device, on one over the f16 or fp8
  * GEMM (the fast paths), and on a unified-memory one (the plan halves them
  * while memory is short): the fastest measured at the model's shapes
- * (bench/results/, the prefill sweep's chunk axis; the fast paths' 4096
- * 1.2-1.6 % over 2048 at 4k and 16k on an H100 and an H200, cab57c4 and
- * 9f79b56; their 8192 2.4 % over 4096 at 16k on an H100, fffccb7). */
+ * (bench/results/index.tsv, family prefill, the sweep's chunk axis: the fast
+ * paths' 4096 over 2048 in cab57c4's and 9f79b56's runs, their 8192 over
+ * 4096 in fffccb7's). */
 #define Q35_CHUNK_ROWS_DISCRETE 2048
 #define Q35_CHUNK_ROWS_FAST 8192
 #define Q35_CHUNK_ROWS_UNIFIED 2048
@@ -100,7 +100,7 @@ typedef struct q35_cuda_paths {
     bool f16_gu;             /* opt-in: the f16 path's merged [gate | up] written in f16 instead of
                                 f32 by the tuned GEMM (model/cuda_layers.c, ffn_gu16; without the
                                 tuned GEMM, gemm_lt_off, always f32): $Q35_F16_GU=1 at load. Off by
-                                default: 1.6-3.0 % faster on the 9B (the H200, bench/results/), but
+                                default: faster on the 9B (bench/results/, a4885d6's run), but
                                 its rounding took the f16 GEMM + scan path of the model sweep past
                                 its rel L2 bound of 2e-3 (2.07e-3, 9b-4, 600 tokens, 64-row chunks) */
     bool gemm_lt_off;        /* the f16 path's GEMMs through cublasGemmEx's default algorithm
@@ -113,8 +113,8 @@ typedef struct q35_cuda_paths {
     bool delta_qk16;         /* the fused DeltaNet prologue writes q and k as f16 in the chunked
                                 delta rule's workspace (q35_delta_prep_rows_qk16), which reads them
                                 there (q35_delta_chunk_qk16): the same bits, ~100 MB less traffic a
-                                4096-row chunk of the 9B (measured: the 4k scan phase 6.69 -> 6.12 ms,
-                                H100, ee03ff5); where q35_paths_delta_qk16 and the rule's variant is
+                                4096-row chunk of the 9B (measured faster: bench/results/, ee03ff5's
+                                run); where q35_paths_delta_qk16 and the rule's variant is
                                 of tb4's formulation: on unless $Q35_DELTA_QK16=0 at load (the A/B) */
     bool flash_gate;         /* opt-in: the f16 GEMM path's attention output gate in the sm_90a flash
                                 kernel's epilogue (q35_attention_prefill_flash_sm90_gated_f16, its
@@ -128,9 +128,8 @@ typedef struct q35_cuda_paths {
                                 ffn_down's f16 input written there; model/cuda_layers.c,
                                 ffn_swiglu_sm90) instead of the tuned GEMM's f32 [gate | up] and
                                 the swiglu op, where gemm_sm90. The default since its measured
-                                gain (H100, 9f79b56: the 9B prefill +4.6 / +3.0 / +3.1 % at 512 /
-                                4k / 16k, 38.6k tokens/s at 4k; the 9b-4 sweep 163 of 163 with
-                                it; bench/results/); $Q35_GEMM_SWIGLU=0 at load the A/B */
+                                gain (the 9B prefill and the 9b-4 sweep: bench/results/, 9f79b56's
+                                run); $Q35_GEMM_SWIGLU=0 at load the A/B */
     bool gemm_sm90_proj;     /* opt-in: the f16 path's projections with f32 out through the sm_90a
                                 GEMM (q35_gemm_sm90_f32, kernels/gemm_sm90.h; its default variant)
                                 instead of the tuned cuBLASLt context, where a weight's n is even
@@ -142,10 +141,9 @@ typedef struct q35_cuda_paths {
     bool gemm_sm90_down;     /* opt-in: ffn_down alone of the projections through the sm_90a GEMM
                                 (q35_gemm_sm90_f32, adding into x) where SwiGLU runs in the sm_90a
                                 [gate | up] GEMM: $Q35_GEMM_SM90=ffn_down at load. Our GEMM measured
-                                faster than cuBLASLt on ffn_down alone (K 12288: 660 against 640
-                                TFLOP/s, H200, 2048 rows, cab57c4; bench/results/), slower on the
-                                narrow projections; in the prefill at the power limit it measured
-                                4.4 % slower (the 9B at 4k, 6 of 6 rounds, H100, e08c0bc): opt-in */
+                                faster than cuBLASLt on ffn_down alone, slower on the narrow
+                                projections (cab57c4's run); in the prefill at the power limit
+                                slower (e08c0bc's A/B; bench/results/): opt-in */
     bool graphs;             /* opt-in: a prefill chunk's layers launched as CUDA graphs, one a layer
                                 (model/cuda_graph.c; the same bits as plain launches), where
                                 q35_paths_graph_ok: $Q35_CUDA_GRAPH=1 at load. Off by default until

@@ -4,7 +4,7 @@
 #
 #   plots/plot.sh [-o OUTDIR] [RESULTS.json]
 #
-# RESULTS.json defaults to the newest file under bench/results/ (by the date
+# RESULTS.json defaults to the newest file of bench/results/'s run folders (by the date
 # in its context); OUTDIR to build/plots. A figure whose benchmarks are not in
 # the file is skipped with a line saying so, never an error.
 #
@@ -44,7 +44,7 @@ done
 if [ $# -ge 1 ]; then
     results=$1
 else
-    results=$(for f in "$root"/bench/results/*.json; do
+    results=$(for f in "$root"/bench/results/*/*.json; do
         [ -f "$f" ] && printf '%s\t%s\n' "$("$JQ" -r '.context.date // ([.context.sources[]?.date] | max) // ""' "$f" 2>/dev/null)" "$f"
     done | sort | tail -1 | cut -f2)
     [ -n "$results" ] || { echo "plots: no results JSON under bench/results/" >&2; exit 1; }

@@ -16,7 +16,7 @@ integer results after 4 cycles; LDS, SHFL and STG wait in their scheduler's
 queue (8 deep) for one shared unit that serves the queues in turn, busy `mio`
 cycles per 32-bit register an LDS returns (`cshfl` per SHFL), results `lds` or
 `shfl` cycles after. Calibrated on the first three layouts as measured on an H200
-(rows2 1.178, rows1 1.338, lanes4 1.224 ms; bench/results/README.md), whose
+(rows2 1.178, rows1 1.338, lanes4 1.224 ms; bench/results/log/), whose
 loops it puts 56-91 cycles a token below the measured time (the per-tile
 staging, then unpipelined)."""
 import collections

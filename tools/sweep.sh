@@ -15,15 +15,16 @@
 #   --devices LIST  these device ordinals, one shard each
 #   --shards N      the sweep's total shards across every host (default: this host's GPUs)
 #   --first S       this host runs shards S .. S+G-1 (default 0)
-#   -o OUT.json     the merged file (default bench/results/<device>-<bench>-<git describe>.json,
-#                   <bench> the executable's name without bench_)
+#   -o OUT.json     the merged file (default out/<device>-<bench>-<git describe>.json,
+#                   <bench> the executable's name without bench_; tools/results-file.sh
+#                   files it under bench/results/, as the last line says)
 #   --dir DIR       where the shards' JSON and logs go (default build/sweep-<bench>/)
 #
 # Across hosts, the same shards run as the tasks of a Slurm job array (each
 # task one GPU, device 0 of its CUDA_VISIBLE_DEVICES) and one merge joins them:
 #   sbatch --array=0-15 --gpus=1 --wrap 'tools/sweep.sh --gpus 1 --shards 16 \
 #       --first $SLURM_ARRAY_TASK_ID -o out/shard-$SLURM_ARRAY_TASK_ID.json -- build/default/bench/bench_prefill'
-#   tools/bench-merge.sh -o bench/results/h200-prefill-$(git describe --always).json out/shard-*.json
+#   tools/bench-merge.sh -o out/h200-prefill-$(git describe --always).json out/shard-*.json
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 gpus="" devices="" shards="" first=0 out="" dir=""
@@ -66,7 +67,7 @@ done
 
 name=$(basename "$bench")
 name=${name#bench_}
-[ -n "$out" ] || out="bench/results/$name.json" # renamed below, once the device is known
+[ -n "$out" ] || out="out/$name.json" # renamed below, once the device is known
 [ -n "$dir" ] || dir="build/sweep-$name"
 mkdir -p "$dir" "$(dirname "$out")"
 
@@ -92,18 +93,19 @@ done
 JQ=${JQ:-jq}
 if ! command -v "$JQ" >/dev/null 2>&1; then
     echo "sweep: jq not found here: the shards are in $dir; merge them where jq is:" >&2
-    echo "  tools/bench-merge.sh -o bench/results/<device>-$name-<commit>.json$done_files" >&2
+    echo "  tools/bench-merge.sh -o out/<device>-$name-<commit>.json$done_files" >&2
     exit $rc
 fi
-if [ "$out" = "bench/results/$name.json" ]; then
+if [ "$out" = "out/$name.json" ]; then
     first_file=${done_files# }
     first_file=${first_file%% *}
     device=$("$JQ" -r '.context.device // .context.host_name // "unknown"' "$first_file" |
         tr 'A-Z' 'a-z' | sed 's/^nvidia //; s/[^a-z0-9.]\{1,\}/-/g; s/^-//; s/-$//')
     describe=$("$JQ" -r '.context.git_describe // "unknown"' "$first_file")
-    out="bench/results/$device-$name-$describe.json"
+    out="out/$device-$name-$describe.json"
 fi
 # shellcheck disable=SC2086
 "$here/bench-merge.sh" -o "$out" $done_files
 echo "sweep: wrote $out ($("$JQ" '.benchmarks | length' "$out") entries from $(echo "$done_files" | wc -w | tr -d ' ') shard(s))"
+echo "sweep: to keep it: tools/results-file.sh --commit <the tree's commit> --what '<what it shows>' $out"
 exit $rc

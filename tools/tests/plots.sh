@@ -37,7 +37,7 @@ same_stroke() {
     q35_a=$(stroke_of "$1" "$2") && q35_b=$(stroke_of "$1" "$3") && [ -n "$q35_a" ] && [ "$q35_a" = "$q35_b" ]
 }
 
-check "the target on the H200 kernel results" target "$src/bench/results/h200-kernels-37b483d.json" "$tmp/kernels" "$tmp/kernels.log"
+check "the target on the H200 kernel results" target "$src/bench/results/2026-12-02-h200-37b483d/h200-kernels-37b483d.json" "$tmp/kernels" "$tmp/kernels.log"
 check "  the roofline is drawn (PNG and SVG)" drawn "$tmp/kernels" roofline
 for f in prefill_tokens_per_s prefill_chunk_rows prefill_time_split attention_f32_vs_flash devices $peer_figures; do
     check "  $f is skipped, saying so" sh -c "grep -q 'plots: skipped $f: ' '$tmp/kernels.log' && [ ! -e '$tmp/kernels/$f.png' ]"

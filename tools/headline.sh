@@ -1,0 +1,120 @@
+#!/bin/bash
+# The README's headline table, written from bench/results/index.tsv and the
+# JSON it lists, never typed: for each device, the 9B Q4_K prefill in tokens/s
+# (flash attention, CHUNK-row chunks) on the f16 GEMM and on the opt-in fp8
+# GEMM, the peer (transformers + fla, `peer_hf`), the f16 / peer ratio, at
+# each prompt length where ours was measured; a line under the table names
+# each device, its dates and the commits of each column, and the command that
+# measures it again.
+# Each cell is the newest measurement of its point on that device (by the
+# JSON's context.date), the median of its repetitions (plots/points.jq).
+# Files of families other than prefill and peer_hf (e.g. `prefill-ab`, an
+# A/B run filed so) are left out.
+#
+#   tools/headline.sh [--results DIR] [--chunk ROWS]            the table, to stdout
+#   tools/headline.sh [...] --check FILE   exit 1 when FILE's table (between
+#                   <!-- headline:begin --> and <!-- headline:end -->) differs, with the diff
+#   tools/headline.sh [...] --write FILE   FILE's table replaced by the one written now
+#
+#   --chunk ROWS    the rows a chunk of the points shown (default 8192: the f16
+#                   and fp8 paths' default, model/README.md)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+JQ=${JQ:-jq}
+results=$root/bench/results
+chunk=8192 mode=print target=""
+while [ $# -gt 0 ]; do
+    case $1 in
+    --results) results=$2; shift 2 ;;
+    --chunk) chunk=$2; shift 2 ;;
+    --check) mode=check target=$2; shift 2 ;;
+    --write) mode=write target=$2; shift 2 ;;
+    -h | --help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "headline: unknown argument $1 (--help)" >&2; exit 2 ;;
+    esac
+done
+command -v "$JQ" >/dev/null 2>&1 || { echo "headline: jq not found (tools/deps.sh installs it)" >&2; exit 1; }
+[ -r "$results/index.tsv" ] || { echo "headline: no $results/index.tsv" >&2; exit 1; }
+begin='<!-- headline:begin -->' end='<!-- headline:end -->'
+
+# The points: device, time, commit, row, len, tokens/s, the device's name, one TSV line each
+points() {
+    tail -n +2 "$results/index.tsv" | while IFS="$(printf '\t')" read -r _ dev commit family file _; do
+        case "+$family+" in *+prefill+* | *+peer_hf+*) ;; *) continue ;; esac
+        "$JQ" -f "$root/plots/points.jq" "$results/$file" | "$JQ" -r --slurpfile doc "$results/$file" \
+            --arg dev "$dev" --arg commit "$commit" --arg chunk "$chunk" '
+          ($doc[0].context | .date // ([.sources[]?.date] | max) // "") as $t
+          | .[] | select(.tokens_per_s != null) | .axes as $a
+          | (if .family == "prefill" and $a.shape == "9b" and $a.quant == "q4_k" and $a.attn == "flash"
+                and $a.chunk == $chunk and ($a.gemm == "f16" or $a.gemm == "fp8") then "ours_" + $a.gemm
+             elif .family == "peer_hf" and $a.shape == "9b" and $a.dtype == "bf16" and $a.layers == null then "peer_hf"
+             else empty end) as $row
+          | [$dev, $t, $commit, $row, $a.len, .tokens_per_s, .device] | @tsv'
+    done
+}
+
+# table: the markdown, from the points on stdin: a block of rows a device (the
+# one with the newest point first), a column a length where ours was measured;
+# then a line: each device's name, dates and commits, the command
+table() {
+    "$JQ" -R -s -r --arg chunk "$chunk" '
+      def k: (. / 10 | round) as $c | "\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)k";
+      def x: (. * 100 | round) as $c | "\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)x";
+      def lenlabel: tonumber | if . >= 1024 and . % 1024 == 0 then "\(. / 1024)k" else tostring end;
+      def cell($r; $l): map(select(.row == $r and .len == $l)) | first;
+      def uniq: reduce .[] as $c ([]; if index([$c]) then . else . + [$c] end);
+      [split("\n")[] | select(length > 0) | split("\t")
+       | {dev: .[0], t: .[1], commit: .[2], row: .[3], len: .[4], v: (.[5] | tonumber), name: .[6]}]
+      | group_by(.dev) | map(group_by([.row, .len]) | map(sort_by(.t) | last))
+      | map(select(any(.[]; .row | startswith("ours_"))))
+      | sort_by(map(.t) | max) | reverse
+      | (map(.[] | select(.row | startswith("ours_")) | .len) | unique | sort_by(tonumber)) as $lens
+      | map(map(select(.len as $l | $lens | index([$l])))) as $devs
+      | ["| tokens/s | " + ($lens | map(lenlabel) | join(" | ")) + " |", "|---|" + ($lens | map("---|") | join(""))]
+        + [$devs[] as $p | ($p[0].dev | ascii_upcase) as $d
+           | def row($name; $r): if any($p[]; .row == $r)
+               then "| \($d), \($name) | " + ($lens | map(. as $l | $p | cell($r; $l) | if . then .v | k else "" end) | join(" | ")) + " |"
+               else empty end;
+             row("ours, f16 GEMM"; "ours_f16"), row("ours, fp8 GEMM (opt-in)"; "ours_fp8"), row("transformers + fla"; "peer_hf"),
+             (if any($p[]; .row == "ours_f16") and any($p[]; .row == "peer_hf") then
+                "| \($d), f16 / transformers + fla | " + ($lens | map(. as $l | [($p | cell("ours_f16"; $l)), ($p | cell("peer_hf"; $l))]
+                  | if .[0] and .[1] then .[0].v / .[1].v | x else "" end) | join(" | ")) + " |" else empty end)]
+        + ["",
+           ([$devs[] as $p
+             | "\($p[0].dev | ascii_upcase): \($p[0].name), " + ([$p[].t[0:10]] | unique | if length == 1 then .[0] else "\(first) to \(last)" end)
+               + ", commits " + ([$lens[] as $l | {l: $l, c: ([($p | cell("ours_f16"; $l)), ($p | cell("ours_fp8"; $l)), ($p | cell("peer_hf"; $l))]
+                   | map(select(.) | .commit) | uniq | join(" / "))} | select(.c != "")]
+                  | reduce .[] as $e ([]; if length > 0 and .[-1].c == $e.c then .[-1].ls += [$e.l] else . + [{c: $e.c, ls: [$e.l]}] end)
+                  | map((.ls | if length == 1 then (.[0] | lenlabel) else "\(.[0] | lenlabel)-\(.[-1] | lenlabel)" end) + " " + .c)
+                  | join(", ")) + "."] | join(" "))
+           + " The 9B Q4_K prefill, flash attention, \($chunk)-row chunks, tokens/s; each cell the newest run of its point on its device"
+           + " (from `bench/results/index.tsv` by `tools/headline.sh`). Again: `build/default/bench/bench_prefill"
+           + " --benchmark_filter='"'"'^prefill/shape:9b/quant:q4_k/gemm:(f16|fp8)/attn:flash/chunk:\($chunk)/len:(\($lens | join("|")))/'"'"'"
+           + " --benchmark_repetitions=3; python3 bench/hf_peer.py --shape 9b --lengths \($lens | join(","))`"]
+      | join("\n")'
+}
+
+new=$(points | table)
+[ -n "$new" ] || { echo "headline: no prefill points in $results/index.tsv" >&2; exit 1; }
+case $mode in
+print) printf '%s\n' "$new" ;;
+check | write)
+    [ -r "$target" ] || { echo "headline: cannot read $target" >&2; exit 2; }
+    grep -qxF "$begin" "$target" && grep -qxF "$end" "$target" ||
+        { echo "headline: $target has no $begin ... $end" >&2; exit 2; }
+    old=$(awk -v b="$begin" -v e="$end" '$0 == e { f = 0 } f { print } $0 == b { f = 1 }' "$target")
+    if [ "$mode" = check ]; then
+        [ "$old" = "$new" ] && { echo "headline: $target's table is the one the index gives"; exit 0; }
+        echo "headline: $target's table differs from the index's (tools/headline.sh --write $target):" >&2
+        diff <(printf '%s\n' "$old") <(printf '%s\n' "$new") >&2 || true
+        exit 1
+    fi
+    printf '%s\n' "$new" >"$target.headline"
+    awk -v b="$begin" -v e="$end" -v t="$target.headline" '
+      $0 == e { while ((getline l < t) > 0) print l; f = 0 } !f { print } $0 == b { f = 1 }' "$target" >"$target.new"
+    rm -f "$target.headline"
+    mv "$target.new" "$target"
+    echo "headline: wrote $target's table"
+    ;;
+esac
