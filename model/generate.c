@@ -228,6 +228,20 @@ static int build_plan(plan *p, const q35_gen_options *o, q35_error *err)
     return 0;
 }
 
+/* llama.cpp's llama_ftype of a mix (general.file_type): what its loader names the
+ * file; a mix of one k-quant is its _S form, q4_k_m Q4_K_M (LLAMA_FTYPE_*, llama.h). */
+static uint32_t llama_ftype(const char *mix)
+{
+    static const struct { const char *mix; uint32_t ftype; } k[] = {
+        {"f32", 0}, {"f16", 1}, {"q4_0", 2}, {"q8_0", 7}, {"q5_0", 8}, {"q4_k", 14},
+        {"q4_k_m", 15}, {"q5_k", 16}, {"q6_k", 18}, {"bf16", 32},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (strcasecmp(mix, k[i].mix) == 0)
+            return k[i].ftype;
+    return 1024; /* LLAMA_FTYPE_GUESSED: not reached, the mix was checked */
+}
+
 static int write_metadata(q35_gguf_writer *w, const q35_gen_options *o, q35_error *err)
 {
     const q35_shape *s = &o->shape;
@@ -254,7 +268,11 @@ static int write_metadata(q35_gguf_writer *w, const q35_gen_options *o, q35_erro
         "qwen35.full_attention_interval", "qwen35.vocab_size",
     };
     if (q35_gguf_writer_set_str(w, "general.architecture", "qwen35", err) ||
-        q35_gguf_writer_set_str(w, "general.name", name, err))
+        q35_gguf_writer_set_str(w, "general.name", name, err) ||
+        q35_gguf_writer_set_u32(w, "general.file_type", llama_ftype(o->mix), err) ||
+        q35_gguf_writer_set_u32(w, "general.quantization_version", 2, err) ||
+        /* no tokenizer: llama.cpp loads a "none" vocabulary and takes token ids */
+        q35_gguf_writer_set_str(w, "tokenizer.ggml.model", "none", err))
         return -1;
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
         if (q35_gguf_writer_set_u32(w, keys[u[i][0]], u[i][1], err))

@@ -131,6 +131,28 @@ static void check_determinism(q35_suite *s, uint64_t seed)
     free(a), free(b), free(c), free(f);
 }
 
+/* What llama.cpp's loader needs beside the tensors: a vocabulary model ("none":
+ * it takes token ids), the file type of the mix, the quantization version. */
+static void check_llama_keys(q35_suite *s)
+{
+    static const struct { const char *mix; uint32_t ftype; } k[] = {{"f32", 0}, {"q8_0", 7}, {"q4_k", 14}, {"q4_k_m", 15}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        q35_gen_options o = opts("tiny", k[i].mix, 1, 64, 1);
+        q35_model *m = NULL;
+        q35_error err = {{0}};
+        uint32_t ftype = 0, qv = 0;
+        q35_gguf_str vocab = {0};
+        const bool ok = q35_generate_model(&o, &m, &err) == 0 &&
+                        q35_gguf_get_u32(m->gguf, "general.file_type", &ftype, &err) == 0 &&
+                        q35_gguf_get_u32(m->gguf, "general.quantization_version", &qv, &err) == 0 &&
+                        q35_gguf_get_str(m->gguf, "tokenizer.ggml.model", &vocab, &err) == 0;
+        q35_case(s, ok && ftype == k[i].ftype && qv == 2 && vocab.len == 4 && memcmp(vocab.data, "none", 4) == 0,
+                 "%-6s: general.file_type %u (want %u), quantization_version %u, tokenizer.ggml.model \"%.*s\" %s",
+                 k[i].mix, ftype, k[i].ftype, qv, (int)vocab.len, vocab.data ? vocab.data : "", err.msg);
+        q35_model_free(m);
+    }
+}
+
 static void check_mix(q35_suite *s)
 {
     /* tiny: 8 layers (3, 7 attention), ffn 384 (not a whole number of 256-blocks).
@@ -171,5 +193,6 @@ int main(void)
     check_scales(&s, seed);
     check_determinism(&s, seed);
     check_mix(&s);
+    check_llama_keys(&s);
     return q35_suite_end(&s);
 }
