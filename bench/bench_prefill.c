@@ -248,12 +248,13 @@ static void bench_decode(q35_bench_state *st, void *unused)
     }
     while (q35_bench_keep_running(st)) {
         int64_t pos = q35_cuda_state_kv_len(state);
-        if (pos == 0 || pos == max_seq) { /* (re)fill the cache to ctx, untimed */
-            if (q35_cuda_state_reset(state, &err) || q35_cuda_prefill(cm, state, tokens, ctx, 0, NULL, NULL, &err)) {
-                skip_err(st, "prefill", &err);
+        if (pos == 0 || pos == max_seq) { /* (re)fill the cache to ctx, then one step: untimed */
+            if (q35_cuda_state_reset(state, &err) || q35_cuda_prefill(cm, state, tokens, ctx, 0, NULL, NULL, &err) ||
+                q35_cuda_forward_token(cm, state, tokens[ctx], ctx, logits, NULL, &err)) {
+                skip_err(st, "prefill and a warm-up step", &err);
                 goto out;
             }
-            pos = ctx;
+            pos = ctx + 1; /* the first step after a prefill pays its first calls: not the steady state */
         }
         const double t0 = q35_now();
         const int rc = q35_cuda_forward_token(cm, state, tokens[pos], pos, logits, NULL, &err);
@@ -297,7 +298,7 @@ int main(int argc, char **argv)
     static const int64_t attns[] = {Q35_ATTN_F32, Q35_ATTN_FLASH}, f32[] = {Q35_ATTN_F32};
     static const int64_t c512[] = {512}, cdef[] = {Q35_CHUNK_ROWS_DISCRETE}, chunks[] = {64, 128, 256, 512, 1024, 4096};
     static const int64_t lens[] = {512, 4096, 16384, 65536, 131072}, l4k[] = {4096};
-    static const int64_t ctxs[] = {512, 4096, 16384};
+    static const int64_t ctxs[] = {512, 4096, 16384, 65536};
     static const int64_t tiny[] = {SHAPE_TINY}, q4km[] = {QUANT_Q4_K_M}, short_lens[] = {512, 4096};
     {
         const q35_bench_axis shape = {"shape", tiny, 1}, quant = {"quant", q4km, 1};
@@ -314,7 +315,7 @@ int main(int argc, char **argv)
                            (q35_bench_axis[]){shape, quant, {"gemm", gemms, 2}, {"attn", attns, 2}, {"chunk", cdef, 1},
                                               {"len", lens, 5}},
                            6);
-        q35_bench_register("decode", bench_decode, NULL, (q35_bench_axis[]){shape, quant, {"ctx", ctxs, 3}}, 3);
+        q35_bench_register("decode", bench_decode, NULL, (q35_bench_axis[]){shape, quant, {"ctx", ctxs, 4}}, 3);
         if (shapes_run[i] != SHAPE_9B)
             continue;
         /* the opt-in FP8 projections on the fast path (skipped below sm_89, saying so): at 2048-row chunks (the

@@ -32,6 +32,7 @@ static const char *const k_help =
     "  --chunk-rows R    rows per prefill chunk (default 512 on the CPU, 2048 on the GPU,\n"
     "                    8192 there on the f16 and fp8 GEMM paths)\n"
     "  --top-k K         logits to print (default 10)\n"
+    "  --decode N        then N decode steps (GPU): their time per op and their tokens/s\n"
     "  --logits-at P,..  positions whose logits to write (ascending)\n"
     "  --logits-out F    file for them: float32 [positions][vocab] (required with --logits-at;\n"
     "                    written through a temporary file, renamed into place when complete)\n"
@@ -59,7 +60,7 @@ static const char *const k_help =
 enum {
     O_MODEL = CLI_MODEL_OPTS, O_PROMPT, O_RANDOM, O_PROMPT_SEED, O_CHUNK_ROWS, O_TOP_K, O_LOGITS_AT, O_LOGITS_OUT,
     O_THREADS, O_CPU, O_DEVICE, O_ATTENTION, O_GEMM, O_DELTA, O_DETERMINISTIC, O_SCORES_BUDGET, O_FREE_CAP,
-    O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_GEMM_SM90_VARIANT, O_COUNT
+    O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_GEMM_SM90_VARIANT, O_DECODE, O_COUNT
 };
 static const cli_option k_opts[O_COUNT] = {
     CLI_MODEL_OPTIONS,
@@ -72,6 +73,7 @@ static const cli_option k_opts[O_COUNT] = {
     [O_SCORES_BUDGET] = {"--scores-budget", "B"}, [O_FREE_CAP] = {"--free-cap", "MIB"},
     [O_FLASH_VARIANT] = {"--flash-variant", "V"}, [O_DELTA_RULE_VARIANT] = {"--delta-rule-variant", "V"},
     [O_DELTA_CHUNK_VARIANT] = {"--delta-chunk-variant", "V"}, [O_GEMM_SM90_VARIANT] = {"--gemm-sm90-variant", "V"},
+    [O_DECODE] = {"--decode", "N"},
 };
 #define BIT(o) (UINT64_C(1) << (o))
 static const cli_conflict k_conflicts[] = {
@@ -81,7 +83,7 @@ static const cli_conflict k_conflicts[] = {
     {O_CPU,
      BIT(O_DEVICE) | BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA) | BIT(O_DETERMINISTIC) | BIT(O_SCORES_BUDGET) |
          BIT(O_FREE_CAP) | BIT(O_FLASH_VARIANT) | BIT(O_DELTA_RULE_VARIANT) | BIT(O_DELTA_CHUNK_VARIANT) |
-         BIT(O_GEMM_SM90_VARIANT),
+         BIT(O_GEMM_SM90_VARIANT) | BIT(O_DECODE),
      "it is a GPU option and --cpu runs the CPU reference"},
 };
 
@@ -113,6 +115,7 @@ static int set_option(run_args *a, int k, const char *v)
         a->cuda.chunk_rows = a->chunk_rows;
         return 0;
     case O_TOP_K: return cli_int(o, v, 0, 1 << 20, &a->top_k);
+    case O_DECODE: return cli_int(o, v, 1, 1 << 20, &a->decode);
     case O_LOGITS_AT: return cli_int_list(o, v, 0, INT64_MAX, &a->at, &a->n_at);
     case O_LOGITS_OUT: a->logits_out = v; return 0;
     case O_THREADS:
@@ -269,6 +272,8 @@ static int run_cpu(const run_args *a, const q35_model *m, const int32_t *tokens,
     for (size_t i = 0; i < count; i++)
         out[i] = (float)logits[i];
     rc = run_report_logits(a, out, hp->n_vocab, n);
+    if (rc == 0 && a->decode > 0)
+        printf("decode  not run: --decode times the GPU's decode step, and this run is on the CPU\n");
 out:
     q35_ref_state_free(&st);
     free(logits);

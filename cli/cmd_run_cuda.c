@@ -59,12 +59,50 @@ static void print_phases(const q35_op_times *t)
         printf(" %s %.3f ms%s", q35_phase_name((q35_phase)p), 1e3 * s[p], p + 1 < Q35_PHASE_COUNT ? "," : "\n");
 }
 
+/* --decode N: after the prefill, one untimed step (its first calls), N steps timed
+ * per op, then N untimed for the rate; the tokens are the prompt's, cycled. */
+static int run_decode(q35_cuda_model *cm, q35_cuda_state *st, const run_args *a, const int32_t *tokens, int64_t n,
+                      float *logits)
+{
+    q35_error err = {{0}};
+    int64_t pos = q35_cuda_state_kv_len(st);
+    if (q35_cuda_forward_token(cm, st, tokens[pos % n], pos, logits, NULL, &err)) {
+        cli_error("decode step at %" PRId64 ": %s", pos, err.msg);
+        return 1;
+    }
+    q35_op_times times;
+    memset(&times, 0, sizeof times);
+    double t0 = q35_now();
+    for (int64_t i = 0; i < a->decode; i++) {
+        pos = q35_cuda_state_kv_len(st);
+        if (q35_cuda_forward_token(cm, st, tokens[pos % n], pos, logits, &times, &err)) {
+            cli_error("decode step at %" PRId64 ": %s", pos, err.msg);
+            return 1;
+        }
+    }
+    printf("\ntimed decode, %" PRId64 " steps from position %" PRId64 " (device time per op, CUDA events):", a->decode,
+           pos - a->decode + 1);
+    run_print_times(&times, q35_now() - t0, a->decode);
+    t0 = q35_now();
+    for (int64_t i = 0; i < a->decode; i++) {
+        pos = q35_cuda_state_kv_len(st);
+        if (q35_cuda_forward_token(cm, st, tokens[pos % n], pos, logits, NULL, &err)) {
+            cli_error("decode step at %" PRId64 ": %s", pos, err.msg);
+            return 1;
+        }
+    }
+    const double s = q35_now() - t0;
+    printf("decode  %" PRId64 " steps untimed (after the timed ones): %.3f ms a step, %.1f tokens/s\n", a->decode,
+           1e3 * s / (double)a->decode, s > 0 ? (double)a->decode / s : 0.0);
+    return 0;
+}
+
 int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64_t n, char *why, size_t cap)
 {
     if (q35_cuda_devices(why, cap) == 0)
         return 2;
     q35_cuda_options o = a->cuda;
-    o.max_seq = n;
+    o.max_seq = n + (a->decode > 0 ? 2 * a->decode + 1 : 0);
     q35_cuda_model *cm = NULL;
     q35_cuda_state *st = NULL;
     q35_error err = {{0}};
@@ -91,7 +129,7 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
         printf(", %.1f MiB of fp8 weights built in %.0f ms", (double)in->fp8_bytes / (double)Q35_MIB,
                in->fp8_prewarm_ms);
     printf("\nprompt  %" PRId64 " tokens, chunk rows %" PRId64 "\n", n, p->chunk_rows);
-    if (q35_cuda_state_create(&st, cm, n, &err)) {
+    if (q35_cuda_state_create(&st, cm, o.max_seq, &err)) {
         cli_error("%s", err.msg);
         goto out;
     }
@@ -131,6 +169,8 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
                " chunks plain (a row count's first)\n", g->launched, g->instantiated, g->updated, g->plain_chunks);
     }
     rc = run_report_logits(a, logits, vocab, n);
+    if (rc == 0 && a->decode > 0)
+        rc = run_decode(cm, st, a, tokens, n, logits);
     if (rc == 0 && p->gemm == Q35_GEMM_FP8 && !p->deterministic && print_fp8_tier(cm, st, a, tokens, n, logits, vocab))
         rc = 1;
 out:

@@ -15,6 +15,7 @@ typedef struct run_args {
     cli_model model;
     const char *path;               /* --model */
     int64_t *prompt, n_prompt, random_n, prompt_seed, chunk_rows, top_k;
+    int64_t decode;                 /* --decode: decode steps after the prefill (GPU), 0 none */
     int64_t *at, n_at;              /* --logits-at */
     const char *logits_out;         /* --logits-out */
     q35_gen_options gen;            /* the built-in model the model options make (without --model) */
