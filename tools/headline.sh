@@ -2,13 +2,14 @@
 # The README's headline table, written from bench/results/index.tsv and the
 # JSON it lists, never typed: for each device, the 9B Q4_K prefill in tokens/s
 # (flash attention, CHUNK-row chunks) on the f16 GEMM and on the opt-in fp8
-# GEMM, the peer (transformers + fla, `peer_hf`), the f16 / peer ratio, at
+# GEMM, the peers (transformers + fla, `peer_hf`; llama.cpp on the same file,
+# `peer_llama`), the f16 / peer ratios, at
 # each prompt length where ours was measured; a line under the table names
 # each device, its dates and the commits of each column, and the command that
 # measures it again.
 # Each cell is the newest measurement of its point on that device (by the
 # JSON's context.date), the median of its repetitions (plots/points.jq).
-# Files of families other than prefill and peer_hf (e.g. `prefill-ab`, an
+# Files of families other than prefill, peer_hf and llama_peer (e.g. `prefill-ab`, an
 # A/B run filed so) are left out.
 #
 #   tools/headline.sh [--results DIR] [--chunk ROWS]            the table, to stdout
@@ -41,7 +42,7 @@ begin='<!-- headline:begin -->' end='<!-- headline:end -->'
 # The points: device, time, commit, row, len, tokens/s, the device's name, one TSV line each
 points() {
     tail -n +2 "$results/index.tsv" | while IFS="$(printf '\t')" read -r _ dev commit family file _; do
-        case "+$family+" in *+prefill+* | *+peer_hf+*) ;; *) continue ;; esac
+        case "+$family+" in *+prefill+* | *+peer_hf+* | *+llama_peer+*) ;; *) continue ;; esac
         "$JQ" -f "$root/plots/points.jq" "$results/$file" | "$JQ" -r --slurpfile doc "$results/$file" \
             --arg dev "$dev" --arg commit "$commit" --arg chunk "$chunk" '
           ($doc[0].context | .date // ([.sources[]?.date] | max) // "") as $t
@@ -49,6 +50,7 @@ points() {
           | (if .family == "prefill" and $a.shape == "9b" and $a.quant == "q4_k" and $a.attn == "flash"
                 and $a.chunk == $chunk and ($a.gemm == "f16" or $a.gemm == "fp8") then "ours_" + $a.gemm
              elif .family == "peer_hf" and $a.shape == "9b" and $a.dtype == "bf16" and $a.layers == null then "peer_hf"
+             elif .family == "peer_llama/prefill" and $a.shape == "9b" and $a.quant == "q4_k" then "peer_llama"
              else empty end) as $row
           | [$dev, $t, $commit, $row, $a.len, .tokens_per_s, .device] | @tsv'
     done
@@ -76,14 +78,17 @@ table() {
            | def row($name; $r): if any($p[]; .row == $r)
                then "| \($d), \($name) | " + ($lens | map(. as $l | $p | cell($r; $l) | if . then .v | k else "" end) | join(" | ")) + " |"
                else empty end;
+             def ratio($name; $r): if any($p[]; .row == "ours_f16") and any($p[]; .row == $r) then
+                "| \($d), f16 / \($name) | " + ($lens | map(. as $l | [($p | cell("ours_f16"; $l)), ($p | cell($r; $l))]
+                  | if .[0] and .[1] then .[0].v / .[1].v | x else "" end) | join(" | ")) + " |" else empty end;
              row("ours, f16 GEMM"; "ours_f16"), row("ours, fp8 GEMM (opt-in)"; "ours_fp8"), row("transformers + fla"; "peer_hf"),
-             (if any($p[]; .row == "ours_f16") and any($p[]; .row == "peer_hf") then
-                "| \($d), f16 / transformers + fla | " + ($lens | map(. as $l | [($p | cell("ours_f16"; $l)), ($p | cell("peer_hf"; $l))]
-                  | if .[0] and .[1] then .[0].v / .[1].v | x else "" end) | join(" | ")) + " |" else empty end)]
+             row("llama.cpp, same file"; "peer_llama"), ratio("transformers + fla"; "peer_hf"),
+             ratio("llama.cpp"; "peer_llama")]
         + ["",
            ([$devs[] as $p
              | "\($p[0].dev | ascii_upcase): \($p[0].name), " + ([$p[].t[0:10]] | unique | if length == 1 then .[0] else "\(first) to \(last)" end)
-               + ", commits " + ([$lens[] as $l | {l: $l, c: ([($p | cell("ours_f16"; $l)), ($p | cell("ours_fp8"; $l)), ($p | cell("peer_hf"; $l))]
+               + ", commits " + ([$lens[] as $l | {l: $l, c: ([($p | cell("ours_f16"; $l)), ($p | cell("ours_fp8"; $l)), ($p | cell("peer_hf"; $l)),
+                     ($p | cell("peer_llama"; $l))]
                    | map(select(.) | .commit) | uniq | join(" / "))} | select(.c != "")]
                   | reduce .[] as $e ([]; if length > 0 and .[-1].c == $e.c then .[-1].ls += [$e.l] else . + [{c: $e.c, ls: [$e.l]}] end)
                   | map((.ls | if length == 1 then (.[0] | lenlabel) else "\(.[0] | lenlabel)-\(.[-1] | lenlabel)" end) + " " + .c)
@@ -91,7 +96,8 @@ table() {
            + " The 9B Q4_K prefill, flash attention, \($chunk)-row chunks, tokens/s; each cell the newest run of its point on its device"
            + " (from `bench/results/index.tsv` by `tools/headline.sh`). Again: `build/default/bench/bench_prefill"
            + " --benchmark_filter='"'"'^prefill/shape:9b/quant:q4_k/gemm:(f16|fp8)/attn:flash/chunk:\($chunk)/len:(\($lens | join("|")))/'"'"'"
-           + " --benchmark_repetitions=3; python3 bench/hf_peer.py --shape 9b --lengths \($lens | join(","))`"]
+           + " --benchmark_repetitions=3; python3 bench/hf_peer.py --shape 9b --lengths \($lens | join(","))`;"
+           + " llama.cpp: `bench/llama_peer.sh` (llama-bench on the same file)"]
       | join("\n")'
 }
 
