@@ -313,8 +313,8 @@ int main(int argc, char **argv)
         variants[v] = v;
         variant_labels[v] = q35_attention_flash_variant_name(v);
     }
-    q35_variant_list(q35_attention_flash_variant_count, q35_attention_flash_variant_name, default_variant,
-                     variant_names, sizeof variant_names);
+    q35_variant_list(q35_attention_flash_variant_count, q35_attention_flash_variant_name,
+                     q35_attention_flash_variant_production, default_variant, variant_names, sizeof variant_names);
     const q35_bench_axis model = q35_bench_model_axis(), ctx = {"ctx", contexts, 9};
     q35_bench_register("flash_chunk", bench_flash, (void *)&k_chunk,
                        (q35_bench_axis[]){model, ctx, {"split", splits, 2}, {"variant", variants, n_variants}}, 4);

@@ -150,7 +150,8 @@ int main(int argc, char **argv)
     q35_bench_axis_labels("variant", labels, n_variants); /* flash_sm90_chunk/.../variant:overlap */
     char names[200];
     q35_variant_list(q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,
-                     q35_attention_flash_sm90_variant_default(), names, sizeof names);
+                     q35_attention_flash_sm90_variant_production, q35_attention_flash_sm90_variant_default(), names,
+                     sizeof names);
     q35_bench_context("flash_sm90_variant", names);
     char legend[200];
     q35_bench_context("models", q35_bench_model_legend(legend, sizeof legend));

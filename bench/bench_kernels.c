@@ -668,12 +668,13 @@ static void bench_act_out(q35_bench_state *st, void *unused)
 
 /* A variant axis of every variant an op has here (its indices, 0 ..), and the
  * context's legend of their names; the count. */
-static int variant_axis(int64_t *axis, int (*count)(void), const char *(*name)(int), char *legend, size_t cap)
+static int variant_axis(int64_t *axis, int (*count)(void), const char *(*name)(int), int (*production)(int),
+                        char *legend, size_t cap)
 {
     const int n = count() < MAX_VARIANTS ? count() : MAX_VARIANTS;
     for (int v = 0; v < n; v++)
         axis[v] = v;
-    q35_variant_list(count, name, -1, legend, cap);
+    q35_variant_list(count, name, production, -1, legend, cap);
     return n;
 }
 
@@ -684,10 +685,10 @@ int main(int argc, char **argv)
     static const int64_t rows[] = {1, 64, 512, 2048, 4096}, mib[] = {2048};
     static int64_t variants[MAX_VARIANTS], chunk_variants[MAX_VARIANTS];
     char names[64 * MAX_VARIANTS], chunk_names[64 * MAX_VARIANTS];
-    const int n_scan = variant_axis(variants, q35_delta_rule_variant_count, q35_delta_rule_variant_name, names,
-                                    sizeof names);
+    const int n_scan = variant_axis(variants, q35_delta_rule_variant_count, q35_delta_rule_variant_name,
+                                    q35_delta_rule_variant_production, names, sizeof names);
     const int n_chunk = variant_axis(chunk_variants, q35_delta_chunk_variant_count, q35_delta_chunk_variant_name,
-                                     chunk_names, sizeof chunk_names);
+                                     q35_delta_chunk_variant_production, chunk_names, sizeof chunk_names);
     const q35_bench_axis scan_axes[] = {q35_bench_model_axis(), {"rows", rows, 5}, {"variant", variants, n_scan}};
     q35_bench_register("ceiling/d2d_copy", q35_bench_copy, NULL, (q35_bench_axis[]){{"MiB", mib, 1}}, 1);
     static const int64_t delta_rows[] = {64, 512, 1024, 2048, 4096, 8192, 16384};

@@ -284,11 +284,14 @@ int main(int argc, char **argv)
     q35_bench_axis_labels("gemm", (const char *[]){"default", "f32", "f16", "fp8"}, 4);
     q35_bench_axis_labels("delta", (const char *[]){"default", "scan", "chunked"}, 3);
     char names[400];
-    q35_variant_list(q35_attention_flash_variant_count, q35_attention_flash_variant_name, -1, names, sizeof names);
+    q35_variant_list(q35_attention_flash_variant_count, q35_attention_flash_variant_name,
+                     q35_attention_flash_variant_production, -1, names, sizeof names);
     q35_bench_context("flash_variants", names);
-    q35_variant_list(q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, -1, names, sizeof names);
+    q35_variant_list(q35_delta_chunk_variant_count, q35_delta_chunk_variant_name,
+                     q35_delta_chunk_variant_production, -1, names, sizeof names);
     q35_bench_context("delta_chunk_variants", names);
-    q35_variant_list(q35_gemm_sm90_variant_count, q35_gemm_sm90_variant_name, -1, names, sizeof names);
+    q35_variant_list(q35_gemm_sm90_variant_count, q35_gemm_sm90_variant_name, q35_gemm_sm90_variant_production, -1,
+                     names, sizeof names);
     q35_bench_context("gemm_sm90_variants", names);
 
     /* per shape, its points in a row, so each (shape, quant) model is generated once */

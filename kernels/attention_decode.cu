@@ -257,22 +257,9 @@ static int check_vectors(const char *who, const void *q, const void *k, const vo
 /* The launch shapes (attention_decode.h): their ranks are what launch_decode takes. */
 static constexpr int k_block = 0, k_cluster = 1;
 static const q35_variant k_shapes[] = {{"block", k_block, NULL}, {"cluster", k_cluster, NULL}};
-static const q35_variant_set k_variants = {{k_shapes, 2}, NULL, NULL};
+static const q35_variant_set k_variants = {Q35_VARIANT_TABLE(k_shapes), NULL, NULL};
 
-int q35_attention_decode_variant_count(void)
-{
-    return q35_variant_count(&k_variants);
-}
-
-const char *q35_attention_decode_variant_name(int variant)
-{
-    return q35_variant_name(&k_variants, variant);
-}
-
-int q35_attention_decode_variant_find(const char *name)
-{
-    return q35_variant_find(&k_variants, name);
-}
+Q35_VARIANT_REGISTRY(attention_decode, k_variants)
 
 /* Whether the cluster shape runs on device `dev` (compute capability `major`). */
 static bool clusters_usable(int head_dim, int major)

@@ -49,6 +49,7 @@ int q35_attention_decode_rows_f16(float *o, const float *q, const uint16_t *k_ca
 int q35_attention_decode_variant_count(void);
 const char *q35_attention_decode_variant_name(int variant);
 int q35_attention_decode_variant_find(const char *name);
+int q35_attention_decode_variant_production(int variant);
 int q35_attention_decode_variant_default(int device, q35_attn_shape s);
 
 #ifdef __cplusplus

@@ -11,23 +11,9 @@
 static constexpr q35_flash_impl k_base = flash_impl<q35_flash_base>(), k_kv64 = flash_impl<q35_flash_kv64>();
 static const q35_variant k_production[] = {{"base", 0, &k_base}, {"kv64", 1, &k_kv64}};
 
-static const q35_variant_set k_set = {{k_production, (int)(sizeof k_production / sizeof k_production[0])},
-                                       &q35_attention_flash_experiments, NULL};
+static const q35_variant_set k_set = {Q35_VARIANT_TABLE(k_production), &q35_attention_flash_experiments, NULL};
 
-int q35_attention_flash_variant_count(void)
-{
-    return q35_variant_count(&k_set);
-}
-
-const char *q35_attention_flash_variant_name(int variant)
-{
-    return q35_variant_name(&k_set, variant);
-}
-
-int q35_attention_flash_variant_find(const char *name)
-{
-    return q35_variant_find(&k_set, name);
-}
+Q35_VARIANT_REGISTRY(attention_flash, k_set)
 
 int q35_attention_flash_supported(int device, q35_attn_shape s, int variant, q35_error *why)
 {

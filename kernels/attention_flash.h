@@ -61,6 +61,7 @@ int q35_attention_prefill_flash_f16(float *o, const float *q, const uint16_t *k_
 int q35_attention_flash_variant_count(void);
 const char *q35_attention_flash_variant_name(int variant);
 int q35_attention_flash_variant_find(const char *name);
+int q35_attention_flash_variant_production(int variant);
 int q35_attention_flash_variant_default(int device, q35_attn_shape s);
 
 #ifdef __cplusplus

@@ -465,22 +465,9 @@ static const q35_variant k_table[] = {
     {"overlap", 3, &k_overlap},
     {"persist", 4, &k_persist},
 };
-static const q35_variant_set k_set = {{k_table, (int)(sizeof k_table / sizeof k_table[0])}, NULL, NULL};
+static const q35_variant_set k_set = {Q35_VARIANT_TABLE(k_table), NULL, NULL};
 
-int q35_attention_flash_sm90_variant_count(void)
-{
-    return q35_variant_count(&k_set);
-}
-
-const char *q35_attention_flash_sm90_variant_name(int variant)
-{
-    return q35_variant_name(&k_set, variant);
-}
-
-int q35_attention_flash_sm90_variant_find(const char *name)
-{
-    return q35_variant_find(&k_set, name);
-}
+Q35_VARIANT_REGISTRY(attention_flash_sm90, k_set)
 
 int q35_attention_flash_sm90_variant_default(void)
 {

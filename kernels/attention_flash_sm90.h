@@ -79,6 +79,7 @@ int q35_attention_prefill_flash_sm90_gated_f16(uint16_t *y16, const float *gate,
 int q35_attention_flash_sm90_variant_count(void);
 const char *q35_attention_flash_sm90_variant_name(int variant);
 int q35_attention_flash_sm90_variant_find(const char *name);
+int q35_attention_flash_sm90_variant_production(int variant);
 int q35_attention_flash_sm90_variant_default(void);
 
 #ifdef __cplusplus

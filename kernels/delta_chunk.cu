@@ -80,25 +80,12 @@ const q35_variant k_production[] = {{"w4", 0, &k_w4}, {"tb4", 4, &k_tb4}};
 
 static_assert(Q35_DELTA_PREP_QK16_ROWS == CH, "delta_prep's f16 q/k rows come in the chunks this kernel reads");
 
-const q35_variant_set k_set = {{k_production, (int)(sizeof k_production / sizeof k_production[0])},
-                                       &q35_delta_chunk_experiments, &q35_delta_chunk_sm90_variants};
+const q35_variant_set k_set = {Q35_VARIANT_TABLE(k_production), &q35_delta_chunk_experiments,
+                               &q35_delta_chunk_sm90_variants};
 
 } /* namespace */
 
-int q35_delta_chunk_variant_count(void)
-{
-    return q35_variant_count(&k_set);
-}
-
-const char *q35_delta_chunk_variant_name(int variant)
-{
-    return q35_variant_name(&k_set, variant);
-}
-
-int q35_delta_chunk_variant_find(const char *name)
-{
-    return q35_variant_find(&k_set, name);
-}
+Q35_VARIANT_REGISTRY(delta_chunk, k_set)
 
 int q35_delta_chunk_variant_family(int variant)
 {

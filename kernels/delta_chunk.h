@@ -160,6 +160,7 @@ int q35_delta_chunk_qk16(float *o, int64_t o_stride, float *S, const float *v, i
 int q35_delta_chunk_variant_count(void);
 const char *q35_delta_chunk_variant_name(int variant);
 int q35_delta_chunk_variant_find(const char *name);
+int q35_delta_chunk_variant_production(int variant);
 /* tb4wm2kh, else tb4wtkh, where the current device runs it (sm_90, a build
  * with sm_90a code, q35_kernels_sm90 linked, its shared memory), else tb4
  * (also without a device). */

@@ -32,4 +32,4 @@ static constexpr variant_impl k_tb4wtkh = {nullptr, tb_cfg::C::SW, w_cfg::SMEM, 
 static constexpr variant_impl k_tb4wm2kh = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<2, true>, 2, tbw_runs_on};
 static const q35_variant k_sm90[] = {{"tb4wtkh", 9, &k_tb4wtkh}, {"tb4wm2kh", 11, &k_tb4wm2kh}};
 
-extern "C" const q35_variant_table q35_delta_chunk_sm90_variants = {k_sm90, (int)(sizeof k_sm90 / sizeof k_sm90[0])};
+extern "C" const q35_variant_table q35_delta_chunk_sm90_variants = Q35_VARIANT_TABLE(k_sm90);

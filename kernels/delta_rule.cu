@@ -42,23 +42,9 @@ static constexpr q35_delta_scan_impl k_r2pni = scan_impl<8, 2, 4, true, true, tr
                                      k_l16r2pn = scan_impl<16, 2, 4, true, false, true>();
 static const q35_variant k_production[] = {{"r2pni", 5, &k_r2pni}, {"l16r2pn", 7, &k_l16r2pn}};
 
-static const q35_variant_set k_set = {{k_production, (int)(sizeof k_production / sizeof k_production[0])},
-                                       &q35_delta_rule_experiments, NULL};
+static const q35_variant_set k_set = {Q35_VARIANT_TABLE(k_production), &q35_delta_rule_experiments, NULL};
 
-int q35_delta_rule_variant_count(void)
-{
-    return q35_variant_count(&k_set);
-}
-
-const char *q35_delta_rule_variant_name(int variant)
-{
-    return q35_variant_name(&k_set, variant);
-}
-
-int q35_delta_rule_variant_find(const char *name)
-{
-    return q35_variant_find(&k_set, name);
-}
+Q35_VARIANT_REGISTRY(delta_rule, k_set)
 
 int q35_delta_rule_variant_rows(int variant)
 {

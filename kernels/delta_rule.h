@@ -73,6 +73,7 @@ int q35_delta_rule_scan(float *o, int64_t o_stride, float *S, const float *q, co
 int q35_delta_rule_variant_count(void);
 const char *q35_delta_rule_variant_name(int variant);
 int q35_delta_rule_variant_find(const char *name);
+int q35_delta_rule_variant_production(int variant);
 int q35_delta_rule_variant_default(q35_delta_dims d);
 int q35_delta_rule_variant_rows(int variant);
 

@@ -106,6 +106,7 @@ int q35_gemm_sm90_f32(float *y, int64_t ldy, const uint16_t *x16, int64_t ldx, c
 int q35_gemm_sm90_variant_count(void);
 const char *q35_gemm_sm90_variant_name(int variant);
 int q35_gemm_sm90_variant_find(const char *name);
+int q35_gemm_sm90_variant_production(int variant);
 int q35_gemm_sm90_variant_default(void);
 
 #ifdef __cplusplus

@@ -33,7 +33,7 @@ namespace {
  * ranks are what gemv() below takes. */
 constexpr int kRegistersRank = 0, kStagedRank = 1;
 const q35_variant k_variant_table[] = {{"registers", kRegistersRank, NULL}, {"staged", kStagedRank, NULL}};
-const q35_variant_set k_variants = {{k_variant_table, 2}, NULL, NULL};
+const q35_variant_set k_variants = {Q35_VARIANT_TABLE(k_variant_table), NULL, NULL};
 
 constexpr int kWarps = 4; /* warps per block */
 /* Per token: output rows per warp; 2 for the types whose units take the most
@@ -408,20 +408,7 @@ int gemv(const char *who, float *y, int64_t ldy, const void *w, q35_type type, i
 
 } // namespace
 
-int q35_gemv_variant_count(void)
-{
-    return q35_variant_count(&k_variants);
-}
-
-const char *q35_gemv_variant_name(int variant)
-{
-    return q35_variant_name(&k_variants, variant);
-}
-
-int q35_gemv_variant_find(const char *name)
-{
-    return q35_variant_find(&k_variants, name);
-}
+Q35_VARIANT_REGISTRY(gemv, k_variants)
 
 int q35_gemv_variant_default(q35_type type)
 {

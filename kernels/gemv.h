@@ -55,6 +55,7 @@ int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const
 int q35_gemv_variant_count(void);
 const char *q35_gemv_variant_name(int variant);
 int q35_gemv_variant_find(const char *name);
+int q35_gemv_variant_production(int variant);
 int q35_gemv_variant_default(q35_type type);
 
 /* CUDA, the batch-invariant rows form: y [T][ldy] (ldy >= n; columns n.. are

@@ -1,8 +1,10 @@
 /* The variant registry (variant.h): a set's variants in rank order, found by
- * index or by name. The tables are a handful of entries: a walk each call. */
+ * index or by name, production or not by the table they come from. The tables
+ * are a handful of entries: a walk each call. */
 #include "variant.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +43,17 @@ const char *q35_variant_name(const q35_variant_set *s, int index)
     return v ? v->name : NULL;
 }
 
+int q35_variant_production(const q35_variant_set *s, int index)
+{
+    const q35_variant *v = q35_variant_at(s, index);
+    if (!v)
+        return -1;
+    for (int i = 0; s->experiments && i < s->experiments->n; i++)
+        if (v == &s->experiments->v[i])
+            return 0;
+    return 1;
+}
+
 int q35_variant_find(const q35_variant_set *s, const char *name)
 {
     const q35_variant *v;
@@ -50,14 +63,22 @@ int q35_variant_find(const q35_variant_set *s, const char *name)
     return -1;
 }
 
-const char *q35_variant_list(int (*count)(void), const char *(*name)(int), int mark, char *buf, size_t cap)
+const char *q35_variant_list(int (*count)(void), const char *(*name)(int), int (*production)(int), int mark,
+                             char *buf, size_t cap)
 {
     size_t at = 0;
+    bool experiments = false;
+    for (int v = 0; v < count(); v++)
+        experiments = experiments || production(v) == 0;
     if (cap)
         buf[0] = '\0';
     for (int v = 0; v < count() && at + 1 < cap; v++) {
-        const int n = snprintf(buf + at, cap - at, "%s%d = %s%s", v ? ", " : "", v, name(v),
-                               v == mark ? " (default here)" : "");
+        const bool prod = experiments && production(v) == 1, here = v == mark;
+        const char *note = prod && here ? " (production, default here)"
+                           : prod       ? " (production)"
+                           : here       ? " (default here)"
+                                        : "";
+        const int n = snprintf(buf + at, cap - at, "%s%d = %s%s", v ? ", " : "", v, name(v), note);
         at = n < 0 ? cap : at + (size_t)n;
     }
     return buf;

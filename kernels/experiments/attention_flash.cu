@@ -15,5 +15,4 @@ static const q35_variant k_experiments[] = {
     {"dsplit16_async", 5, &k_dsplit16_async},
 };
 
-extern "C" const q35_variant_table q35_attention_flash_experiments = {
-    k_experiments, (int)(sizeof k_experiments / sizeof k_experiments[0])};
+extern "C" const q35_variant_table q35_attention_flash_experiments = Q35_VARIANT_TABLE(k_experiments);

@@ -50,5 +50,4 @@ static const q35_variant k_experiments[] = {{"w8", 1, &k_w8},     {"s64w8", 2, &
                                             {"tb4wm2khf", 14, &k_tb4wm2khf_impl},
                                             {"tb4wm2khq", 15, &k_tb4wm2khq_impl}};
 
-extern "C" const q35_variant_table q35_delta_chunk_experiments = {
-    k_experiments, (int)(sizeof k_experiments / sizeof k_experiments[0])};
+extern "C" const q35_variant_table q35_delta_chunk_experiments = Q35_VARIANT_TABLE(k_experiments);

@@ -19,5 +19,4 @@ static const q35_variant k_experiments[] = {
     {"r2pn", 4, &k_r2pn},   {"r2w2pn", 6, &k_r2w2pn}, {"l16r2w8pn", 8, &k_l16r2w8pn}, {"l16w16pn", 9, &k_l16w16pn},
 };
 
-extern "C" const q35_variant_table q35_delta_rule_experiments = {
-    k_experiments, (int)(sizeof k_experiments / sizeof k_experiments[0])};
+extern "C" const q35_variant_table q35_delta_rule_experiments = Q35_VARIANT_TABLE(k_experiments);

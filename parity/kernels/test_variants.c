@@ -5,8 +5,10 @@
  * names and indices agree both ways, nothing is listed past the count (the
  * sm_90a units' variants are all production ones, and the chunked delta
  * rule's tb4wtkh and tb4wm2kh, from q35_kernels_sm90, are listed by both: their
- * table is linked by name); the defaults (the chunked rule's by the device:
- * tb4wm2kh exactly where it runs); the chunked delta rule's families. */
+ * table is linked by name); each says which of its variants are production
+ * ones, exactly those listed without the experiments; the defaults (the
+ * chunked rule's by the device: tb4wm2kh exactly where it runs); the chunked
+ * delta rule's families; the legend, its production variants marked. */
 #include "parity/lib/harness.h"
 
 #include "kernels/attention_decode.h"
@@ -27,25 +29,31 @@ typedef struct op_case {
     int (*count)(void);
     const char *(*name)(int);
     int (*find)(const char *);
-    const char *all;        /* "base kv64 async ..." */
-    const char *production; /* "base kv64" */
+    int (*production)(int);
+    const char *all;              /* "base kv64 async ..." */
+    const char *production_names; /* "base kv64" */
 } op_case;
 
 static void check_op(q35_suite *s, const op_case *c)
 {
-    char listed[512] = "";
+    char listed[512] = "", production[512] = "";
     bool agree = c->name(c->count()) == NULL && c->name(-1) == NULL && c->find("no such variant") == -1 &&
-                 c->find(NULL) == -1;
+                 c->find(NULL) == -1 && c->production(c->count()) == -1 && c->production(-1) == -1;
     for (int v = 0; v < c->count(); v++) {
         const char *n = c->name(v);
-        agree = agree && n && c->find(n) == v;
-        const size_t at = strlen(listed);
+        const int p = c->production(v);
+        agree = agree && n && c->find(n) == v && (p == 0 || p == 1);
+        size_t at = strlen(listed);
         snprintf(listed + at, sizeof listed - at, "%s%s", v ? " " : "", n ? n : "(null)");
+        at = strlen(production);
+        if (p == 1)
+            snprintf(production + at, sizeof production - at, "%s%s", at ? " " : "", n ? n : "(null)");
     }
-    const char *want = Q35_KERNEL_EXPERIMENTS ? c->all : c->production;
-    q35_case(s, agree && strcmp(listed, want) == 0, "%-12s %d variants %s: %s%s%s", c->op, c->count(),
-             Q35_KERNEL_EXPERIMENTS ? "(experiments linked)" : "(production only)", listed,
-             strcmp(listed, want) == 0 ? "" : " | want ", strcmp(listed, want) == 0 ? "" : want);
+    const char *want = Q35_KERNEL_EXPERIMENTS ? c->all : c->production_names;
+    const bool ok = strcmp(listed, want) == 0 && strcmp(production, c->production_names) == 0;
+    q35_case(s, agree && ok, "%-12s %d variants %s: %s; production: %s%s%s%s%s", c->op, c->count(),
+             Q35_KERNEL_EXPERIMENTS ? "(experiments linked)" : "(production only)", listed, production,
+             ok ? "" : " | want ", ok ? "" : want, ok ? "" : "; production: ", ok ? "" : c->production_names);
 }
 
 int main(void)
@@ -56,21 +64,24 @@ int main(void)
                     0);
     const op_case ops[] = {
         {"flash", q35_attention_flash_variant_count, q35_attention_flash_variant_name,
-         q35_attention_flash_variant_find, "base kv64 async kv64_async pair_async dsplit16_async", "base kv64"},
+         q35_attention_flash_variant_find, q35_attention_flash_variant_production,
+         "base kv64 async kv64_async pair_async dsplit16_async", "base kv64"},
         {"decode", q35_attention_decode_variant_count, q35_attention_decode_variant_name,
-         q35_attention_decode_variant_find, "block cluster", "block cluster"},
+         q35_attention_decode_variant_find, q35_attention_decode_variant_production, "block cluster", "block cluster"},
         {"delta_rule", q35_delta_rule_variant_count, q35_delta_rule_variant_name, q35_delta_rule_variant_find,
-         "rows1 rows2 lanes4 r2p r2pn r2pni r2w2pn l16r2pn l16r2w8pn l16w16pn", "r2pni l16r2pn"},
+         q35_delta_rule_variant_production, "rows1 rows2 lanes4 r2p r2pn r2pni r2w2pn l16r2pn l16r2w8pn l16w16pn",
+         "r2pni l16r2pn"},
         {"delta_chunk", q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, q35_delta_chunk_variant_find,
+         q35_delta_chunk_variant_production,
          "w4 w8 s64w8 w4o4 tb4 tb4o4 tb4kh tb4w tb4wt tb4wtkh tb4wmkh tb4wm2kh tb4wpkh tb4wm2kho tb4wm2khf tb4wm2khq",
          "w4 tb4 tb4wtkh tb4wm2kh"},
-        {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, "registers staged",
-         "registers staged"},
+        {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, q35_gemv_variant_production,
+         "registers staged", "registers staged"},
         {"flash_sm90", q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,
-         q35_attention_flash_sm90_variant_find, "serial pingpong fa3turn overlap persist",
-         "serial pingpong fa3turn overlap persist"},
+         q35_attention_flash_sm90_variant_find, q35_attention_flash_sm90_variant_production,
+         "serial pingpong fa3turn overlap persist", "serial pingpong fa3turn overlap persist"},
         {"gemm_sm90", q35_gemm_sm90_variant_count, q35_gemm_sm90_variant_name, q35_gemm_sm90_variant_find,
-         "simple mcast persist mcast_persist pingpong persist_tail",
+         q35_gemm_sm90_variant_production, "simple mcast persist mcast_persist pingpong persist_tail",
          "simple mcast persist mcast_persist pingpong persist_tail"},
     };
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
@@ -113,16 +124,18 @@ int main(void)
     q35_case(&s, fam_ok, "delta_chunk families (w4's formulation 0, T beta's 1, its wgmma form 2; -1 past the ends): %s", fam);
 
     /* the legend benchmarks and logs print */
-    char legend[256];
-    q35_variant_list(q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, q35_delta_chunk_variant_default(),
-                     legend, sizeof legend);
+    char legend[512];
+    q35_variant_list(q35_delta_chunk_variant_count, q35_delta_chunk_variant_name, q35_delta_chunk_variant_production,
+                     q35_delta_chunk_variant_default(), legend, sizeof legend);
     const char *want = Q35_KERNEL_EXPERIMENTS
-                           ? (wm2kh ? "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4, 5 = tb4o4, 6 = tb4kh, 7 = tb4w, "
-                                     "8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh (default here), "
-                                     "12 = tb4wpkh, 13 = tb4wm2kho, 14 = tb4wm2khf, 15 = tb4wm2khq"
-                                   : "0 = w4, 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4 (default here), 5 = tb4o4, "
-                                     "6 = tb4kh, 7 = tb4w, 8 = tb4wt, 9 = tb4wtkh, 10 = tb4wmkh, 11 = tb4wm2kh, "
-                                     "12 = tb4wpkh, 13 = tb4wm2kho, 14 = tb4wm2khf, 15 = tb4wm2khq")
+                           ? (wm2kh ? "0 = w4 (production), 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4 (production), "
+                                     "5 = tb4o4, 6 = tb4kh, 7 = tb4w, 8 = tb4wt, 9 = tb4wtkh (production), "
+                                     "10 = tb4wmkh, 11 = tb4wm2kh (production, default here), 12 = tb4wpkh, "
+                                     "13 = tb4wm2kho, 14 = tb4wm2khf, 15 = tb4wm2khq"
+                                   : "0 = w4 (production), 1 = w8, 2 = s64w8, 3 = w4o4, 4 = tb4 (production, default "
+                                     "here), 5 = tb4o4, 6 = tb4kh, 7 = tb4w, 8 = tb4wt, 9 = tb4wtkh (production), "
+                                     "10 = tb4wmkh, 11 = tb4wm2kh (production), 12 = tb4wpkh, 13 = tb4wm2kho, "
+                                     "14 = tb4wm2khf, 15 = tb4wm2khq")
                            : (wm2kh ? "0 = w4, 1 = tb4, 2 = tb4wtkh, 3 = tb4wm2kh (default here)"
                                    : "0 = w4, 1 = tb4 (default here), 2 = tb4wtkh, 3 = tb4wm2kh");
     q35_case(&s, strcmp(legend, want) == 0, "q35_variant_list: \"%s\"", legend);

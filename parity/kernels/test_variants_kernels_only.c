@@ -2,8 +2,8 @@
  * (not q35_kernels_sm90, whose table of sm_90a variants the registry reaches by
  * a weak reference; kernels/variant.h), without a GPU: the weak reference
  * unresolved is no variant, not a crash; the production variants listed are
- * w4 and tb4, numbered 0 and 1; tb4wtkh and tb4wm2kh are not found and not
- * the default;
+ * w4 and tb4, numbered 0 and 1, both production; tb4wtkh and tb4wm2kh are
+ * not found and not the default;
  * asked for index 2, the launcher refuses, naming the range. */
 #include "parity/lib/harness.h"
 
@@ -27,6 +27,11 @@ int main(void)
                  q35_delta_chunk_variant_find("tb4") == 1,
              "tb4wtkh, tb4wm2kh not found (%d, %d), tb4 at 1 (%d)", q35_delta_chunk_variant_find("tb4wtkh"),
              q35_delta_chunk_variant_find("tb4wm2kh"), q35_delta_chunk_variant_find("tb4"));
+    q35_case(&s,
+             q35_delta_chunk_variant_production(0) == 1 && q35_delta_chunk_variant_production(1) == 1 &&
+                 q35_delta_chunk_variant_production(2) == -1,
+             "both production, nothing at 2 (%d %d %d)", q35_delta_chunk_variant_production(0),
+             q35_delta_chunk_variant_production(1), q35_delta_chunk_variant_production(2));
     q35_case(&s, q35_delta_chunk_variant_default() == 1, "the default tb4 (got %d: %s)",
              q35_delta_chunk_variant_default(), q35_delta_chunk_variant_name(q35_delta_chunk_variant_default()));
     /* refused before any pointer is read or the device asked: the variant is checked first */
