@@ -200,7 +200,7 @@ static int dprep_launch(void *p, q35_error *err)
                                c->b_col, c->w, c->dt, c->a, c->d, c->T, 1e-6f, NULL, err);
 }
 
-/* The chain it replaces (model/cuda_layers.c with $Q35_DELTA_PREP=0: conv1d, l2norm_qk, gates). */
+/* The chain it replaces (model/cuda_layers.c with the switch prep=off: conv1d, l2norm_qk, gates). */
 static int dprep_chain_launch(void *p, q35_error *err)
 {
     struct dprep_ctx *c = p;
@@ -304,7 +304,7 @@ static int pchunk_launch(void *arg, q35_error *err)
 
 /* A DeltaNet layer's prologue and chunked rule over T rows (args: model, rows,
  * qk16 0/1, the rule's variant), the pair model/cuda_layers.c runs with and
- * with $Q35_DELTA_QK16=0 and without. Bytes: what the pair's design moves through
+ * with the switch qk16=off and without. Bytes: what the pair's design moves through
  * memory at the least, each tensor written once and read once by each pass
  * that takes it (C = conv_dim, tb4's formulation): the merged rows' qkv, alpha and b in (4 T (C + 2 hv)); v out
  * of the prologue and into the rule (2 x 4 T hv dv); q and k: f32 out of the

@@ -8,6 +8,7 @@
 #include "core/outfile.h"
 #include "core/parallel.h"
 #include "core/rng.h"
+#include "model/paths.h"
 #include "model/ref_model.h"
 
 #include <inttypes.h>
@@ -38,15 +39,26 @@ static const char *const k_help =
     "                    written through a temporary file, renamed into place when complete)\n"
     "  --threads N       CPU threads (default: all)\n"
     "  --cpu             the float64 CPU reference even where a GPU is (no GPU option with it)\n"
-    "GPU options (each over its environment variable; see README \"The CUDA model\"):\n"
+    "GPU options (each over its environment variable, over the default; model/README.md has the table).\n"
+    "The default is the fast path: the f16 GEMM, flash attention, the chunked delta rule, the sm_90a\n"
+    "kernels on sm_90; the first lines say which path ran and its accuracy tier.\n"
+    "  --exact           the exact path the parity suites compare against: f32 GEMM, f32 attention,\n"
+    "                    the scan (no --attention, --gemm, --delta with it)\n"
     "  --device N        CUDA device (Q35_DEVICE, default 0)\n"
-    "  --attention A     f32 | flash (Q35_PREFILL_ATTENTION; default f32 while it fits, flash past it)\n"
-    "  --gemm G          f32 | f16 | fp8 (Q35_PREFILL_GEMM; default f32; fp8: opt-in, sm_89+, e4m3;\n"
+    "  --attention A     f32 | flash (Q35_PREFILL_ATTENTION; default flash where it runs, else f32)\n"
+    "  --gemm G          f32 | f16 | fp8 (Q35_PREFILL_GEMM; default f16; fp8: opt-in, sm_89+, e4m3;\n"
     "                    its tier printed: the logits against one more prefill through the f32 GEMM)\n"
-    "  --delta D         scan | chunked (Q35_PREFILL_DELTA; default chunked on GEMM f16, scan on f32)\n"
+    "  --delta D         scan | chunked (Q35_PREFILL_DELTA; default chunked on GEMM f16 and fp8, scan on f32)\n"
     "  --deterministic   batch-invariant projections and attention (Q35_DETERMINISTIC=1)\n"
+    "  --flash-kernel K  sm90 | mma: flash over the f16 cache (Q35_FLASH_KERNEL; default sm90 where it runs)\n"
+    "  --gemm-kernel K   cublaslt | cublas | sm90: the f16 GEMM's projections (Q35_GEMM_KERNEL; default\n"
+    "                    cublaslt, its candidates timed per shape)\n"
+    "  --switch LIST     name=on|off,...: the switches (Q35_SWITCHES; each name given overrides it):\n"
+    "                    merge, swiglu, prep, qk16, prune (on), gate, graphs, f16-gu, fp8-gu-bf16 (on),\n"
+    "                    down-sm90, tune-steady (model/README.md says what each does and measured)\n"
     "  --scores-budget B bytes of f32 attention scores per pass (Q35_ATTN_SCORES_BUDGET; 1 GiB)\n"
-    "  --flash-variant V the flash kernel's variant (Q35_FLASH_VARIANT; default kv64 where it fits, else base)\n"
+    "  --flash-variant V a variant of the chosen flash kernel (Q35_FLASH_VARIANT; its default: overlap on\n"
+    "                    sm90, kv64 on mma where it fits); an unknown name is refused, listing the names\n"
     "  --delta-rule-variant V\n"
     "                    the scan's variant (Q35_DELTA_RULE_VARIANT; default r2pni, l16r2pn where dv needs it)\n"
     "  --delta-chunk-variant V\n"
@@ -60,7 +72,8 @@ static const char *const k_help =
 enum {
     O_MODEL = CLI_MODEL_OPTS, O_PROMPT, O_RANDOM, O_PROMPT_SEED, O_CHUNK_ROWS, O_TOP_K, O_LOGITS_AT, O_LOGITS_OUT,
     O_THREADS, O_CPU, O_DEVICE, O_ATTENTION, O_GEMM, O_DELTA, O_DETERMINISTIC, O_SCORES_BUDGET, O_FREE_CAP,
-    O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_GEMM_SM90_VARIANT, O_DECODE, O_COUNT
+    O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_GEMM_SM90_VARIANT, O_DECODE, O_EXACT,
+    O_FLASH_KERNEL, O_GEMM_KERNEL, O_SWITCH, O_COUNT
 };
 static const cli_option k_opts[O_COUNT] = {
     CLI_MODEL_OPTIONS,
@@ -73,7 +86,8 @@ static const cli_option k_opts[O_COUNT] = {
     [O_SCORES_BUDGET] = {"--scores-budget", "B"}, [O_FREE_CAP] = {"--free-cap", "MIB"},
     [O_FLASH_VARIANT] = {"--flash-variant", "V"}, [O_DELTA_RULE_VARIANT] = {"--delta-rule-variant", "V"},
     [O_DELTA_CHUNK_VARIANT] = {"--delta-chunk-variant", "V"}, [O_GEMM_SM90_VARIANT] = {"--gemm-sm90-variant", "V"},
-    [O_DECODE] = {"--decode", "N"},
+    [O_DECODE] = {"--decode", "N"}, [O_EXACT] = {"--exact", NULL}, [O_FLASH_KERNEL] = {"--flash-kernel", "K"},
+    [O_GEMM_KERNEL] = {"--gemm-kernel", "K"}, [O_SWITCH] = {"--switch", "LIST"},
 };
 #define BIT(o) (UINT64_C(1) << (o))
 static const cli_conflict k_conflicts[] = {
@@ -83,8 +97,11 @@ static const cli_conflict k_conflicts[] = {
     {O_CPU,
      BIT(O_DEVICE) | BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA) | BIT(O_DETERMINISTIC) | BIT(O_SCORES_BUDGET) |
          BIT(O_FREE_CAP) | BIT(O_FLASH_VARIANT) | BIT(O_DELTA_RULE_VARIANT) | BIT(O_DELTA_CHUNK_VARIANT) |
-         BIT(O_GEMM_SM90_VARIANT) | BIT(O_DECODE),
+         BIT(O_GEMM_SM90_VARIANT) | BIT(O_DECODE) | BIT(O_EXACT) | BIT(O_FLASH_KERNEL) | BIT(O_GEMM_KERNEL) |
+         BIT(O_SWITCH),
      "it is a GPU option and --cpu runs the CPU reference"},
+    {O_EXACT, BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA),
+     "--exact names the f32 GEMM, f32 attention and the scan itself"},
 };
 
 /* --attention / --gemm / --delta: one of two names. */
@@ -116,6 +133,34 @@ static int set_option(run_args *a, int k, const char *v)
         return 0;
     case O_TOP_K: return cli_int(o, v, 0, 1 << 20, &a->top_k);
     case O_DECODE: return cli_int(o, v, 1, 1 << 20, &a->decode);
+    case O_EXACT:
+        a->cuda.attention = Q35_ATTN_F32;
+        a->cuda.gemm = Q35_GEMM_F32;
+        a->cuda.delta = Q35_DELTA_SCAN;
+        return 0;
+    case O_FLASH_KERNEL:
+        if (set_path(o, v, "sm90", "mma", &second))
+            return -1;
+        a->cuda.flash_kernel = second ? Q35_FLASH_KERNEL_MMA : Q35_FLASH_KERNEL_SM90;
+        return 0;
+    case O_GEMM_KERNEL:
+        for (int g = Q35_GEMM_KERNEL_CUBLASLT; g <= Q35_GEMM_KERNEL_SM90; g++)
+            if (strcmp(v, q35_gemm_kernel_name((q35_gemm_kernel)g)) == 0) {
+                a->cuda.gemm_kernel = (q35_gemm_kernel)g;
+                return 0;
+            }
+        cli_error("%s wants cublaslt, cublas or sm90, got '%s'", o, v);
+        return -1;
+    case O_SWITCH: {
+        bool on[Q35_SW_COUNT] = {false};
+        q35_error err = {{0}};
+        if (q35_switches_parse(v, on, NULL, &err)) {
+            cli_error("--switch: %s", err.msg);
+            return -1;
+        }
+        a->cuda.switches = v;
+        return 0;
+    }
     case O_LOGITS_AT: return cli_int_list(o, v, 0, INT64_MAX, &a->at, &a->n_at);
     case O_LOGITS_OUT: a->logits_out = v; return 0;
     case O_THREADS:

@@ -10,6 +10,7 @@
 
 #include "core/parallel.h"
 #include "model/accuracy.h"
+#include "model/paths.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -120,6 +121,7 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
     char line[512];
     printf("path    CUDA on %s (device %d, sm_%d%s): %s\n", in->device_name, in->device, in->sm,
            in->unified ? ", unified memory" : "", q35_cuda_paths_str(p, line, sizeof line));
+    printf("tier    %s\n", q35_paths_tier(p));
     printf("plan    %s\n", q35_capacity_str(&in->plan, line, sizeof line));
     printf("load    %.1f MiB uploaded in %.2f s", (double)in->weight_bytes / (double)Q35_MIB, load_s);
     if (in->f16_bytes)

@@ -9,7 +9,7 @@
  * the same bits as q35_conv1d_silu_rows, then q35_l2norm_rows over the q and k
  * heads, then q35_gates_rows (the same device code: kernels/conv1d.cuh,
  * norm_kernels.cuh, gates.cuh), so the model runs it on every rows path,
- * deterministic mode included ($Q35_DELTA_PREP=0 keeps the three launches,
+ * deterministic mode included (the switch prep=off keeps the three launches,
  * the A/B; model/README.md).
  *
  * Design (kernels/delta_prep.cuh): a warp per (group of dk channels, tile of

@@ -70,7 +70,7 @@ typedef struct q35_hgemm q35_hgemm;
  * candidate runs ~20 ms to bring the device to its power limit, then five
  * rounds take every candidate in turn for ~1 ms each, no wait between them; a
  * candidate's time is its median round's. ~60 ms of GPU time a shape more
- * than a burst. Opt-in (the model's $Q35_GEMM_LT=steady): measured, it picked
+ * than a burst. Opt-in (the model's switch tune-steady): measured, it picked
  * no faster algorithms (the 9B prefill in turns with the burst: c49014e's run
  * in bench/results/). */
 int q35_hgemm_create(q35_hgemm **out, q35_stream stream, int tune, q35_error *err);

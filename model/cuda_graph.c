@@ -1,4 +1,4 @@
-/* The prefill's CUDA graphs (paths.graphs, $Q35_CUDA_GRAPH=1, on the paths
+/* The prefill's CUDA graphs (paths.graphs, the switch graphs=on, on the paths
  * q35_paths_graph_ok names; cuda_internal.h).
  *
  * A chunk's layers are launched as graphs, one a layer: each layer's launches

@@ -13,6 +13,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/blas.h"
+#include "kernels/delta_prep.h"
 #include "kernels/delta_rule.h"
 #include "model/capacity.h"
 #include "model/cuda_model.h"
@@ -165,15 +166,28 @@ struct q35_run {
     q35_error *err;
 };
 
+/* cuda_paths.c: the load's path helpers that need the kernels; they call neither
+ * cuda_model.c nor cuda_layers.c. */
+/* The variants of the path choice c looked up in their registries into
+ * cm->paths (the flash kernel's chosen there already); -1 when an option names
+ * a variant its registry does not have. */
+int q35_model_pick_variants(q35_cuda_model *cm, const q35_path_choice *c, q35_error *err);
+/* Whether a flash (mma) variant, and a scan variant, runs for cm here: 1, or 0
+ * with the reason (where flash does not run at all, the attention path says so,
+ * not the variant). */
+int q35_model_flash_runs(int variant, const void *cm, q35_error *why);
+int q35_model_delta_rule_runs(int variant, const void *cm, q35_error *why);
+/* hp's delta-rule heads (kernels/delta_rule.h's q35_delta_dims). */
+q35_delta_dims q35_model_delta_dims(const q35_hparams *hp);
+/* The fused DeltaNet prologue's heads (kernels/delta_prep.h) of hp, and
+ * whether the kernel takes them. */
+q35_delta_prep_dims q35_model_delta_prep_dims(const q35_hparams *hp);
+bool q35_model_delta_prep_fits(const q35_hparams *hp);
+
 /* cuda_layers.c: the projection and attention of a call (decode, deterministic,
  * or the prefill paths), and the layer compositions over r->T rows. */
 void q35_run_choose(q35_run *r);
 int q35_layer_deltanet(q35_run *r, const q35_dlayer *l);
-/* The fused DeltaNet prologue's heads (kernels/delta_prep.h) of hp, in
- * cuda_layers.c; q35_delta_prep_fits says whether the kernel takes them. */
-bool q35_model_delta_prep_fits(const q35_hparams *hp);
-/* hp's delta-rule heads (kernels/delta_rule.h's q35_delta_dims), in cuda_model.c. */
-q35_delta_dims q35_model_delta_dims(const q35_hparams *hp);
 int q35_layer_attention(q35_run *r, const q35_dlayer *l);
 /* Output norm and lm_head of chunk row `row` into cm->logits. */
 int q35_layer_tail(q35_run *r, int64_t row);

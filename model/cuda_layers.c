@@ -166,7 +166,7 @@ static int gemm_f16(q35_run *r, void *y, int64_t ldy, const float *x, const q35_
     if (!w->w16)
         return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
     if (out == OUT_16 && !hgemm_tuned(r))
-        return q35_fail(r->err, "%s: f16 out needs the tuned cuBLASLt GEMM (off: $Q35_GEMM_LT=0)", w->label);
+        return q35_fail(r->err, "%s: f16 out needs the tuned cuBLASLt GEMM (off: GEMM kernel cublas)", w->label);
     if (gemm_input(r, x, w, round_f16))
         return -1;
     return gemm_f16_rows(r, y, ldy, r->cm->f16_act, w, out, q35_paths_gemm_sm90_proj(&r->cm->paths));
@@ -223,8 +223,8 @@ static int attend_flash(q35_run *r, float *o, const float *q, const void *kc, co
 {
     const q35_flash_options opt = {.variant = r->cm->paths.flash_variant, .split = 0};
     if (r->st->kv_f16 && r->cm->paths.flash_sm90)
-        return q35_attention_prefill_flash_sm90(o, q, kc, vc, r->pos, r->T, r->cm->attn, Q35_VARIANT_DEFAULT,
-                                                r->cm->stream, r->err);
+        return q35_attention_prefill_flash_sm90(o, q, kc, vc, r->pos, r->T, r->cm->attn,
+                                                r->cm->paths.flash_sm90_variant, r->cm->stream, r->err);
     if (r->st->kv_f16)
         return q35_attention_prefill_flash_f16(o, q, kc, vc, r->pos, r->T, r->cm->attn, &opt, r->cm->stream, r->err);
     return q35_attention_prefill_flash(o, q, kc, vc, r->pos, r->T, r->cm->attn, &opt, r->cm->stream, r->err);
@@ -233,7 +233,7 @@ static int attend_flash(q35_run *r, float *o, const float *q, const void *kc, co
 /* Whether this chunk's attention takes the output gate in its epilogue: the f16
  * GEMM path's flash over an f16 cache through the sm_90a kernel (its gated f16
  * form, bitwise the kernel then q35_sigmoid_gate_rows_f16) where
- * $Q35_FLASH_GATE=1 (paths.flash_gate, opt-in until measured); else the
+ * the switch gate=on (paths.flash_gate, opt-in until measured); else the
  * out_gate op apart */
 static bool gate_in_flash(const q35_run *r)
 {
@@ -358,8 +358,8 @@ static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last
 }
 
 /* Whether the FFN's merged [gate | up] is written in 16 bits (ffn_gu16): on
- * the fp8 path as bf16 unless $Q35_FP8_GU_BF16=0, on the f16 path through the
- * tuned GEMM as f16 where $Q35_F16_GU=1 asks (opt-in: its rounding takes the
+ * the fp8 path as bf16 unless the switch fp8-gu-bf16=off, on the f16 path through the
+ * tuned GEMM as f16 where the switch f16-gu=on asks (opt-in: its rounding takes the
  * f16 + scan path past the sweep's bound, cuda_options.h); rows of 2 ff halves
  * whole 16 bytes. */
 static bool gu16(const q35_run *r)
@@ -485,17 +485,6 @@ static int gates(q35_run *r, const q35_dlayer *l)
                                         r->cm->stream, r->err));
 }
 
-static q35_delta_prep_dims delta_prep_dims(const q35_hparams *hp)
-{
-    return (q35_delta_prep_dims){.conv_dim = hp->conv_dim, .K = hp->conv_kernel, .hk = hp->ssm_hk, .dk = hp->ssm_dk,
-                                 .hv = hp->ssm_hv};
-}
-
-bool q35_model_delta_prep_fits(const q35_hparams *hp)
-{
-    return q35_delta_prep_fits(delta_prep_dims(hp));
-}
-
 /* Whether this chunk's q and k go from the fused prologue to the chunked
  * rule's workspace as f16 (a rows path where q35_cuda_model_delta_qk16): the
  * same bits as through CONV_OUT's f32 q and k */
@@ -506,13 +495,13 @@ static bool delta_qk16(const q35_run *r)
 
 /* conv1d, the q/k L2 norm and the gates: on the rows paths one fused launch
  * (kernels/delta_prep.h, the same bits as the three) where it takes the
- * heads, unless $Q35_DELTA_PREP=0 asked for the three; with delta_qk16 its q
+ * heads, unless the switch prep=off asked for the three; with delta_qk16 its q
  * and k to the chunked rule's workspace as f16 */
 static int deltanet_prep(q35_run *r, const q35_dlayer *l, float *win)
 {
     const q35_hparams *hp = &r->cm->hp;
     const q35_mix_cols mc = q35_mix_cols_of(hp);
-    const q35_delta_prep_dims d = delta_prep_dims(hp);
+    const q35_delta_prep_dims d = q35_model_delta_prep_dims(hp);
     if (r->per_token || r->cm->paths.delta_prep_chain || !q35_delta_prep_fits(d))
         return conv1d(r, l, win) || l2norm_qk(r) || gates(r, l);
     q35_op_begin(r, Q35_OP_CONV, "delta_prep");
@@ -734,7 +723,8 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
                           q35_op_end(r, q35_attention_prefill_flash_sm90_gated_f16(
                                             r->cm->f16_act, BUF(r, GATE), BUF(r, Q), (const uint16_t *)kc,
                                             (const uint16_t *)vc, r->pos, r->T,
-                                            r->cm->attn, Q35_VARIANT_DEFAULT, r->cm->stream, r->err))) ||
+                                            r->cm->attn, r->cm->paths.flash_sm90_variant, r->cm->stream,
+                                            r->err))) ||
             out_proj(r, BUF(r, ATTN_O), &l->o, false))
             return -1;
         return ffn(r, l);

@@ -99,77 +99,16 @@ static int open_device(q35_cuda_model *cm, const q35_path_env *env, q35_error *e
 
 /* ---- the plan ---- */
 
-/* Whether environment variable name is set to exactly value (the A/B switches read at load). */
-static bool env_is(const char *name, const char *value)
-{
-    const char *v = getenv(name);
-    return v && strcmp(v, value) == 0;
-}
-
-/* $Q35_GEMM_LT=0: the f16 path's GEMMs through cublasGemmEx, no tuned cuBLASLt context (paths' gemm_lt_off) */
-static bool gemm_lt_off(void)
-{
-    return env_is("Q35_GEMM_LT", "0");
-}
-
 static int make_plan(q35_cuda_model *cm, const q35_path_choice *c, q35_gemm_path gemm, q35_capacity_plan *plan,
                      q35_error *err)
 {
     const q35_capacity_request r = {
         .hp = &cm->hp, .weights = cm->wbytes, .seq = c->max_seq, .gemm = gemm,
-        .delta = q35_paths_delta_for(c, gemm), .deterministic = c->deterministic, .gemm_lt_off = gemm_lt_off(),
+        .delta = q35_paths_delta_for(c, gemm), .deterministic = c->deterministic, .gemm_lt_off = c->gemm_kernel == Q35_GEMM_KERNEL_CUBLAS,
         .scores_budget = c->scores_budget, .free_bytes = cm->info.free_bytes, .attention = c->attention,
         .n_attention = c->n_attention, .chunk_rows = c->chunk_rows, .n_chunk_rows = c->n_chunk_rows,
     };
     return q35_capacity_plan_make(plan, &r, err);
-}
-
-/* ---- the kernels' variants (q35_paths_variant looks the names up) ---- */
-
-q35_delta_dims q35_model_delta_dims(const q35_hparams *hp)
-{
-    return (q35_delta_dims){.hk = hp->ssm_hk, .hv = hp->ssm_hv, .dk = hp->ssm_dk, .dv = hp->ssm_dv};
-}
-
-/* A flash variant runs where flash runs and its shared memory fits (where flash
- * does not run at all, the attention path says so, not the variant). */
-static int flash_runs(int variant, const void *ctx, q35_error *why)
-{
-    const q35_cuda_model *cm = ctx;
-    return !cm->info.flash_supported || q35_attention_flash_supported(cm->info.device, cm->attn, variant, why) == 1;
-}
-
-/* A scan variant runs where dv is a multiple of its rows a block. */
-static int delta_rule_runs(int variant, const void *ctx, q35_error *why)
-{
-    const q35_cuda_model *cm = ctx;
-    const int rows = q35_delta_rule_variant_rows(variant);
-    if (rows > 0 && cm->hp.ssm_dv % rows == 0)
-        return 1;
-    q35_fail(why, "dv %d is not a multiple of its %d rows a block", cm->hp.ssm_dv, rows);
-    return 0;
-}
-
-/* The variants of the three ops with variants: the options' or the
- * environment's names where they run here, else each op's default. */
-static void pick_variants(q35_cuda_model *cm, const q35_path_choice *c)
-{
-    q35_cuda_info *in = &cm->info;
-    const q35_path_variants flash = {"flash", q35_attention_flash_variant_find, q35_attention_flash_variant_name,
-                                     q35_attention_flash_variant_default(in->device, cm->attn), flash_runs, cm};
-    const q35_path_variants scan = {"delta rule", q35_delta_rule_variant_find, q35_delta_rule_variant_name,
-                                    q35_delta_rule_variant_default(q35_model_delta_dims(&cm->hp)), delta_rule_runs, cm};
-    const q35_path_variants chunk = {"delta chunk", q35_delta_chunk_variant_find, q35_delta_chunk_variant_name,
-                                     q35_delta_chunk_variant_default(), NULL, NULL};
-    const q35_path_variants gemm90 = {"gemm_sm90", q35_gemm_sm90_variant_find, q35_gemm_sm90_variant_name,
-                                      q35_gemm_sm90_variant_default(), NULL, NULL};
-    cm->paths.flash_variant = q35_paths_variant(&c->flash_variant, &flash, in->log, sizeof in->log, cm->opts.quiet);
-    cm->paths.delta_rule_variant =
-        q35_paths_variant(&c->delta_rule_variant, &scan, in->log, sizeof in->log, cm->opts.quiet);
-    cm->paths.delta_chunk_variant =
-        q35_paths_variant(&c->delta_chunk_variant, &chunk, in->log, sizeof in->log, cm->opts.quiet);
-    cm->paths.gemm_sm90_variant =
-        q35_paths_variant(&c->gemm_sm90_variant, &gemm90, in->log, sizeof in->log, cm->opts.quiet);
 }
 
 /* The plan for the chosen paths; an f16 set that does not fit falls back to f32, said. */
@@ -201,26 +140,9 @@ static int plan_paths(q35_cuda_model *cm, const q35_path_choice *c, q35_error *e
     cm->paths = (q35_cuda_paths){.attention = in->plan.attention, .gemm = gemm, .delta = q35_paths_delta_for(c, gemm),
                                  .chunk_rows = in->plan.chunk_rows,
                                  .deterministic = c->deterministic, .scores_budget = c->scores_budget};
-    pick_variants(cm, c);
-    /* the sm_90a flash kernel where it runs, unless a flash variant is named or it is turned off */
-    cm->paths.flash_sm90 = in->flash_sm90 && !c->flash_variant.name && !env_is("Q35_FLASH_SM90", "0");
-    cm->paths.split_proj = env_is("Q35_PREFILL_MERGE", "0");
-    cm->paths.fp8_gu_f32 = env_is("Q35_FP8_GU_BF16", "0");
-    cm->paths.f16_gu = env_is("Q35_F16_GU", "1");
-    cm->paths.gemm_lt_off = gemm_lt_off();
-    cm->paths.delta_prep_chain = env_is("Q35_DELTA_PREP", "0");
-    cm->paths.delta_qk16 = !env_is("Q35_DELTA_QK16", "0");
-    cm->paths.flash_gate = env_is("Q35_FLASH_GATE", "1");
-    cm->paths.gemm_sm90 = in->gemm_sm90;
-    cm->paths.gemm_swiglu = !env_is("Q35_GEMM_SWIGLU", "0");
-    cm->paths.gemm_sm90_proj = env_is("Q35_GEMM_SM90", "1");
-    cm->paths.gemm_sm90_down = env_is("Q35_GEMM_SM90", "ffn_down");
-    cm->paths.graphs = env_is("Q35_CUDA_GRAPH", "1");
-    cm->paths.prune_off = env_is("Q35_PREFILL_PRUNE", "0");
-    if (cm->paths.graphs && !q35_paths_graph_ok(&cm->paths))
-        q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "note: CUDA graphs ($Q35_CUDA_GRAPH=1) are not "
-                       "taken on these paths (cuBLAS's own calls: f32 GEMM, f32 attention or $Q35_GEMM_LT=0); "
-                       "plain launches");
+    q35_paths_apply(c, in->flash_sm90, in->gemm_sm90, &cm->paths, in->log, sizeof in->log, cm->opts.quiet);
+    if (q35_model_pick_variants(cm, c, err))
+        return -1;
     char line[512];
     q35_paths_note(in->log, sizeof in->log, cm->opts.quiet, "plan for %" PRId64 " positions: attention %s, chunk rows %"
                    PRId64 ": %s", in->plan.seq, q35_attn_path_name(in->plan.attention), in->plan.chunk_rows,
@@ -333,8 +255,8 @@ static int make_hgemm(q35_cuda_model *cm, const q35_cuda_paths *p, q35_error *er
 {
     if (!q35_paths_tune_gemm(p) || cm->hgemm)
         return 0;
-    /* $Q35_GEMM_LT=steady: the candidates timed as the prefill runs them (kernels/gemm_lt.h; opt-in) */
-    const int tune = env_is("Q35_GEMM_LT", "steady") ? Q35_HGEMM_TUNE_STEADY : Q35_HGEMM_TUNE_BURST;
+    /* switch tune-steady: the candidates timed as the prefill runs them (kernels/gemm_lt.h) */
+    const int tune = p->gemm_tune_steady ? Q35_HGEMM_TUNE_STEADY : Q35_HGEMM_TUNE_BURST;
     if (q35_hgemm_create(&cm->hgemm, cm->stream, tune, err))
         return q35_fail_context(err, "cuda model: the f16 GEMM's cuBLASLt context");
     return 0;
@@ -530,10 +452,13 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
         return q35_fail(err, "cuda model paths: the sm_90a GEMM (kernels/gemm_sm90.h) cannot run here (%s)", why.msg);
     }
     q35_error vwhy = {{0}};
-    if (p->attention == Q35_ATTN_FLASH && flash_runs(p->flash_variant, cm, &vwhy) != 1)
+    if (p->flash_sm90 && !q35_attention_flash_sm90_variant_name(p->flash_sm90_variant))
+        return q35_fail(err, "cuda model paths: sm_90a flash variant %d is not one of its registry's (0..%d)",
+                        p->flash_sm90_variant, q35_attention_flash_sm90_variant_count() - 1);
+    if (p->attention == Q35_ATTN_FLASH && q35_model_flash_runs(p->flash_variant, cm, &vwhy) != 1)
         return q35_fail(err, "cuda model paths: flash variant %s cannot run here (%s)",
                         q35_attention_flash_variant_name(p->flash_variant), vwhy.msg);
-    if (delta_rule_runs(p->delta_rule_variant, cm, &vwhy) != 1)
+    if (q35_model_delta_rule_runs(p->delta_rule_variant, cm, &vwhy) != 1)
         return q35_fail(err, "cuda model paths: delta rule variant %s cannot run here (%s)",
                         q35_delta_rule_variant_name(p->delta_rule_variant), vwhy.msg);
     if (Q35_CUDA_CHECK(cudaSetDevice(cm->info.device), err))
@@ -558,57 +483,9 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
     return 0;
 }
 
-/* Whether paths p pass q and k in f16 to the chunked rule where the heads
- * allow (q35_cuda_model_delta_qk16): asked for where it applies, the rule's
- * variant of tb4's formulation. */
-static bool paths_delta_qk16(const q35_cuda_paths *p)
-{
-    return q35_paths_delta_qk16(p) && q35_delta_chunk_variant_takes_qk16(p->delta_chunk_variant);
-}
-
-bool q35_cuda_model_delta_qk16(const q35_cuda_model *cm)
-{
-    return paths_delta_qk16(&cm->paths) && q35_model_delta_prep_fits(&cm->hp);
-}
-
 bool q35_cuda_model_gemm_lt_steady(const q35_cuda_model *cm)
 {
     return cm->hgemm && q35_hgemm_tune(cm->hgemm) == Q35_HGEMM_TUNE_STEADY;
-}
-
-const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
-{
-    if (p->deterministic)
-        snprintf(buf, cap, "deterministic (q35_gemv_rows, q35_attention_decode_rows), chunk rows %" PRId64,
-                 p->chunk_rows);
-    else
-        snprintf(buf, cap, "attention %s%s, GEMM %s, delta %s%s, chunk rows %" PRId64,
-                 p->attention != Q35_ATTN_FLASH ? "f32 (cuBLAS)"
-                 : p->flash_sm90                ? "flash (f16 cache, f32 accumulation), sm_90a wgmma, variant "
-                                                : "flash (f16 inputs, f32 accumulation), variant ",
-                 p->attention != Q35_ATTN_FLASH ? ""
-                 : p->flash_sm90 ? q35_attention_flash_sm90_variant_name(q35_attention_flash_sm90_variant_default())
-                                 : q35_attention_flash_variant_name(p->flash_variant),
-                 p->gemm == Q35_GEMM_F16   ? (p->gemm_lt_off ? "f16 (f32 accumulation)"
-                                                             : "f16 (f32 accumulation, cuBLASLt tuned)")
-                 : p->gemm == Q35_GEMM_FP8 ? "fp8 (e4m3, row scales, f32 accumulation)"
-                                           : "f32 (dequant + SGEMM)",
-                 p->delta == Q35_DELTA_CHUNKED ? "chunked (tensor cores), variant " : "scan, variant ",
-                 p->delta == Q35_DELTA_CHUNKED ? q35_delta_chunk_variant_name(p->delta_chunk_variant)
-                                               : q35_delta_rule_variant_name(p->delta_rule_variant),
-                 p->chunk_rows);
-    const size_t used = strlen(buf);
-    const bool sm90 = q35_paths_gemm_swiglu(p) || q35_paths_gemm_sm90_proj(p);
-    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s%s%s%s%s%s%s",
-             paths_delta_qk16(p) ? ", q and k in f16 to the chunked rule" : "",
-             q35_paths_flash_gate(p) ? ", out gate in the flash epilogue" : "",
-             q35_paths_gemm_swiglu(p) ? ", SwiGLU in the sm_90a [gate | up] GEMM" : "",
-             q35_paths_gemm_sm90_proj(p) ? ", projections through the sm_90a GEMM" : "",
-             q35_paths_gemm_sm90_down(p) && !q35_paths_gemm_sm90_proj(p) ? ", ffn_down through the sm_90a GEMM" : "",
-             sm90 ? " (variant " : "", sm90 ? q35_gemm_sm90_variant_name(p->gemm_sm90_variant) : "", sm90 ? ")" : "",
-             q35_paths_graphs(p) ? ", CUDA graphs (a layer each)" : "",
-             q35_paths_prune(p) ? ", last layer pruned to the asked rows" : "");
-    return buf;
 }
 
 q35_phase q35_phase_of(q35_op op)

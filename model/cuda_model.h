@@ -19,38 +19,13 @@
  *   state     conv windows, recurrent states, KV cache, kv_len, max_seq: a
  *             prefill of T tokens leaves it exactly where T decode steps do.
  *
- * Paths (each an option; the option, when set, wins over its environment
- * variable, which wins over the default; an unknown value or an impossible pick
- * is printed on stderr as a warning and never silently reread):
- *
- *   attention       Q35_PREFILL_ATTENTION=f32|flash   default: f32 (cuBLAS, exact)
- *                   while the capacity plan fits it, flash past it
- *   GEMM            Q35_PREFILL_GEMM=f32|f16|fp8      default: f32 (dequant + SGEMM,
- *                   no TF32); f16 needs the f16 weight set to fit; fp8 (opt-in,
- *                   sm_89+, kernels/fp8.h) its e4m3 set, else f16, else f32, said
- *   delta rule      Q35_PREFILL_DELTA=scan|chunked    default: chunked (tensor cores,
- *                   kernels/delta_chunk.h) on the f16 GEMM path, the scan (exact
- *                   f32) on the f32 one and always when deterministic
- *   chunk rows      Q35_PREFILL_CHUNK_ROWS=R          default: 2048, 8192 on the f16
- *                   and fp8 GEMM paths (halved by the plan while memory is short)
- *   deterministic   Q35_DETERMINISTIC=1               projections through
- *                   q35_gemv_rows, attention through q35_attention_decode_rows:
- *                   per-row results independent of the chunk, so a prefill's
- *                   logits and whole state are BITWISE the per-token forward's
- *   device          Q35_DEVICE=N                      default: 0
- *   scores budget   Q35_ATTN_SCORES_BUDGET=BYTES      default: 1 GiB per pass of
- *                   one KV group (f32 attention)
- *   flash variant   Q35_FLASH_VARIANT=NAME            default: kv64 where the
- *                   device's shared memory holds it, else base
- *   scan variant    Q35_DELTA_RULE_VARIANT=NAME       default: r2pni where dv
- *                   allows it, else l16r2pn (prefill and decode alike)
- *   chunk variant   Q35_DELTA_CHUNK_VARIANT=NAME      default: tb4wm2kh on an
- *                   sm_90 device (a build with sm_90a code), else tb4
- *   CUDA graphs     Q35_CUDA_GRAPH=1                  default: off; a prefill
- *                   chunk's layers launched as graphs, one a layer, on the paths
- *                   q35_paths_graph_ok names (model/cuda_graph.c): the same bits
- *
- * The options and the paths: model/cuda_options.h; the rules: model/paths.h.
+ * Paths: each an option (model/cuda_options.h) over its environment variable
+ * over its default, resolved in one place (model/paths.h; the table:
+ * model/README.md). The defaults are the fast path where the device runs it:
+ * the f16 GEMM, flash attention (the sm_90a kernel on sm_90), the chunked delta
+ * rule; the exact path (f32 GEMM, f32 attention, the scan) and the
+ * deterministic one are named. An unknown value or an impossible pick from the
+ * environment is a warning; from an option, an unknown name is refused.
  *
  * Every function returns 0, or -1 with a message in err naming the thing and
  * the limit. */
@@ -117,7 +92,7 @@ const q35_cuda_paths *q35_cuda_model_paths(const q35_cuda_model *cm);
 bool q35_cuda_model_delta_qk16(const q35_cuda_model *cm);
 
 /* Whether cm's f16 GEMMs run through a tuned cuBLASLt context that times its
- * candidates steadily ($Q35_GEMM_LT=steady at load; kernels/gemm_lt.h). */
+ * candidates steadily (the switch tune-steady at load; kernels/gemm_lt.h). */
 bool q35_cuda_model_gemm_lt_steady(const q35_cuda_model *cm);
 
 /* Switches a loaded model's paths (for sweeps and benchmarks), by the same

@@ -36,7 +36,25 @@ static inline bool q35_gemm_is_fast(q35_gemm_path g)
  * f16 operands, f32 state; its own workspace). */
 typedef enum q35_delta_path { Q35_DELTA_DEFAULT = 0, Q35_DELTA_SCAN = 1, Q35_DELTA_CHUNKED = 2 } q35_delta_path;
 
+/* The flash attention kernel over an f16 cache (the fast path's): the sm_90a
+ * wgmma kernel (kernels/attention_flash_sm90.h), where the device runs it, or the
+ * mma.sync one (kernels/attention_flash.h), which also reads an f32 cache.
+ * DEFAULT: sm90 where it runs, else mma. */
+typedef enum q35_flash_kernel {
+    Q35_FLASH_KERNEL_DEFAULT = 0, Q35_FLASH_KERNEL_SM90 = 1, Q35_FLASH_KERNEL_MMA = 2
+} q35_flash_kernel;
+
+/* The f16 GEMM path's projections: cuBLASLt with its candidates timed per shape
+ * (kernels/gemm_lt.h), cublasGemmEx's own choice (kernels/gemm.h), or the sm_90a
+ * GEMM (kernels/gemm_sm90.h) where a weight's n is even and its k a multiple of
+ * 64 (else cuBLASLt). DEFAULT: cublaslt. */
+typedef enum q35_gemm_kernel {
+    Q35_GEMM_KERNEL_DEFAULT = 0, Q35_GEMM_KERNEL_CUBLASLT = 1, Q35_GEMM_KERNEL_CUBLAS = 2, Q35_GEMM_KERNEL_SM90 = 3
+} q35_gemm_kernel;
+
 const char *q35_attn_path_name(q35_attn_path a); /* "f32", "flash", "default" */
+const char *q35_flash_kernel_name(q35_flash_kernel k); /* "sm90", "mma", "default" */
+const char *q35_gemm_kernel_name(q35_gemm_kernel k); /* "cublaslt", "cublas", "sm90", "default" */
 const char *q35_gemm_path_name(q35_gemm_path g); /* "f32", "f16", "fp8", "default" */
 const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "default" */
 
@@ -58,18 +76,25 @@ const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "defaul
  * a warning and the op's default. */
 typedef struct q35_cuda_options {
     int device;              /* CUDA ordinal; -1: $Q35_DEVICE, else 0 */
-    q35_attn_path attention; /* Q35_ATTN_DEFAULT: $Q35_PREFILL_ATTENTION, else f32 while it fits, flash past it */
-    q35_gemm_path gemm;      /* Q35_GEMM_DEFAULT: $Q35_PREFILL_GEMM, else f32 */
+    q35_attn_path attention; /* Q35_ATTN_DEFAULT: $Q35_PREFILL_ATTENTION, else flash where it runs, else f32 */
+    q35_gemm_path gemm;      /* Q35_GEMM_DEFAULT: $Q35_PREFILL_GEMM, else f16 (the fast path; f32 where its
+                                weight set does not fit) */
     q35_delta_path delta;    /* Q35_DELTA_DEFAULT: $Q35_PREFILL_DELTA, else chunked on the f16 GEMM path, the scan on f32 */
     int64_t chunk_rows;      /* 0: $Q35_PREFILL_CHUNK_ROWS, else Q35_CHUNK_ROWS_DISCRETE / _FAST / _UNIFIED */
     int deterministic;       /* -1: $Q35_DETERMINISTIC; 0 off; 1 on */
     int64_t max_seq;         /* positions a request holds: the plan's length (0: 4096) */
     size_t scores_budget;    /* 0: $Q35_ATTN_SCORES_BUDGET, else Q35_ATTN_SCORES_BUDGET (1 GiB) */
     uint64_t free_cap;       /* > 0: plan as if the device had at most this many bytes free */
-    const char *flash_variant;       /* NULL: $Q35_FLASH_VARIANT, else the flash kernel's default here */
+    const char *flash_variant;       /* a variant of the chosen flash kernel's registry (sm90 or mma);
+                                        NULL: $Q35_FLASH_VARIANT, else that kernel's default here */
     const char *delta_rule_variant;  /* NULL: $Q35_DELTA_RULE_VARIANT, else the scan's default for these heads */
     const char *delta_chunk_variant; /* NULL: $Q35_DELTA_CHUNK_VARIANT, else the chunked delta rule's default */
     const char *gemm_sm90_variant;   /* NULL: $Q35_GEMM_SM90_VARIANT, else the sm_90a GEMM's default */
+    q35_flash_kernel flash_kernel;   /* DEFAULT: $Q35_FLASH_KERNEL, else sm90 where it runs */
+    q35_gemm_kernel gemm_kernel;     /* DEFAULT: $Q35_GEMM_KERNEL, else cublaslt */
+    const char *switches;            /* "name=on|off,...": the switches of model/paths.h (fusions, the
+                                        last layer's pruning, graphs, ...); each name given overrides
+                                        $Q35_SWITCHES's, which overrides its default; NULL: none */
     bool quiet;              /* no stderr lines (warnings and notes go to q35_cuda_model_info's log) */
 } q35_cuda_options;
 
@@ -83,76 +108,65 @@ typedef struct q35_cuda_paths {
     int64_t chunk_rows;      /* rows per prefill chunk, >= 1 */
     bool deterministic;      /* batch-invariant projections and attention (GEMM and attention above unused) */
     size_t scores_budget;    /* bytes of one pass of one KV group's f32 scores */
-    int flash_variant;       /* the flash kernel's variant: an index of kernels/attention_flash.h's registry */
+    int flash_variant;       /* the mma flash kernel's variant: an index of kernels/attention_flash.h's registry */
+    int flash_sm90_variant;  /* the sm_90a flash kernel's (where flash_sm90): kernels/attention_flash_sm90.h's */
     int delta_rule_variant;  /* the scan's (prefill and decode alike): kernels/delta_rule.h's */
     int delta_chunk_variant; /* the chunked delta rule's: kernels/delta_chunk.h's */
     int gemm_sm90_variant;   /* the sm_90a GEMM's (where it runs: gemm_sm90 below): kernels/gemm_sm90.h's */
+    /* The kernel choices and the switches (model/paths.h has the switches' names and
+     * defaults, model/README.md what each measured): */
     bool flash_sm90;         /* flash over the f16 cache through the sm_90a kernel
-                                (kernels/attention_flash_sm90.h, its default variant) instead of
-                                the mma.sync one: the load's choice where the device runs it and no
-                                flash variant is named ($Q35_FLASH_SM90=0 turns it off) */
-    bool split_proj;         /* the fast GEMM paths run each projection alone instead of the
-                                merged groups ([qkv | z | alpha | beta], [gate | up], [q | k | v]):
-                                $Q35_PREFILL_MERGE=0 at load, to measure the merge against it */
-    bool fp8_gu_f32;         /* the fp8 path's merged [gate | up] written in f32 instead of bf16
-                                (model/cuda_layers.c, ffn_gu16): $Q35_FP8_GU_BF16=0 at load,
-                                to measure the bf16 form against it */
-    bool f16_gu;             /* opt-in: the f16 path's merged [gate | up] written in f16 instead of
-                                f32 by the tuned GEMM (model/cuda_layers.c, ffn_gu16; without the
-                                tuned GEMM, gemm_lt_off, always f32): $Q35_F16_GU=1 at load. Off by
-                                default: faster on the 9B (bench/results/, a4885d6's run), but
-                                its rounding took the f16 GEMM + scan path of the model sweep past
-                                its rel L2 bound of 2e-3 (2.07e-3, 9b-4, 600 tokens, 64-row chunks) */
+                                (kernels/attention_flash_sm90.h) instead of the mma.sync one:
+                                flash kernel sm90 (the default), where the device runs it */
     bool gemm_lt_off;        /* the f16 path's GEMMs through cublasGemmEx's default algorithm
                                 (kernels/gemm.h) instead of the cuBLASLt context that times
-                                cuBLASLt's candidates per shape (kernels/gemm_lt.h):
-                                $Q35_GEMM_LT=0 at load, to measure the tuned GEMM against it */
-    bool delta_prep_chain;   /* the DeltaNet prologue of a chunk as three launches (conv1d, l2norm,
-                                gates) instead of the fused q35_delta_prep_rows (the same bits):
-                                $Q35_DELTA_PREP=0 at load, to measure the fused kernel against it */
-    bool delta_qk16;         /* the fused DeltaNet prologue writes q and k as f16 in the chunked
-                                delta rule's workspace (q35_delta_prep_rows_qk16), which reads them
-                                there (q35_delta_chunk_qk16): the same bits, ~100 MB less traffic a
-                                4096-row chunk of the 9B (measured faster: bench/results/, ee03ff5's
-                                run); where q35_paths_delta_qk16 and the rule's variant is
-                                of tb4's formulation: on unless $Q35_DELTA_QK16=0 at load (the A/B) */
-    bool flash_gate;         /* opt-in: the f16 GEMM path's attention output gate in the sm_90a flash
-                                kernel's epilogue (q35_attention_prefill_flash_sm90_gated_f16, its
-                                own instantiation; the same bits) instead of its own op (out_gate,
-                                q35_sigmoid_gate_rows_f16): $Q35_FLASH_GATE=1 at load. Off by
-                                default until measured on a GPU against the op apart */
+                                cuBLASLt's candidates per shape (kernels/gemm_lt.h): GEMM kernel cublas */
+    bool gemm_sm90_proj;     /* the f16 path's projections with f32 out through the sm_90a GEMM
+                                (q35_gemm_sm90_f32, kernels/gemm_sm90.h) instead of the tuned
+                                cuBLASLt context, where a weight's n is even and its k a multiple
+                                of 64, where gemm_sm90: GEMM kernel sm90 */
     bool gemm_sm90;          /* the sm_90a [gate | up] GEMM (kernels/gemm_sm90.h) runs here: the
                                 device, and this model's FFN (n_ff a multiple of 128, n_embd of 64) */
-    bool gemm_swiglu;        /* the f16 path's merged [gate | up] GEMM and SwiGLU as one sm_90a
-                                kernel (q35_gemm_swiglu_sm90_f16: SwiGLU in its epilogue,
-                                ffn_down's f16 input written there; model/cuda_layers.c,
-                                ffn_swiglu_sm90) instead of the tuned GEMM's f32 [gate | up] and
-                                the swiglu op, where gemm_sm90. The default since its measured
-                                gain (the 9B prefill and the 9b-4 sweep: bench/results/, 9f79b56's
-                                run); $Q35_GEMM_SWIGLU=0 at load the A/B */
-    bool gemm_sm90_proj;     /* opt-in: the f16 path's projections with f32 out through the sm_90a
-                                GEMM (q35_gemm_sm90_f32, kernels/gemm_sm90.h; its default variant)
-                                instead of the tuned cuBLASLt context, where a weight's n is even
-                                and its k a multiple of 64: $Q35_GEMM_SM90=1 at load, where
-                                gemm_sm90; to measure our GEMM against cuBLASLt in the model */
-    bool prune_off;          /* the last layer over every row of a chunk, as every other layer,
-                                instead of pruned (q35_paths_prune): $Q35_PREFILL_PRUNE=0 at load,
-                                the A/B */
-    bool gemm_sm90_down;     /* opt-in: ffn_down alone of the projections through the sm_90a GEMM
-                                (q35_gemm_sm90_f32, adding into x) where SwiGLU runs in the sm_90a
-                                [gate | up] GEMM: $Q35_GEMM_SM90=ffn_down at load. Our GEMM measured
-                                faster than cuBLASLt on ffn_down alone, slower on the narrow
-                                projections (cab57c4's run); in the prefill at the power limit
-                                slower (e08c0bc's A/B; bench/results/): opt-in */
-    bool graphs;             /* opt-in: a prefill chunk's layers launched as CUDA graphs, one a layer
-                                (model/cuda_graph.c; the same bits as plain launches), where
-                                q35_paths_graph_ok: $Q35_CUDA_GRAPH=1 at load. Off by default until
-                                measured against plain launches on a GPU */
+    bool split_proj;         /* switch merge=off: the fast GEMM paths run each projection alone
+                                instead of the merged groups ([qkv | z | alpha | beta],
+                                [gate | up], [q | k | v]) */
+    bool gemm_swiglu;        /* switch swiglu (on): the f16 path's merged [gate | up] GEMM and
+                                SwiGLU as one sm_90a kernel (q35_gemm_swiglu_sm90_f16: SwiGLU in
+                                its epilogue, ffn_down's f16 input written there;
+                                model/cuda_layers.c, ffn_swiglu_sm90) instead of the tuned GEMM's
+                                f32 [gate | up] and the swiglu op, where gemm_sm90 */
+    bool gemm_sm90_down;     /* switch down-sm90=on: ffn_down alone of the projections through the
+                                sm_90a GEMM (q35_gemm_sm90_f32, adding into x) where SwiGLU runs in
+                                the sm_90a [gate | up] GEMM */
+    bool f16_gu;             /* switch f16-gu=on: the f16 path's merged [gate | up] written in f16
+                                instead of f32 by the tuned GEMM (model/cuda_layers.c, ffn_gu16;
+                                without the tuned GEMM always f32) */
+    bool fp8_gu_f32;         /* switch fp8-gu-bf16=off: the fp8 path's merged [gate | up] written
+                                in f32 instead of bf16 (model/cuda_layers.c, ffn_gu16) */
+    bool gemm_tune_steady;   /* switch tune-steady=on: the tuned context times its candidates as
+                                the prefill runs them (kernels/gemm_lt.h, Q35_HGEMM_TUNE_STEADY) */
+    bool delta_prep_chain;   /* switch prep=off: the DeltaNet prologue of a chunk as three launches
+                                (conv1d, l2norm, gates) instead of the fused q35_delta_prep_rows
+                                (the same bits) */
+    bool delta_qk16;         /* switch qk16 (on): the fused DeltaNet prologue writes q and k as
+                                f16 in the chunked delta rule's workspace
+                                (q35_delta_prep_rows_qk16), which reads them there
+                                (q35_delta_chunk_qk16): the same bits, less traffic; where
+                                q35_paths_delta_qk16 and the rule's variant is of tb4's formulation */
+    bool flash_gate;         /* switch gate=on: the f16 GEMM path's attention output gate in the
+                                sm_90a flash kernel's epilogue
+                                (q35_attention_prefill_flash_sm90_gated_f16; the same bits) instead
+                                of its own op (out_gate, q35_sigmoid_gate_rows_f16) */
+    bool prune_off;          /* switch prune=off: the last layer over every row of a chunk, as
+                                every other layer, instead of pruned (q35_paths_prune) */
+    bool graphs;             /* switch graphs=on: a prefill chunk's layers launched as CUDA graphs,
+                                one a layer (model/cuda_graph.c; the same bits as plain
+                                launches), where q35_paths_graph_ok */
 } q35_cuda_paths;
 
 /* Whether a prefill on GEMM path gemm runs its projections through the f16
- * path's tuned cuBLASLt context: GEMM f16, not deterministic, not
- * $Q35_GEMM_LT=0 (the capacity plan counts the context's workspace then). */
+ * path's tuned cuBLASLt context: GEMM f16, not deterministic, not GEMM kernel
+ * cublas (the capacity plan counts the context's workspace then). */
 static inline bool q35_gemm_tuned_f16(q35_gemm_path gemm, bool deterministic, bool gemm_lt_off)
 {
     return gemm == Q35_GEMM_F16 && !deterministic && !gemm_lt_off;
@@ -216,7 +230,7 @@ static inline bool q35_paths_gemm_sm90_down(const q35_cuda_paths *p)
  * allocated with them): the f16 GEMM through the tuned context, or the fp8
  * GEMM, with flash attention; or the deterministic path (GEMV rows,
  * decode-rows attention). The paths that call cuBLAS itself (the f32 GEMM,
- * cublasGemmEx with $Q35_GEMM_LT=0, f32 attention) launch plainly: under a
+ * cublasGemmEx, GEMM kernel cublas, f32 attention) launch plainly: under a
  * capture cuBLAS may take its workspace by a stream-ordered allocation inside
  * the graph, which the model does not manage. */
 static inline bool q35_paths_graph_ok(const q35_cuda_paths *p)
@@ -248,8 +262,8 @@ static inline bool q35_paths_graphs(const q35_cuda_paths *p)
  * (the f16 path's GEMMs then take other algorithms, other last bits). On
  * every prefill path but the deterministic one (whose batched-versus-per-
  * token identity the suites hold bitwise) and the CUDA graphs' (whose
- * captures are bitwise plain launches of the same rows); off with
- * $Q35_PREFILL_PRUNE=0. */
+ * captures are bitwise plain launches of the same rows); off with the
+ * switch prune=off. */
 static inline bool q35_paths_prune(const q35_cuda_paths *p)
 {
     return !p->prune_off && !p->deterministic && !q35_paths_graphs(p);

@@ -26,6 +26,102 @@ const char *q35_delta_path_name(q35_delta_path d)
     return d == Q35_DELTA_SCAN ? "scan" : d == Q35_DELTA_CHUNKED ? "chunked" : "default";
 }
 
+const char *q35_flash_kernel_name(q35_flash_kernel k)
+{
+    return k == Q35_FLASH_KERNEL_SM90 ? "sm90" : k == Q35_FLASH_KERNEL_MMA ? "mma" : "default";
+}
+
+const char *q35_gemm_kernel_name(q35_gemm_kernel k)
+{
+    return k == Q35_GEMM_KERNEL_CUBLASLT ? "cublaslt" : k == Q35_GEMM_KERNEL_CUBLAS ? "cublas"
+         : k == Q35_GEMM_KERNEL_SM90     ? "sm90"
+                                         : "default";
+}
+
+/* ---- the switches ---- */
+
+static const struct {
+    const char *name;
+    bool on;
+    const char *what;
+} k_switches[Q35_SW_COUNT] = {
+    [Q35_SW_MERGE] = {"merge", true, "the fast GEMM paths' merged projection groups ([qkv | z | alpha | beta], "
+                                     "[gate | up], [q | k | v]); off: each projection alone, the A/B"},
+    [Q35_SW_SWIGLU] = {"swiglu", true, "SwiGLU in the sm_90a [gate | up] GEMM's epilogue (f16 path, sm_90); "
+                                       "measured faster than the tuned GEMM and the op apart"},
+    [Q35_SW_PREP] = {"prep", true, "the fused DeltaNet prologue (conv1d, l2norm, gates in one launch; the same "
+                                   "bits); off: three launches, the A/B"},
+    [Q35_SW_QK16] = {"qk16", true, "q and k in f16 from the fused prologue to the chunked rule (the same bits, "
+                                   "less traffic); measured faster"},
+    [Q35_SW_PRUNE] = {"prune", true, "the last layer over the rows whose logits are asked only (the state "
+                                     "bitwise the unpruned one's); off: the A/B"},
+    [Q35_SW_GATE] = {"gate", false, "the attention output gate in the sm_90a flash kernel's epilogue (the same "
+                                    "bits); off until measured"},
+    [Q35_SW_GRAPHS] = {"graphs", false, "a prefill chunk's layers as CUDA graphs, one a layer (the same bits); "
+                                        "off until measured"},
+    [Q35_SW_F16_GU] = {"f16-gu", false, "the f16 path's [gate | up] written in f16: faster, but past the model "
+                                        "sweep's bound of 2e-3"},
+    [Q35_SW_FP8_GU_BF16] = {"fp8-gu-bf16", true, "the fp8 path's [gate | up] written in bf16; off: f32, the A/B"},
+    [Q35_SW_DOWN_SM90] = {"down-sm90", false, "ffn_down through the sm_90a GEMM beside SwiGLU in it: measured "
+                                              "slower in the prefill at the power limit"},
+    [Q35_SW_TUNE_STEADY] = {"tune-steady", false, "the tuned GEMM's candidates timed as the prefill runs them "
+                                                  "(back to back) rather than alone"},
+};
+
+const char *q35_switch_name(q35_switch s)
+{
+    return (unsigned)s < Q35_SW_COUNT ? k_switches[s].name : NULL;
+}
+
+bool q35_switch_default(q35_switch s)
+{
+    return (unsigned)s < Q35_SW_COUNT && k_switches[s].on;
+}
+
+const char *q35_switch_what(q35_switch s)
+{
+    return (unsigned)s < Q35_SW_COUNT ? k_switches[s].what : NULL;
+}
+
+char *q35_switches_list(char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < Q35_SW_COUNT && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s (%s)", i ? ", " : "", k_switches[i].name,
+                                 k_switches[i].on ? "on" : "off");
+    return buf;
+}
+
+int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], bool set[Q35_SW_COUNT], q35_error *err)
+{
+    char names[512];
+    for (const char *item = list; item && *item;) {
+        const size_t len = strcspn(item, ",");
+        const char *eq = memchr(item, '=', len);
+        const size_t nlen = eq ? (size_t)(eq - item) : len;
+        int found = -1;
+        for (int i = 0; i < Q35_SW_COUNT && found < 0; i++)
+            if (strlen(k_switches[i].name) == nlen && strncmp(item, k_switches[i].name, nlen) == 0)
+                found = i;
+        const char *v = eq ? eq + 1 : "";
+        const size_t vlen = eq ? len - nlen - 1 : 0;
+        const bool is_on = vlen == 2 && strncmp(v, "on", 2) == 0, is_off = vlen == 3 && strncmp(v, "off", 3) == 0;
+        if (found < 0)
+            return q35_fail(err, "switch '%.*s' is unknown; the switches: %s", (int)nlen, item,
+                            q35_switches_list(names, sizeof names));
+        if (!is_on && !is_off)
+            return q35_fail(err, "switch '%.*s' wants =on or =off, got '%.*s'", (int)nlen, item, (int)len, item);
+        on[found] = is_on;
+        if (set)
+            set[found] = true;
+        item += len;
+        if (*item == ',' && *++item == '\0')
+            return q35_fail(err, "switch list '%s' ends with a comma", list);
+    }
+    return 0;
+}
+
 void q35_cuda_options_init(q35_cuda_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -49,6 +145,9 @@ q35_path_env q35_path_env_get(void)
         .delta_rule_variant = getenv("Q35_DELTA_RULE_VARIANT"),
         .delta_chunk_variant = getenv("Q35_DELTA_CHUNK_VARIANT"),
         .gemm_sm90_variant = getenv("Q35_GEMM_SM90_VARIANT"),
+        .flash_kernel = getenv("Q35_FLASH_KERNEL"),
+        .gemm_kernel = getenv("Q35_GEMM_KERNEL"),
+        .switches = getenv("Q35_SWITCHES"),
     };
     return e;
 }
@@ -121,9 +220,8 @@ static void resolve_attention(q35_path_choice *c, q35_attn_path a, const char *s
         c->attention[c->n_attention++] = Q35_ATTN_FLASH;
         return;
     }
-    c->attention[c->n_attention++] = Q35_ATTN_F32; /* the default: f32 while it fits, flash past it */
-    if (a == Q35_ATTN_DEFAULT && flash_supported)
-        c->attention[c->n_attention++] = Q35_ATTN_FLASH;
+    /* the default: flash where it runs (it needs no scores, so it fits wherever f32 does), else f32 */
+    c->attention[c->n_attention++] = a == Q35_ATTN_DEFAULT && flash_supported ? Q35_ATTN_FLASH : Q35_ATTN_F32;
 }
 
 /* The option's name when set, else the environment's when set and not empty. */
@@ -136,7 +234,8 @@ static q35_path_name pick_name(const char *option, const char *option_name, cons
     return (q35_path_name){NULL, NULL, NULL};
 }
 
-int q35_paths_variant(const q35_path_name *pick, const q35_path_variants *v, char *log, size_t cap, bool quiet)
+int q35_paths_variant(const q35_path_name *pick, const q35_path_variants *v, char *log, size_t cap, bool quiet,
+                      q35_error *err)
 {
     if (!pick->name)
         return v->fallback;
@@ -147,6 +246,12 @@ int q35_paths_variant(const q35_path_name *pick, const q35_path_variants *v, cha
         snprintf(source, sizeof source, "%s=\"%s\"", pick->env ? pick->env : "?", pick->name);
     const int i = v->find(pick->name);
     q35_error why = {{0}};
+    if (i < 0 && pick->option) {
+        char names[400] = "";
+        for (int k = 0, used = 0; v->name(k) && used < (int)sizeof names; k++)
+            used += snprintf(names + used, sizeof names - (size_t)used, "%s%s", k ? ", " : "", v->name(k));
+        return q35_fail(err, "%s is not a %s variant; its variants: %s", source, v->op, names);
+    }
     if (i < 0)
         q35_paths_note(log, cap, quiet, "warning: %s is not a %s variant; using %s", source, v->op,
                        v->name(v->fallback));
@@ -198,11 +303,11 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
             c->gemm = Q35_GEMM_FP8;
         else
             q35_paths_note(log, cap, quiet,
-                           "warning: Q35_PREFILL_GEMM=\"%s\" is not one of \"f32\" / \"f16\" / \"fp8\"; using the default (f32)",
+                           "warning: Q35_PREFILL_GEMM=\"%s\" is not one of \"f32\" / \"f16\" / \"fp8\"; using the default (f16)",
                            env->gemm);
     }
     if (c->gemm == Q35_GEMM_DEFAULT)
-        c->gemm = Q35_GEMM_F32;
+        c->gemm = Q35_GEMM_F16; /* the fast path; the plan falls back to f32 where its weight set does not fit */
 
     /* chunk rows: a pinned value alone, else the device's default (on the fast GEMM paths their own) halved down
      * to 64 */
@@ -273,6 +378,87 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
     c->gemm_sm90_variant =
         pick_name(o->gemm_sm90_variant, "gemm_sm90_variant", env->gemm_sm90_variant, "Q35_GEMM_SM90_VARIANT");
 
+    /* the kernels */
+    c->flash_kernel = o->flash_kernel;
+    if (c->flash_kernel == Q35_FLASH_KERNEL_DEFAULT && env->flash_kernel && env->flash_kernel[0]) {
+        if (strcmp(env->flash_kernel, "sm90") == 0)
+            c->flash_kernel = Q35_FLASH_KERNEL_SM90;
+        else if (strcmp(env->flash_kernel, "mma") == 0)
+            c->flash_kernel = Q35_FLASH_KERNEL_MMA;
+        else
+            q35_paths_note(log, cap, quiet, "warning: Q35_FLASH_KERNEL=\"%s\" is not one of \"sm90\" / \"mma\"; "
+                           "using the default", env->flash_kernel);
+    }
+    c->gemm_kernel = o->gemm_kernel;
+    if (c->gemm_kernel == Q35_GEMM_KERNEL_DEFAULT && env->gemm_kernel && env->gemm_kernel[0]) {
+        for (int k = Q35_GEMM_KERNEL_CUBLASLT; k <= Q35_GEMM_KERNEL_SM90; k++)
+            if (strcmp(env->gemm_kernel, q35_gemm_kernel_name((q35_gemm_kernel)k)) == 0)
+                c->gemm_kernel = (q35_gemm_kernel)k;
+        if (c->gemm_kernel == Q35_GEMM_KERNEL_DEFAULT)
+            q35_paths_note(log, cap, quiet, "warning: Q35_GEMM_KERNEL=\"%s\" is not one of \"cublaslt\" / "
+                           "\"cublas\" / \"sm90\"; using the default", env->gemm_kernel);
+    }
+    if (c->gemm_kernel == Q35_GEMM_KERNEL_DEFAULT)
+        c->gemm_kernel = Q35_GEMM_KERNEL_CUBLASLT;
+
+    /* the switches: their defaults, then the environment's list, then the option's */
+    for (int i = 0; i < Q35_SW_COUNT; i++)
+        c->sw[i] = q35_switch_default((q35_switch)i);
+    if (env->switches && env->switches[0]) {
+        bool from_env[Q35_SW_COUNT];
+        memcpy(from_env, c->sw, sizeof from_env);
+        q35_error why = {{0}};
+        if (q35_switches_parse(env->switches, from_env, NULL, &why) == 0)
+            memcpy(c->sw, from_env, sizeof from_env);
+        else
+            q35_paths_note(log, cap, quiet, "warning: Q35_SWITCHES=\"%s\": %s; the switches at their defaults",
+                           env->switches, why.msg);
+    }
+    if (o->switches && q35_switches_parse(o->switches, c->sw, NULL, err))
+        return q35_fail_context(err, "cuda options: switches");
+
     c->max_seq = o->max_seq > 0 ? o->max_seq : 4096;
     return 0;
+}
+
+void q35_paths_apply(const q35_path_choice *c, bool flash_sm90_runs, bool gemm_sm90_runs, q35_cuda_paths *p,
+                     char *log, size_t cap, bool quiet)
+{
+    if (c->flash_kernel == Q35_FLASH_KERNEL_SM90 && !flash_sm90_runs && p->attention == Q35_ATTN_FLASH)
+        q35_paths_note(log, cap, quiet, "warning: flash kernel sm90 cannot run here (its device or heads); using mma");
+    p->flash_sm90 = c->flash_kernel != Q35_FLASH_KERNEL_MMA && flash_sm90_runs;
+    p->gemm_sm90 = gemm_sm90_runs;
+    p->gemm_lt_off = c->gemm_kernel == Q35_GEMM_KERNEL_CUBLAS;
+    p->gemm_sm90_proj = c->gemm_kernel == Q35_GEMM_KERNEL_SM90;
+    if (p->gemm_sm90_proj && !gemm_sm90_runs && p->gemm == Q35_GEMM_F16)
+        q35_paths_note(log, cap, quiet, "warning: GEMM kernel sm90 cannot run here (its device or this FFN); "
+                       "using cublaslt");
+    p->split_proj = !c->sw[Q35_SW_MERGE];
+    p->gemm_swiglu = c->sw[Q35_SW_SWIGLU];
+    p->delta_prep_chain = !c->sw[Q35_SW_PREP];
+    p->delta_qk16 = c->sw[Q35_SW_QK16];
+    p->prune_off = !c->sw[Q35_SW_PRUNE];
+    p->flash_gate = c->sw[Q35_SW_GATE];
+    p->graphs = c->sw[Q35_SW_GRAPHS];
+    p->f16_gu = c->sw[Q35_SW_F16_GU];
+    p->fp8_gu_f32 = !c->sw[Q35_SW_FP8_GU_BF16];
+    p->gemm_sm90_down = c->sw[Q35_SW_DOWN_SM90];
+    p->gemm_tune_steady = c->sw[Q35_SW_TUNE_STEADY];
+    if (p->graphs && !q35_paths_graph_ok(p))
+        q35_paths_note(log, cap, quiet, "note: CUDA graphs (switch graphs=on) are not taken on these paths (cuBLAS's "
+                       "own calls: f32 GEMM, f32 attention or GEMM kernel cublas); plain launches");
+}
+
+const char *q35_paths_tier(const q35_cuda_paths *p)
+{
+    if (p->deterministic)
+        return "deterministic: batch-invariant, bitwise its per-token forward (the parity oracle)";
+    if (p->gemm == Q35_GEMM_F32 && p->attention == Q35_ATTN_F32 && p->delta == Q35_DELTA_SCAN)
+        return "exact: f32 GEMM, f32 attention, the scan: the path the parity suites compare against";
+    if (p->gemm == Q35_GEMM_F16)
+        return "fast: f16 operands, f32 accumulation; the model sweep holds its logits within rel L2 2e-3 of "
+               "the exact path's (--exact runs that)";
+    if (p->gemm == Q35_GEMM_FP8)
+        return "fp8 (opt-in): e4m3 projections, looser; its tier against the f32 GEMM is printed after the run";
+    return "mixed: the f32 GEMM with flash attention or the chunked rule (f16 operands there)";
 }

@@ -30,7 +30,40 @@ typedef struct q35_path_env {
     const char *delta_rule_variant;  /* Q35_DELTA_RULE_VARIANT */
     const char *delta_chunk_variant; /* Q35_DELTA_CHUNK_VARIANT */
     const char *gemm_sm90_variant;   /* Q35_GEMM_SM90_VARIANT */
+    const char *flash_kernel;  /* Q35_FLASH_KERNEL */
+    const char *gemm_kernel;   /* Q35_GEMM_KERNEL */
+    const char *switches;      /* Q35_SWITCHES */
 } q35_path_env;
+
+/* The switches: choices that are not a path or a kernel (a fusion, the last
+ * layer's pruning, CUDA graphs, a rounding), each named, on or off, set by the
+ * option's list over $Q35_SWITCHES's over its default. A list is
+ * "name=on|off[,name=on|off...]". */
+typedef enum q35_switch {
+    Q35_SW_MERGE,       /* the merged projection groups on the fast GEMM paths */
+    Q35_SW_SWIGLU,      /* SwiGLU in the sm_90a [gate | up] GEMM's epilogue */
+    Q35_SW_PREP,        /* the fused DeltaNet prologue */
+    Q35_SW_QK16,        /* q and k in f16 from the fused prologue to the chunked rule */
+    Q35_SW_PRUNE,       /* the last layer pruned to the rows whose logits are asked */
+    Q35_SW_GATE,        /* the attention output gate in the sm_90a flash kernel's epilogue */
+    Q35_SW_GRAPHS,      /* a prefill chunk's layers as CUDA graphs */
+    Q35_SW_F16_GU,      /* the f16 path's [gate | up] written in f16 */
+    Q35_SW_FP8_GU_BF16, /* the fp8 path's [gate | up] written in bf16 */
+    Q35_SW_DOWN_SM90,   /* ffn_down through the sm_90a GEMM beside SwiGLU in it */
+    Q35_SW_TUNE_STEADY, /* the tuned GEMM's candidates timed as the prefill runs them */
+    Q35_SW_COUNT
+} q35_switch;
+
+const char *q35_switch_name(q35_switch s);   /* "merge", "swiglu", ...; NULL outside the enum */
+bool q35_switch_default(q35_switch s);       /* on or off */
+const char *q35_switch_what(q35_switch s);   /* a line: what it does and why its default */
+
+/* Applies list to on[] (each name given: its value; set[i] marks it given).
+ * -1 on a malformed item or an unknown name, naming it and listing the names. */
+int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], bool set[Q35_SW_COUNT], q35_error *err);
+
+/* Every switch "name (on|off)" into buf, for messages and help. Returns buf. */
+char *q35_switches_list(char *buf, size_t cap);
 
 q35_path_env q35_path_env_get(void); /* getenv of each */
 
@@ -57,16 +90,29 @@ typedef struct q35_path_choice {
     q35_path_name delta_rule_variant;  /* the scan's */
     q35_path_name delta_chunk_variant; /* the chunked delta rule's */
     q35_path_name gemm_sm90_variant;   /* the sm_90a GEMM's */
+    q35_flash_kernel flash_kernel;     /* SM90 or MMA as asked; DEFAULT: sm90 where it runs */
+    q35_gemm_kernel gemm_kernel;       /* CUBLASLT, CUBLAS or SM90 */
+    bool sw[Q35_SW_COUNT];             /* each switch on or off */
     int64_t max_seq;
 } q35_path_choice;
+
+/* The choice's kernel picks and switches written into the paths of a load
+ * (flash_sm90 where the sm_90a flash kernel runs here, gemm_sm90 where that
+ * GEMM does; the rest of p as the plan made it). A pick this device cannot run
+ * is a warning in the log. */
+void q35_paths_apply(const q35_path_choice *c, bool flash_sm90_runs, bool gemm_sm90_runs, q35_cuda_paths *p,
+                     char *log, size_t cap, bool quiet);
 
 /* The device ordinal: the option (>= 0), else $Q35_DEVICE, else 0. -1 on a
  * negative option below -1; a malformed $Q35_DEVICE is a warning (device 0). */
 int q35_paths_device(const q35_cuda_options *o, const q35_path_env *env, char *log, size_t cap, q35_error *err);
 
 /* Resolves the rest for a device that can (flash_supported) or cannot (then
- * flash_why says why) run the flash kernel, unified or not. -1 on an option out
- * of its range (chunk_rows or max_seq negative, an enum value unknown). */
+ * flash_why says why) run the flash kernel, unified or not. The defaults are
+ * the fast path: the f16 GEMM, flash attention where it runs, the chunked
+ * delta rule on it. -1 on an option out of its range (chunk_rows or max_seq
+ * negative, an enum value unknown) or an option's switch list malformed or
+ * naming an unknown switch; the environment's is a warning. */
 int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_path_env *env, bool flash_supported,
                       const char *flash_why, bool unified, char *log, size_t cap, q35_error *err);
 
@@ -89,10 +135,16 @@ typedef struct q35_path_variants {
 } q35_path_variants;
 
 /* The variant a load runs for a name picked by option or environment: its
- * index, or the default (v->fallback) when none is picked; a name the registry
- * does not have, or one that cannot run here, is a warning in the log and the
- * default. */
-int q35_paths_variant(const q35_path_name *pick, const q35_path_variants *v, char *log, size_t cap, bool quiet);
+ * index, or the default (v->fallback) when none is picked. A name the registry
+ * does not have is refused when the option gave it (-1, err naming the names it
+ * has) and a warning in the log and the default when the environment did; one
+ * that cannot run here is a warning and the default. */
+int q35_paths_variant(const q35_path_name *pick, const q35_path_variants *v, char *log, size_t cap, bool quiet,
+                      q35_error *err);
+
+/* The accuracy tier of paths p in words: deterministic, exact, fast (the
+ * default), fp8, or a mix, and what each is held to. */
+const char *q35_paths_tier(const q35_cuda_paths *p);
 
 /* Appends one line to log (and, unless quiet, prints it on stderr), every byte a
  * terminal would act on escaped (core/escape.h). */

@@ -65,11 +65,11 @@ static q35_delta_path default_delta(q35_gemm_path gemm, bool deterministic)
 void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gemm, q35_delta_path delta,
                   int64_t chunk_rows, bool deterministic, size_t scores_budget)
 {
-    /* the flash kernel's variant 0 (base), the delta rules' as loaded (their defaults); what the device
-       runs as loaded (the sm_90a flash kernel, the sm_90a GEMM's capability); SwiGLU in that GEMM, q, k
-       in f16 to the chunked rule and the last layer pruned as loaded (all on by default;
-       $Q35_GEMM_SWIGLU=0 runs the sweep without the first, $Q35_DELTA_QK16=0 without the second,
-       $Q35_PREFILL_PRUNE=0 without the third); every other opt-in off */
+    /* the mma flash kernel's variant 0 (base), the other kernels' variants as loaded (their defaults);
+       what the device runs as loaded (the sm_90a flash kernel, the sm_90a GEMM's capability); SwiGLU in
+       that GEMM, q, k in f16 to the chunked rule and the last layer pruned as loaded (all on by default;
+       Q35_SWITCHES=swiglu=off runs the sweep without the first, qk16=off without the second, prune=off
+       without the third); every other opt-in off */
     const q35_cuda_paths *now = q35_cuda_model_paths(cm);
     const q35_cuda_paths p = {.attention = attention, .gemm = gemm, .delta = delta, .chunk_rows = chunk_rows,
                               .deterministic = deterministic,
@@ -77,6 +77,7 @@ void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gem
                               .delta_rule_variant = now->delta_rule_variant,
                               .delta_chunk_variant = now->delta_chunk_variant,
                               .flash_sm90 = now->flash_sm90,
+                              .flash_sm90_variant = now->flash_sm90_variant,
                               .gemm_sm90 = q35_cuda_model_info(cm)->gemm_sm90,
                               .gemm_swiglu = now->gemm_swiglu,
                               .delta_qk16 = now->delta_qk16,

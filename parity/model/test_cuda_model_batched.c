@@ -235,7 +235,7 @@ static void prefill_at_timed(q35_cuda_model *cm, q35_cuda_state *st, const int32
 }
 
 /* The last layer pruned (q35_paths_prune, on by default) against the same
- * paths with it off (paths.prune_off, $Q35_PREFILL_PRUNE=0): with the logits
+ * paths with it off (paths.prune_off, the switch prune=off): with the logits
  * at cm_positions asked for (every chunk keeps 2-3 rows of 26-37: their
  * attention as decode steps, then gathered), at 7 positions 6 of them in the
  * first chunk (more than Q35_PRUNE_DECODE_MAX: the chunk's attention, then

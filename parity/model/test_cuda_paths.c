@@ -152,13 +152,16 @@ static void check_variant(q35_suite *s, variant_op op, const char *what, const c
     const q35_path_name *pick = op == FLASH ? &c.flash_variant : op == DELTA_RULE ? &c.delta_rule_variant
                                                                                   : &c.delta_chunk_variant;
     const q35_path_variants v = {"fake", fake_find, fake_name, 1, fake_runs, NULL};
-    const int got = rc == 0 ? q35_paths_variant(pick, &v, log, sizeof log, true) : -1;
-    const bool log_ok = warning ? strstr(log, warning) != NULL : log[0] == '\0';
+    const int got = rc == 0 ? q35_paths_variant(pick, &v, log, sizeof log, true, &err) : -1;
+    /* want_name NULL: refused, err holding the warning's text */
+    const bool log_ok = want_name ? (warning ? strstr(log, warning) != NULL : log[0] == '\0')
+                                  : got == -1 && strstr(err.msg, warning) != NULL;
     char *nl = strchr(log, '\n');
     if (nl)
         *nl = '\0';
-    q35_case(s, rc == 0 && got >= 0 && strcmp(fake_name(got), want_name) == 0 && log_ok, "%-19s %-34s variant %s%s%s",
-             ops[op], what, got >= 0 ? fake_name(got) : "(none)", log[0] ? " | " : "", log);
+    q35_case(s, rc == 0 && (want_name ? got >= 0 && strcmp(fake_name(got), want_name) == 0 : got == -1) && log_ok,
+             "%-19s %-34s variant %s%s%s%s", ops[op], what, got >= 0 ? fake_name(got) : "(refused)",
+             log[0] ? " | " : "", log, err.msg);
 }
 
 /* Which paths launch a chunk's layers as CUDA graphs (q35_paths_graph_ok, q35_paths_graphs). */
@@ -172,7 +175,7 @@ static void check_graphs(q35_suite *s)
         {Q35_ATTN_FLASH, Q35_GEMM_F16, false, false, true},  /* the fast path: the tuned cuBLASLt context */
         {Q35_ATTN_FLASH, Q35_GEMM_FP8, false, false, true},  /* the fp8 GEMM's own cuBLASLt context */
         {Q35_ATTN_F32, Q35_GEMM_F32, true, false, true},     /* deterministic: GEMV rows, decode-rows attention */
-        {Q35_ATTN_FLASH, Q35_GEMM_F16, false, true, false},  /* $Q35_GEMM_LT=0: cublasGemmEx */
+        {Q35_ATTN_FLASH, Q35_GEMM_F16, false, true, false},  /* GEMM kernel cublas: cublasGemmEx */
         {Q35_ATTN_FLASH, Q35_GEMM_F32, false, false, false}, /* the f32 GEMM: cuBLAS SGEMM */
         {Q35_ATTN_F32, Q35_GEMM_F16, false, false, false},   /* f32 attention: cuBLAS */
         {Q35_ATTN_F32, Q35_GEMM_FP8, false, false, false},
@@ -186,7 +189,7 @@ static void check_graphs(q35_suite *s)
             q35_case(s, ok == cases[i].ok && on == (asked && cases[i].ok),
                      "graphs: attention %s, GEMM %s%s%s, asked %d: able %d (want %d), on %d", q35_attn_path_name(p.attention),
                      q35_gemm_path_name(p.gemm), p.deterministic ? ", deterministic" : "",
-                     p.gemm_lt_off ? ", $Q35_GEMM_LT=0" : "", asked, ok, cases[i].ok, on);
+                     p.gemm_lt_off ? ", GEMM kernel cublas" : "", asked, ok, cases[i].ok, on);
         }
 }
 
@@ -227,7 +230,7 @@ static void check_gemm_swiglu(q35_suite *s)
     } cases[] = {
         {Q35_GEMM_F16, false, false, true, true},  /* the f16 path, merged, where the kernel runs */
         {Q35_GEMM_F16, false, false, false, false}, /* not here (device or FFN shape): the two apart */
-        {Q35_GEMM_F16, false, true, true, false},  /* projections alone ($Q35_PREFILL_MERGE=0) */
+        {Q35_GEMM_F16, false, true, true, false},  /* projections alone (switch merge=off) */
         {Q35_GEMM_FP8, false, false, true, false}, /* fp8: e4m3 inputs, its own GEMM */
         {Q35_GEMM_F32, false, false, true, false},
         {Q35_GEMM_F16, true, false, true, false},  /* deterministic: GEMV rows */
@@ -274,7 +277,7 @@ static void check_sm90_down(q35_suite *s)
 }
 
 /* Which paths prune the prefill's last layer (q35_paths_prune): every one
- * but with $Q35_PREFILL_PRUNE=0 (prune_off), deterministic, or taking CUDA
+ * but with the switch prune=off (prune_off), deterministic, or taking CUDA
  * graphs (asked for on a path that takes them; asked for elsewhere they do
  * not run, and the path prunes). */
 static void check_prune(q35_suite *s)
@@ -288,7 +291,7 @@ static void check_prune(q35_suite *s)
         {Q35_ATTN_FLASH, Q35_GEMM_F16, false, false, false, true, "flash/f16"},
         {Q35_ATTN_F32, Q35_GEMM_F32, false, false, false, true, "f32/f32"},
         {Q35_ATTN_FLASH, Q35_GEMM_FP8, false, false, false, true, "flash/fp8"},
-        {Q35_ATTN_FLASH, Q35_GEMM_F16, false, true, false, false, "flash/f16, $Q35_PREFILL_PRUNE=0"},
+        {Q35_ATTN_FLASH, Q35_GEMM_F16, false, true, false, false, "flash/f16, switch prune=off"},
         {Q35_ATTN_F32, Q35_GEMM_F32, true, false, false, false, "deterministic"},
         {Q35_ATTN_FLASH, Q35_GEMM_F16, false, false, true, false, "flash/f16 with graphs"},
         {Q35_ATTN_F32, Q35_GEMM_F32, false, false, true, true, "f32/f32, graphs asked (not taken there)"},
@@ -302,6 +305,130 @@ static void check_prune(q35_suite *s)
     }
 }
 
+/* The kernel choices and the switches, option over environment over default,
+ * and what q35_paths_apply writes into the paths of a load. */
+static void check_kernels_and_switches(q35_suite *s)
+{
+    const q35_path_env none = {0};
+    q35_cuda_options o;
+    q35_cuda_options_init(&o);
+    o.quiet = true;
+    q35_path_choice c;
+    char log[1024] = "";
+    q35_error err = {{0}};
+    const q35_cuda_paths base = {.attention = Q35_ATTN_FLASH, .gemm = Q35_GEMM_F16, .delta = Q35_DELTA_CHUNKED};
+
+    /* the defaults: sm90 where it runs (mma elsewhere), cuBLASLt, every switch at its default */
+    int rc = q35_paths_resolve(&c, &o, &none, true, "", false, log, sizeof log, &err);
+    q35_cuda_paths p = base, q = base;
+    q35_paths_apply(&c, true, true, &p, log, sizeof log, true);
+    q35_paths_apply(&c, false, false, &q, log, sizeof log, true);
+    bool defaults = rc == 0 && p.flash_sm90 && !q.flash_sm90 && !p.gemm_lt_off && !p.gemm_sm90_proj && p.gemm_sm90 &&
+                    !q.gemm_sm90 && log[0] == '\0';
+    for (int i = 0; i < Q35_SW_COUNT; i++)
+        defaults = defaults && c.sw[i] == q35_switch_default((q35_switch)i);
+    q35_case(s, defaults, "defaults: flash kernel sm90 where it runs, else mma; GEMM kernel cublaslt; switches at "
+             "their defaults %s", log);
+
+    /* flash kernel: option over environment; naming a variant never changes it */
+    const q35_path_env env_mma = {.flash_kernel = "mma", .flash_variant = "overlap"};
+    rc = q35_paths_resolve(&c, &o, &env_mma, true, "", false, log, sizeof log, &err);
+    p = base;
+    q35_paths_apply(&c, true, true, &p, log, sizeof log, true);
+    q35_case(s, rc == 0 && c.flash_kernel == Q35_FLASH_KERNEL_MMA && !p.flash_sm90,
+             "Q35_FLASH_KERNEL=mma: the mma kernel where sm90 runs too");
+    o.flash_kernel = Q35_FLASH_KERNEL_SM90;
+    o.flash_variant = "persist";
+    rc = q35_paths_resolve(&c, &o, &env_mma, true, "", false, log, sizeof log, &err);
+    p = base;
+    q35_paths_apply(&c, true, true, &p, log, sizeof log, true);
+    q35_case(s, rc == 0 && p.flash_sm90 && c.flash_variant.name && strcmp(c.flash_variant.name, "persist") == 0,
+             "option flash kernel sm90 over env mma, a variant named: still sm90");
+    log[0] = '\0';
+    p = base;
+    q35_paths_apply(&c, false, true, &p, log, sizeof log, true);
+    q35_case(s, !p.flash_sm90 && strstr(log, "flash kernel sm90 cannot run here"), "sm90 asked where it cannot run: "
+             "mma, said: %.80s", log);
+    o.flash_kernel = Q35_FLASH_KERNEL_DEFAULT;
+    o.flash_variant = NULL;
+    const q35_path_env env_bad_kernel = {.flash_kernel = "wgmma", .gemm_kernel = "cutlass"};
+    log[0] = '\0';
+    rc = q35_paths_resolve(&c, &o, &env_bad_kernel, true, "", false, log, sizeof log, &err);
+    q35_case(s, rc == 0 && c.flash_kernel == Q35_FLASH_KERNEL_DEFAULT && c.gemm_kernel == Q35_GEMM_KERNEL_CUBLASLT &&
+                    strstr(log, "Q35_FLASH_KERNEL=\"wgmma\" is not one of") &&
+                    strstr(log, "Q35_GEMM_KERNEL=\"cutlass\" is not one of"),
+             "env kernels unknown: the defaults, both said");
+
+    /* GEMM kernel: each value, option over environment */
+    static const struct { q35_gemm_kernel k; bool lt_off, sm90; } gk[] = {
+        {Q35_GEMM_KERNEL_CUBLASLT, false, false}, {Q35_GEMM_KERNEL_CUBLAS, true, false}, {Q35_GEMM_KERNEL_SM90, false, true}};
+    for (size_t i = 0; i < sizeof gk / sizeof gk[0]; i++) {
+        const q35_path_env env_k = {.gemm_kernel = q35_gemm_kernel_name(gk[i].k)};
+        o.gemm_kernel = Q35_GEMM_KERNEL_DEFAULT;
+        rc = q35_paths_resolve(&c, &o, &env_k, true, "", false, log, sizeof log, &err);
+        p = base;
+        q35_paths_apply(&c, true, true, &p, log, sizeof log, true);
+        const bool from_env = rc == 0 && p.gemm_lt_off == gk[i].lt_off && p.gemm_sm90_proj == gk[i].sm90;
+        o.gemm_kernel = gk[(i + 1) % 3].k;
+        rc = q35_paths_resolve(&c, &o, &env_k, true, "", false, log, sizeof log, &err);
+        p = base;
+        q35_paths_apply(&c, true, true, &p, log, sizeof log, true);
+        const bool option_wins = rc == 0 && p.gemm_lt_off == gk[(i + 1) % 3].lt_off &&
+                                 p.gemm_sm90_proj == gk[(i + 1) % 3].sm90;
+        q35_case(s, from_env && option_wins, "GEMM kernel %s from the environment; option %s over it",
+                 q35_gemm_kernel_name(gk[i].k), q35_gemm_kernel_name(gk[(i + 1) % 3].k));
+    }
+    o.gemm_kernel = Q35_GEMM_KERNEL_DEFAULT;
+
+    /* every switch: the environment turns it over, the option over that */
+    for (int i = 0; i < Q35_SW_COUNT; i++) {
+        const char *name = q35_switch_name((q35_switch)i);
+        const bool def = q35_switch_default((q35_switch)i);
+        char env_list[64], opt_list[64];
+        snprintf(env_list, sizeof env_list, "%s=%s", name, def ? "off" : "on");
+        snprintf(opt_list, sizeof opt_list, "%s=%s", name, def ? "on" : "off");
+        const q35_path_env env_sw = {.switches = env_list};
+        rc = q35_paths_resolve(&c, &o, &env_sw, true, "", false, log, sizeof log, &err);
+        const bool env_ok = rc == 0 && c.sw[i] == !def;
+        p = base;
+        q35_paths_apply(&c, true, true, &p, log, sizeof log, true);
+        const bool fields[Q35_SW_COUNT] = {
+            [Q35_SW_MERGE] = !p.split_proj, [Q35_SW_SWIGLU] = p.gemm_swiglu, [Q35_SW_PREP] = !p.delta_prep_chain,
+            [Q35_SW_QK16] = p.delta_qk16, [Q35_SW_PRUNE] = !p.prune_off, [Q35_SW_GATE] = p.flash_gate,
+            [Q35_SW_GRAPHS] = p.graphs, [Q35_SW_F16_GU] = p.f16_gu, [Q35_SW_FP8_GU_BF16] = !p.fp8_gu_f32,
+            [Q35_SW_DOWN_SM90] = p.gemm_sm90_down, [Q35_SW_TUNE_STEADY] = p.gemm_tune_steady};
+        o.switches = opt_list;
+        rc = q35_paths_resolve(&c, &o, &env_sw, true, "", false, log, sizeof log, &err);
+        o.switches = NULL;
+        q35_case(s, env_ok && fields[i] == !def && rc == 0 && c.sw[i] == def,
+                 "switch %-12s (default %s): Q35_SWITCHES=%s turns it, into its paths field; --switch %s back",
+                 name, def ? "on" : "off", env_list, opt_list);
+    }
+    o.switches = "prune=off,bogus=on";
+    rc = q35_paths_resolve(&c, &o, &none, true, "", false, log, sizeof log, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "switch 'bogus' is unknown; the switches: merge (on), swiglu (on)"),
+             "option switch unknown: refused, naming the switches: %.90s", err.msg);
+    err.msg[0] = '\0';
+    o.switches = "prune";
+    rc = q35_paths_resolve(&c, &o, &none, true, "", false, log, sizeof log, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "switch 'prune' wants =on or =off"), "option switch without a value: "
+             "refused: %s", err.msg);
+    o.switches = NULL;
+    const q35_path_env env_bad = {.switches = "graphs=on,nope=off"};
+    log[0] = '\0';
+    rc = q35_paths_resolve(&c, &o, &env_bad, true, "", false, log, sizeof log, &err);
+    q35_case(s, rc == 0 && !c.sw[Q35_SW_GRAPHS] && strstr(log, "Q35_SWITCHES=\"graphs=on,nope=off\": switch 'nope'"),
+             "env switch list with an unknown name: all at their defaults, said");
+
+    /* the tier line names each kind of path */
+    const q35_cuda_paths exact = {.attention = Q35_ATTN_F32, .gemm = Q35_GEMM_F32, .delta = Q35_DELTA_SCAN},
+                         det = {.deterministic = true}, fp8 = {.gemm = Q35_GEMM_FP8};
+    q35_case(s, strncmp(q35_paths_tier(&base), "fast:", 5) == 0 && strncmp(q35_paths_tier(&exact), "exact:", 6) == 0 &&
+                    strncmp(q35_paths_tier(&det), "deterministic:", 14) == 0 &&
+                    strncmp(q35_paths_tier(&fp8), "fp8", 3) == 0,
+             "the tier: fast, exact, deterministic, fp8");
+}
+
 int main(void)
 {
     q35_suite s;
@@ -312,75 +439,75 @@ int main(void)
     o.quiet = true;
     const q35_path_env none = {0};
 
-    /* the defaults (2048 rows) halved down to 64: 6 candidates */
-    check(&s, "defaults, discrete", &o, &none, true, false, (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+    /* the defaults: the fast path, its 8192 rows halved down to 64 (8 candidates); unified memory 2048 (6) */
+    check(&s, "defaults, discrete", &o, &none, true, false, (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, NULL});
     check(&s, "defaults, unified memory", &o, &none, true, true,
-          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_UNIFIED, 6, false, GiB, NULL});
+          (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_UNIFIED, 6, false, GiB, NULL});
     check(&s, "defaults, no flash kernel here", &o, &none, false, false,
-          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+          (want){"f32", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, NULL});
 
     q35_path_env env = {.attention = "flash"};
-    check(&s, "env attention flash", &o, &env, true, false, (want){"flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+    check(&s, "env attention flash", &o, &env, true, false, (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, NULL});
     check(&s, "env attention flash, no flash kernel", &o, &env, false, false,
-          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "cannot run here (compute capability 7.5"});
+          (want){"f32", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, "cannot run here (compute capability 7.5"});
     env.attention = "f16";
     check(&s, "env attention unknown", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_ATTENTION=\"f16\" is not one of"});
+          (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, "Q35_PREFILL_ATTENTION=\"f16\" is not one of"});
     env.attention = "flash";
     o.attention = Q35_ATTN_F32;
     check(&s, "option attention f32 over env flash", &o, &env, true, false,
-          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+          (want){"f32", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, NULL});
     o.attention = Q35_ATTN_FLASH;
     check(&s, "option attention flash, no flash kernel", &o, &none, false, false,
-          (want){"f32", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "option attention flash, but"});
+          (want){"f32", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, "option attention flash, but"});
     o.attention = Q35_ATTN_DEFAULT;
 
     env = (q35_path_env){.gemm = "f16"};
-    check(&s, "env gemm f16", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, NULL});
+    check(&s, "env gemm f16", &o, &env, true, false, (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, NULL});
     env.gemm = "fp8";
-    check(&s, "env gemm fp8", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_FP8, Q35_CHUNK_ROWS_FAST, 8, false, GiB, NULL});
+    check(&s, "env gemm fp8", &o, &env, true, false, (want){"flash", Q35_GEMM_FP8, Q35_CHUNK_ROWS_FAST, 8, false, GiB, NULL});
     env.gemm = "f16";
     o.gemm = Q35_GEMM_F32;
     check(&s, "option gemm f32 over env f16", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+          (want){"flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
     o.gemm = Q35_GEMM_DEFAULT;
     env.gemm = "tf32";
     check(&s, "env gemm unknown", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_GEMM=\"tf32\" is not one of \"f32\" / \"f16\" / \"fp8\""});
+          (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, "Q35_PREFILL_GEMM=\"tf32\" is not one of \"f32\" / \"f16\" / \"fp8\"; using the default (f16)"});
     env.gemm = "f\x1b[31m16"; /* echoed escaped: it reaches a terminal */
     check(&s, "env gemm unknown, a control byte in it", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_GEMM=\"f\\e[31m16\" is not one of"});
+          (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, "Q35_PREFILL_GEMM=\"f\\e[31m16\" is not one of"});
 
     env = (q35_path_env){.chunk_rows = "64"};
     check(&s, "env chunk rows 64 (pinned)", &o, &env, true, true,
-          (want){"f32,flash", Q35_GEMM_F32, 64, 1, false, GiB, NULL});
+          (want){"flash", Q35_GEMM_F16, 64, 1, false, GiB, NULL});
     o.chunk_rows = 7;
     check(&s, "option chunk rows 7 over env 64", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, 7, 1, false, GiB, NULL});
+          (want){"flash", Q35_GEMM_F16, 7, 1, false, GiB, NULL});
     o.chunk_rows = 0;
     env.chunk_rows = "0x40";
     check(&s, "env chunk rows malformed", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_PREFILL_CHUNK_ROWS=\"0x40\""});
+          (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, "Q35_PREFILL_CHUNK_ROWS=\"0x40\""});
 
     env = (q35_path_env){.deterministic = "1"};
-    check(&s, "env deterministic 1", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, true, GiB, NULL});
+    check(&s, "env deterministic 1", &o, &env, true, false, (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, true, GiB, NULL});
     o.deterministic = 0;
     check(&s, "option deterministic 0 over env 1", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, NULL});
+          (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, NULL});
     o.deterministic = -1;
     env.deterministic = "yes";
     check(&s, "env deterministic malformed", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_DETERMINISTIC=\"yes\""});
+          (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, "Q35_DETERMINISTIC=\"yes\""});
 
     env = (q35_path_env){.scores_budget = "65536"};
-    check(&s, "env scores budget", &o, &env, true, false, (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, 65536, NULL});
+    check(&s, "env scores budget", &o, &env, true, false, (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, 65536, NULL});
     o.scores_budget = 4096;
     check(&s, "option scores budget over env", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, 4096, NULL});
+          (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, 4096, NULL});
     o.scores_budget = 0;
     env.scores_budget = "-1";
     check(&s, "env scores budget malformed", &o, &env, true, false,
-          (want){"f32,flash", Q35_GEMM_F32, Q35_CHUNK_ROWS_DISCRETE, 6, false, GiB, "Q35_ATTN_SCORES_BUDGET=\"-1\""});
+          (want){"flash", Q35_GEMM_F16, Q35_CHUNK_ROWS_FAST, 8, false, GiB, "Q35_ATTN_SCORES_BUDGET=\"-1\""});
 
     { /* the flash variant's name passes through to the load, which looks it up */
         q35_path_choice c;
@@ -404,7 +531,8 @@ int main(void)
         check_variant(&s, op, "option a over env c", "a", "c", "a", NULL);
         check_variant(&s, op, "env \"\": the default", NULL, "", "b", NULL);
         check_variant(&s, op, "env unknown: the default, said", NULL, "zz", "b", unknown);
-        check_variant(&s, op, "option unknown: the default, said", "zz", NULL, "b", "\"zz\" is not a fake variant");
+        check_variant(&s, op, "option unknown: refused, naming them", "zz", NULL, NULL,
+                      "\"zz\" is not a fake variant; its variants: a, b, c");
         check_variant(&s, op, "env c, which cannot run here", NULL, "c", "b", refused);
     }
 
@@ -444,6 +572,7 @@ int main(void)
     o.gemm = (q35_gemm_path)4;
     check_error(&s, "option gemm 4", &o, "gemm 4");
     check_graphs(&s);
+    check_kernels_and_switches(&s);
     check_flash_gate(&s);
     check_gemm_swiglu(&s);
     check_prune(&s);
