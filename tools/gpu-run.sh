@@ -7,7 +7,7 @@
 # sweep under Q35_SEEDS_N random seeds, default 4, four at once, only the models
 # of Q35_SWEEP_MODELS, default 9b-4: tools/model-seeds.sh), model (the CUDA
 # model's suites, ctest -L model, then q35 run on the full 9B shape, Q4_K, a
-# 4096-token prompt, f16 and f32 GEMM), peers (ours and the peers side by side,
+# 4096-token prompt, the default fast path and --exact), peers (ours and the peers side by side,
 # below). Logs and results go to $OUT (default ./out).
 # bench: Q35_BENCHES picks the executables (default bench_kernels, bench_attention,
 # bench_linear, and bench_flash_sm90 where built), Q35_BENCH_FILTER the points, Q35_REPS the repetitions,
@@ -54,9 +54,10 @@ for stage in "$@"; do
            done ;;
     model) (cd $build && ctest -L model -V -j1) >"$OUT/model-tests.log" 2>&1 || rc=1
            grep -E ": (FAIL|SKIP)|: == |tests passed|Failed|Total Test" "$OUT/model-tests.log" | tail -40
-           for g in f16 f32; do
-               $build/cli/q35 run --shape 9b --quant q4_k --random 4096 --gemm $g >"$OUT/run-9b-4096-$g.log" 2>&1 || rc=1
-               grep -E "^(path|plan|load|phases|prefill)|tokens/s|q35 cuda" "$OUT/run-9b-4096-$g.log"
+           for g in fast exact; do # the default (the fast path), then --exact
+               $build/cli/q35 run --shape 9b --quant q4_k --random 4096 $([ $g = exact ] && echo --exact) \
+                   >"$OUT/run-9b-4096-$g.log" 2>&1 || rc=1
+               grep -E "^(path|tier|plan|load|phases|prefill)|tokens/s|q35 cuda" "$OUT/run-9b-4096-$g.log"
            done ;;
     seeds) tools/model-seeds.sh -n "${Q35_SEEDS_N:-4}" -j 4 -m "${Q35_SWEEP_MODELS:-9b-4}" -d "$OUT/seeds" -- \
                $build/parity/model/test_cuda_model_sweep >"$OUT/seeds.txt" 2>&1 || rc=1

@@ -225,6 +225,8 @@ int main(void)
     o.quiet = true;
     o.max_seq = 4096;
     o.attention = Q35_ATTN_F32;
+    o.gemm = Q35_GEMM_F32; /* the exact path, named: the fast default would fall back to it when short */
+    o.delta = Q35_DELTA_SCAN;
     o.chunk_rows = 512;
     q35_cuda_model *cm = NULL;
     q35_error err = {{0}};
