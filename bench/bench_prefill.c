@@ -39,8 +39,8 @@
  * $Q35_DELTA_RULE_VARIANT, $Q35_DELTA_CHUNK_VARIANT the delta rules'); a flash
  * point's value flash_variant is the one the model ran (the context's
  * flash_variants names them); likewise delta_chunk_variant (chunked points),
- * and gemm_swiglu, gemm_sm90_proj, gemm_sm90_down (the switch swiglu, $Q35_GEMM_KERNEL=sm90,
- * the switch down-sm90: 1 or 0) with gemm_sm90_variant where either runs
+ * and gemm_swiglu, gemm_sm90_proj (the switch swiglu, $Q35_GEMM_KERNEL=sm90: 1 or 0) with
+ * gemm_sm90_variant where either runs
  * ($Q35_GEMM_SM90_VARIANT; the context's gemm_sm90_variants), and on the f16
  * GEMM gemm_lt_steady (the switch tune-steady: 1 or 0); $Q35_SWITCHES sets the
  * switches (model/paths.h).
@@ -207,9 +207,8 @@ static void prefill_point(q35_bench_state *st, q35_delta_path delta)
         if (p.gemm == Q35_GEMM_F16) /* switch tune-steady: the tuned GEMM's candidates timed steadily */
             q35_bench_value(st, "gemm_lt_steady", q35_cuda_model_gemm_lt_steady(cm));
         q35_bench_value(st, "gemm_sm90_proj", q35_paths_gemm_sm90_proj(cp));
-        q35_bench_value(st, "gemm_sm90_down", q35_paths_gemm_sm90_down(cp));
         q35_bench_value(st, "prune", q35_paths_prune(cp));
-        if (q35_paths_gemm_swiglu(cp) || q35_paths_gemm_sm90_proj(cp)) /* gemm_sm90_down: with the first */
+        if (q35_paths_gemm_swiglu(cp) || q35_paths_gemm_sm90_proj(cp))
             q35_bench_value(st, "gemm_sm90_variant", cp->gemm_sm90_variant);
     }
 out:

@@ -417,7 +417,7 @@ static int ffn_swiglu_sm90(q35_run *r, const q35_dlayer *l)
     const q35_cuda_paths *p = &r->cm->paths;
     proj_begin(r, &l->ffn_down, l->ffn_down.label);
     return q35_op_end(r, gemm_f16_rows(r, BUF(r, X), r->cm->hp.n_embd, y16, &l->ffn_down, OUT_F32_ADD,
-                                       q35_paths_gemm_sm90_proj(p) || q35_paths_gemm_sm90_down(p)));
+                                       q35_paths_gemm_sm90_proj(p)));
 }
 
 /* post_attention_norm -> SwiGLU FFN -> the second residual; both layer kinds. */

@@ -135,9 +135,6 @@ typedef struct q35_cuda_paths {
                                 its epilogue, ffn_down's f16 input written there;
                                 model/cuda_layers.c, ffn_swiglu_sm90) instead of the tuned GEMM's
                                 f32 [gate | up] and the swiglu op, where gemm_sm90 */
-    bool gemm_sm90_down;     /* switch down-sm90=on: ffn_down alone of the projections through the
-                                sm_90a GEMM (q35_gemm_sm90_f32, adding into x) where SwiGLU runs in
-                                the sm_90a [gate | up] GEMM */
     bool f16_gu;             /* switch f16-gu=on: the f16 path's merged [gate | up] written in f16
                                 instead of f32 by the tuned GEMM (model/cuda_layers.c, ffn_gu16;
                                 without the tuned GEMM always f32) */
@@ -214,14 +211,6 @@ static inline bool q35_paths_gemm_swiglu(const q35_cuda_paths *p)
 static inline bool q35_paths_gemm_sm90_proj(const q35_cuda_paths *p)
 {
     return p->gemm_sm90_proj && p->gemm_sm90 && p->gemm == Q35_GEMM_F16 && !p->deterministic;
-}
-
-/* Whether paths p run ffn_down through the sm_90a GEMM (model/cuda_layers.c,
- * ffn_swiglu_sm90): asked for, with SwiGLU in the sm_90a [gate | up] GEMM
- * (which holds the rest of those conditions). */
-static inline bool q35_paths_gemm_sm90_down(const q35_cuda_paths *p)
-{
-    return p->gemm_sm90_down && q35_paths_gemm_swiglu(p);
 }
 
 /* Whether paths p can launch a prefill chunk's layers as CUDA graphs

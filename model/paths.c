@@ -62,8 +62,6 @@ static const struct {
     [Q35_SW_F16_GU] = {"f16-gu", false, "the f16 path's [gate | up] written in f16: faster, but past the model "
                                         "sweep's bound of 2e-3"},
     [Q35_SW_FP8_GU_BF16] = {"fp8-gu-bf16", true, "the fp8 path's [gate | up] written in bf16; off: f32, the A/B"},
-    [Q35_SW_DOWN_SM90] = {"down-sm90", false, "ffn_down through the sm_90a GEMM beside SwiGLU in it: measured "
-                                              "slower in the prefill at the power limit"},
     [Q35_SW_TUNE_STEADY] = {"tune-steady", false, "the tuned GEMM's candidates timed as the prefill runs them "
                                                   "(back to back) rather than alone"},
 };
@@ -442,7 +440,6 @@ void q35_paths_apply(const q35_path_choice *c, bool flash_sm90_runs, bool gemm_s
     p->graphs = c->sw[Q35_SW_GRAPHS];
     p->f16_gu = c->sw[Q35_SW_F16_GU];
     p->fp8_gu_f32 = !c->sw[Q35_SW_FP8_GU_BF16];
-    p->gemm_sm90_down = c->sw[Q35_SW_DOWN_SM90];
     p->gemm_tune_steady = c->sw[Q35_SW_TUNE_STEADY];
     if (p->graphs && !q35_paths_graph_ok(p))
         q35_paths_note(log, cap, quiet, "note: CUDA graphs (switch graphs=on) are not taken on these paths (cuBLAS's "

@@ -49,7 +49,6 @@ typedef enum q35_switch {
     Q35_SW_GRAPHS,      /* a prefill chunk's layers as CUDA graphs */
     Q35_SW_F16_GU,      /* the f16 path's [gate | up] written in f16 */
     Q35_SW_FP8_GU_BF16, /* the fp8 path's [gate | up] written in bf16 */
-    Q35_SW_DOWN_SM90,   /* ffn_down through the sm_90a GEMM beside SwiGLU in it */
     Q35_SW_TUNE_STEADY, /* the tuned GEMM's candidates timed as the prefill runs them */
     Q35_SW_COUNT
 } q35_switch;

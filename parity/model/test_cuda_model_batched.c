@@ -159,44 +159,36 @@ static void check_delta_qk16(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *s
 /* The f16 path on our sm_90a GEMM: SWIGLU_IN_GEMM (the default on sm_90), the
  * [gate | up] GEMM and SwiGLU as one kernel (paths.gemm_swiglu), and with it
  * off the tuned GEMM and the swiglu op apart; PROJ_ON_SM90 (opt-in),
- * every f32-out projection through q35_gemm_sm90_f32 (paths.gemm_sm90_proj);
- * DOWN_ON_SM90 (opt-in), ffn_down alone there (paths.gemm_sm90_down, with
- * SwiGLU in the GEMM). Not the cuBLASLt path's bits (another order of the sums), so held to the f16
+ * every f32-out projection through q35_gemm_sm90_f32 (paths.gemm_sm90_proj).
+ * Not the cuBLASLt path's bits (another order of the sums), so held to the f16
  * path's tolerance against the per-token forward like every default path; the
  * same bits twice; no swiglu op timed with SwiGLU in the GEMM, some without.
  * Where the kernels do not run, the path without them (said). The paths as
  * loaded after. */
-enum { SWIGLU_IN_GEMM, PROJ_ON_SM90, DOWN_ON_SM90 };
+enum { SWIGLU_IN_GEMM, PROJ_ON_SM90 };
 
 static void set_sm90(q35_cuda_model *cm, int which, bool on)
 {
     q35_cuda_paths p = *q35_cuda_model_paths(cm);
     if (which == SWIGLU_IN_GEMM)
         p.gemm_swiglu = on;
-    else if (which == PROJ_ON_SM90)
-        p.gemm_sm90_proj = on;
     else
-        p.gemm_sm90_down = on;
+        p.gemm_sm90_proj = on;
     set_paths(cm, &p);
 }
 
 static void check_sm90_gemm(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
                             const cm_token_ref *ref, int which, bool want)
 {
-    static const char *const names[] = {"SwiGLU in the sm_90a GEMM", "projections on the sm_90a GEMM",
-                                        "ffn_down on the sm_90a GEMM"};
+    static const char *const names[] = {"SwiGLU in the sm_90a GEMM", "projections on the sm_90a GEMM"};
     const char *name = want ? names[which] : "SwiGLU apart (tuned GEMM + swiglu op)";
     const q35_cuda_paths *loaded = q35_cuda_model_paths(cm);
-    const bool as_loaded = which == SWIGLU_IN_GEMM ? loaded->gemm_swiglu
-                           : which == PROJ_ON_SM90 ? loaded->gemm_sm90_proj
-                                                   : loaded->gemm_sm90_down;
+    const bool as_loaded = which == SWIGLU_IN_GEMM ? loaded->gemm_swiglu : loaded->gemm_sm90_proj;
     cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, 37, false, 0);
     set_sm90(cm, which, want);
     const q35_cuda_paths *p = q35_cuda_model_paths(cm);
-    const bool on = which == SWIGLU_IN_GEMM ? q35_paths_gemm_swiglu(p)
-                    : which == PROJ_ON_SM90 ? q35_paths_gemm_sm90_proj(p)
-                                            : q35_paths_gemm_sm90_down(p);
-    const bool here = q35_cuda_model_info(cm)->gemm_sm90 && (which != DOWN_ON_SM90 || q35_paths_gemm_swiglu(p));
+    const bool on = which == SWIGLU_IN_GEMM ? q35_paths_gemm_swiglu(p) : q35_paths_gemm_sm90_proj(p);
+    const bool here = q35_cuda_model_info(cm)->gemm_sm90;
     q35_case(s, on == (want && here), "flash/f16     rows   37, %s: taken %d where the sm_90a GEMM runs here: %d "
              "(the paths carry the device's capability)", name, on, here);
     char what[128];
@@ -399,8 +391,6 @@ int main(void)
     }
     if (!race || q35_cuda_model_info(cm)->gemm_sm90) /* without the kernel its path is the tuned GEMM's */
         check_sm90_gemm(&s, cm, st, tokens, n, &ref, PROJ_ON_SM90, true);
-    if (!race)
-        check_sm90_gemm(&s, cm, st, tokens, n, &ref, DOWN_ON_SM90, true);
     check_prune_paths(&s, cm, st, tokens, n, "8 layers (last: attention)");
 
     { /* 7 of the tiny shape's layers: the last one DeltaNet */

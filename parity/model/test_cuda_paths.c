@@ -256,26 +256,6 @@ static void check_gemm_swiglu(q35_suite *s)
         }
 }
 
-/* ffn_down on the sm_90a GEMM (q35_paths_gemm_sm90_down): asked for, and
- * only with SwiGLU in that GEMM (so: f16, not deterministic, merged, where the
- * kernel runs). */
-static void check_sm90_down(q35_suite *s)
-{
-    for (int asked = 0; asked < 2; asked++)
-        for (int swiglu = 0; swiglu < 2; swiglu++)
-            for (int det = 0; det < 2; det++) {
-                const q35_cuda_paths p = {.attention = Q35_ATTN_FLASH, .gemm = Q35_GEMM_F16, .deterministic = det,
-                                          .gemm_sm90 = true, .gemm_swiglu = swiglu, .gemm_sm90_down = asked};
-                const bool on = q35_paths_gemm_sm90_down(&p);
-                q35_case(s, on == (asked && swiglu && !det),
-                         "ffn_down on the sm_90a GEMM: asked %d, SwiGLU in the GEMM asked %d, deterministic %d: on %d",
-                         asked, swiglu, det, on);
-            }
-    const q35_cuda_paths no_kernel = {.attention = Q35_ATTN_FLASH, .gemm = Q35_GEMM_F16, .gemm_sm90 = false,
-                                      .gemm_swiglu = true, .gemm_sm90_down = true};
-    q35_case(s, !q35_paths_gemm_sm90_down(&no_kernel), "ffn_down on the sm_90a GEMM: not where the kernel does not run");
-}
-
 /* Which paths prune the prefill's last layer (q35_paths_prune): every one
  * but with the switch prune=off (prune_off), deterministic, or taking CUDA
  * graphs (asked for on a path that takes them; asked for elsewhere they do
@@ -396,7 +376,7 @@ static void check_kernels_and_switches(q35_suite *s)
             [Q35_SW_MERGE] = !p.split_proj, [Q35_SW_SWIGLU] = p.gemm_swiglu, [Q35_SW_PREP] = !p.delta_prep_chain,
             [Q35_SW_QK16] = p.delta_qk16, [Q35_SW_PRUNE] = !p.prune_off, [Q35_SW_GATE] = p.flash_gate,
             [Q35_SW_GRAPHS] = p.graphs, [Q35_SW_F16_GU] = p.f16_gu, [Q35_SW_FP8_GU_BF16] = !p.fp8_gu_f32,
-            [Q35_SW_DOWN_SM90] = p.gemm_sm90_down, [Q35_SW_TUNE_STEADY] = p.gemm_tune_steady};
+            [Q35_SW_TUNE_STEADY] = p.gemm_tune_steady};
         o.switches = opt_list;
         rc = q35_paths_resolve(&c, &o, &env_sw, true, "", false, log, sizeof log, &err);
         o.switches = NULL;
@@ -576,6 +556,5 @@ int main(void)
     check_flash_gate(&s);
     check_gemm_swiglu(&s);
     check_prune(&s);
-    check_sm90_down(&s);
     return q35_suite_end(&s);
 }
