@@ -215,6 +215,50 @@ static int layer_weight(const loader *ld, q35_weight *w, int il, const char *suf
     return find_weight(ld, w, name, cols, rows, what);
 }
 
+/* Rows [r0, r0 + rows) of w, a view. */
+static q35_weight rows_of(const q35_weight *w, int64_t r0, int64_t rows)
+{
+    const size_t rb = q35_row_bytes(w->type, w->cols);
+    q35_weight v = *w;
+    v.rows = rows;
+    v.data = (const uint8_t *)w->data + (size_t)r0 * rb;
+    v.nbytes = (uint64_t)rows * rb;
+    return v;
+}
+
+/* A full-attention layer's q (with its gate), k and v: three tensors, or one
+ * fused blk.N.attn_qkv.weight of their rows in that order (what
+ * convert_hf_to_gguf.py --fuse-qkv writes; llama.cpp reads it as views), read
+ * as views of it. A layer holding both forms is refused, naming both. */
+static int load_qkv(const loader *ld, int il, q35_layer *l, int64_t H, int64_t qd, int64_t kvd)
+{
+    char fused[64], q[64];
+    snprintf(fused, sizeof fused, "blk.%d.attn_qkv.weight", il);
+    snprintf(q, sizeof q, "blk.%d.attn_q.weight", il);
+    const bool has_fused = q35_gguf_find_tensor(ld->g, fused) != NULL;
+    if (!has_fused)
+        return layer_weight(ld, &l->attn_q, il, "attn_q.weight", H, 2 * qd, "H x 2*heads*head_dim") ||
+               layer_weight(ld, &l->attn_k, il, "attn_k.weight", H, kvd, "H x kv_heads*head_dim") ||
+               layer_weight(ld, &l->attn_v, il, "attn_v.weight", H, kvd, "H x kv_heads*head_dim")
+                   ? -1
+                   : 0;
+    for (int k = 0; k < 3; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "blk.%d.attn_%c.weight", il, "qkv"[k]);
+        if (q35_gguf_find_tensor(ld->g, name))
+            return q35_fail(ld->err, "GGUF %s: attention layer %d holds both a fused '%s' and '%s': one form a layer",
+                            ld->g->source, il, fused, name);
+    }
+    q35_weight qkv;
+    if (layer_weight(ld, &qkv, il, "attn_qkv.weight", H, 2 * qd + 2 * kvd,
+                     "H x (2*heads*head_dim + 2*kv_heads*head_dim): [q | k | v] fused"))
+        return -1;
+    l->attn_q = rows_of(&qkv, 0, 2 * qd);
+    l->attn_k = rows_of(&qkv, 2 * qd, kvd);
+    l->attn_v = rows_of(&qkv, 2 * qd + kvd, kvd);
+    return 0;
+}
+
 static int load_layer(const loader *ld, const q35_hparams *hp, int il, q35_layer *l)
 {
     const int64_t H = hp->n_embd, ff = hp->n_ff;
@@ -240,10 +284,9 @@ static int load_layer(const loader *ld, const q35_hparams *hp, int il, q35_layer
                    : 0;
     }
     const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = (int64_t)hp->n_head_kv * hp->head_dim;
-    return layer_weight(ld, &l->attn_q, il, "attn_q.weight", H, 2 * qd, "H x 2*heads*head_dim") ||
-           layer_weight(ld, &l->attn_k, il, "attn_k.weight", H, kvd, "H x kv_heads*head_dim") ||
-           layer_weight(ld, &l->attn_v, il, "attn_v.weight", H, kvd, "H x kv_heads*head_dim") ||
-           layer_weight(ld, &l->attn_q_norm, il, "attn_q_norm.weight", hp->head_dim, 0, "head_dim") ||
+    if (load_qkv(ld, il, l, H, qd, kvd))
+        return -1;
+    return layer_weight(ld, &l->attn_q_norm, il, "attn_q_norm.weight", hp->head_dim, 0, "head_dim") ||
            layer_weight(ld, &l->attn_k_norm, il, "attn_k_norm.weight", hp->head_dim, 0, "head_dim") ||
            layer_weight(ld, &l->attn_output, il, "attn_output.weight", qd, H, "heads*head_dim x H")
                ? -1

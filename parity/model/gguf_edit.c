@@ -1,5 +1,6 @@
 #include "gguf_edit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,11 +48,37 @@ static int set_new(q35_gguf_writer *w, const q35_gguf_edit *e, q35_error *err)
     return q35_gguf_writer_set(w, e->set_key, e->set_type, e->set_value, err);
 }
 
+/* With e->fuse_qkv: whether t is blk.N.attn_q.weight with attn_k and attn_v of its type beside it (then
+ * their tensors into k, v); or is such a layer's attn_k or attn_v (then *part is set). */
+static bool fused_q(const q35_gguf *g, const q35_gguf_tensor *t, const q35_gguf_tensor **k, const q35_gguf_tensor **v,
+                    bool *part)
+{
+    int il, n = 0;
+    char rest[32], name[96];
+    *part = false;
+    if (sscanf(t->name, "blk.%d.attn_%31[a-z].weight%n", &il, rest, &n) != 2 || t->name[n] != '\0')
+        return false;
+    snprintf(name, sizeof name, "blk.%d.attn_q.weight", il);
+    const q35_gguf_tensor *q = q35_gguf_find_tensor(g, name);
+    snprintf(name, sizeof name, "blk.%d.attn_k.weight", il);
+    *k = q35_gguf_find_tensor(g, name);
+    snprintf(name, sizeof name, "blk.%d.attn_v.weight", il);
+    *v = q35_gguf_find_tensor(g, name);
+    if (!q || !*k || !*v || (*k)->type != q->type || (*v)->type != q->type)
+        return false;
+    *part = strcmp(rest, "k") == 0 || strcmp(rest, "v") == 0;
+    return strcmp(rest, "q") == 0;
+}
+
 int q35_gguf_rewrite(const q35_gguf *g, const q35_gguf_edit *e, void **image, uint64_t *size, q35_error *err)
 {
     q35_gguf_writer *w = q35_gguf_writer_new();
     int64_t *index = calloc(g->n_tensors ? g->n_tensors : 1, sizeof *index);
-    int rc = w && index ? 0 : q35_fail(err, "out of memory");
+    int64_t *fused = malloc((g->n_tensors ? g->n_tensors : 1) * sizeof *fused);
+    const q35_gguf_tensor **fused_kv = calloc(2 * (g->n_tensors ? g->n_tensors : 1), sizeof *fused_kv);
+    int rc = w && index && fused && fused_kv ? 0 : q35_fail(err, "out of memory");
+    for (uint64_t i = 0; fused && i < g->n_tensors; i++)
+        fused[i] = -1;
     if (rc == 0 && g->alignment != Q35_GGUF_DEFAULT_ALIGNMENT)
         rc = q35_gguf_writer_set_alignment(w, g->alignment, err);
     bool set_done = false;
@@ -82,6 +109,23 @@ int q35_gguf_rewrite(const q35_gguf *g, const q35_gguf_edit *e, void **image, ui
                 ne = e->new_ne;
             }
         }
+        const q35_gguf_tensor *k = NULL, *v = NULL;
+        bool part = false;
+        if (e->fuse_qkv && fused_q(g, t, &k, &v, &part)) {
+            char name[96];
+            int il = 0;
+            sscanf(t->name, "blk.%d.", &il);
+            snprintf(name, sizeof name, "blk.%d.attn_qkv.weight", il);
+            const int64_t fne[2] = {t->ne[0], t->ne[1] + k->ne[1] + v->ne[1]};
+            fused[i] = q35_gguf_writer_add_tensor(w, name, type, 2, fne, err);
+            fused_kv[2 * i] = k, fused_kv[2 * i + 1] = v;
+            if (fused[i] < 0)
+                rc = -1;
+        }
+        if (part && !e->keep_qkv)
+            continue;
+        if (fused[i] >= 0 && !e->keep_qkv)
+            continue;
         const bool rename = e->rename_tensor && strcmp(t->name, e->rename_tensor) == 0;
         index[i] = q35_gguf_writer_add_tensor(w, rename ? e->new_name : t->name, type, n_dims, ne, err);
         if (index[i] < 0)
@@ -100,11 +144,23 @@ int q35_gguf_rewrite(const q35_gguf *g, const q35_gguf_edit *e, void **image, ui
         if (nb == g->tensors[i].nbytes)
             memcpy(img + q35_gguf_writer_tensor_offset(w, index[i]), g->tensors[i].data, nb);
     }
+    for (uint64_t i = 0; i < g->n_tensors && rc == 0; i++) { /* [q | k | v], their rows in that order */
+        if (fused[i] < 0)
+            continue;
+        uint8_t *at = img + q35_gguf_writer_tensor_offset(w, fused[i]);
+        const q35_gguf_tensor *parts[3] = {&g->tensors[i], fused_kv[2 * i], fused_kv[2 * i + 1]};
+        for (int p = 0; p < 3; p++) {
+            memcpy(at, parts[p]->data, parts[p]->nbytes);
+            at += parts[p]->nbytes;
+        }
+    }
     if (rc == 0)
         *image = img;
     else
         free(img);
     free(index);
+    free(fused);
+    free(fused_kv);
     q35_gguf_writer_free(w);
     return rc;
 }

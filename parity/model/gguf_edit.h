@@ -7,6 +7,7 @@
 
 #include "core/gguf.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct q35_gguf_edit {
@@ -23,6 +24,10 @@ typedef struct q35_gguf_edit {
     uint32_t new_type;           /* its type (when edit_tensor) */
     uint32_t new_dims;           /* its n_dims, 0 to keep the shape */
     int64_t new_ne[4];           /* its dims (when new_dims) */
+    bool fuse_qkv;               /* every blk.N.attn_q/attn_k/attn_v.weight (one type) written as one
+                                    blk.N.attn_qkv.weight of their rows in that order, as
+                                    convert_hf_to_gguf.py --fuse-qkv writes full-attention layers */
+    bool keep_qkv;               /* with fuse_qkv: attn_q/k/v kept beside it (a file both ways) */
 } q35_gguf_edit;
 
 /* A malloc'd image of g with the edit applied. */

@@ -12,6 +12,7 @@
 
 #include "model/generate.h"
 #include "model/qwen35.h"
+#include "model/ref_model.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -89,6 +90,53 @@ static q35_model *load_edited(const q35_gguf *g, const q35_gguf_edit *e, q35_err
     }
     q35_model *m;
     return q35_model_load(&m, edited, err) ? NULL : m;
+}
+
+/* The last position's float64 logits of a 6-token prompt on m (NULL on failure). */
+static double *ref_logits(const q35_model *m, q35_error *err)
+{
+    static const int32_t tokens[] = {1, 7, 42, 300, 5, 11};
+    q35_ref_state st = {0};
+    double *logits = malloc((size_t)m->hp.n_vocab * sizeof *logits);
+    if (!logits || q35_ref_state_init(&st, m, 6, err) ||
+        q35_ref_prefill(m, &st, tokens, 6, 0, 3, NULL, 0, logits, NULL, err)) {
+        free(logits);
+        logits = NULL;
+    }
+    q35_ref_state_free(&st);
+    return logits;
+}
+
+/* A fused attention QKV (convert_hf_to_gguf.py --fuse-qkv): blk.3.attn_qkv
+ * [q | k | v] read as views, bitwise the three tensors' bytes, the logits
+ * bitwise the unfused file's; both forms in one layer refused naming both. */
+static void check_fused_qkv(q35_suite *s, const q35_gguf *g, const q35_model *plain)
+{
+    q35_error err = {{0}};
+    const q35_gguf_edit fuse = {.fuse_qkv = true}, both = {.fuse_qkv = true, .keep_qkv = true};
+    q35_model *m = load_edited(g, &fuse, &err);
+    if (!q35_case(s, m != NULL && m->n_unknown == 0 && !q35_gguf_find_tensor(m->gguf, "blk.3.attn_q.weight") &&
+                         q35_gguf_find_tensor(m->gguf, "blk.3.attn_qkv.weight"),
+                  "a fused blk.3.attn_qkv.weight (no attn_q/k/v) loads, every tensor known %s", err.msg))
+        return;
+    const q35_layer *a = &m->layers[3], *b = &plain->layers[3];
+    const q35_weight *fw[3] = {&a->attn_q, &a->attn_k, &a->attn_v}, *pw[3] = {&b->attn_q, &b->attn_k, &b->attn_v};
+    bool same = true;
+    for (int k = 0; k < 3; k++)
+        same = same && fw[k]->rows == pw[k]->rows && fw[k]->cols == pw[k]->cols && fw[k]->type == pw[k]->type &&
+               fw[k]->nbytes == pw[k]->nbytes && memcmp(fw[k]->data, pw[k]->data, pw[k]->nbytes) == 0;
+    q35_case(s, same, "its q, k, v views: the shapes, types and bytes of attn_q, attn_k, attn_v (memcmp)");
+    double *lf = ref_logits(m, &err), *lp = ref_logits(plain, &err);
+    q35_case(s, lf && lp && memcmp(lf, lp, (size_t)plain->hp.n_vocab * sizeof *lf) == 0,
+             "the reference's logits on it: bitwise the unfused file's (memcmp) %s", err.msg);
+    free(lf), free(lp);
+    q35_model_free(m);
+    err.msg[0] = '\0';
+    m = load_edited(g, &both, &err);
+    q35_case(s, m == NULL && strstr(err.msg, "attention layer 3 holds both a fused 'blk.3.attn_qkv.weight' and "
+                                             "'blk.3.attn_q.weight'"),
+             "both forms in one layer: refused, naming both: %s", err.msg);
+    q35_model_free(m);
 }
 
 static void pattern(const q35_hparams *hp, char *buf)
@@ -255,6 +303,13 @@ int main(int argc, char **argv)
              m ? m->note : "", err.msg);
     q35_model_free(m);
 
+    {
+        const q35_gguf_edit plain_edit = {0};
+        q35_model *plain = load_edited(g, &plain_edit, &err);
+        if (q35_case(&s, plain != NULL, "the golden model, rewritten unchanged, loads %s", err.msg))
+            check_fused_qkv(&s, g, plain);
+        q35_model_free(plain);
+    }
     q35_gguf_close(g);
     check_seed(&s);
     return q35_suite_end(&s);
