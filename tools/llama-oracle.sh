@@ -1,0 +1,56 @@
+#!/bin/bash
+# llama.cpp as an oracle: its CPU logits for fixed token ids on models q35 makes,
+# committed under data/golden/llama-0c1e570/ for the CPU suite test_llama_golden
+# (CI never builds llama.cpp; this script is how the goldens were made).
+#
+#   tools/llama-oracle.sh build      the pinned llama.cpp (ggml-org/llama.cpp 0c1e570, from
+#                                    the llama-cpp-python 0.3.36 sdist on PyPI) built for the CPU
+#                                    (a baseline x86-64 build: no FMA, as the project's host code)
+#                                    into $Q35_LLAMA_CACHE (default ~/.cache/q35-llama), and
+#                                    tools/llama-oracle/logits.c against its libllama
+#   tools/llama-oracle.sh goldens Q35   for each case of data/golden/llama-0c1e570/cases.tsv: the
+#                                    model made by Q35 (the q35 binary) `model make` with the case's
+#                                    arguments, llama.cpp's logits of its last two positions, into
+#                                    <case>.f32 beside it
+#
+# llama.cpp runs as exactly as it allows (logits.c): an f32 KV cache, its f32
+# attention (flash off), one ubatch, 2 threads. The goldens record its numerics:
+# on quantized weights ggml quantizes the activations too (Q8_K for the
+# K-quants' dot products, Q8_0 / Q8_1 for the legacy types, f16 for f16 weights);
+# SPEC.md's "llama.cpp's logits" says what the suite holds each case to.
+set -eu
+cd "$(dirname "$0")/.."
+C=${Q35_LLAMA_CACHE:-$HOME/.cache/q35-llama}
+G=data/golden/llama-0c1e570
+case ${1:-} in
+build)
+    mkdir -p "$C"
+    if [ ! -d "$C/src/llama.cpp" ]; then
+        tmp=$(mktemp -d)
+        python3 -m pip download -q --no-deps --no-binary :all: llama-cpp-python==0.3.36 -d "$tmp"
+        mkdir -p "$C/src" && tar xzf "$tmp"/llama_cpp_python-0.3.36.tar.gz -C "$tmp"
+        mv "$tmp/llama_cpp_python-0.3.36/vendor/llama.cpp" "$C/src/" && rm -rf "$tmp"
+    fi
+    cmake -S "$C/src/llama.cpp" -B "$C/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
+        -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=ON \
+        -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=ON >"$C/configure.log"
+    cmake --build "$C/build" -j"$(nproc)" --target llama llama-quantize >"$C/build.log"
+    cc -O2 -o "$C/logits" tools/llama-oracle/logits.c -I"$C/src/llama.cpp/include" -I"$C/src/llama.cpp/ggml/include" \
+        -L"$C/build/bin" -lllama -Wl,-rpath,"$C/build/bin"
+    echo "llama-oracle: built $C/logits" ;;
+goldens)
+    q35=${2:?usage: tools/llama-oracle.sh goldens Q35}
+    [ -x "$C/logits" ] || { echo "llama-oracle: no $C/logits (tools/llama-oracle.sh build)"; exit 1; }
+    tmp=$(mktemp -d)
+    tail -n +2 "$G/cases.tsv" | while IFS="$(printf '\t')" read -r name args ids _; do
+        # shellcheck disable=SC2086 # the case's arguments, split as written
+        "$q35" model make $args -o "$tmp/$name.gguf" >/dev/null
+        "$C/logits" "$tmp/$name.gguf" "$tmp/$name.all.f32" "$ids"
+        vocab=$(( $(stat -c %s "$tmp/$name.all.f32") / 4 / $(echo "$ids" | tr ',' '\n' | wc -l) ))
+        tail -c $((2 * vocab * 4)) "$tmp/$name.all.f32" >"$G/$name.f32" # the last two positions
+        echo "llama-oracle: $name: vocab $vocab, $(stat -c %s "$G/$name.f32") bytes"
+        rm -f "$tmp/$name.gguf" "$tmp/$name.all.f32"
+    done
+    rm -rf "$tmp" ;;
+*) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
+esac
