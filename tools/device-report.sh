@@ -29,7 +29,8 @@
 #   report    report.md from what DIR holds (the stages before, this call's or an
 #             earlier one's)
 #   file      tools/results-file.sh: the JSON, the comparisons and report.md's
-#             sections in bench/results/<date>-<device>-<commit>/ (--results DIR
+#             sections in bench/results/<date>-<device>-<commit>/ (the newest JSON's
+#             date; --results DIR
 #             elsewhere), the plots and logs.tgz with them; --commit C (default
 #             git rev-parse --short HEAD)
 #
@@ -74,7 +75,7 @@ points() { for f in "$@"; do [ -f "$f" ] && "$JQ" -f plots/points.jq "$f"; done 
 # report_md: report.md from what DIR holds, a section a part, each saying where it was skipped
 report_md() {
     local skipped
-    skipped() { grep "^$1" "$dir/skipped.txt" 2>/dev/null | sed 's/^/- /; 1s/^/\n/' || true; }
+    skipped() { grep "^$1" "$dir/skipped.txt" 2>/dev/null | awk '!seen[$0]++' | sed 's/^/- /; 1s/^/\n/' || true; }
     echo "## The ceilings"
     echo
     if [ -f "$dir/ceilings.json" ]; then
@@ -192,8 +193,10 @@ for stage in "${stages[@]}"; do
               case $b in all.json | prefill-peers.json | skipped.txt) continue ;; esac
               [ -f "$f" ] && cp "$f" "$dir/filed/$slug-${b%.*}-$c7.${b##*.}"
           done
+          day=$("$JQ" -r '.context.date // ([.context.sources[]?.date] | max) // empty' "$dir"/filed/*.json 2>/dev/null |
+                sort | tail -1 | cut -c1-10)   # the newest run's day
           plots=(); [ -d "$dir/plots" ] && plots=(--plots "$dir/plots")
-          tools/results-file.sh ${results:+--results "$results"} --commit "$commit" --device "$device" \
+          tools/results-file.sh ${results:+--results "$results"} --commit "$commit" --device "$device" ${day:+--date "$day"} \
               --command "tools/device-report.sh ${stages[*]}" --what "$(cat "$dir/report.md")" "${plots[@]}" --logs "$dir/logs" \
               "$dir"/filed/* || fail file "tools/results-file.sh" ;;
     esac
