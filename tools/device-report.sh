@@ -74,7 +74,6 @@ lens=${Q35_REPORT_LENS:-512,4096,16384}
 points() { for f in "$@"; do [ -f "$f" ] && "$JQ" -f plots/points.jq "$f"; done | "$JQ" -s 'add // []'; }
 # report_md: report.md from what DIR holds, a section a part, each saying where it was skipped
 report_md() {
-    local skipped
     skipped() { grep "^$1" "$dir/skipped.txt" 2>/dev/null | awk '!seen[$0]++' | sed 's/^/- /; 1s/^/\n/' || true; }
     echo "## The ceilings"
     echo
@@ -183,7 +182,7 @@ for stage in "${stages[@]}"; do
             echo "report: $dir/report.md ($(wc -l <"$dir/report.md") lines)" ;;
     file) [ -f "$dir/report.md" ] || { fail file "no report.md (the report stage)"; continue; }
           commit=${commit:-$(git rev-parse --short HEAD)}
-          device=$("$JQ" -r '.context.device // empty' $(ls "$dir"/*.json "$dir"/kernels/*.json 2>/dev/null) 2>/dev/null | head -1)
+          device=$("$JQ" -r '.context.device // empty' "$dir"/*.json "$dir"/kernels/*.json 2>/dev/null | head -1)
           [ -n "$device" ] || { fail file "no JSON in $dir names the device"; continue; }
           slug=$(tools/results-file.sh --slug "$device") c7=$(printf '%s' "$commit" | cut -c1-7)
           rm -rf "$dir/filed" && mkdir -p "$dir/filed" && cp "$dir"/kernels/*.log "$dir"/peers/*.log "$dir/logs/" 2>/dev/null
@@ -201,5 +200,5 @@ for stage in "${stages[@]}"; do
               "$dir"/filed/* || fail file "tools/results-file.sh" ;;
     esac
 done
-echo "device-report: $([ $rc = 0 ] && echo done || echo FAILED); everything in $dir$([ -s "$dir/skipped.txt" ] && echo "; skipped: skipped.txt")"
+echo "device-report: $([ $rc = 0 ] && echo 'done' || echo FAILED); everything in $dir$([ -s "$dir/skipped.txt" ] && echo "; skipped: skipped.txt")"
 exit $rc
