@@ -8,7 +8,12 @@
 #   - from PyPI, pinned and hash-checked (tools/cuda-tools.txt): cuobjdump and
 #     nvdisasm, which the flash kernel's SASS check (kernels_flash_hmma) runs and
 #     not every CUDA toolkit carries, into ~/.cache/q35-tools/cuda-tools (only
-#     where the toolkit has no pair of its own).
+#     where the toolkit has no pair of its own); actionlint (tools/lint-tools.txt),
+#     which the workflow's lint (tools/tests/workflow.sh) runs, into
+#     ~/.cache/q35-tools/actionlint where none is on PATH: its build fetches the
+#     binary from actionlint's releases, so where that fails deps.sh says so,
+#     remembers it (ending the retries until the pin moves) and goes on, and that
+#     test is skipped.
 # The CUDA toolkit (nvcc, cuBLAS) must already be there; this script finds it
 # under /usr/local/cuda when it is not on PATH. Source it (. tools/deps.sh) so
 # the PATH it sets stays set. With Q35_NO_INSTALL=1 (a machine with no package
@@ -72,4 +77,23 @@ elif [ $sass_needed = 1 ]; then
         { deps_fail "could not install tools/cuda-tools.txt into $q35_tools (pip needs PyPI): the SASS check" \
                     "kernels_flash_hmma needs cuobjdump and nvdisasm; Q35_NO_INSTALL=1 skips it instead"
           return 1 2>/dev/null || exit 1; }
+fi
+# actionlint: on PATH, else the pinned one; a failed install is remembered per pin
+# (the .failed copy of the pin file) and not fatal: only the workflow's lint needs it.
+q35_lint="${XDG_CACHE_HOME:-$HOME/.cache}/q35-tools/actionlint"
+if have actionlint || { [ -x "$q35_lint/bin/actionlint" ] && cmp -s tools/lint-tools.txt "$q35_lint/lint-tools.txt"; }; then
+    :
+elif [ "${Q35_NO_INSTALL:-0}" = 1 ]; then
+    echo "deps: missing: actionlint (Q35_NO_INSTALL=1: not installing tools/lint-tools.txt; the workflow lint is skipped)"
+elif cmp -s tools/lint-tools.txt "$q35_lint.failed" 2>/dev/null; then
+    echo "deps: actionlint: installing tools/lint-tools.txt failed before ($q35_lint.failed; remove it to try again): the workflow lint is skipped"
+else
+    echo "deps: installing actionlint (tools/lint-tools.txt, hash-checked) into $q35_lint"
+    rm -rf "$q35_lint" && mkdir -p "$(dirname "$q35_lint")" &&
+        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --require-hashes \
+            --target "$q35_lint" -r tools/lint-tools.txt >"$q35_lint.log" 2>&1 &&
+        [ -x "$q35_lint/bin/actionlint" ] && cp tools/lint-tools.txt "$q35_lint/lint-tools.txt" && rm -f "$q35_lint.failed" ||
+        { cp tools/lint-tools.txt "$q35_lint.failed"
+          echo "deps: could not install actionlint ($q35_lint.log: its build fetches the binary from actionlint's" \
+               "releases, beyond PyPI): the workflow lint is skipped; not fatal"; }
 fi

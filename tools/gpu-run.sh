@@ -16,7 +16,8 @@
 # bench/README.md, "Peers") into a private folder, then runs, in this order, the parts of
 # Q35_PEER_PARTS (default "ours peers hf"): ours = our benchmarks at the points
 # bench/peers.map pairs with a peer (its first column; Q35_REPS repetitions of
-# Q35_BENCH_MIN_TIME, default 0.1 s) into peers-ours-*.json; peers =
+# Q35_BENCH_MIN_TIME, default 0.1 s; Q35_PEER_BENCHES the executables, default
+# all) into peers-ours-*.json; peers =
 # bench/peers.py, each point timed for at most Q35_PEER_SECONDS (default 0.5) into
 # peers.json; hf = bench/hf_peer.py on the 9B shape, each length at most
 # Q35_PEER_HF_SECONDS (default 20) into peer-hf.json. With jq: the merges
@@ -75,7 +76,7 @@ for stage in "$@"; do
                case $part in
                ours) filter=$(sed 's/#.*//' bench/peers.map | awk 'NF == 2 {print $1}' | sed 's/{[a-z_]*}/[^\/]+/g' | sort -u | paste -sd'|' -)
                      sm90=; [ -x $build/bench/bench_flash_sm90 ] && sm90=bench_flash_sm90
-                     for b in bench_attention bench_kernels bench_linear bench_prefill $sm90; do
+                     for b in ${Q35_PEER_BENCHES:-bench_attention bench_kernels bench_linear bench_prefill $sm90}; do
                          $build/bench/$b --benchmark_filter="^($filter)/manual_time" --benchmark_out="$OUT/peers-ours-$b.json" \
                              --benchmark_out_format=json --benchmark_min_time=${Q35_BENCH_MIN_TIME:-0.1} \
                              --benchmark_repetitions=${Q35_REPS:-3} --benchmark_report_aggregates_only=true \

@@ -8,6 +8,7 @@
 #       [--command CMD] [--what TEXT] [--family F] [--plots DIR] [--logs DIR]
 #       [--git-mv] [--results DIR] FILE...
 #   tools/results-file.sh --reindex [--results DIR]
+#   tools/results-file.sh --slug NAME     the folder's device slug of NAME, printed
 #
 #   --commit C     the commit the tree was at (7+ hex digits; `-dirty` and
 #                  `git describe`'s `-g` form accepted); the JSON's git_describe
@@ -118,6 +119,7 @@ while [ $# -gt 0 ]; do
     --results) results=$2; shift 2 ;;
     --git-mv) gitmv=1; shift ;;
     --reindex) reindex=1; shift ;;
+    --slug) [ $# -ge 2 ] || die "--slug needs a device name"; slug "$2"; exit 0 ;;
     -h | --help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --) shift; files+=("$@"); break ;;
     -*) die "unknown option $1 (--help)" ;;
