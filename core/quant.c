@@ -2,6 +2,7 @@
 
 #include "quant_blocks.h"
 
+#include <stdio.h>
 #include <strings.h>
 
 /* ggml's ggml_type_traits: block elements and bytes of every type it defines, so a
@@ -68,6 +69,20 @@ bool q35_type_computable(uint32_t type)
 {
     const q35_type_info *t = q35_type_get(type);
     return t && t->computable;
+}
+
+char *q35_type_computable_names(char *buf, size_t cap)
+{
+    size_t used = 0;
+    if (cap)
+        buf[0] = '\0';
+    for (uint32_t i = 0; i < Q35_TYPE_COUNT && used + 1 < cap; i++) {
+        if (k_types[i].name && k_types[i].computable) {
+            const int n = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", k_types[i].name);
+            used = n < 0 ? used : used + (size_t)n < cap ? used + (size_t)n : cap - 1;
+        }
+    }
+    return buf;
 }
 
 int q35_type_parse(const char *name, q35_type *out)

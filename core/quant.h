@@ -72,6 +72,10 @@ const char *q35_type_name(uint32_t type);
  * Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS. */
 bool q35_type_computable(uint32_t type);
 
+/* The names of the computable types, ", "-separated in the table's order ("f32,
+ * f16, q4_0, ..."), into buf (cut to cap - 1 bytes); buf. */
+char *q35_type_computable_names(char *buf, size_t cap);
+
 /* Parses a type name, case-insensitively ("q4_k", "Q4_K", "f16"). 0 on success. */
 int q35_type_parse(const char *name, q35_type *out);
 
