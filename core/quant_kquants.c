@@ -273,11 +273,16 @@ static uint16_t f16_at_least(float v)
     return h;
 }
 
-/* Signed sub-block scales of a symmetric super-block (Q3_K, IQ4_XS): want[s] the
- * step sub-block s needs (its sign too); d covers the largest over 31, sc[s] =
- * sign * ceil(|want| / d) in -32..31 so each stored step is at least the wanted one. */
-static float signed_scales(const float *want, int n_sub, uint16_t *d_out, int *sc)
+/* Signed sub-block scales of a symmetric super-block (Q3_K, IQ4_XS) of n_sub
+ * sub-blocks of len: want[s] the step that puts sub-block s's element of largest
+ * magnitude at level `low` (< 0, the longer side); d covers the largest |want|
+ * over 31, sc[s] = sign * ceil(|want| / d) in -32..31 so each stored step is at
+ * least the wanted one. Returns d as stored. */
+static float signed_scales(const float *x, int n_sub, int len, float low, uint16_t *d_out, int *sc)
 {
+    float want[16];
+    for (int s = 0; s < n_sub; s++)
+        want[s] = signed_absmax(x + len * s, len) / low;
     float amax = 0.0f;
     for (int s = 0; s < n_sub; s++)
         amax = max_f(amax, fabsf(want[s]));
@@ -319,11 +324,8 @@ void q35_quantize_q3_k(const float *src, void *dst, int64_t n)
     q35_block_q3_K *b = dst;
     for (int64_t i = 0; i < n / Q35_QK_K; i++) {
         const float *x = src + i * Q35_QK_K;
-        float want[16];
-        for (int s = 0; s < 16; s++) /* the element of largest magnitude at level -4 */
-            want[s] = signed_absmax(x + 16 * s, 16) / -4.0f;
         int sc[16];
-        const float d = signed_scales(want, 16, &b[i].d, sc);
+        const float d = signed_scales(x, 16, 16, -4.0f, &b[i].d, sc);
         memset(b[i].scales, 0, sizeof b[i].scales);
         memset(b[i].hmask, 0, sizeof b[i].hmask);
         uint8_t L[Q35_QK_K];
@@ -368,11 +370,8 @@ void q35_quantize_iq4_xs(const float *src, void *dst, int64_t n)
     q35_block_iq4_xs *b = dst;
     for (int64_t i = 0; i < n / Q35_QK_K; i++) {
         const float *x = src + i * Q35_QK_K;
-        float want[8];
-        for (int s = 0; s < 8; s++) /* the element of largest magnitude at the table's -127 */
-            want[s] = signed_absmax(x + 32 * s, 32) / -127.0f;
         int sc[8];
-        const float d = signed_scales(want, 8, &b[i].d, sc);
+        const float d = signed_scales(x, 8, 32, -127.0f, &b[i].d, sc); /* the table's -127 */
         b[i].scales_h = 0;
         memset(b[i].scales_l, 0, sizeof b[i].scales_l);
         for (int s = 0; s < 8; s++) {

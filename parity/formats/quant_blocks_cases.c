@@ -72,6 +72,21 @@ static void check_blocks(q35_suite *s, q35_type type, const void *blocks, int64_
     free(got);
 }
 
+/* nb blocks of `type` and their nb * block_elems expected values, or false (one
+ * failed case, nothing kept) when memory runs out. */
+static bool alloc_blocks(q35_suite *s, q35_type type, int64_t nb, void **blocks, float **want)
+{
+    const q35_type_info *ti = q35_type_get(type);
+    *blocks = malloc((size_t)nb * (size_t)ti->block_bytes);
+    *want = malloc((size_t)nb * (size_t)ti->block_elems * sizeof **want);
+    if (*blocks && *want)
+        return true;
+    q35_case(s, false, "%s blocks: out of memory", ti->name);
+    free(*blocks);
+    free(*want);
+    return false;
+}
+
 /* A few elements against literals worked out by hand. */
 typedef struct spot {
     int index;
@@ -316,14 +331,10 @@ static void check_k_blocks(q35_suite *s, q35_type type)
     const int n_high = q5 ? 11 : 1;
     const int nb = N_SCALES * N_SCALE_SETS * n_high;
     const size_t bb = q5 ? sizeof(q35_block_q5_K) : sizeof(q35_block_q4_K);
-    uint8_t *blocks = malloc((size_t)nb * bb);
-    float *want = malloc((size_t)nb * Q35_QK_K * sizeof *want);
-    if (!blocks || !want) {
-        q35_case(s, false, "%s blocks: out of memory", q35_type_name(type));
-        free(blocks);
-        free(want);
+    uint8_t *blocks;
+    float *want;
+    if (!alloc_blocks(s, type, nb, (void **)&blocks, &want))
         return;
-    }
     for (int i = 0; i < N_SCALES; i++) {
         const float d = q35_test_at_run_time(k_scales[i].value);
         int k = 0;
@@ -396,14 +407,10 @@ static void check_k_blocks(q35_suite *s, q35_type type)
 static void check_q6_k_blocks(q35_suite *s)
 {
     enum { NB = 32 };
-    q35_block_q6_K *b = malloc(NB * sizeof *b);
-    float *want = malloc(NB * Q35_QK_K * sizeof *want);
-    if (!b || !want) {
-        q35_case(s, false, "q6_K blocks: out of memory");
-        free(b);
-        free(want);
+    q35_block_q6_K *b;
+    float *want;
+    if (!alloc_blocks(s, Q35_TYPE_Q6_K, NB, (void **)&b, &want))
         return;
-    }
     for (int i = 0; i < N_SCALES; i++) {
         const float d = q35_test_at_run_time(k_scales[i].value);
         for (int k = 0; k < NB; k++) {
@@ -452,14 +459,10 @@ static void check_offset_blocks(q35_suite *s, q35_type type)
     const bool q5 = type == Q35_TYPE_Q5_1;
     const size_t bb = q5 ? sizeof(q35_block_q5_1) : sizeof(q35_block_q4_1);
     enum { NB = 4 * N_SCALES };
-    uint8_t *blocks = malloc(NB * bb);
-    float *want = malloc(NB * 32 * sizeof *want);
-    if (!blocks || !want) {
-        q35_case(s, false, "%s blocks: out of memory", q35_type_name(type));
-        free(blocks);
-        free(want);
+    uint8_t *blocks;
+    float *want;
+    if (!alloc_blocks(s, type, NB, (void **)&blocks, &want))
         return;
-    }
     for (int i = 0; i < N_SCALES; i++) {
         const float d = q35_test_at_run_time(k_scales[i].value);
         for (int k = 0; k < NB; k++) {
@@ -555,14 +558,10 @@ static void pack_2bit_levels(const uint8_t L[Q35_QK_K], uint8_t qs[Q35_QK_K / 4]
 static void check_q2_k_blocks(q35_suite *s)
 {
     enum { NSETS = 4, NB = N_SCALES * NSETS };
-    q35_block_q2_K *b = malloc(NB * sizeof *b);
-    float *want = malloc(NB * Q35_QK_K * sizeof *want);
-    if (!b || !want) {
-        q35_case(s, false, "q2_K blocks: out of memory");
-        free(b);
-        free(want);
+    q35_block_q2_K *b;
+    float *want;
+    if (!alloc_blocks(s, Q35_TYPE_Q2_K, NB, (void **)&b, &want))
         return;
-    }
     for (int i = 0; i < N_SCALES; i++) {
         const float d = q35_test_at_run_time(k_scales[i].value);
         for (int k = 0; k < NB; k++) {
@@ -668,14 +667,10 @@ static void check_q3_iq4_scales(q35_suite *s)
 static void check_q3_k_blocks(q35_suite *s)
 {
     enum { NB = 64 };
-    q35_block_q3_K *b = malloc(NB * sizeof *b);
-    float *want = malloc(NB * Q35_QK_K * sizeof *want);
-    if (!b || !want) {
-        q35_case(s, false, "q3_K blocks: out of memory");
-        free(b);
-        free(want);
+    q35_block_q3_K *b;
+    float *want;
+    if (!alloc_blocks(s, Q35_TYPE_Q3_K, NB, (void **)&b, &want))
         return;
-    }
     for (int i = 0; i < N_SCALES; i++) {
         const float d = q35_test_at_run_time(k_scales[i].value);
         for (int k = 0; k < NB; k++) {
@@ -727,14 +722,10 @@ static void check_q3_k_blocks(q35_suite *s)
 static void check_iq4_xs_blocks(q35_suite *s)
 {
     enum { NB = 64 };
-    q35_block_iq4_xs *b = malloc(NB * sizeof *b);
-    float *want = malloc(NB * Q35_QK_K * sizeof *want);
-    if (!b || !want) {
-        q35_case(s, false, "iq4_xs blocks: out of memory");
-        free(b);
-        free(want);
+    q35_block_iq4_xs *b;
+    float *want;
+    if (!alloc_blocks(s, Q35_TYPE_IQ4_XS, NB, (void **)&b, &want))
         return;
-    }
     for (int i = 0; i < N_SCALES; i++) {
         const float d = q35_test_at_run_time(k_scales[i].value);
         for (int k = 0; k < NB; k++) {
