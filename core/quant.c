@@ -2,6 +2,7 @@
 
 #include "quant_blocks.h"
 
+#include <stdio.h>
 #include <strings.h>
 
 /* ggml's ggml_type_traits: block elements and bytes of every type it defines, so a
@@ -10,13 +11,13 @@ static const q35_type_info k_types[Q35_TYPE_COUNT] = {
     [Q35_TYPE_F32] = {"f32", 1, 4, true, 4},
     [Q35_TYPE_F16] = {"f16", 1, 2, true, 2},
     [Q35_TYPE_Q4_0] = {"q4_0", 32, 18, true, 2},
-    [Q35_TYPE_Q4_1] = {"q4_1", 32, 20, false, 2},
+    [Q35_TYPE_Q4_1] = {"q4_1", 32, 20, true, 2},
     [Q35_TYPE_Q5_0] = {"q5_0", 32, 22, true, 2},
-    [Q35_TYPE_Q5_1] = {"q5_1", 32, 24, false, 2},
+    [Q35_TYPE_Q5_1] = {"q5_1", 32, 24, true, 2},
     [Q35_TYPE_Q8_0] = {"q8_0", 32, 34, true, 2},
     [Q35_TYPE_Q8_1] = {"q8_1", 32, 36, false, 2},
-    [Q35_TYPE_Q2_K] = {"q2_K", 256, 84, false, 2},
-    [Q35_TYPE_Q3_K] = {"q3_K", 256, 110, false, 2},
+    [Q35_TYPE_Q2_K] = {"q2_K", 256, 84, true, 2},
+    [Q35_TYPE_Q3_K] = {"q3_K", 256, 110, true, 2},
     [Q35_TYPE_Q4_K] = {"q4_K", 256, 144, true, 2},
     [Q35_TYPE_Q5_K] = {"q5_K", 256, 176, true, 2},
     [Q35_TYPE_Q6_K] = {"q6_K", 256, 210, true, 2},
@@ -25,10 +26,10 @@ static const q35_type_info k_types[Q35_TYPE_COUNT] = {
     [Q35_TYPE_IQ2_XS] = {"iq2_xs", 256, 74, false, 2},
     [Q35_TYPE_IQ3_XXS] = {"iq3_xxs", 256, 98, false, 2},
     [Q35_TYPE_IQ1_S] = {"iq1_s", 256, 50, false, 2},
-    [Q35_TYPE_IQ4_NL] = {"iq4_nl", 32, 18, false, 2},
+    [Q35_TYPE_IQ4_NL] = {"iq4_nl", 32, 18, true, 2},
     [Q35_TYPE_IQ3_S] = {"iq3_s", 256, 110, false, 2},
     [Q35_TYPE_IQ2_S] = {"iq2_s", 256, 82, false, 2},
-    [Q35_TYPE_IQ4_XS] = {"iq4_xs", 256, 136, false, 2},
+    [Q35_TYPE_IQ4_XS] = {"iq4_xs", 256, 136, true, 2},
     [Q35_TYPE_I8] = {"i8", 1, 1, false, 1},
     [Q35_TYPE_I16] = {"i16", 1, 2, false, 2},
     [Q35_TYPE_I32] = {"i32", 1, 4, false, 4},
@@ -44,6 +45,10 @@ static const q35_type_info k_types[Q35_TYPE_COUNT] = {
 /* The table's alignments are at least the block structs' own. */
 _Static_assert(_Alignof(q35_block_q4_0) <= 2 && _Alignof(q35_block_q5_0) <= 2 && _Alignof(q35_block_q8_0) <= 2,
                "a legacy block needs more than the table's 2-byte alignment");
+_Static_assert(_Alignof(q35_block_q4_1) <= 2 && _Alignof(q35_block_q5_1) <= 2 && _Alignof(q35_block_iq4_nl) <= 2,
+               "a legacy block needs more than the table's 2-byte alignment");
+_Static_assert(_Alignof(q35_block_q2_K) <= 2 && _Alignof(q35_block_q3_K) <= 2 && _Alignof(q35_block_iq4_xs) <= 2,
+               "a k-quant block needs more than the table's 2-byte alignment");
 _Static_assert(_Alignof(q35_block_q4_K) <= 2 && _Alignof(q35_block_q5_K) <= 2 && _Alignof(q35_block_q6_K) <= 2,
                "a k-quant block needs more than the table's 2-byte alignment");
 
@@ -64,6 +69,20 @@ bool q35_type_computable(uint32_t type)
 {
     const q35_type_info *t = q35_type_get(type);
     return t && t->computable;
+}
+
+char *q35_type_computable_names(char *buf, size_t cap)
+{
+    size_t used = 0;
+    if (cap)
+        buf[0] = '\0';
+    for (uint32_t i = 0; i < Q35_TYPE_COUNT && used + 1 < cap; i++) {
+        if (k_types[i].name && k_types[i].computable) {
+            const int n = snprintf(buf + used, cap - used, "%s%s", used ? ", " : "", k_types[i].name);
+            used = n < 0 ? used : used + (size_t)n < cap ? used + (size_t)n : cap - 1;
+        }
+    }
+    return buf;
 }
 
 int q35_type_parse(const char *name, q35_type *out)
@@ -100,6 +119,12 @@ void q35_dequantize(q35_type type, const void *src, float *dst, int64_t n)
     case Q35_TYPE_Q4_K: q35_dequantize_q4_k(src, dst, n); break;
     case Q35_TYPE_Q5_K: q35_dequantize_q5_k(src, dst, n); break;
     case Q35_TYPE_Q6_K: q35_dequantize_q6_k(src, dst, n); break;
+    case Q35_TYPE_Q4_1: q35_dequantize_q4_1(src, dst, n); break;
+    case Q35_TYPE_Q5_1: q35_dequantize_q5_1(src, dst, n); break;
+    case Q35_TYPE_IQ4_NL: q35_dequantize_iq4_nl(src, dst, n); break;
+    case Q35_TYPE_Q2_K: q35_dequantize_q2_k(src, dst, n); break;
+    case Q35_TYPE_Q3_K: q35_dequantize_q3_k(src, dst, n); break;
+    case Q35_TYPE_IQ4_XS: q35_dequantize_iq4_xs(src, dst, n); break;
     default: break; /* callers check q35_type_computable first */
     }
 }
@@ -116,6 +141,12 @@ void q35_quantize(q35_type type, const float *src, void *dst, int64_t n)
     case Q35_TYPE_Q4_K: q35_quantize_q4_k(src, dst, n); break;
     case Q35_TYPE_Q5_K: q35_quantize_q5_k(src, dst, n); break;
     case Q35_TYPE_Q6_K: q35_quantize_q6_k(src, dst, n); break;
+    case Q35_TYPE_Q4_1: q35_quantize_q4_1(src, dst, n); break;
+    case Q35_TYPE_Q5_1: q35_quantize_q5_1(src, dst, n); break;
+    case Q35_TYPE_IQ4_NL: q35_quantize_iq4_nl(src, dst, n); break;
+    case Q35_TYPE_Q2_K: q35_quantize_q2_k(src, dst, n); break;
+    case Q35_TYPE_Q3_K: q35_quantize_q3_k(src, dst, n); break;
+    case Q35_TYPE_IQ4_XS: q35_quantize_iq4_xs(src, dst, n); break;
     default: break;
     }
 }

@@ -69,8 +69,12 @@ const q35_type_info *q35_type_get(uint32_t type);
 const char *q35_type_name(uint32_t type);
 
 /* True when the project can dequantize (and quantize) this type: F32, F16, BF16,
- * Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K. */
+ * Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS. */
 bool q35_type_computable(uint32_t type);
+
+/* The names of the computable types, ", "-separated in the table's order ("f32,
+ * f16, q4_0, ..."), into buf (cut to cap - 1 bytes); buf. */
+char *q35_type_computable_names(char *buf, size_t cap);
 
 /* Parses a type name, case-insensitively ("q4_k", "Q4_K", "f16"). 0 on success. */
 int q35_type_parse(const char *name, q35_type *out);
@@ -95,6 +99,12 @@ void q35_dequantize_q5_0(const void *src, float *dst, int64_t n);
 void q35_dequantize_q4_k(const void *src, float *dst, int64_t n);
 void q35_dequantize_q5_k(const void *src, float *dst, int64_t n);
 void q35_dequantize_q6_k(const void *src, float *dst, int64_t n);
+void q35_dequantize_q4_1(const void *src, float *dst, int64_t n);
+void q35_dequantize_q5_1(const void *src, float *dst, int64_t n);
+void q35_dequantize_iq4_nl(const void *src, float *dst, int64_t n);
+void q35_dequantize_q2_k(const void *src, float *dst, int64_t n);
+void q35_dequantize_q3_k(const void *src, float *dst, int64_t n);
+void q35_dequantize_iq4_xs(const void *src, float *dst, int64_t n);
 void q35_quantize_f32(const float *src, void *dst, int64_t n);
 void q35_quantize_f16(const float *src, void *dst, int64_t n);
 void q35_quantize_bf16(const float *src, void *dst, int64_t n);
@@ -104,6 +114,12 @@ void q35_quantize_q5_0(const float *src, void *dst, int64_t n);
 void q35_quantize_q4_k(const float *src, void *dst, int64_t n);
 void q35_quantize_q5_k(const float *src, void *dst, int64_t n);
 void q35_quantize_q6_k(const float *src, void *dst, int64_t n);
+void q35_quantize_q4_1(const float *src, void *dst, int64_t n);
+void q35_quantize_q5_1(const float *src, void *dst, int64_t n);
+void q35_quantize_iq4_nl(const float *src, void *dst, int64_t n);
+void q35_quantize_q2_k(const float *src, void *dst, int64_t n);
+void q35_quantize_q3_k(const float *src, void *dst, int64_t n);
+void q35_quantize_iq4_xs(const float *src, void *dst, int64_t n);
 
 #ifdef __cplusplus
 }

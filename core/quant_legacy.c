@@ -1,23 +1,34 @@
-/* Q8_0, Q4_0 and Q5_0: blocks of 32 with one f16 scale.
+/* Q8_0, Q4_0, Q5_0, Q4_1, Q5_1 and IQ4_NL: blocks of 32 with an f16 scale (and,
+ * for Q4_1/Q5_1, an f16 offset).
  *
- * Dequantization is ggml's arithmetic: the integer level converted to float, then
- * one multiply by the scale. Quantization rounds against the scale as stored (after
- * its f16 rounding), so the error is bounded by the stored step. */
+ * Dequantization is ggml's arithmetic (dequantize_row_q8_0 ... _iq4_nl): the
+ * integer level converted to float, then one multiply by the scale; Q4_1/Q5_1 then
+ * add the offset (q * d + m, no fused multiply-add); IQ4_NL's level is an entry of
+ * its table (d * kvalues[q]). Quantization rounds against the scale as stored
+ * (after its f16 rounding), so the error is bounded by the stored step. */
 #include "core/half.h"
 #include "core/quant.h"
 #include "core/quant_blocks.h"
+#include "core/quant_internal.h"
 
 #include <math.h>
 #include <string.h>
 
-static inline int round_half_away(float x)
+
+/* Q4_0's nibble order: element j < 16 in the low nibble of qs[j], j + 16 in the high. */
+static void pack_nibbles(const uint8_t L[Q35_QK32], uint8_t qs[Q35_QK32 / 2])
 {
-    return (int)(x + (x >= 0.0f ? 0.5f : -0.5f));
+    for (int j = 0; j < Q35_QK32 / 2; j++)
+        qs[j] = (uint8_t)((L[j] & 0x0F) | ((L[j + Q35_QK32 / 2] & 0x0F) << 4));
 }
 
-static inline int clamp_int(int v, int lo, int hi)
+/* Q5_0's fifth bits: bit j of the little-endian word is element j's. */
+static void pack_fifth_bits(const uint8_t L[Q35_QK32], uint8_t qh[4])
 {
-    return v < lo ? lo : v > hi ? hi : v;
+    uint32_t h = 0;
+    for (int j = 0; j < Q35_QK32; j++)
+        h |= (uint32_t)(L[j] >> 4) << j;
+    memcpy(qh, &h, sizeof h);
 }
 
 void q35_dequantize_q8_0(const void *src, float *dst, int64_t n)
@@ -60,19 +71,6 @@ void q35_dequantize_q4_0(const void *src, float *dst, int64_t n)
     }
 }
 
-/* The signed element of largest magnitude: Q4_0 and Q5_0 map it to the lowest level. */
-static float signed_absmax(const float *x, int n)
-{
-    float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < n; j++) {
-        if (fabsf(x[j]) > amax) {
-            amax = fabsf(x[j]);
-            max = x[j];
-        }
-    }
-    return max;
-}
-
 void q35_quantize_q4_0(const float *src, void *dst, int64_t n)
 {
     q35_block_q4_0 *b = dst;
@@ -81,11 +79,10 @@ void q35_quantize_q4_0(const float *src, void *dst, int64_t n)
         b[i].d = q35_f32_to_f16(signed_absmax(x, Q35_QK32) / -8.0f);
         const float d = q35_f16_to_f32(b[i].d);
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        for (int j = 0; j < Q35_QK32 / 2; j++) {
-            const int q0 = clamp_int(round_half_away(x[j] * id) + 8, 0, 15);
-            const int q1 = clamp_int(round_half_away(x[j + Q35_QK32 / 2] * id) + 8, 0, 15);
-            b[i].qs[j] = (uint8_t)(q0 | (q1 << 4));
-        }
+        uint8_t L[Q35_QK32];
+        for (int j = 0; j < Q35_QK32; j++)
+            L[j] = (uint8_t)clamp_int(round_half_away(x[j] * id) + 8, 0, 15);
+        pack_nibbles(L, b[i].qs);
     }
 }
 
@@ -115,14 +112,119 @@ void q35_quantize_q5_0(const float *src, void *dst, int64_t n)
         b[i].d = q35_f32_to_f16(signed_absmax(x, Q35_QK32) / -16.0f);
         const float d = q35_f16_to_f32(b[i].d);
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        uint32_t qh = 0;
+        uint8_t L[Q35_QK32];
+        for (int j = 0; j < Q35_QK32; j++)
+            L[j] = (uint8_t)clamp_int(round_half_away(x[j] * id) + 16, 0, 31);
+        pack_nibbles(L, b[i].qs);
+        pack_fifth_bits(L, b[i].qh);
+    }
+}
+
+/* Q4_1/Q5_1 levels L[32] in [0, nmax] with the f16 scale and offset: m the block's
+ * minimum, d its range over nmax, levels rounded against both as stored. */
+static void quantize_offset(const float *x, int nmax, uint16_t *d_out, uint16_t *m_out, uint8_t L[Q35_QK32])
+{
+    float lo = x[0], hi = x[0];
+    for (int j = 1; j < Q35_QK32; j++) {
+        lo = x[j] < lo ? x[j] : lo;
+        hi = x[j] > hi ? x[j] : hi;
+    }
+    *m_out = q35_f32_to_f16(lo);
+    *d_out = q35_f32_to_f16((hi - lo) / (float)nmax);
+    const float m = q35_f16_to_f32(*m_out), d = q35_f16_to_f32(*d_out);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int j = 0; j < Q35_QK32; j++)
+        L[j] = (uint8_t)clamp_int(round_half_away((x[j] - m) * id), 0, nmax);
+}
+
+/* Q4_1/Q5_1 (qh NULL for Q4_1): ggml's dequantize_row_q4_1/q5_1, x = q * d + m. */
+static void dequantize_offset(uint16_t dh, uint16_t mh, const uint8_t *qs, const uint8_t *qh, float *y)
+{
+    const float d = q35_f16_to_f32(dh);
+    const float m = q35_f16_to_f32(mh);
+    uint32_t h = 0;
+    if (qh)
+        memcpy(&h, qh, sizeof h);
+    for (int j = 0; j < Q35_QK32 / 2; j++) {
+        const int x0 = (qs[j] & 0x0F) | (int)(((h >> j) << 4) & 0x10);
+        const int x1 = (qs[j] >> 4) | (int)((h >> (j + 12)) & 0x10);
+        y[j] = x0 * d + m;
+        y[j + Q35_QK32 / 2] = x1 * d + m;
+    }
+}
+
+void q35_dequantize_q4_1(const void *src, float *dst, int64_t n)
+{
+    const q35_block_q4_1 *b = src;
+    for (int64_t i = 0; i < n / Q35_QK32; i++)
+        dequantize_offset(b[i].d, b[i].m, b[i].qs, NULL, dst + i * Q35_QK32);
+}
+
+void q35_quantize_q4_1(const float *src, void *dst, int64_t n)
+{
+    q35_block_q4_1 *b = dst;
+    for (int64_t i = 0; i < n / Q35_QK32; i++) {
+        uint8_t L[Q35_QK32];
+        quantize_offset(src + i * Q35_QK32, 15, &b[i].d, &b[i].m, L);
+        pack_nibbles(L, b[i].qs);
+    }
+}
+
+void q35_dequantize_q5_1(const void *src, float *dst, int64_t n)
+{
+    const q35_block_q5_1 *b = src;
+    for (int64_t i = 0; i < n / Q35_QK32; i++)
+        dequantize_offset(b[i].d, b[i].m, b[i].qs, b[i].qh, dst + i * Q35_QK32);
+}
+
+void q35_quantize_q5_1(const float *src, void *dst, int64_t n)
+{
+    q35_block_q5_1 *b = dst;
+    for (int64_t i = 0; i < n / Q35_QK32; i++) {
+        uint8_t L[Q35_QK32];
+        quantize_offset(src + i * Q35_QK32, 31, &b[i].d, &b[i].m, L);
+        pack_nibbles(L, b[i].qs);
+        pack_fifth_bits(L, b[i].qh);
+    }
+}
+
+const int8_t q35_kvalues_iq4nl[16] = Q35_KVALUES_IQ4NL;
+
+void q35_dequantize_iq4_nl(const void *src, float *dst, int64_t n)
+{
+    const q35_block_iq4_nl *b = src;
+    for (int64_t i = 0; i < n / Q35_QK32; i++) {
+        const float d = q35_f16_to_f32(b[i].d);
         for (int j = 0; j < Q35_QK32 / 2; j++) {
-            const int q0 = clamp_int(round_half_away(x[j] * id) + 16, 0, 31);
-            const int q1 = clamp_int(round_half_away(x[j + Q35_QK32 / 2] * id) + 16, 0, 31);
-            b[i].qs[j] = (uint8_t)((q0 & 0x0F) | ((q1 & 0x0F) << 4));
-            qh |= (uint32_t)(q0 >> 4) << j;
-            qh |= (uint32_t)(q1 >> 4) << (j + Q35_QK32 / 2);
+            dst[i * Q35_QK32 + j] = d * q35_kvalues_iq4nl[b[i].qs[j] & 0x0F];
+            dst[i * Q35_QK32 + j + Q35_QK32 / 2] = d * q35_kvalues_iq4nl[b[i].qs[j] >> 4];
         }
-        memcpy(b[i].qh, &qh, sizeof qh);
+    }
+}
+
+void q35_quantize_iq4_nl(const float *src, void *dst, int64_t n)
+{
+    q35_block_iq4_nl *b = dst;
+    for (int64_t i = 0; i < n / Q35_QK32; i++) {
+        const float *x = src + i * Q35_QK32;
+        /* the element of largest magnitude on the table's longer side (-127) */
+        b[i].d = q35_f32_to_f16(signed_absmax(x, Q35_QK32) / -127.0f);
+        uint8_t L[Q35_QK32];
+        q35_iq4nl_levels(x, Q35_QK32, q35_f16_to_f32(b[i].d), L);
+        pack_nibbles(L, b[i].qs);
+    }
+}
+
+void q35_iq4nl_levels(const float *x, int n, float d, uint8_t *L)
+{
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int j = 0; j < n; j++) {
+        /* the nearest table entry to x / d: the table ascends, so the first whose
+         * midpoint with the next lies above it (ties to the lower entry) */
+        const float v = x[j] * id;
+        int q = 0;
+        while (q < 15 && v > 0.5f * (float)(q35_kvalues_iq4nl[q] + q35_kvalues_iq4nl[q + 1]))
+            q++;
+        L[j] = (uint8_t)q;
     }
 }

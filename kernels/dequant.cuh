@@ -39,10 +39,34 @@ __device__ __forceinline__ float q35_byte_level(uint32_t w, int i)
     return __fsub_rn(__int_as_float((int)__byte_perm(w, 0x4B400000u, 0x7640u | (unsigned)i)), 12582912.0f + BIAS);
 }
 
+/* IQ4_NL's and IQ4_XS's table entry `index` (0..15) as a float, exactly: the
+ * entries + 128 are bytes (core/quant_blocks.h's Q35_KVALUES_IQ4NL), held in 4
+ * words; two byte permutes pick index's byte from each half, the top bit picks
+ * the half. */
+namespace q35_iq4nl_detail {
+constexpr int8_t k_table[16] = Q35_KVALUES_IQ4NL;
+__host__ __device__ constexpr uint32_t word(int w)
+{
+    return (uint32_t)(uint8_t)(k_table[4 * w] + 128) | (uint32_t)(uint8_t)(k_table[4 * w + 1] + 128) << 8 |
+           (uint32_t)(uint8_t)(k_table[4 * w + 2] + 128) << 16 | (uint32_t)(uint8_t)(k_table[4 * w + 3] + 128) << 24;
+}
+constexpr uint32_t w0 = word(0), w1 = word(1), w2 = word(2), w3 = word(3);
+} // namespace q35_iq4nl_detail
+
+__device__ __forceinline__ float q35_dev_iq4nl(uint32_t index)
+{
+    using namespace q35_iq4nl_detail;
+    const uint32_t lo = __byte_perm(w0, w1, index & 7u), hi = __byte_perm(w2, w3, index & 7u);
+    return __fsub_rn(__int_as_float((int)__byte_perm(index & 8u ? hi : lo, 0x4B400000u, 0x7640u)), 12582912.0f + 128);
+}
+
 /* The element arithmetic, from an exact level q (a float holding an integer):
  *   Q8_0, Q4_0, Q5_0   x = q * d                  (q35_dq_scaled)
+ *   IQ4_NL             x = T[q] * d               (q35_dq_scaled of the table's entry)
+ *   Q4_1, Q5_1         x = q * d + m              (q35_dq_k of d, -m)
  *   Q6_K               x = (d * sc) * q           (q35_dq_scaled of ds = q35_dq_q6k_scale)
- *   Q4_K, Q5_K         d1 = d * sc; m1 = dmin * m; x = d1 * q - m1 */
+ *   Q3_K, IQ4_XS       x = (d * (sc - 32)) * q    (the same; IQ4_XS's q from the table)
+ *   Q2_K, Q4_K, Q5_K   d1 = d * sc; m1 = dmin * m; x = d1 * q - m1 */
 __device__ __forceinline__ float q35_dq_scaled(float q, float d)
 {
     return __fmul_rn(q, d);
@@ -141,6 +165,47 @@ __device__ __forceinline__ float q35_dequant_at(int type, const uint8_t *row, in
         const int q = (int)(int8_t)(lo | (hi << 4)) - 32;
         const int sc = b->scales[h * 8 + l / 16 + 2 * quarter];
         return q35_dq_scaled(q35_dev_level(q), q35_dq_q6k_scale(q35_dev_f16(b->d), sc));
+    }
+    case Q35_TYPE_Q4_1:
+    case Q35_TYPE_Q5_1: {
+        const bool q5 = type == Q35_TYPE_Q5_1;
+        const uint8_t *bp = row + (i / 32) * (q5 ? 24 : 20);
+        const int j = (int)(i % 32);
+        const uint8_t *qs = bp + (q5 ? 8 : 4);
+        const int lo = j < 16 ? (qs[j] & 0x0F) : (qs[j - 16] >> 4);
+        const int high = q5 ? (bp[4 + j / 8] >> (j % 8)) & 1 : 0;
+        const float m = q35_dev_f16(q35_dev_u16(bp + 2));
+        return q35_dq_k(q35_dev_f16(q35_dev_u16(bp)), -m, q35_dev_level(lo | high << 4));
+    }
+    case Q35_TYPE_IQ4_NL: {
+        const q35_block_iq4_nl *b = reinterpret_cast<const q35_block_iq4_nl *>(row) + i / 32;
+        const int j = (int)(i % 32);
+        const int q = j < 16 ? (b->qs[j] & 0x0F) : (b->qs[j - 16] >> 4);
+        return q35_dq_scaled(q35_dev_iq4nl((uint32_t)q), q35_dev_f16(b->d));
+    }
+    case Q35_TYPE_Q2_K:
+    case Q35_TYPE_Q3_K: {
+        const bool q3 = type == Q35_TYPE_Q3_K;
+        const uint8_t *bp = row + (i / 256) * (q3 ? 110 : 84);
+        const int e = (int)(i % 256), sb = e / 16;
+        const int low = (bp[(q3 ? 32 : 16) + 32 * (e / 128) + e % 32] >> (2 * (e % 128 / 32))) & 3;
+        if (q3) {
+            const int q = low - ((bp[e % 32] >> (e / 32)) & 1 ? 0 : 4);
+            const float dl = q35_dq_q6k_scale(q35_dev_f16(q35_dev_u16(bp + 108)), q35_q3_k_scale(sb, bp + 96) - 32);
+            return q35_dq_scaled(q35_dev_level(q), dl);
+        }
+        float d1, m1;
+        q35_dq_k_sub(q35_dev_f16(q35_dev_u16(bp + 80)), q35_dev_f16(q35_dev_u16(bp + 82)), q35_dev_level(bp[sb] & 0xF),
+                     q35_dev_level(bp[sb] >> 4), &d1, &m1);
+        return q35_dq_k(d1, m1, q35_dev_level(low));
+    }
+    case Q35_TYPE_IQ4_XS: {
+        const uint8_t *bp = row + (i / 256) * 136;
+        const int e = (int)(i % 256), sb = e / 32, j = e % 32;
+        const uint8_t qb = bp[8 + 16 * sb + j % 16];
+        const int ls = q35_iq4_xs_scale(sb, bp + 4, q35_dev_u16(bp + 2));
+        const float dl = q35_dq_q6k_scale(q35_dev_f16(q35_dev_u16(bp)), ls - 32);
+        return q35_dq_scaled(q35_dev_iq4nl(j < 16 ? qb & 0xFu : (uint32_t)(qb >> 4)), dl);
     }
     default:
         return __int_as_float(0x7fc00000); /* launchers refuse other types */

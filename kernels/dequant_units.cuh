@@ -71,15 +71,16 @@ __device__ __forceinline__ void q35_ld_words_shared16(uint32_t (&w)[N], const ui
  * loads (the row and the weight 16-byte aligned); `kind` the arithmetic of its
  * elements from their exact integer levels q:
  *   Q35_PLAIN   the level is the value (F32, F16, BF16)
- *   Q35_SCALED  x = q * s                  (Q8_0, Q4_0, Q5_0: s = d; Q6_K: s = d * sc)
- *   Q35_ASYM    x = s * q - m              (Q4_K, Q5_K: s = d1, m = m1)
+ *   Q35_SCALED  x = q * s                  (Q8_0, Q4_0, Q5_0, IQ4_NL: s = d; Q6_K: s = d * sc;
+ *                                          Q3_K, IQ4_XS: s = d * (sc - 32); IQ4's q from its table)
+ *   Q35_ASYM    x = s * q - m              (Q2_K, Q4_K, Q5_K: s = d1, m = m1; Q4_1, Q5_1: s = d, m = -m)
  * For a row at `row`:
  *   load(r, row, u, vec, count)    unit u's bytes into r; count = elements of the
  *                                  unit inside the row (below 16 only for the last
  *                                  unit of a plain row; the rest read as 0);
  *   load_shared(r, row, u)         the same from a copy of the row's bytes in shared
- *                                  memory (row 16-byte aligned; quantized types
- *                                  but F32, F16, BF16);
+ *                                  memory (row 16-byte aligned; the types the
+ *                                  staged GEMV takes, kernels/gemv.cu);
  *   run_elem(u, run)               the row element where run `run` of unit u starts;
  *   levels(r, u, run, q)           q[j] = the level of element run_elem(u, run) + j;
  *   scale(r, u, run, &s, &m)       the run's s and m (one sub-block per run).
@@ -147,31 +148,40 @@ struct q35_unit<Q35_TYPE_BF16> : q35_plain_unit<8> {
     }
 };
 
-/* Q8_0, Q4_0, Q5_0 (blocks of BYTES = 34, 18, 22): a unit is a block of 32
- * (2-byte aligned: 2-byte loads); run 0 elements 0..15, run 1 elements 16..31. */
-template <int BYTES>
+/* Q8_0, Q4_0, Q5_0, IQ4_NL, Q4_1, Q5_1 (blocks of BYTES = 34, 18, 22, 18, 20, 24): a
+ * unit is a block of 32 (2-byte aligned: 2-byte loads); run 0 elements 0..15, run
+ * 1 elements 16..31. The f16 d leads; OFFSET blocks (Q4_1, Q5_1) then hold the
+ * f16 m, added to every element (Q35_ASYM with m1 = -m: x - (-m) is x + m, bit for
+ * bit); QH_AT is the byte of the fifth bits (0: none); qs ends the block. */
+template <int BYTES, int QH_AT = 0, bool OFFSET = false>
 struct q35_block32_unit {
-    static constexpr int elems = 32, runs = 2, kind = Q35_SCALED;
+    static constexpr int elems = 32, runs = 2, kind = OFFSET ? Q35_ASYM : Q35_SCALED;
     static constexpr bool wide = false;
-    static constexpr int qwords = BYTES == 34 ? 8 : 4, qs_at = BYTES - 4 * qwords; /* Q5_0: qh at 2, qs at 6 */
+    static constexpr int qwords = BYTES == 34 ? 8 : 4, qs_at = BYTES - 4 * qwords;
     struct raw {
-        uint32_t d, qh, q[qwords]; /* qh: Q5_0 only */
+        uint32_t d, qh, q[qwords]; /* d: d | m << 16 for OFFSET; qh: Q5_0/Q5_1 only */
     };
     static __device__ __forceinline__ int64_t run_elem(int64_t u, int run) { return 32 * u + 16 * run; }
     static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u, bool, int)
     {
         const uint8_t *b = row + BYTES * u;
-        r.d = __ldg(reinterpret_cast<const unsigned short *>(b));
-        r.qh = qs_at == 6 ? q35_ld_u32_2a(b + 2) : 0u;
+        r.d = OFFSET ? q35_ld_u32_2a(b) : (uint32_t)__ldg(reinterpret_cast<const unsigned short *>(b));
+        r.qh = QH_AT ? q35_ld_u32_2a(b + QH_AT) : 0u;
         q35_ld_words(r.q, b + qs_at, false);
     }
     static __device__ __forceinline__ void load_shared(raw &r, const uint8_t *row, int64_t u)
     {
         const uint8_t *b = row + BYTES * u;
-        r.d = *reinterpret_cast<const unsigned short *>(b);
-        if (qs_at == 6) {
+        if (OFFSET) {
+            uint32_t dm[1];
+            q35_ld_words_shared(dm, b);
+            r.d = dm[0];
+        } else {
+            r.d = *reinterpret_cast<const unsigned short *>(b);
+        }
+        if (QH_AT) {
             uint32_t qh[1];
-            q35_ld_words_shared(qh, b + 2);
+            q35_ld_words_shared(qh, b + QH_AT);
             r.qh = qh[0];
         } else {
             r.qh = 0u;
@@ -180,9 +190,18 @@ struct q35_block32_unit {
     }
     static __device__ __forceinline__ void scale(const raw &r, int64_t, int, float *s, float *m)
     {
-        *s = q35_dev_f16((uint16_t)r.d), *m = 0.0f;
+        *s = q35_dev_f16((uint16_t)r.d);
+        *m = OFFSET ? -q35_dev_f16((uint16_t)(r.d >> 16)) : 0.0f;
     }
 };
+
+/* The fifth bits of run `run`'s 4 elements at word w of qs (Q5_0, Q5_1): bit
+ * 16 run + 4w + i of qh as bit 4 of byte i. */
+__device__ __forceinline__ uint32_t q35_fifth_bits(uint32_t qh, int run, int w)
+{
+    const uint32_t h4 = (qh >> (16 * run + 4 * w)) & 0xFu;
+    return ((h4 & 1u) << 4) | ((h4 & 2u) << 11) | ((h4 & 4u) << 18) | ((h4 & 8u) << 25);
+}
 
 /* Q8_0: the signed byte, +128 by flipping its top bit, then -128. */
 template <>
@@ -208,15 +227,45 @@ struct q35_unit<Q35_TYPE_Q4_0> : q35_block32_unit<18> {
 
 /* Q5_0: the nibble, bit j + 16 run of qh as its fifth bit, minus 16. */
 template <>
-struct q35_unit<Q35_TYPE_Q5_0> : q35_block32_unit<22> {
+struct q35_unit<Q35_TYPE_Q5_0> : q35_block32_unit<22, 2> {
     static __device__ __forceinline__ void levels(const raw &r, int64_t, int run, float (&q)[16])
     {
 #pragma unroll
-        for (int j = 0; j < 16; j++) {
-            const uint32_t h4 = (r.qh >> (16 * run + 4 * (j / 4))) & 0xFu; /* the 4 fifth bits of this word */
-            const uint32_t high = ((h4 & 1u) << 4) | ((h4 & 2u) << 11) | ((h4 & 4u) << 18) | ((h4 & 8u) << 25);
-            q[j] = q35_byte_level<16>(((r.q[j / 4] >> (4 * run)) & 0x0F0F0F0Fu) | high, j % 4);
-        }
+        for (int j = 0; j < 16; j++)
+            q[j] = q35_byte_level<16>(((r.q[j / 4] >> (4 * run)) & 0x0F0F0F0Fu) | q35_fifth_bits(r.qh, run, j / 4), j % 4);
+    }
+};
+
+/* Q4_1: Q4_0's nibbles, no bias; x = q * d + m. */
+template <>
+struct q35_unit<Q35_TYPE_Q4_1> : q35_block32_unit<20, 0, true> {
+    static __device__ __forceinline__ void levels(const raw &r, int64_t, int run, float (&q)[16])
+    {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            q[j] = q35_byte_level<0>((r.q[j / 4] >> (4 * run)) & 0x0F0F0F0Fu, j % 4);
+    }
+};
+
+/* Q5_1: Q5_0's levels, no bias; x = q * d + m. */
+template <>
+struct q35_unit<Q35_TYPE_Q5_1> : q35_block32_unit<24, 4, true> {
+    static __device__ __forceinline__ void levels(const raw &r, int64_t, int run, float (&q)[16])
+    {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            q[j] = q35_byte_level<0>(((r.q[j / 4] >> (4 * run)) & 0x0F0F0F0Fu) | q35_fifth_bits(r.qh, run, j / 4), j % 4);
+    }
+};
+
+/* IQ4_NL: Q4_0's nibbles as indices into the table; x = q35_iq4nl(index) * d. */
+template <>
+struct q35_unit<Q35_TYPE_IQ4_NL> : q35_block32_unit<18> {
+    static __device__ __forceinline__ void levels(const raw &r, int64_t, int run, float (&q)[16])
+    {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            q[j] = q35_dev_iq4nl((r.q[j / 4] >> (8 * (j % 4) + 4 * run)) & 0xFu);
     }
 };
 
@@ -341,6 +390,118 @@ struct q35_unit<Q35_TYPE_Q6_K> {
     }
 };
 
+/* Q2_K, Q3_K: 8 units a super-block (84 and 110 bytes, 2-byte aligned: 2-byte
+ * loads); unit p of half h = p / 4, l0 = 16 ((p / 2) % 2), quarter pair jp = p % 2
+ * holds the 16 qs bytes 32h + l0 .. + 15 and of them the 2-bit fields of quarters
+ * j = 2jp + run: elements 128h + 32j + l0 + i (run `run`), sub-block 8h + 2j + l0/16.
+ * Q2_K: x = d1 * q - m1 (Q4_K's arithmetic on 4-bit scale and min); Q3_K: the high
+ * bit of element e is bit e / 32 of hmask[e % 32] (set: q, clear: q - 4), x =
+ * (d * (sc - 32)) * q. */
+template <int TYPE>
+struct q35_k2_unit {
+    static constexpr bool q3 = TYPE == Q35_TYPE_Q3_K;
+    static constexpr int elems = 32, runs = 2, kind = q3 ? Q35_SCALED : Q35_ASYM;
+    static constexpr bool wide = false;
+    static constexpr int block_bytes = q3 ? 110 : 84, qs_at = q3 ? 32 : 16;
+    struct raw {
+        uint32_t q[4];  /* qs[32h + l0 .. + 15] */
+        uint32_t hm[4]; /* Q3_K: hmask[l0 .. l0 + 15] */
+        uint32_t sc[3]; /* Q2_K: the 2-byte words holding scales[i], scales[i + 2] (i = 8h + l0/16 + 4jp);
+                         * Q3_K: the 12 scale bytes */
+        uint32_t d;     /* d (Q2_K: d | dmin << 16) */
+    };
+    static __device__ __forceinline__ int quarter(int64_t u, int run) { return 2 * ((int)u & 1) + run; }
+    static __device__ __forceinline__ int64_t run_elem(int64_t u, int run)
+    {
+        const int p = (int)(u & 7);
+        return 256 * (u >> 3) + 128 * (p / 4) + 32 * quarter(u, run) + 16 * ((p / 2) % 2);
+    }
+    static __device__ __forceinline__ int sub_block(int64_t u, int run)
+    {
+        const int p = (int)(u & 7);
+        return 8 * (p / 4) + 2 * quarter(u, run) + (p / 2) % 2;
+    }
+    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u, bool, int)
+    {
+        const int p = (int)(u & 7), h = p / 4, l0 = 16 * ((p / 2) % 2);
+        const uint8_t *b = row + block_bytes * (u >> 3);
+        q35_ld_words(r.q, b + qs_at + 32 * h + l0, false);
+        if (q3) {
+            q35_ld_words(r.hm, b + l0, false);
+            r.sc[0] = q35_ld_u32_2a(b + 96), r.sc[1] = q35_ld_u32_2a(b + 100), r.sc[2] = q35_ld_u32_2a(b + 104);
+            r.d = __ldg(reinterpret_cast<const unsigned short *>(b + 108));
+        } else {
+            const unsigned short *sc = reinterpret_cast<const unsigned short *>(b + (sub_block(u, 0) & ~1));
+            r.sc[0] = (uint32_t)__ldg(sc) | ((uint32_t)__ldg(sc + 1) << 16); /* scales[i + 2] is a word on */
+            r.d = q35_ld_u32_2a(b + 80);
+        }
+    }
+    static __device__ __forceinline__ void levels(const raw &r, int64_t u, int run, float (&q)[16])
+    {
+        const int j = quarter(u, run), row = 4 * ((int)(u & 7) / 4) + j; /* Q3_K: the hmask bit */
+#pragma unroll
+        for (int i = 0; i < 16; i++) {
+            const uint32_t lo = (r.q[i / 4] >> (2 * j)) & 0x03030303u;
+            if (q3)
+                q[i] = q35_byte_level<4>(lo | (((r.hm[i / 4] >> row) & 0x01010101u) << 2), i % 4);
+            else
+                q[i] = q35_byte_level<0>(lo, i % 4);
+        }
+    }
+    static __device__ __forceinline__ void scale(const raw &r, int64_t u, int run, float *s, float *m)
+    {
+        const int sb = sub_block(u, run);
+        if (q3) {
+            const uint32_t w = sb % 8 < 4 ? r.sc[0] : r.sc[1]; /* a select: no indexed registers */
+            const int lo = (int)((w >> (8 * (sb % 4) + (sb < 8 ? 0 : 4))) & 0xFu);
+            const int hi = (int)((r.sc[2] >> (8 * (sb % 4) + 2 * (sb / 4))) & 3u);
+            *s = q35_dq_q6k_scale(q35_dev_f16((uint16_t)r.d), (lo | hi << 4) - 32), *m = 0.0f;
+        } else {
+            const uint32_t sc = (r.sc[0] >> (16 * run + 8 * (sb & 1))) & 0xFFu;
+            q35_dq_k_sub(q35_dev_f16((uint16_t)r.d), q35_dev_f16((uint16_t)(r.d >> 16)), q35_dev_level((int)(sc & 0xF)),
+                         q35_dev_level((int)(sc >> 4)), s, m);
+        }
+    }
+};
+
+template <>
+struct q35_unit<Q35_TYPE_Q2_K> : q35_k2_unit<Q35_TYPE_Q2_K> {};
+template <>
+struct q35_unit<Q35_TYPE_Q3_K> : q35_k2_unit<Q35_TYPE_Q3_K> {};
+
+/* IQ4_XS: 8 units a super-block (136 bytes, 2-byte loads), unit p sub-block p: the
+ * 16 qs bytes 8 + 16p, run 0 their low nibbles, run 1 the high ones, indices into
+ * the table; x = (d * (ls - 32)) * q35_iq4nl(index), ls 6 bits from scales_l and
+ * scales_h. */
+template <>
+struct q35_unit<Q35_TYPE_IQ4_XS> {
+    static constexpr int elems = 32, runs = 2, kind = Q35_SCALED;
+    static constexpr bool wide = false;
+    struct raw {
+        uint32_t h[2]; /* d | scales_h << 16, scales_l */
+        uint32_t q[4];
+    };
+    static __device__ __forceinline__ int64_t run_elem(int64_t u, int run) { return 32 * u + 16 * run; }
+    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u, bool, int)
+    {
+        const uint8_t *b = row + 136 * (u >> 3);
+        q35_ld_words(r.q, b + 8 + 16 * (u & 7), false);
+        r.h[0] = q35_ld_u32_2a(b), r.h[1] = q35_ld_u32_2a(b + 4);
+    }
+    static __device__ __forceinline__ void levels(const raw &r, int64_t, int run, float (&q)[16])
+    {
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            q[j] = q35_dev_iq4nl((r.q[j / 4] >> (8 * (j % 4) + 4 * run)) & 0xFu);
+    }
+    static __device__ __forceinline__ void scale(const raw &r, int64_t u, int, float *s, float *m)
+    {
+        const int p = (int)(u & 7);
+        const int ls = (int)(((r.h[1] >> (4 * p)) & 0xFu) | (((r.h[0] >> (16 + 2 * p)) & 3u) << 4));
+        *s = q35_dq_q6k_scale(q35_dev_f16((uint16_t)r.h[0]), ls - 32), *m = 0.0f;
+    }
+};
+
 /* v[j] = element run_elem(u, run) + j, bit for bit the CPU dequantizer's value. */
 template <class U>
 __device__ __forceinline__ void q35_unit_decode(const typename U::raw &r, int64_t u, int run, float (&v)[16])
@@ -370,6 +531,12 @@ __host__ int q35_type_dispatch(q35_type type, F &&f)
     case Q35_TYPE_Q4_K: return f(std::integral_constant<int, Q35_TYPE_Q4_K>{});
     case Q35_TYPE_Q5_K: return f(std::integral_constant<int, Q35_TYPE_Q5_K>{});
     case Q35_TYPE_Q6_K: return f(std::integral_constant<int, Q35_TYPE_Q6_K>{});
+    case Q35_TYPE_Q4_1: return f(std::integral_constant<int, Q35_TYPE_Q4_1>{});
+    case Q35_TYPE_Q5_1: return f(std::integral_constant<int, Q35_TYPE_Q5_1>{});
+    case Q35_TYPE_IQ4_NL: return f(std::integral_constant<int, Q35_TYPE_IQ4_NL>{});
+    case Q35_TYPE_Q2_K: return f(std::integral_constant<int, Q35_TYPE_Q2_K>{});
+    case Q35_TYPE_Q3_K: return f(std::integral_constant<int, Q35_TYPE_Q3_K>{});
+    case Q35_TYPE_IQ4_XS: return f(std::integral_constant<int, Q35_TYPE_IQ4_XS>{});
     default: return -1;
     }
 }

@@ -14,9 +14,11 @@
 static inline int q35_check_weight(const char *who, q35_type type, int64_t n, int64_t n_min, int64_t n_max, int64_t k,
                                    q35_error *err)
 {
-    if (!q35_type_computable(type))
-        return q35_fail(err, "%s: type %s is not one this project computes (f32, f16, bf16, q8_0, q4_0, q5_0, q4_K, "
-                        "q5_K, q6_K)", who, q35_type_name(type));
+    if (!q35_type_computable(type)) {
+        char names[256];
+        return q35_fail(err, "%s: type %s is not one this project computes (%s)", who, q35_type_name(type),
+                        q35_type_computable_names(names, sizeof names));
+    }
     const q35_type_info *ti = q35_type_get(type);
     if (k < 1 || k > INT32_MAX)
         return q35_fail(err, "%s: k = %lld (want 1..%d)", who, (long long)k, INT32_MAX);

@@ -32,13 +32,19 @@ int q35_cuda_devices(char *why, size_t cap)
 /* ---- checks before anything is uploaded ---- */
 
 /* Every weight the forward reads must be of a type the kernels compute. */
+static int refuse_type(const q35_weight *w, q35_error *err)
+{
+    char names[256];
+    return q35_fail(err, "cuda model: %s has quant type %s, which no kernel computes (supported: %s)",
+                    w->name ? w->name : "a weight", q35_type_name(w->type), q35_type_computable_names(names, sizeof names));
+}
+
 static int check_types(const q35_model *m, q35_error *err)
 {
     const q35_weight *globals[] = {&m->token_embd, &m->output_norm, &m->output};
     for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++)
         if (!q35_type_computable(globals[i]->type))
-            return q35_fail(err, "cuda model: %s has quant type %s, which no kernel computes", globals[i]->name,
-                            q35_type_name(globals[i]->type));
+            return refuse_type(globals[i], err);
     for (int il = 0; il < m->hp.n_layer; il++) {
         const q35_layer *l = &m->layers[il];
         const q35_weight *w[] = {&l->attn_norm, &l->post_attention_norm, &l->ffn_gate, &l->ffn_up, &l->ffn_down,
@@ -49,8 +55,7 @@ static int check_types(const q35_model *m, q35_error *err)
         for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
             const bool used = i < 5 || (delta ? i < 14 : i >= 14);
             if (used && !q35_type_computable(w[i]->type))
-                return q35_fail(err, "cuda model: %s has quant type %s, which no kernel computes",
-                                w[i]->name ? w[i]->name : "a weight", q35_type_name(w[i]->type));
+                return refuse_type(w[i], err);
         }
     }
     return 0;

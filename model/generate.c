@@ -36,7 +36,8 @@ typedef struct plan {
     int n, cap;
 } plan;
 
-static const char *const k_mixes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q5_0", "q4_k", "q5_k", "q6_k", "q4_k_m"};
+static const char *const k_mixes[] = {"f32",  "f16",  "bf16", "q8_0", "q4_0", "q5_0",   "q4_k",  "q5_k",
+                                      "q6_k", "q4_k_m", "q4_1", "q5_1", "q2_k", "q3_k", "iq4_nl", "iq4_xs"};
 
 q35_gen_options q35_gen_defaults(const q35_shape *shape)
 {
@@ -50,7 +51,7 @@ q35_gen_options q35_gen_defaults(const q35_shape *shape)
 
 int q35_gen_mix_check(const char *mix, q35_error *err)
 {
-    char names[128] = "";
+    char names[256] = "";
     size_t used = 0;
     for (size_t i = 0; i < sizeof k_mixes / sizeof k_mixes[0]; i++) {
         if (strcasecmp(mix, k_mixes[i]) == 0)
@@ -86,16 +87,20 @@ static bool use_more_bits(int layer, int n_layer)
     return layer < n_layer / 8 || layer >= 7 * n_layer / 8 || (layer - n_layer / 8) % 3 == 2;
 }
 
-/* A type whose blocks fit a row of ne0: k-quants fall back as llama.cpp's
- * quantizer does (Q4_K -> Q5_0, Q5_K/Q6_K -> Q8_0), 32-blocks to F16. */
+/* A type whose blocks fit a row of ne0: 256-block types fall back to a 32-block
+ * one as llama.cpp's quantizer does (Q4_K -> Q5_0, Q6_K -> Q8_0, Q2_K/Q3_K/IQ4_XS
+ * -> IQ4_NL; Q5_K -> Q8_0 here, Q5_1 there), 32-blocks to F16. */
 static q35_type fit_row(q35_type t, int64_t ne0)
 {
     if (q35_row_bytes(t, ne0) != 0)
         return t;
-    q35_type fb = t == Q35_TYPE_Q4_K ? Q35_TYPE_Q5_0 : Q35_TYPE_Q8_0;
-    if (t == Q35_TYPE_Q8_0 || t == Q35_TYPE_Q4_0 || t == Q35_TYPE_Q5_0 || q35_row_bytes(fb, ne0) == 0)
-        fb = Q35_TYPE_F16;
-    return fb;
+    const q35_type_info *ti = q35_type_get(t);
+    if (!ti || ti->block_elems != 256)
+        return Q35_TYPE_F16;
+    const q35_type fb = t == Q35_TYPE_Q4_K                                                   ? Q35_TYPE_Q5_0
+                        : t == Q35_TYPE_Q2_K || t == Q35_TYPE_Q3_K || t == Q35_TYPE_IQ4_XS ? Q35_TYPE_IQ4_NL
+                                                                                           : Q35_TYPE_Q8_0;
+    return q35_row_bytes(fb, ne0) != 0 ? fb : Q35_TYPE_F16;
 }
 
 q35_type q35_gen_mix_type(const char *mix, const char *kind, int layer, int n_layer, int64_t ne0)
@@ -229,12 +234,14 @@ static int build_plan(plan *p, const q35_gen_options *o, q35_error *err)
 }
 
 /* llama.cpp's llama_ftype of a mix (general.file_type): what its loader names the
- * file; a mix of one k-quant is its _S form, q4_k_m Q4_K_M (LLAMA_FTYPE_*, llama.h). */
+ * file; a mix of one k-quant is its _S form (q2_k: Q2_K, llama.cpp's name for it),
+ * q4_k_m Q4_K_M (LLAMA_FTYPE_*, llama.h). */
 static uint32_t llama_ftype(const char *mix)
 {
     static const struct { const char *mix; uint32_t ftype; } k[] = {
-        {"f32", 0}, {"f16", 1}, {"q4_0", 2}, {"q8_0", 7}, {"q5_0", 8}, {"q4_k", 14},
-        {"q4_k_m", 15}, {"q5_k", 16}, {"q6_k", 18}, {"bf16", 32},
+        {"f32", 0},     {"f16", 1},  {"q4_0", 2},  {"q4_1", 3},   {"q8_0", 7},    {"q5_0", 8},
+        {"q5_1", 9},    {"q2_k", 10}, {"q3_k", 11}, {"q4_k", 14},  {"q4_k_m", 15}, {"q5_k", 16},
+        {"q6_k", 18},   {"iq4_nl", 25}, {"iq4_xs", 30}, {"bf16", 32},
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (strcasecmp(mix, k[i].mix) == 0)

@@ -192,11 +192,11 @@ static int find_weight(const loader *ld, q35_weight *w, const char *name, int64_
         return q35_fail(err, "GGUF %s: tensor '%s' has shape %s, expected {%" PRId64 "} (%s)", g->source, name, got,
                         cols, what);
     }
-    if (!q35_type_computable(t->type))
-        return q35_fail(err,
-                        "GGUF %s: tensor '%s' has quant type %s, which this project does not support "
-                        "(supported: f32, f16, bf16, q8_0, q4_0, q5_0, q4_K, q5_K, q6_K)",
-                        g->source, name, q35_type_name(t->type));
+    if (!q35_type_computable(t->type)) {
+        char names[256]; /* the reader refused ids ggml does not define: the type has its name */
+        return q35_fail(err, "GGUF %s: tensor '%s' has quant type %s, which this project does not support (supported: %s)",
+                        g->source, name, q35_type_name(t->type), q35_type_computable_names(names, sizeof names));
+    }
     w->name = t->name;
     w->type = (q35_type)t->type;
     w->cols = t->ne[0];

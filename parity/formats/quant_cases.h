@@ -30,11 +30,12 @@ double q35_test_f16_value(uint32_t h);
  * hand-worked points and random floats against the definition. Draws from rng. */
 void q35_test_check_half(q35_suite *s, q35_rng *rng);
 
-/* Part 2: hand-built blocks of Q8_0, Q4_0, Q5_0, Q4_K, Q5_K and Q6_K dequantized
- * and compared bitwise with ggml's arithmetic, and a few literals. */
+/* Part 2: hand-built blocks of Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, Q2_K, Q3_K,
+ * Q4_K, Q5_K, Q6_K and IQ4_XS dequantized and compared bitwise with ggml's
+ * arithmetic, and a few literals. */
 void q35_test_check_hand_blocks(q35_suite *s);
 
-/* Part 3: quantize -> dequantize round trips of the 9 computable types on random
+/* Part 3: quantize -> dequantize round trips of the 15 computable types on random
  * and adversarial data, each element within the bounds of its grid, the RMS error
  * under a measured limit; and zero-length calls. Draws from rng. */
 void q35_test_check_roundtrips(q35_suite *s, q35_rng *rng);

@@ -49,10 +49,12 @@ static double bf16_half_ulp(double v)
  * format needs. The quantizer picks its scales so the span covers the data, except
  * for what the f16 rounding of a super-scale takes away (at most
  * `levels * half-ulp(d)`, significant only when d is an f16 subnormal or zero) and,
- * for Q4_0/Q5_0, the side opposite the element of largest magnitude, whose top
- * level is one step short (|d| + the f16 rounding). */
+ * for Q4_0/Q5_0/Q3_K, the side opposite the element of largest magnitude, whose top
+ * level is one step short (|d| + the f16 rounding); for IQ4_NL/IQ4_XS, whose levels
+ * are a table (-127 .. 113 steps), 14 steps short. With a table the step is the
+ * gap between the two levels around the element. */
 typedef struct grid {
-    double step;     /* distance between adjacent levels */
+    double step;     /* distance between adjacent levels (around the element) */
     double lo, hi;   /* the values of the lowest and the highest level */
     double cover;    /* the most an element may lie outside [lo, hi] */
     double step_max; /* the coarsest step the quantizer's scale choice allows */
@@ -144,47 +146,54 @@ static void grid_q5_0(const void *q, int64_t block, const float *x, grid *g)
     grid_legacy(x, q35_f16_to_f32(((const q35_block_q5_0 *)q)[block].d), 16, g);
 }
 
-/* Q4_K/Q5_K sub-block s: levels d1*L - m1, L = 0..nmax, d1 = d*sc, m1 = dmin*m.
- * Below: the min rounds to within dmin/2 of the sub-block's negative part (plus
- * what the f16 rounding of dmin takes when m is clamped at 63 or dmin is 0). Above:
- * the scale is rounded up, so nothing is left out unless sc is clamped at 63 or d is
- * 0, when the rounding of d can leave nmax * 63 * half-ulp(d). Tightness: with
- * lo_s = min(0, min x), hi_s = max(0, max x) and dmin <= f16_ceil(max(-lo_s) / 63),
- * the offset is at most -lo_s + dmin/2, the step needed need_s <= (hi_s - lo_s +
- * dmin/2) / nmax, d <= f16_ceil(max need_s / 63), and sc = ceil(need_s / d) gives a
- * step below need_s + d. */
-static void grid_k(uint16_t dbits, uint16_t dminbits, const uint8_t *scales, int nmax, const float *x, grid *g)
+/* Asymmetric sub-blocks (Q4_K/Q5_K: 8 of 32, 6-bit scales; Q2_K: 16 of 16, 4-bit):
+ * sub-block s: levels d1*L - m1, L = 0..nmax, d1 = d*sc[s], m1 = dmin*m[s], sc and
+ * m 0..smax. Below: the min rounds to within dmin/2 of the sub-block's negative
+ * part (plus what the f16 rounding of dmin takes when m is clamped at smax or dmin
+ * is 0). Above: the scale is rounded up, so nothing is left out unless sc is
+ * clamped at smax or d is 0, when the rounding of d can leave nmax * smax *
+ * half-ulp(d). Tightness: with lo_s = min(0, min x), hi_s = max(0, max x) and
+ * dmin <= f16_ceil(max(-lo_s) / smax), the offset is at most -lo_s + dmin/2, the
+ * step needed need_s <= (hi_s - lo_s + dmin/2) / nmax, d <= f16_ceil(max need_s /
+ * smax), and sc = ceil(need_s / d) gives a step below need_s + d. */
+static void grid_asym(float d, float dmin, const uint8_t *sc, const uint8_t *m, int n_sub, int len, int nmax,
+                      int smax, const float *x, grid *g)
 {
-    const float d = q35_f16_to_f32(dbits), dmin = q35_f16_to_f32(dminbits);
-    double lo[8], hi[8], max_min = 0.0, need[8], max_need = 0.0;
-    for (int sb = 0; sb < 8; sb++) {
+    double lo[16], hi[16], max_min = 0.0, need[16], max_need = 0.0;
+    for (int sb = 0; sb < n_sub; sb++) {
         lo[sb] = hi[sb] = 0.0;
-        for (int l = 0; l < 32; l++) {
-            lo[sb] = fmin(lo[sb], x[32 * sb + l]);
-            hi[sb] = fmax(hi[sb], x[32 * sb + l]);
+        for (int l = 0; l < len; l++) {
+            lo[sb] = fmin(lo[sb], x[len * sb + l]);
+            hi[sb] = fmax(hi[sb], x[len * sb + l]);
         }
         max_min = fmax(max_min, -lo[sb]);
     }
-    const double dmin_max = f16_ceil(max_min / 63.0);
-    for (int sb = 0; sb < 8; sb++) {
+    const double dmin_max = f16_ceil(max_min / smax);
+    for (int sb = 0; sb < n_sub; sb++) {
         need[sb] = (hi[sb] - lo[sb] + dmin_max / 2.0) / nmax;
         max_need = fmax(max_need, need[sb]);
     }
-    const double d_max = f16_ceil(max_need / 63.0);
-    for (int sb = 0; sb < 8; sb++) {
-        uint8_t sc, m;
-        q35_k_scale_min(sb, scales, &sc, &m);
-        const float d1 = d * sc, m1 = dmin * m;
-        const double below = dmin / 2.0 + (m == 63 || dmin == 0.0f ? 63.0 * f16_half_ulp(dmin) : 0.0);
-        const double above = sc == 63 || d == 0.0f ? nmax * 63.0 * f16_half_ulp(d) : 0.0;
-        for (int l = 0; l < 32; l++) {
-            grid *gl = &g[32 * sb + l];
+    const double d_max = f16_ceil(max_need / smax);
+    for (int sb = 0; sb < n_sub; sb++) {
+        const float d1 = d * sc[sb], m1 = dmin * m[sb];
+        const double below = dmin / 2.0 + (m[sb] == smax || dmin == 0.0f ? smax * f16_half_ulp(dmin) : 0.0);
+        const double above = sc[sb] == smax || d == 0.0f ? nmax * smax * f16_half_ulp(d) : 0.0;
+        for (int l = 0; l < len; l++) {
+            grid *gl = &g[len * sb + l];
             gl->step = fabs((double)d1);
             span(gl, -(double)m1, (double)d1 * nmax - m1);
-            gl->cover = x[32 * sb + l] < gl->lo ? below : above;
+            gl->cover = x[len * sb + l] < gl->lo ? below : above;
             gl->step_max = need[sb] + d_max;
         }
     }
+}
+
+static void grid_k(uint16_t dbits, uint16_t dminbits, const uint8_t *scales, int nmax, const float *x, grid *g)
+{
+    uint8_t sc[8], m[8];
+    for (int sb = 0; sb < 8; sb++)
+        q35_k_scale_min(sb, scales, &sc[sb], &m[sb]);
+    grid_asym(q35_f16_to_f32(dbits), q35_f16_to_f32(dminbits), sc, m, 8, 32, nmax, 63, x, g);
 }
 
 static void grid_q4_k(const void *q, int64_t block, const float *x, grid *g)
@@ -197,6 +206,116 @@ static void grid_q5_k(const void *q, int64_t block, const float *x, grid *g)
 {
     const q35_block_q5_K *b = (const q35_block_q5_K *)q + block;
     grid_k(b->d, b->dmin, b->scales, 31, x, g);
+}
+
+static void grid_q2_k(const void *q, int64_t block, const float *x, grid *g)
+{
+    const q35_block_q2_K *b = (const q35_block_q2_K *)q + block;
+    uint8_t sc[16], m[16];
+    for (int sb = 0; sb < 16; sb++)
+        sc[sb] = b->scales[sb] & 15, m[sb] = b->scales[sb] >> 4;
+    grid_asym(q35_f16_to_f32(b->d), q35_f16_to_f32(b->dmin), sc, m, 16, 16, 3, 15, x, g);
+}
+
+/* Q4_1/Q5_1: levels q * d + m, q = 0..nmax, m = f16(min x), d = f16((max - min) /
+ * nmax): the span misses the data by at most the two roundings (half an ulp of m,
+ * nmax half ulps of d). */
+static void grid_offset(uint16_t dbits, uint16_t mbits, int nmax, const float *x, grid *g)
+{
+    const double d = q35_f16_to_f32(dbits), m = q35_f16_to_f32(mbits);
+    double lo = x[0], hi = x[0];
+    for (int j = 1; j < Q35_QK32; j++)
+        lo = fmin(lo, x[j]), hi = fmax(hi, x[j]);
+    const double cover = fmax(f16_half_ulp(m), f16_half_ulp(lo)) +
+                         nmax * fmax(f16_half_ulp(d), f16_half_ulp((hi - lo) / nmax));
+    for (int j = 0; j < Q35_QK32; j++) {
+        g[j].step = fabs(d);
+        span(&g[j], m, (double)(float)((float)nmax * (float)d + (float)m));
+        g[j].cover = cover;
+        g[j].step_max = f16_ceil((hi - lo) / nmax);
+    }
+}
+
+static void grid_q4_1(const void *q, int64_t block, const float *x, grid *g)
+{
+    const q35_block_q4_1 *b = (const q35_block_q4_1 *)q + block;
+    grid_offset(b->d, b->m, 15, x, g);
+}
+
+static void grid_q5_1(const void *q, int64_t block, const float *x, grid *g)
+{
+    const q35_block_q5_1 *b = (const q35_block_q5_1 *)q + block;
+    grid_offset(b->d, b->m, 31, x, g);
+}
+
+/* A symmetric sub-block of n elements x with levels dl * T[i] (T ascending, from
+ * T[0] < 0 to T[nt - 1] > 0; Q3_K -4..3, IQ4's table): the quantizer puts the
+ * element of largest magnitude at T[0] (|dl| >= its want, up to `ulps` of it, f16
+ * rounding), so the far side lacks (|T[0]| - T[nt - 1]) steps at most. Element j's
+ * step is the gap of the two levels around it (the nearest is within half of it),
+ * no coarser than that gap times want + d_max (the scale rounded up by at most d). */
+static void grid_symmetric(double dl, const int *T, int nt, double want, double d_max, double ulps, const float *x,
+                           int n, grid *g)
+{
+    const double amax = abs_max(x, n);
+    for (int j = 0; j < n; j++) {
+        span(&g[j], dl * T[0], dl * T[nt - 1]);
+        const double v = dl != 0.0 ? x[j] / dl : 0.0;
+        int i = 0;
+        while (i < nt - 2 && v > T[i + 1])
+            i++;
+        const bool inside = v >= T[0] && v <= T[nt - 1];
+        g[j].step = inside ? fabs(dl) * (T[i + 1] - T[i]) : 0.0;
+        const bool max_side = x[j] * dl < 0.0;
+        g[j].cover = (max_side ? 0.0 : fabs(dl) * (-T[0] - T[nt - 1])) + ulps * amax;
+        g[j].step_max = (T[i + 1] - T[i]) * (fabs(want) + d_max);
+    }
+}
+
+static const int k_q3_levels[8] = {-4, -3, -2, -1, 0, 1, 2, 3};
+static const int k_iq4_levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+/* IQ4_NL: d = f16(max / -127): the rounding of d can leave 127 half-ulps of d. */
+static void grid_iq4_nl(const void *q, int64_t block, const float *x, grid *g)
+{
+    const q35_block_iq4_nl *b = (const q35_block_iq4_nl *)q + block;
+    const double d = q35_f16_to_f32(b->d), amax = abs_max(x, Q35_QK32);
+    grid_symmetric(d, k_iq4_levels, 16, amax / 127.0, f16_ceil(amax / 127.0) - amax / 127.0, 0.0, x, Q35_QK32, g);
+    for (int j = 0; j < Q35_QK32; j++)
+        g[j].cover += 127.0 * f16_half_ulp(d);
+}
+
+/* Q3_K/IQ4_XS's super-scale: at least the largest want / 31, one f16 step above at most. */
+static double super_max(const float *x, int n_sub, int len, int top)
+{
+    double w = 0.0;
+    for (int sb = 0; sb < n_sub; sb++)
+        w = fmax(w, abs_max(x + len * sb, len) / top);
+    return w / 31.0 + 2.0 * f16_half_ulp(w / 31.0);
+}
+
+static void grid_q3_k(const void *q, int64_t block, const float *x, grid *g)
+{
+    const q35_block_q3_K *b = (const q35_block_q3_K *)q + block;
+    const float d = q35_f16_to_f32(b->d);
+    const double d_max = super_max(x, 16, 16, 4);
+    for (int sb = 0; sb < 16; sb++) {
+        const float dl = d * (float)(q35_q3_k_scale(sb, b->scales) - 32);
+        grid_symmetric(dl, k_q3_levels, 8, abs_max(x + 16 * sb, 16) / 4.0, d_max, 0x1p-20, x + 16 * sb, 16,
+                       g + 16 * sb);
+    }
+}
+
+static void grid_iq4_xs(const void *q, int64_t block, const float *x, grid *g)
+{
+    const q35_block_iq4_xs *b = (const q35_block_iq4_xs *)q + block;
+    const float d = q35_f16_to_f32(b->d);
+    const double d_max = super_max(x, 8, 32, 127);
+    for (int sb = 0; sb < 8; sb++) {
+        const float dl = d * (float)(q35_iq4_xs_scale(sb, b->scales_l, b->scales_h) - 32);
+        grid_symmetric(dl, k_iq4_levels, 16, abs_max(x + 32 * sb, 32) / 127.0, d_max, 0x1p-20, x + 32 * sb, 32,
+                       g + 32 * sb);
+    }
 }
 
 /* Q6_K sub-block s of 16: levels d*sc*(L - 32); the quantizer uses -31..31 steps
@@ -251,6 +370,12 @@ static const codec k_codecs[] = {
     {Q35_TYPE_Q4_K, grid_q4_k, QSLACK, 8.5e-2}, /* [7.54e-2, 7.80e-2] */
     {Q35_TYPE_Q5_K, grid_q5_k, QSLACK, 4.2e-2}, /* [3.69e-2, 3.82e-2] */
     {Q35_TYPE_Q6_K, grid_q6_k, QSLACK, 2.1e-2}, /* [1.85e-2, 1.92e-2] */
+    {Q35_TYPE_Q4_1, grid_q4_1, QSLACK, 8.4e-2},     /* [7.47e-2, 7.70e-2] */
+    {Q35_TYPE_Q5_1, grid_q5_1, QSLACK, 4.1e-2},     /* [3.59e-2, 3.74e-2] */
+    {Q35_TYPE_IQ4_NL, grid_iq4_nl, QSLACK, 8.6e-2}, /* [7.69e-2, 7.90e-2] */
+    {Q35_TYPE_Q2_K, grid_q2_k, QSLACK, 3.75e-1},    /* [3.34e-1, 3.44e-1] */
+    {Q35_TYPE_Q3_K, grid_q3_k, QSLACK, 1.67e-1},    /* [1.49e-1, 1.54e-1] */
+    {Q35_TYPE_IQ4_XS, grid_iq4_xs, QSLACK, 8.7e-2}, /* [7.79e-2, 8.00e-2] */
 };
 #define N_CODECS ((int)(sizeof k_codecs / sizeof k_codecs[0]))
 
@@ -362,7 +487,7 @@ static double check_roundtrip(q35_suite *s, const codec *c, const dataset *ds)
         snprintf(where, sizeof where, " (at [%" PRId64 "]%s%s%s)", worst_at, ds->block_names ? " in '" : "",
                  ds->block_names ? ds->block_names[worst_at / Q35_QK_K] : "", ds->block_names ? "'" : "");
     q35_case(s, ok,
-             "%-4s %-30s %5" PRId64 " el, %5zu bytes: writes %s%s, %" PRId64 " floats%s%s; off the nearest level "
+             "%-6s %-30s %5" PRId64 " el, %5zu bytes: writes %s%s, %" PRId64 " floats%s%s; off the nearest level "
              "%" PRId64 ", outside the grid %" PRId64 ", step too coarse %" PRId64 "; max |err| %.3f of its bound%s",
              ti->name, ds->what, ds->n, bytes, all_written ? "all" : "NOT ALL", tail_ok ? "" : " AND PAST THEM", ds->n,
              ytail_ok ? "" : " AND PAST THEM", nonfinite ? " WITH NaN/inf" : "", near_bad, cover_bad, loose, worst,
@@ -430,7 +555,7 @@ void q35_test_check_roundtrips(q35_suite *s, q35_rng *rng)
         }
     }
     for (int i = 0; i < N_CODECS; i++)
-        q35_case(s, rms[i] <= k_codecs[i].rms_limit, "%-4s RMS(err)/RMS(x) on N(0,1): measured %.4e, limit %.2e",
+        q35_case(s, rms[i] <= k_codecs[i].rms_limit, "%-6s RMS(err)/RMS(x) on N(0,1): measured %.4e, limit %.2e",
                  q35_type_name(k_codecs[i].type), rms[i], k_codecs[i].rms_limit);
     check_zero_length(s);
     free(gauss);

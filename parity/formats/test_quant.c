@@ -5,12 +5,13 @@
  *      at every half-way point between adjacent values (and one f32 ulp either
  *      side); overflow, the subnormal range and NaN; random floats against a
  *      nearest-value search.
- *   2. Hand-built blocks of Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K: every level, every
- *      scale position, f16 scales from zero and subnormal to 65504, infinity and
+ *   2. Hand-built blocks of Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K,
+ *      Q5_K, Q6_K, IQ4_XS: every level, every scale position (and offset, fifth
+ *      and high bit, table entry), f16 scales from zero and subnormal to 65504, infinity and
  *      NaN. Expected values are computed here from the format's definition by the
  *      float operations of ggml's formula in its order (quant_kquants.c states it),
  *      and compared bitwise; a few are also written out as literals.
- *   3. Quantize -> dequantize round trips of all 9 computable types on random and
+ *   3. Quantize -> dequantize round trips of all 15 computable types on random and
  *      adversarial data: the bytes written (exactly q35_row_bytes, every one of
  *      them), the floats written (exactly n), per element the bounds derived from
  *      the format and this project's quantizer (see `grid`: the nearest level, a
@@ -57,7 +58,7 @@ static void check_golden(q35_suite *s)
 
 /* ---- 5. the type table ----------------------------------------------------------- */
 
-/* The 9 computable types: ggml's id, name and block (ggml_type_traits), and the
+/* The 15 computable types: ggml's id, name and block (ggml_type_traits), and the
  * size of this project's block struct. */
 static const struct {
     uint32_t id;
@@ -74,6 +75,12 @@ static const struct {
     {12, "q4_K", 256, 144, sizeof(q35_block_q4_K)},
     {13, "q5_K", 256, 176, sizeof(q35_block_q5_K)},
     {14, "q6_K", 256, 210, sizeof(q35_block_q6_K)},
+    {3, "q4_1", 32, 20, sizeof(q35_block_q4_1)},
+    {7, "q5_1", 32, 24, sizeof(q35_block_q5_1)},
+    {10, "q2_K", 256, 84, sizeof(q35_block_q2_K)},
+    {11, "q3_K", 256, 110, sizeof(q35_block_q3_K)},
+    {20, "iq4_nl", 32, 18, sizeof(q35_block_iq4_nl)},
+    {23, "iq4_xs", 256, 136, sizeof(q35_block_iq4_xs)},
 };
 
 static void check_type_table(q35_suite *s)
@@ -99,7 +106,7 @@ static void check_type_table(q35_suite *s)
                         q35_row_bytes(id, -be) == 0 && (be == 1 || q35_row_bytes(id, 7 * be + 1) == 0) &&
                         (be == 1 || q35_row_bytes(id, be - 1) == 0);
         q35_case(s, ok,
-                 "type %2" PRIu32 " %-4s: %3d elements / %3d bytes a block (struct %zu), computable, parses "
+                 "type %2" PRIu32 " %-6s: %3d elements / %3d bytes a block (struct %zu), computable, parses "
                  "(\"%s\", \"%s\"), row bytes of 0, 7 blocks, 4096, -1 block%s",
                  id, k_computable[i].name, be, bb, k_computable[i].struct_bytes, k_computable[i].name, upper,
                  be == 1 ? "" : ", non-multiples (0)");
@@ -110,8 +117,8 @@ static void check_type_table(q35_suite *s)
         uint32_t id;
         const char *name;
         int block_elems, block_bytes;
-    } known[] = {{3, "q4_1", 32, 20}, {10, "q2_K", 256, 84}, {15, "q8_K", 256, 292}, {20, "iq4_nl", 32, 18},
-                 {24, "i8", 1, 1},    {28, "f64", 1, 8},     {39, "mxfp4", 32, 17}};
+    } known[] = {{9, "q8_1", 32, 36}, {16, "iq2_xxs", 256, 66}, {15, "q8_K", 256, 292}, {21, "iq3_s", 256, 110},
+                 {24, "i8", 1, 1},    {28, "f64", 1, 8},         {39, "mxfp4", 32, 17}};
     int bad_known = 0;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         const q35_type_info *t = q35_type_get(known[i].id);
@@ -119,13 +126,13 @@ static void check_type_table(q35_suite *s)
                      t->block_bytes != known[i].block_bytes || t->computable || q35_type_computable(known[i].id) ||
                      q35_row_bytes(known[i].id, 2 * known[i].block_elems) != (size_t)(2 * known[i].block_bytes);
     }
-    q35_case(s, bad_known == 0, "7 known non-computable types (q4_1 .. mxfp4): sized and named, not computable: %d wrong",
+    q35_case(s, bad_known == 0, "7 known non-computable types (q8_1 .. mxfp4): sized and named, not computable: %d wrong",
              bad_known);
 
     int n_computable = 0;
     for (uint32_t id = 0; id < Q35_TYPE_COUNT; id++)
         n_computable += q35_type_computable(id);
-    q35_case(s, n_computable == 9, "exactly 9 computable ids below Q35_TYPE_COUNT: %d", n_computable);
+    q35_case(s, n_computable == 15, "exactly 15 computable ids below Q35_TYPE_COUNT: %d", n_computable);
 
     /* Ids ggml leaves unused (4, 5: removed q4_2/q4_3; 31-33, 36-38) and ids past the table. */
     static const uint32_t unknown[] = {4, 5, 31, 32, 33, 36, 37, 38, 40, 41, 255, 0x80000000u, UINT32_MAX};

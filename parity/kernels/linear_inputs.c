@@ -69,6 +69,22 @@ uint8_t *q35_test_weight(q35_type type, int64_t n, int64_t k, q35_rng *r)
         case Q35_TYPE_Q6_K:
             put_u16(p + 208, scale_bits(r, 2.5e-5f, true));
             break;
+        case Q35_TYPE_Q4_1: /* 15 d + m, 31 d + m */
+        case Q35_TYPE_Q5_1:
+            put_u16(p, scale_bits(r, type == Q35_TYPE_Q4_1 ? 3e-3f : 1.5e-3f, false));
+            put_u16(p + 2, scale_bits(r, 2.5e-2f, true));
+            break;
+        case Q35_TYPE_Q2_K: /* 15 * 3 * d - 15 * dmin */
+            put_u16(p + 80, scale_bits(r, 1e-3f, false));
+            put_u16(p + 82, scale_bits(r, 3e-3f, false));
+            break;
+        case Q35_TYPE_Q3_K: /* 32 * 4 * d */
+            put_u16(p + 108, scale_bits(r, 4e-4f, true));
+            break;
+        case Q35_TYPE_IQ4_NL: /* 127 d */
+        case Q35_TYPE_IQ4_XS: /* 32 * 127 d */
+            put_u16(p, scale_bits(r, type == Q35_TYPE_IQ4_NL ? 4e-4f : 1.2e-5f, true));
+            break;
         default: /* Q8_0, Q4_0, Q5_0: d leads */
             put_u16(p, scale_bits(r, type == Q35_TYPE_Q8_0 ? 4e-4f : 3e-3f, true));
             break;

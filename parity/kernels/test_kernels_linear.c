@@ -643,12 +643,12 @@ static void check_refusals(q35_suite *s)
 {
     q35_error err = {{0}};
     float *d = q35_gpu_floats(1 << 16);
-    int rc = q35_gemm_f32(g_blas, d, 64, d, 2, d, Q35_TYPE_Q2_K, 64, 256, d, &err);
-    q35_case(s, rc == -1 && strstr(err.msg, "gemm_f32: type q2_K is not one this project computes"),
-             "gemm_f32 refuses q2_K: %s", err.msg);
+    int rc = q35_gemm_f32(g_blas, d, 64, d, 2, d, Q35_TYPE_IQ2_XXS, 64, 256, d, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gemm_f32: type iq2_xxs is not one this project computes"),
+             "gemm_f32 refuses iq2_xxs: %s", err.msg);
     memset(&err, 0, sizeof err);
-    rc = q35_gemv(d, d, Q35_TYPE_Q2_K, 64, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
-    q35_case(s, rc == -1 && strstr(err.msg, "gemv: type q2_K is not one"), "gemv refuses q2_K: %s", err.msg);
+    rc = q35_gemv(d, d, Q35_TYPE_IQ2_XXS, 64, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gemv: type iq2_xxs is not one"), "gemv refuses iq2_xxs: %s", err.msg);
     memset(&err, 0, sizeof err);
     rc = q35_gemv_rows(d, 64, d, Q35_TYPE_Q4_K, 64, 100, d, 3, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gemv_rows: k = 100 is not a whole number of q4_K blocks of 256"),
@@ -724,6 +724,12 @@ int main(void)
     check_one(&s, tm, tp, Q35_TYPE_Q5_K, tn, tk, tT, tn, 0, 0);
     check_one(&s, tm, tp, Q35_TYPE_BF16, tn, tk, tT, tn, 0, 0);
     check_one(&s, tm, tp, Q35_TYPE_F32, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_Q4_1, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_Q5_1, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_IQ4_NL, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_Q2_K, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_Q3_K, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_IQ4_XS, tn, tk, tT, tn, 0, 0);
 
     printf("-- odd sizes, alignments, wider output rows\n");
     check_one(&s, "odd", "-", Q35_TYPE_Q8_0, 37, 96, 3, 37, 0, 0);
@@ -734,6 +740,8 @@ int main(void)
     check_one(&s, "odd", "-", Q35_TYPE_Q4_K, 64, 512, 9, 64, 2, 3); /* the 2-byte loads of a wide type */
     check_one(&s, "odd", "-", Q35_TYPE_Q6_K, 100, 256, 5, 128, 0, 0); /* ldy > n */
     check_one(&s, "odd", "-", Q35_TYPE_Q5_0, 19, 64, 17, 24, 0, 0);   /* ldy > n, a tile of rows and a part */
+    check_one(&s, "odd", "-", Q35_TYPE_Q3_K, 7, 768, 9, 7, 2, 0);     /* 2-byte aligned super-blocks of 110 */
+    check_one(&s, "odd", "-", Q35_TYPE_Q5_1, 5, 96, 3, 5, 0, 1);      /* 3 blocks a row */
     /* the staged variant: a last stage part full, rows not a whole number of a warp's groups */
     check_one(&s, "odd", "-", Q35_TYPE_Q4_K, 37, 768, 3, 37, 0, 0);  /* 24 units: one stage of 432 bytes */
     check_one(&s, "odd", "-", Q35_TYPE_Q5_K, 6, 1280, 2, 6, 0, 0);    /* 40 units: a second stage of 176 bytes */

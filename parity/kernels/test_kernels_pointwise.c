@@ -520,8 +520,9 @@ int main(void)
     check_rope(&s, "odd", 3, 64, 16, 5, 3);
     check_rope(&s, "full rot", 2, 128, 128, 123456, 3);
 
-    static const q35_type types[] = {Q35_TYPE_F32, Q35_TYPE_F16, Q35_TYPE_BF16, Q35_TYPE_Q8_0, Q35_TYPE_Q4_0,
-                                     Q35_TYPE_Q5_0, Q35_TYPE_Q4_K, Q35_TYPE_Q5_K, Q35_TYPE_Q6_K};
+    static const q35_type types[] = {Q35_TYPE_F32,  Q35_TYPE_F16,    Q35_TYPE_BF16, Q35_TYPE_Q8_0, Q35_TYPE_Q4_0,
+                                     Q35_TYPE_Q5_0, Q35_TYPE_Q4_K,   Q35_TYPE_Q5_K, Q35_TYPE_Q6_K, Q35_TYPE_Q4_1,
+                                     Q35_TYPE_Q5_1, Q35_TYPE_IQ4_NL, Q35_TYPE_Q2_K, Q35_TYPE_Q3_K, Q35_TYPE_IQ4_XS};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         check_embedding(&s, types[i], 1024, 37, 37);
         check_embedding(&s, types[i], 5120, 3, 7);

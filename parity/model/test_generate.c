@@ -135,7 +135,10 @@ static void check_determinism(q35_suite *s, uint64_t seed)
  * it takes token ids), the file type of the mix, the quantization version. */
 static void check_llama_keys(q35_suite *s)
 {
-    static const struct { const char *mix; uint32_t ftype; } k[] = {{"f32", 0}, {"q8_0", 7}, {"q4_k", 14}, {"q4_k_m", 15}};
+    static const struct { const char *mix; uint32_t ftype; } k[] = {
+        {"f32", 0},  {"q8_0", 7},  {"q4_k", 14}, {"q4_k_m", 15}, {"q4_1", 3},    {"q5_1", 9},
+        {"q2_k", 10}, {"q3_k", 11}, {"iq4_nl", 25}, {"iq4_xs", 30},
+    };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         q35_gen_options o = opts("tiny", k[i].mix, 1, 64, 1);
         q35_model *m = NULL;
@@ -179,9 +182,35 @@ static void check_mix(q35_suite *s)
                     q35_gen_mix_type("q8_0", "ffn_up.weight", 0, 8, 100) == Q35_TYPE_F16 &&
                     q35_gen_mix_type("bf16", "ffn_up.weight", 0, 8, 100) == Q35_TYPE_BF16,
              "row-length fallbacks: q4_K -> q5_0, q6_K -> q8_0, q8_0 -> f16 on rows of 100; bf16 stays");
-    q35_gen_options bad = opts("tiny", "q3_k", 0, 0, 1);
-    q35_case(s, q35_gen_check(&bad, &err) == -1 && strstr(err.msg, "unknown quant mix 'q3_k'"), "refuses mix q3_k: %s",
-             err.msg);
+    q35_case(s, q35_gen_mix_type("q2_k", "ffn_up.weight", 0, 8, 384) == Q35_TYPE_IQ4_NL &&
+                    q35_gen_mix_type("q3_k", "ffn_up.weight", 0, 8, 384) == Q35_TYPE_IQ4_NL &&
+                    q35_gen_mix_type("iq4_xs", "ffn_up.weight", 0, 8, 384) == Q35_TYPE_IQ4_NL &&
+                    q35_gen_mix_type("iq4_xs", "ffn_up.weight", 0, 8, 100) == Q35_TYPE_F16 &&
+                    q35_gen_mix_type("q4_1", "ffn_up.weight", 0, 8, 100) == Q35_TYPE_F16 &&
+                    q35_gen_mix_type("q5_1", "ffn_up.weight", 0, 8, 384) == Q35_TYPE_Q5_1 &&
+                    q35_gen_mix_type("q2_k", "attn_q.weight", 0, 8, 512) == Q35_TYPE_Q2_K &&
+                    q35_gen_mix_type("iq4_nl", "output.weight", -1, 8, 100) == Q35_TYPE_F16,
+             "row-length fallbacks: q2_K, q3_K, iq4_xs -> iq4_nl on rows of 384, -> f16 on rows of 100; q4_1 -> f16; "
+             "q5_1 and q2_K kept where their blocks fit");
+    static const struct { const char *mix; q35_type whole, ffn; } one[] = {
+        {"q4_1", Q35_TYPE_Q4_1, Q35_TYPE_Q4_1},     {"q5_1", Q35_TYPE_Q5_1, Q35_TYPE_Q5_1},
+        {"q2_k", Q35_TYPE_Q2_K, Q35_TYPE_IQ4_NL},   {"q3_k", Q35_TYPE_Q3_K, Q35_TYPE_IQ4_NL},
+        {"iq4_nl", Q35_TYPE_IQ4_NL, Q35_TYPE_IQ4_NL}, {"iq4_xs", Q35_TYPE_IQ4_XS, Q35_TYPE_IQ4_NL},
+    };
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
+        q35_gen_options oi = opts("tiny", one[i].mix, 2, 256, 3);
+        q35_model *mi = NULL;
+        const bool made = q35_generate_model(&oi, &mi, &err) == 0;
+        q35_case(s, made && mi->layers[0].attn_qkv.type == one[i].whole && mi->output.type == one[i].whole &&
+                        mi->layers[1].ffn_down.type == one[i].ffn && mi->layers[0].ssm_a.type == Q35_TYPE_F32,
+                 "tiny %-6s model: attn_qkv and output %s, ffn_down (rows of 384) %s, vectors f32 %s", one[i].mix,
+                 q35_type_name(one[i].whole), q35_type_name(one[i].ffn), made ? "" : err.msg);
+        q35_model_free(mi);
+    }
+    q35_gen_options bad = opts("tiny", "q3_k_m", 0, 0, 1);
+    q35_case(s, q35_gen_check(&bad, &err) == -1 && strstr(err.msg, "unknown quant mix 'q3_k_m'") &&
+                    strstr(err.msg, "q4_1, q5_1, q2_k, q3_k, iq4_nl, iq4_xs"),
+             "refuses mix q3_k_m, listing the mixes: %s", err.msg);
 }
 
 int main(void)
