@@ -11,8 +11,9 @@
  * rounding of a few thousand-term sums over 8 layers). On every other type ggml
  * rounds the activations too (f16 for f16 and bf16 weights' dot products, Q8_0
  * / Q8_1 for the legacy types, Q8_K for the K-quants), which the reference does
- * not: that gap is reported, named, and held only to agree on the layout (rel
- * L2 under 0.5; a misread layout gives ~1.4 on random weights). The bound with
+ * not: that gap is reported, named, and held under 0.1 rel L2 (measured 3e-4 for
+ * f16 .. 5.5e-2 for the 9B's Q4_K, growing with the width; a misread layout gives
+ * ~1.4 on random weights). The bound with
  * llama.cpp's activation quantization reproduced is the next step (SPEC.md).
  * Without the goldens (not generated yet) the suite skips, saying so. */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
@@ -100,10 +101,10 @@ static void run_case(q35_suite *s, const char *name, const char *args, const cha
     for (int r = 0; r < 2; r++) {
         const q35_cmp c = q35_compare_f32_f64(golden + (size_t)r * (size_t)vocab, logits + (size_t)r * (size_t)vocab,
                                               vocab);
-        const bool pass = c.nonfinite == 0 && (exact ? c.rel_l2 < 1e-4 : c.rel_l2 < 0.5);
+        const bool pass = c.nonfinite == 0 && (exact ? c.rel_l2 < 1e-4 : c.rel_l2 < 0.1);
         q35_case(s, pass, "%-16s position %" PRId64 ": rel L2 %.3e, top-1 %s (%s)", name, at[r], c.rel_l2,
                  c.argmax_a == c.argmax_b ? "the same" : "differs",
-                 exact ? "f32 weights: within 1e-4" : "the gap of ggml's activation quantization, layout within 0.5");
+                 exact ? "f32 weights: within 1e-4" : "the gap of ggml's activation quantization, held under 0.1");
     }
     free(golden), free(logits), q35_ref_state_free(&st), q35_model_free(m);
 }
