@@ -13,9 +13,10 @@ static const char *const k_help =
     "                      [--mtp N] [--threads N] -o FILE\n"
     "\n"
     "Writes a valid qwen35 GGUF with random weights of realistic scale (linear N(0, 0.02),\n"
-    "embeddings N(0, 1), norms near 1, ssm_a negative, ssm_dt near 1). q4_k_m is a\n"
-    "Q4_K_M-like mix: Q4_K, with Q6_K for output and for attn_v/ffn_down in the layers\n"
-    "llama.cpp gives more bits; rows that are not whole k-quant blocks fall back to Q5_0/Q8_0.\n"
+    "embeddings N(0, 1), norms near 1, ssm_a negative, ssm_dt near 1). q4_k_m is\n"
+    "llama-quantize's Q4_K_M tensor for tensor: Q4_K, with Q6_K for the output (a tied\n"
+    "token_embd too) and for attn_v, attn_qkv and ffn_down in the layers it gives more bits;\n"
+    "rows that are not whole k-quant blocks fall back to Q5_0/Q8_0.\n"
     "FILE is written through a temporary file beside it, renamed into place when complete:\n"
     "a failure leaves a file already there as it was. FILE must be a new path or a regular file.\n"
     "\n";

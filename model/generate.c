@@ -107,11 +107,15 @@ q35_type q35_gen_mix_type(const char *mix, const char *kind, int layer, int n_la
 {
     q35_type t = Q35_TYPE_F16;
     if (strcasecmp(mix, "q4_k_m") == 0) {
+        /* llama-quantize's Q4_K_M for qwen35: the output (a tied token_embd too) Q6_K; the
+         * attention-v-like weights (attn_v, and the DeltaNet's attn_qkv: one a layer, so its
+         * count is the layer's) and ffn_down Q6_K in the layers use_more_bits picks */
         t = Q35_TYPE_Q4_K;
         if (strcmp(kind, "output.weight") == 0)
             t = Q35_TYPE_Q6_K;
-        else if ((strcmp(kind, "attn_v.weight") == 0 || strcmp(kind, "ffn_down.weight") == 0) && layer >= 0 &&
-                 use_more_bits(layer, n_layer))
+        else if ((strcmp(kind, "attn_v.weight") == 0 || strcmp(kind, "attn_qkv.weight") == 0 ||
+                  strcmp(kind, "ffn_down.weight") == 0) &&
+                 layer >= 0 && use_more_bits(layer, n_layer))
             t = Q35_TYPE_Q6_K;
     } else if (q35_type_parse(mix, &t) != 0) {
         t = Q35_TYPE_F16;
@@ -150,7 +154,9 @@ static int plan_weight(plan *p, const q35_gen_options *o, int layer, const char 
         snprintf(name, sizeof name, "blk.%d.%s", layer, kind);
     else
         snprintf(name, sizeof name, "%s", kind);
-    const q35_type t = q35_gen_mix_type(o->mix, kind, layer, o->shape.n_layer, ne0);
+    /* a tied token_embd is the output too, and quantized as llama-quantize quantizes the output */
+    const bool as_output = o->shape.tied && strcmp(kind, "token_embd.weight") == 0;
+    const q35_type t = q35_gen_mix_type(o->mix, as_output ? "output.weight" : kind, layer, o->shape.n_layer, ne0);
     return plan_add(p, name, t, ne0, ne1, init, err);
 }
 

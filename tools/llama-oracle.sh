@@ -8,10 +8,12 @@
 #                                    (a baseline x86-64 build: no FMA, as the project's host code)
 #                                    into $Q35_LLAMA_CACHE (default ~/.cache/q35-llama), and
 #                                    tools/llama-oracle/logits.c against its libllama
+#   tools/llama-oracle.sh quantize Q35  llama-quantize's Q4_K_M types of the f16 models the suite
+#                                    test_generate compares q4_k_m with (quantize/q4_k_m-*.tsv)
 #   tools/llama-oracle.sh goldens Q35   for each case of data/golden/llama-0c1e570/cases.tsv: the
 #                                    model made by Q35 (the q35 binary) `model make` with the case's
 #                                    arguments, llama.cpp's logits of its last two positions, into
-#                                    <case>.f32 beside it
+#                                    <case>.f32 beside it, and the model file's cksum into <case>.cksum
 #
 # llama.cpp runs as exactly as it allows (logits.c): an f32 KV cache, its f32
 # attention (flash off), one ubatch, 2 threads. The goldens record its numerics:
@@ -48,8 +50,21 @@ goldens)
         "$C/logits" "$tmp/$name.gguf" "$tmp/$name.all.f32" "$ids"
         vocab=$(( $(stat -c %s "$tmp/$name.all.f32") / 4 / $(echo "$ids" | tr ',' '\n' | wc -l) ))
         tail -c $((2 * vocab * 4)) "$tmp/$name.all.f32" >"$G/$name.f32" # the last two positions
+        # the model file's POSIX cksum and size, so a generator that changes what it writes fails the suite plainly
+        cksum <"$tmp/$name.gguf" >"$G/$name.cksum"
         echo "llama-oracle: $name: vocab $vocab, $(stat -c %s "$G/$name.f32") bytes"
         rm -f "$tmp/$name.gguf" "$tmp/$name.all.f32"
+    done
+    rm -rf "$tmp" ;;
+quantize)
+    q35=${2:?usage: tools/llama-oracle.sh quantize Q35}
+    tmp=$(mktemp -d)
+    for shape in 0.8b 9b; do
+        "$q35" model make --shape $shape --layers 8 --vocab 4096 --quant f16 --seed 3 -o "$tmp/f16.gguf" >/dev/null
+        "$C/build/bin/llama-quantize" "$tmp/f16.gguf" "$tmp/q.gguf" Q4_K_M 2 >"$tmp/quantize.log" 2>&1
+        { echo "# llama-quantize (0c1e570) Q4_K_M of q35 model make --shape $shape --layers 8 --vocab 4096 --quant f16 --seed 3: name, type"
+          "$q35" info "$tmp/q.gguf" | awk '/^tensors:/ { f = 1; next } f && $1 ~ /^(blk\.|[a-z_]+\.weight)/ { print $1 "\t" $2 }' | sort
+        } >"$G/quantize/q4_k_m-$shape-8.tsv"
     done
     rm -rf "$tmp" ;;
 *) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;

@@ -6,6 +6,8 @@
 #include "parity/lib/harness.h"
 
 #include "core/parallel.h"
+#include "core/gguf.h"
+#include "core/quant.h"
 #include "model/generate.h"
 
 #include <inttypes.h>
@@ -156,6 +158,51 @@ static void check_llama_keys(q35_suite *s)
     }
 }
 
+/* q4_k_m is llama-quantize's Q4_K_M tensor for tensor: its types of the same
+ * model (data/golden/llama-0c1e570/quantize/, written by llama-quantize from the
+ * f16 file q35 makes; tools/llama-oracle.sh says how) against the generator's. */
+static void check_llama_quantize_types(q35_suite *s)
+{
+    static const char *const shapes[] = {"0.8b", "9b"};
+    for (int i = 0; i < 2; i++) {
+        char rel[128], path[1024];
+        snprintf(rel, sizeof rel, "data/golden/llama-0c1e570/quantize/q4_k_m-%s-8.tsv", shapes[i]);
+        size_t n = 0;
+        char *tsv = q35_read_file(q35_repo_path(rel, path, sizeof path), &n);
+        q35_gen_options o = opts(shapes[i], "q4_k_m", 8, 4096, 3);
+        q35_model *m = NULL;
+        q35_error err = {{0}};
+        if (!q35_case(s, tsv && q35_generate_model(&o, &m, &err) == 0, "%s: the generator's model and %s %s",
+                      shapes[i], rel, err.msg)) {
+            free(tsv);
+            continue;
+        }
+        char *text = malloc(n + 1);
+        memcpy(text, tsv, n);
+        text[n] = '\0';
+        int lines = 0, same = 0;
+        char first[160] = "";
+        for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            char name[96], type[16];
+            if (line[0] == '#' || sscanf(line, "%95s %15s", name, type) != 2)
+                continue;
+            lines++;
+            const q35_gguf_tensor *t = q35_gguf_find_tensor(m->gguf, name);
+            if (t && strcmp(q35_type_name(t->type), type) == 0)
+                same++;
+            else if (!first[0])
+                snprintf(first, sizeof first, "%s: llama-quantize %s, ours %s", name, type,
+                         t ? q35_type_name(t->type) : "(none)");
+        }
+        q35_case(s, lines > 100 && same == lines && (uint64_t)lines == m->gguf->n_tensors,
+                 "%s, 8 layers, q4_k_m: %d of %d tensors of llama-quantize's type (ours has %" PRIu64 ") %s",
+                 shapes[i], same, lines, m->gguf->n_tensors, first);
+        free(text);
+        free(tsv);
+        q35_model_free(m);
+    }
+}
+
 static void check_mix(q35_suite *s)
 {
     /* tiny: 8 layers (3, 7 attention), ffn 384 (not a whole number of 256-blocks).
@@ -173,9 +220,10 @@ static void check_mix(q35_suite *s)
     q35_case(s, down_ok, "ffn_down (rows of 384): q8_0 (Q6_K's fallback) in layers 0, 3, 6, 7, q5_0 (Q4_K's) elsewhere");
     q35_case(s, m->layers[3].attn_v.type == Q35_TYPE_Q6_K && m->layers[7].attn_v.type == Q35_TYPE_Q6_K &&
                     m->output.type == Q35_TYPE_Q6_K && m->token_embd.type == Q35_TYPE_Q4_K &&
-                    m->layers[3].attn_q.type == Q35_TYPE_Q4_K && m->layers[0].attn_qkv.type == Q35_TYPE_Q4_K &&
+                    m->layers[3].attn_q.type == Q35_TYPE_Q4_K && m->layers[0].attn_qkv.type == Q35_TYPE_Q6_K &&
+                    m->layers[1].attn_qkv.type == Q35_TYPE_Q4_K &&
                     m->layers[0].ssm_conv1d.type == Q35_TYPE_F32 && m->layers[0].ssm_a.type == Q35_TYPE_F32,
-             "attn_v (layers 3, 7) and output q6_K; token_embd, attn_q, attn_qkv q4_K; conv1d and vectors f32");
+             "attn_v (layers 3, 7), attn_qkv (layer 0) and output q6_K; token_embd, attn_q, attn_qkv (layer 1) q4_K; conv1d and vectors f32");
     q35_model_free(m);
     q35_case(s, q35_gen_mix_type("q4_k", "ffn_up.weight", 0, 8, 100 * 32) == Q35_TYPE_Q5_0 &&
                     q35_gen_mix_type("q6_k", "ffn_up.weight", 0, 8, 100 * 32) == Q35_TYPE_Q8_0 &&
@@ -223,5 +271,6 @@ int main(void)
     check_determinism(&s, seed);
     check_mix(&s);
     check_llama_keys(&s);
+    check_llama_quantize_types(&s);
     return q35_suite_end(&s);
 }
