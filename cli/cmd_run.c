@@ -139,22 +139,19 @@ static int set_option(run_args *a, int k, const char *v)
         a->cuda.delta = Q35_DELTA_SCAN;
         return 0;
     case O_FLASH_KERNEL:
-        if (set_path(o, v, "sm90", "mma", &second))
-            return -1;
-        a->cuda.flash_kernel = second ? Q35_FLASH_KERNEL_MMA : Q35_FLASH_KERNEL_SM90;
-        return 0;
+        if ((a->cuda.flash_kernel = q35_flash_kernel_parse(v)) != Q35_FLASH_KERNEL_DEFAULT)
+            return 0;
+        cli_error("%s wants sm90 or mma, got '%s'", o, v);
+        return -1;
     case O_GEMM_KERNEL:
-        for (int g = Q35_GEMM_KERNEL_CUBLASLT; g <= Q35_GEMM_KERNEL_SM90; g++)
-            if (strcmp(v, q35_gemm_kernel_name((q35_gemm_kernel)g)) == 0) {
-                a->cuda.gemm_kernel = (q35_gemm_kernel)g;
-                return 0;
-            }
+        if ((a->cuda.gemm_kernel = q35_gemm_kernel_parse(v)) != Q35_GEMM_KERNEL_DEFAULT)
+            return 0;
         cli_error("%s wants cublaslt, cublas or sm90, got '%s'", o, v);
         return -1;
     case O_SWITCH: {
         bool on[Q35_SW_COUNT] = {false};
         q35_error err = {{0}};
-        if (q35_switches_parse(v, on, NULL, &err)) {
+        if (q35_switches_parse(v, on, &err)) {
             cli_error("--switch: %s", err.msg);
             return -1;
         }

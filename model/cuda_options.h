@@ -55,6 +55,9 @@ typedef enum q35_gemm_kernel {
 const char *q35_attn_path_name(q35_attn_path a); /* "f32", "flash", "default" */
 const char *q35_flash_kernel_name(q35_flash_kernel k); /* "sm90", "mma", "default" */
 const char *q35_gemm_kernel_name(q35_gemm_kernel k); /* "cublaslt", "cublas", "sm90", "default" */
+/* The kernel a name names, or DEFAULT where it names none. */
+q35_flash_kernel q35_flash_kernel_parse(const char *name);
+q35_gemm_kernel q35_gemm_kernel_parse(const char *name);
 const char *q35_gemm_path_name(q35_gemm_path g); /* "f32", "f16", "fp8", "default" */
 const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "default" */
 

@@ -38,32 +38,39 @@ const char *q35_gemm_kernel_name(q35_gemm_kernel k)
                                          : "default";
 }
 
+q35_flash_kernel q35_flash_kernel_parse(const char *name)
+{
+    for (int k = Q35_FLASH_KERNEL_SM90; k <= Q35_FLASH_KERNEL_MMA; k++)
+        if (strcmp(name, q35_flash_kernel_name((q35_flash_kernel)k)) == 0)
+            return (q35_flash_kernel)k;
+    return Q35_FLASH_KERNEL_DEFAULT;
+}
+
+q35_gemm_kernel q35_gemm_kernel_parse(const char *name)
+{
+    for (int k = Q35_GEMM_KERNEL_CUBLASLT; k <= Q35_GEMM_KERNEL_SM90; k++)
+        if (strcmp(name, q35_gemm_kernel_name((q35_gemm_kernel)k)) == 0)
+            return (q35_gemm_kernel)k;
+    return Q35_GEMM_KERNEL_DEFAULT;
+}
+
 /* ---- the switches ---- */
 
+/* The switches' names and defaults (what each does: paths.h's enum, model/README.md's table). */
 static const struct {
     const char *name;
     bool on;
-    const char *what;
 } k_switches[Q35_SW_COUNT] = {
-    [Q35_SW_MERGE] = {"merge", true, "the fast GEMM paths' merged projection groups ([qkv | z | alpha | beta], "
-                                     "[gate | up], [q | k | v]); off: each projection alone, the A/B"},
-    [Q35_SW_SWIGLU] = {"swiglu", true, "SwiGLU in the sm_90a [gate | up] GEMM's epilogue (f16 path, sm_90); "
-                                       "measured faster than the tuned GEMM and the op apart"},
-    [Q35_SW_PREP] = {"prep", true, "the fused DeltaNet prologue (conv1d, l2norm, gates in one launch; the same "
-                                   "bits); off: three launches, the A/B"},
-    [Q35_SW_QK16] = {"qk16", true, "q and k in f16 from the fused prologue to the chunked rule (the same bits, "
-                                   "less traffic); measured faster"},
-    [Q35_SW_PRUNE] = {"prune", true, "the last layer over the rows whose logits are asked only (the state "
-                                     "bitwise the unpruned one's); off: the A/B"},
-    [Q35_SW_GATE] = {"gate", false, "the attention output gate in the sm_90a flash kernel's epilogue (the same "
-                                    "bits); off until measured"},
-    [Q35_SW_GRAPHS] = {"graphs", false, "a prefill chunk's layers as CUDA graphs, one a layer (the same bits); "
-                                        "off until measured"},
-    [Q35_SW_F16_GU] = {"f16-gu", false, "the f16 path's [gate | up] written in f16: faster, but past the model "
-                                        "sweep's bound of 2e-3"},
-    [Q35_SW_FP8_GU_BF16] = {"fp8-gu-bf16", true, "the fp8 path's [gate | up] written in bf16; off: f32, the A/B"},
-    [Q35_SW_TUNE_STEADY] = {"tune-steady", false, "the tuned GEMM's candidates timed as the prefill runs them "
-                                                  "(back to back) rather than alone"},
+    [Q35_SW_MERGE] = {"merge", true},
+    [Q35_SW_SWIGLU] = {"swiglu", true},
+    [Q35_SW_PREP] = {"prep", true},
+    [Q35_SW_QK16] = {"qk16", true},
+    [Q35_SW_PRUNE] = {"prune", true},
+    [Q35_SW_GATE] = {"gate", false},
+    [Q35_SW_GRAPHS] = {"graphs", false},
+    [Q35_SW_F16_GU] = {"f16-gu", false},
+    [Q35_SW_FP8_GU_BF16] = {"fp8-gu-bf16", true},
+    [Q35_SW_TUNE_STEADY] = {"tune-steady", false},
 };
 
 const char *q35_switch_name(q35_switch s)
@@ -76,11 +83,6 @@ bool q35_switch_default(q35_switch s)
     return (unsigned)s < Q35_SW_COUNT && k_switches[s].on;
 }
 
-const char *q35_switch_what(q35_switch s)
-{
-    return (unsigned)s < Q35_SW_COUNT ? k_switches[s].what : NULL;
-}
-
 char *q35_switches_list(char *buf, size_t cap)
 {
     size_t used = 0;
@@ -91,7 +93,7 @@ char *q35_switches_list(char *buf, size_t cap)
     return buf;
 }
 
-int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], bool set[Q35_SW_COUNT], q35_error *err)
+int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], q35_error *err)
 {
     char names[512];
     for (const char *item = list; item && *item;) {
@@ -111,8 +113,6 @@ int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], bool set[Q35_SW_
         if (!is_on && !is_off)
             return q35_fail(err, "switch '%.*s' wants =on or =off, got '%.*s'", (int)nlen, item, (int)len, item);
         on[found] = is_on;
-        if (set)
-            set[found] = true;
         item += len;
         if (*item == ',' && *++item == '\0')
             return q35_fail(err, "switch list '%s' ends with a comma", list);
@@ -379,19 +379,14 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
     /* the kernels */
     c->flash_kernel = o->flash_kernel;
     if (c->flash_kernel == Q35_FLASH_KERNEL_DEFAULT && env->flash_kernel && env->flash_kernel[0]) {
-        if (strcmp(env->flash_kernel, "sm90") == 0)
-            c->flash_kernel = Q35_FLASH_KERNEL_SM90;
-        else if (strcmp(env->flash_kernel, "mma") == 0)
-            c->flash_kernel = Q35_FLASH_KERNEL_MMA;
-        else
+        c->flash_kernel = q35_flash_kernel_parse(env->flash_kernel);
+        if (c->flash_kernel == Q35_FLASH_KERNEL_DEFAULT)
             q35_paths_note(log, cap, quiet, "warning: Q35_FLASH_KERNEL=\"%s\" is not one of \"sm90\" / \"mma\"; "
                            "using the default", env->flash_kernel);
     }
     c->gemm_kernel = o->gemm_kernel;
     if (c->gemm_kernel == Q35_GEMM_KERNEL_DEFAULT && env->gemm_kernel && env->gemm_kernel[0]) {
-        for (int k = Q35_GEMM_KERNEL_CUBLASLT; k <= Q35_GEMM_KERNEL_SM90; k++)
-            if (strcmp(env->gemm_kernel, q35_gemm_kernel_name((q35_gemm_kernel)k)) == 0)
-                c->gemm_kernel = (q35_gemm_kernel)k;
+        c->gemm_kernel = q35_gemm_kernel_parse(env->gemm_kernel);
         if (c->gemm_kernel == Q35_GEMM_KERNEL_DEFAULT)
             q35_paths_note(log, cap, quiet, "warning: Q35_GEMM_KERNEL=\"%s\" is not one of \"cublaslt\" / "
                            "\"cublas\" / \"sm90\"; using the default", env->gemm_kernel);
@@ -406,13 +401,13 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
         bool from_env[Q35_SW_COUNT];
         memcpy(from_env, c->sw, sizeof from_env);
         q35_error why = {{0}};
-        if (q35_switches_parse(env->switches, from_env, NULL, &why) == 0)
+        if (q35_switches_parse(env->switches, from_env, &why) == 0)
             memcpy(c->sw, from_env, sizeof from_env);
         else
             q35_paths_note(log, cap, quiet, "warning: Q35_SWITCHES=\"%s\": %s; the switches at their defaults",
                            env->switches, why.msg);
     }
-    if (o->switches && q35_switches_parse(o->switches, c->sw, NULL, err))
+    if (o->switches && q35_switches_parse(o->switches, c->sw, err))
         return q35_fail_context(err, "cuda options: switches");
 
     c->max_seq = o->max_seq > 0 ? o->max_seq : 4096;

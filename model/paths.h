@@ -55,11 +55,10 @@ typedef enum q35_switch {
 
 const char *q35_switch_name(q35_switch s);   /* "merge", "swiglu", ...; NULL outside the enum */
 bool q35_switch_default(q35_switch s);       /* on or off */
-const char *q35_switch_what(q35_switch s);   /* a line: what it does and why its default */
 
-/* Applies list to on[] (each name given: its value; set[i] marks it given).
- * -1 on a malformed item or an unknown name, naming it and listing the names. */
-int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], bool set[Q35_SW_COUNT], q35_error *err);
+/* Applies list to on[] (each name given: its value). -1 on a malformed item or
+ * an unknown name, naming it and listing the names. */
+int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], q35_error *err);
 
 /* Every switch "name (on|off)" into buf, for messages and help. Returns buf. */
 char *q35_switches_list(char *buf, size_t cap);
