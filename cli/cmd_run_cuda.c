@@ -60,38 +60,41 @@ static void print_phases(const q35_op_times *t)
         printf(" %s %.3f ms%s", q35_phase_name((q35_phase)p), 1e3 * s[p], p + 1 < Q35_PHASE_COUNT ? "," : "\n");
 }
 
+/* `steps` decode steps from where the state stands, the prompt's tokens cycled;
+ * times (or NULL) adds each op's device time. 0, or 1 after saying what failed. */
+static int decode_steps(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n, int64_t steps,
+                        float *logits, q35_op_times *times)
+{
+    q35_error err = {{0}};
+    for (int64_t i = 0; i < steps; i++) {
+        const int64_t pos = q35_cuda_state_kv_len(st);
+        if (q35_cuda_forward_token(cm, st, tokens[pos % n], pos, logits, times, &err)) {
+            cli_error("decode step at %" PRId64 ": %s", pos, err.msg);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* --decode N: after the prefill, one untimed step (its first calls), N steps timed
- * per op, then N untimed for the rate; the tokens are the prompt's, cycled. */
+ * per op, then N untimed for the rate. */
 static int run_decode(q35_cuda_model *cm, q35_cuda_state *st, const run_args *a, const int32_t *tokens, int64_t n,
                       float *logits)
 {
-    q35_error err = {{0}};
-    int64_t pos = q35_cuda_state_kv_len(st);
-    if (q35_cuda_forward_token(cm, st, tokens[pos % n], pos, logits, NULL, &err)) {
-        cli_error("decode step at %" PRId64 ": %s", pos, err.msg);
+    if (decode_steps(cm, st, tokens, n, 1, logits, NULL))
         return 1;
-    }
     q35_op_times times;
     memset(&times, 0, sizeof times);
+    const int64_t from = q35_cuda_state_kv_len(st);
     double t0 = q35_now();
-    for (int64_t i = 0; i < a->decode; i++) {
-        pos = q35_cuda_state_kv_len(st);
-        if (q35_cuda_forward_token(cm, st, tokens[pos % n], pos, logits, &times, &err)) {
-            cli_error("decode step at %" PRId64 ": %s", pos, err.msg);
-            return 1;
-        }
-    }
+    if (decode_steps(cm, st, tokens, n, a->decode, logits, &times))
+        return 1;
     printf("\ntimed decode, %" PRId64 " steps from position %" PRId64 " (device time per op, CUDA events):", a->decode,
-           pos - a->decode + 1);
+           from);
     run_print_times(&times, q35_now() - t0, a->decode);
     t0 = q35_now();
-    for (int64_t i = 0; i < a->decode; i++) {
-        pos = q35_cuda_state_kv_len(st);
-        if (q35_cuda_forward_token(cm, st, tokens[pos % n], pos, logits, NULL, &err)) {
-            cli_error("decode step at %" PRId64 ": %s", pos, err.msg);
-            return 1;
-        }
-    }
+    if (decode_steps(cm, st, tokens, n, a->decode, logits, NULL))
+        return 1;
     const double s = q35_now() - t0;
     printf("decode  %" PRId64 " steps untimed (after the timed ones): %.3f ms a step, %.1f tokens/s\n", a->decode,
            1e3 * s / (double)a->decode, s > 0 ? (double)a->decode / s : 0.0);
