@@ -191,6 +191,18 @@ static int cmp_tensor_names(const void *a, const void *b)
     return strcmp((*(const q35_gguf_tensor *const *)a)->name, (*(const q35_gguf_tensor *const *)b)->name);
 }
 
+/* Sorts an index of n object pointers by cmp; the position of the second of the
+ * first pair cmp finds equal (a duplicate name), or 0 when none. */
+static uint64_t sort_index(void *index, uint64_t n, int (*cmp)(const void *, const void *))
+{
+    qsort(index, n, sizeof(void *), cmp);
+    const char *p = index;
+    for (uint64_t i = 1; i < n; i++)
+        if (cmp(p + (i - 1) * sizeof(void *), p + i * sizeof(void *)) == 0)
+            return i;
+    return 0;
+}
+
 /* The keys' index (g->kv_by_key, sorted by key), which also finds a duplicate. */
 static int index_keys(struct cursor *c, q35_gguf *g)
 {
@@ -199,14 +211,12 @@ static int index_keys(struct cursor *c, q35_gguf *g)
         return q35_fail(c->err, "GGUF %s: out of memory", c->src);
     for (uint64_t i = 0; i < g->n_kv; i++)
         g->kv_by_key[i] = &g->kv[i];
-    qsort(g->kv_by_key, g->n_kv, sizeof *g->kv_by_key, cmp_kv_keys);
-    for (uint64_t i = 1; i < g->n_kv; i++) {
-        const q35_gguf_kv *x = g->kv_by_key[i - 1], *y = g->kv_by_key[i];
-        if (strcmp(x->key, y->key) == 0)
-            return q35_fail(c->err, "GGUF %s: duplicate key '%s' at offsets %" PRIu64 " and %" PRIu64, c->src, x->key,
-                            x->offset < y->offset ? x->offset : y->offset, x->offset < y->offset ? y->offset : x->offset);
-    }
-    return 0;
+    const uint64_t i = sort_index(g->kv_by_key, g->n_kv, cmp_kv_keys);
+    if (i == 0)
+        return 0;
+    const q35_gguf_kv *x = g->kv_by_key[i - 1], *y = g->kv_by_key[i];
+    return q35_fail(c->err, "GGUF %s: duplicate key '%s' at offsets %" PRIu64 " and %" PRIu64, c->src, x->key,
+                    x->offset < y->offset ? x->offset : y->offset, x->offset < y->offset ? y->offset : x->offset);
 }
 
 /* The tensors' index (g->tensor_by_name, sorted by name), which also finds a duplicate. */
@@ -217,17 +227,14 @@ static int index_tensors(struct cursor *c, q35_gguf *g)
         return q35_fail(c->err, "GGUF %s: out of memory", c->src);
     for (uint64_t i = 0; i < g->n_tensors; i++)
         g->tensor_by_name[i] = &g->tensors[i];
-    qsort(g->tensor_by_name, g->n_tensors, sizeof *g->tensor_by_name, cmp_tensor_names);
-    for (uint64_t i = 1; i < g->n_tensors; i++) {
-        const q35_gguf_tensor *x = g->tensor_by_name[i - 1], *y = g->tensor_by_name[i];
-        if (strcmp(x->name, y->name) == 0) {
-            const uint64_t lo = x->info_offset < y->info_offset ? x->info_offset : y->info_offset;
-            const uint64_t hi = x->info_offset < y->info_offset ? y->info_offset : x->info_offset;
-            return q35_fail(c->err, "GGUF %s: duplicate tensor name '%s' (infos at offsets %" PRIu64 " and %" PRIu64 ")",
-                            c->src, x->name, lo, hi);
-        }
-    }
-    return 0;
+    const uint64_t i = sort_index(g->tensor_by_name, g->n_tensors, cmp_tensor_names);
+    if (i == 0)
+        return 0;
+    const q35_gguf_tensor *x = g->tensor_by_name[i - 1], *y = g->tensor_by_name[i];
+    const uint64_t lo = x->info_offset < y->info_offset ? x->info_offset : y->info_offset;
+    const uint64_t hi = x->info_offset < y->info_offset ? y->info_offset : x->info_offset;
+    return q35_fail(c->err, "GGUF %s: duplicate tensor name '%s' (infos at offsets %" PRIu64 " and %" PRIu64 ")", c->src,
+                    x->name, lo, hi);
 }
 
 static int parse_kvs(struct cursor *c, q35_gguf *g, uint64_t n_kv)
