@@ -27,11 +27,9 @@ G=data/golden/llama-0c1e570
 case ${1:-} in
 build)
     mkdir -p "$C"
-    if [ ! -d "$C/src/llama.cpp" ]; then
-        tmp=$(mktemp -d)
-        python3 -m pip download -q --no-deps --no-binary :all: llama-cpp-python==0.3.36 -d "$tmp"
-        mkdir -p "$C/src" && tar xzf "$tmp"/llama_cpp_python-0.3.36.tar.gz -C "$tmp"
-        mv "$tmp/llama_cpp_python-0.3.36/vendor/llama.cpp" "$C/src/" && rm -rf "$tmp"
+    if [ ! -d "$C/src/llama.cpp" ]; then # the pinned source as the GPU peer takes it (bench/llama_peer.sh pack)
+        [ -r .llama/llama-0c1e570.tar.xz ] || bench/llama_peer.sh pack
+        mkdir -p "$C/src" && tar xJf .llama/llama-0c1e570.tar.xz -C "$C/src"
     fi
     cmake -S "$C/src/llama.cpp" -B "$C/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
         -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=ON \
