@@ -21,7 +21,7 @@
 #   prefill   bench_prefill, the 9B Q4_K, f16 and fp8 GEMM, flash, 8192-row chunks,
 #             at Q35_REPORT_LENS (default 512,4096,16384) into prefill.json; the
 #             peers: transformers (bench/hf_peer.py, where torch and transformers
-#             import) into peer-hf.json; llama.cpp on the same file (q35 model make,
+#             import, with the fla wheels of .whl/: tools/peer-site.sh) into peer-hf.json; llama.cpp on the same file (q35 model make,
 #             seed 1; bench/llama_peer.sh bench, where $LLAMA_DIR, default
 #             /tmp/llama, holds its build) into peer-llama-q4_k.json; the pairs by
 #             bench/peers.map into prefill-compare.txt
@@ -153,6 +153,7 @@ for stage in "${stages[@]}"; do
     prefill) gpu prefill && built prefill bench_prefill || continue
              bench prefill bench_prefill "^prefill/shape:9b/quant:q4_k/gemm:(f16|fp8)/attn:flash/chunk:8192/len:(${lens//,/|})/" prefill.json
              peer_files=()
+             . tools/peer-site.sh "$dir/logs/peers-pip.log"
              if python3 -c 'import torch, transformers' >/dev/null 2>&1; then
                  python3 bench/hf_peer.py --shape 9b --lengths "$lens" --reps "${Q35_REPS:-3}" -o "$dir/peer-hf.json" \
                      2>"$dir/logs/peer-hf.log" && peer_files+=("$dir/peer-hf.json") || fail prefill "bench/hf_peer.py (logs/peer-hf.log)"

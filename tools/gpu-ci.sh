@@ -2,14 +2,16 @@
 # What a GPU CI runner runs (.github/workflows/ci.yml's gpu job): the stages named
 # (in the order named; default all five, in this order), every artifact in one folder.
 #
-#   tools/gpu-ci.sh [-o DIR] [--build DIR] [--reps N] [--baseline FILE] [--baselines DIR]
+#   tools/gpu-ci.sh [-o DIR] [--build DIR] [--jobs N] [--reps N] [--baseline FILE] [--baselines DIR]
 #                   [--sweep FILE] [--floor PCT] [--noise-k K] [STAGE...]
 #
 #   deps    tools/deps.sh: installs what the build misses (a runner has a package
 #           registry; Q35_NO_INSTALL=1 only names it)
 #   build   tools/gpu-run.sh build: configure and build for the local GPU into
 #           build/gpu (warnings are errors); configure.log, build.log
-#   test    ctest -L gpu: gpu-tests.log and the JUnit XML junit-gpu.xml
+#   test    ctest -L gpu, --jobs N suites at once (default 1; the suites share the
+#           one GPU, so more than one only shortens the wall time): gpu-tests.log
+#           and the JUnit XML junit-gpu.xml
 #   bench   the short sweep, Google Benchmark JSON, N repetitions (--reps, default
 #           5; Q35_BENCH_MIN_TIME the time each runs): bench_prefill at
 #           ^prefill/shape:9b/quant:q4_k/gemm:f16/attn:flash/chunk:8192/len:(512|4096)/
@@ -35,12 +37,13 @@ root=$PWD
 JQ=${JQ:-jq}
 die() { echo "gpu-ci: $*" >&2; exit 2; }
 
-dir=${OUT:-out/gpu-ci} build=build/gpu reps=5 baseline="" baselines=$root/bench/results/baseline sweep=""
+dir=${OUT:-out/gpu-ci} build=build/gpu jobs=1 reps=5 baseline="" baselines=$root/bench/results/baseline sweep=""
 floor=5 noise_k=3 stages=()
 while [ $# -gt 0 ]; do
     case $1 in
     -o | --out) [ $# -ge 2 ] || die "$1 needs a folder"; dir=$2; shift 2 ;;
     --build) [ $# -ge 2 ] || die "--build needs a folder"; build=$2; shift 2 ;;
+    --jobs) [ $# -ge 2 ] || die "--jobs needs a number"; jobs=$2; shift 2 ;;
     --reps) [ $# -ge 2 ] || die "--reps needs a number"; reps=$2; shift 2 ;;
     --baseline) [ $# -ge 2 ] || die "--baseline needs a file"; baseline=$2; shift 2 ;;
     --baselines) [ $# -ge 2 ] || die "--baselines needs a folder"; baselines=$2; shift 2 ;;
@@ -54,6 +57,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#stages[@]} -gt 0 ] || stages=(deps build test bench gate)
 echo "$reps" | grep -Eq '^[1-9][0-9]*$' || die "--reps wants a count, got '$reps'"
+echo "$jobs" | grep -Eq '^[1-9][0-9]*$' || die "--jobs wants a count, got '$jobs'"
 for n in "$floor" "$noise_k"; do
     echo "$n" | grep -Eq '^[0-9]+([.][0-9]+)?$' || die "--floor and --noise-k want numbers >= 0, got '$n'"
 done
@@ -133,7 +137,7 @@ for stage in "${stages[@]}"; do
     build) if OUT=$dir tools/gpu-run.sh build; then say build passed "$build"
            else say build FAILED "build.log, configure.log"; exit 1; fi ;;
     test) ctest --version | head -1 >"$dir/gpu-tests.log"
-          if ctest --test-dir "$build" -L gpu -j1 --output-on-failure --output-junit "$dir/junit-gpu.xml" \
+          if ctest --test-dir "$build" -L gpu -j"$jobs" --output-on-failure --output-junit "$dir/junit-gpu.xml" \
               >>"$dir/gpu-tests.log" 2>&1; then
               say test passed "$(grep -E 'tests passed' "$dir/gpu-tests.log" | tail -1)"
           else

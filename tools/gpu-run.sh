@@ -65,12 +65,7 @@ for stage in "$@"; do
            cat "$OUT/seeds.txt" ;;
     sanitize) (cd $build && ctest -L sanitize --output-on-failure -j4) >"$OUT/sanitize.log" 2>&1 || rc=1
               grep -E "ERROR SUMMARY|Test +#|tests passed" "$OUT/sanitize.log" | tail -30 ;;
-    peers) site=${TMPDIR:-/tmp}/q35-peers-site
-           if ls .whl/*.whl >/dev/null 2>&1; then
-               python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
-                   .whl/*.whl >"$OUT/peers-pip.log" 2>&1 && export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} ||
-                   echo "peers: installing .whl/*.whl failed (peers-pip.log): bench/peers.py says what it skips"
-           fi
+    peers) . tools/peer-site.sh "$OUT/peers-pip.log"
            for part in ${Q35_PEER_PARTS:-ours peers hf}; do
                echo "peers: $part from $(date +%T)"
                case $part in

@@ -31,6 +31,7 @@ check "--help: exit 0, the stages and the gate's rule" sh -c "'$ci' --help >'$tm
     grep -q 'sqrt(cv_base^2 + cv_new^2)' '$tmp/help' && grep -q 'no failure' '$tmp/help'"
 check "an unknown argument: exit 2" exit_is 2 "$tmp/usage.log" "$ci" -o "$tmp/u" nosuchstage
 check "--reps 0: exit 2" exit_is 2 "$tmp/usage2.log" "$ci" -o "$tmp/u" --reps 0 gate
+check "--jobs x: exit 2, naming it" sh -c "! '$ci' -o '$tmp/u' --jobs x gate 2>'$tmp/usage3.log'; grep -q \"^gpu-ci: --jobs wants a count, got 'x'\" '$tmp/usage3.log'"
 
 sweep "$tmp/same.json" 1.02
 check "2% slower, cv 2% a side: exit 0" gate 0 same "$tmp/same.json"
