@@ -64,7 +64,7 @@ bench)
     [ $# -eq 3 ] || { echo "usage: bench/llama_peer.sh bench SHAPE QUANT FILE"; exit 2; }
     [ "$(cat "$L/done" 2>/dev/null)" = 0 ] || { echo "llama_peer: llama.cpp is not built (bench/llama_peer.sh build)"; exit 1; }
     mkdir -p "$OUT"
-    raw=$OUT/llama-bench-$3
+    raw=$OUT/llama-bench-$1
     "$L/build/bin/llama-bench" -m "$3" -p "${LP:-512,4096,16384}" -n 0 -fa 1 -ngl 99 -ub "${LUB:-2048}" -b 8192 -r 2 \
         -o json >"$raw-$2-pp.json" 2>"$raw-$2.log" || { tail -5 "$raw-$2.log"; exit 1; }
     "$L/build/bin/llama-bench" -m "$3" -p 0 -n 128 -d "${LD:-512,4096,16384}" -fa 1 -ngl 99 -r 2 \

@@ -30,7 +30,9 @@ mkdir -p "$OUT"
 root=$PWD/.deps/root
 for f in .deps/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$root"; done
 export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$PATH:$root/usr/bin
+# first on PATH: the carried jq must meet the carried libjq that LD_LIBRARY_PATH puts first (a machine's
+# own newer jq fails against it: undefined symbol jq_set_stderr_cb)
+export PATH=$root/usr/bin:$PATH
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
 build=build/gpu
 rc=0

@@ -11,5 +11,5 @@ elif python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir 
     .whl/*.whl >"${1:-/dev/null}" 2>&1; then
     export PYTHONPATH=$q35_site${PYTHONPATH:+:$PYTHONPATH}
 else
-    echo "peer-site: installing .whl/*.whl failed (${1:-pip's output}): fla-backed peers are skipped or slower"
+    echo "peer-site: installing .whl/*.whl failed (${1:-the output of pip}): fla-backed peers are skipped or slower"
 fi

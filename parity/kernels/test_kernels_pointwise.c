@@ -393,8 +393,8 @@ static void check_refusals(q35_suite *s)
     q35_case(s, rc == -1 && strstr(err.msg, "sigmoid_gate_rows_f16: y16 must not alias an input"),
              "sigmoid_gate_rows_f16 refuses y16 over o: %s", err.msg);
     memset(&err, 0, sizeof err);
-    rc = q35_embedding_rows(d, d, Q35_TYPE_Q4_1, 256, 1, (const int32_t *)d, 1, NULL, &err);
-    q35_case(s, rc == -1 && strstr(err.msg, "type q4_1 (computable: no)"), "embedding refuses q4_1: %s", err.msg);
+    rc = q35_embedding_rows(d, d, Q35_TYPE_TQ2_0, 256, 1, (const int32_t *)d, 1, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "type tq2_0 (computable: no)"), "embedding refuses tq2_0: %s", err.msg);
     memset(&err, 0, sizeof err);
     rc = q35_embedding_rows(d, d, Q35_TYPE_Q4_K, 100, 1, (const int32_t *)d, 1, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "not whole blocks"), "embedding refuses a q4_K row of 100: %s", err.msg);

@@ -245,8 +245,8 @@ int main(void)
     check_load_refusal(&s, "a device that is not there", m, &o, "device 999 asked for");
     o.device = -1;
     const q35_type was = m->layers[0].ffn_up.type;
-    m->layers[0].ffn_up.type = Q35_TYPE_Q4_1;
-    check_load_refusal(&s, "an unsupported quant type", m, &o, "blk.0.ffn_up.weight has quant type q4_1");
+    m->layers[0].ffn_up.type = Q35_TYPE_TQ2_0; /* a type ggml defines and no kernel here computes */
+    check_load_refusal(&s, "an unsupported quant type", m, &o, "blk.0.ffn_up.weight has quant type tq2_0");
     m->layers[0].ffn_up.type = was;
     o.free_cap = need; /* exactly the plan: it loads */
     q35_case(&s, q35_cuda_model_load(&cm, m, &o, &err) == 0, "a device with exactly the plan's %.1f MiB loads %s",
