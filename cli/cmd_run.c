@@ -39,6 +39,8 @@ static const char *const k_help =
     "                    written through a temporary file, renamed into place when complete)\n"
     "  --threads N       CPU threads (default: all)\n"
     "  --cpu             the float64 CPU reference even where a GPU is (no GPU option with it)\n"
+    "  --act-quant M     exact | ggml: runs the CPU reference; ggml rounds each product's activations\n"
+    "                    as llama.cpp's CPU backend does (docs/SPEC.md); default exact\n"
     "GPU options (each over its environment variable, over the default; model/README.md has the table).\n"
     "The default is the fast path: the f16 GEMM, flash attention, the chunked delta rule, the sm_90a\n"
     "kernels on sm_90; the first lines say which path ran and its accuracy tier.\n"
@@ -73,7 +75,7 @@ enum {
     O_MODEL = CLI_MODEL_OPTS, O_PROMPT, O_RANDOM, O_PROMPT_SEED, O_CHUNK_ROWS, O_TOP_K, O_LOGITS_AT, O_LOGITS_OUT,
     O_THREADS, O_CPU, O_DEVICE, O_ATTENTION, O_GEMM, O_DELTA, O_DETERMINISTIC, O_SCORES_BUDGET, O_FREE_CAP,
     O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_GEMM_SM90_VARIANT, O_DECODE, O_EXACT,
-    O_FLASH_KERNEL, O_GEMM_KERNEL, O_SWITCH, O_COUNT
+    O_FLASH_KERNEL, O_GEMM_KERNEL, O_SWITCH, O_ACT_QUANT, O_COUNT
 };
 static const cli_option k_opts[O_COUNT] = {
     CLI_MODEL_OPTIONS,
@@ -87,19 +89,19 @@ static const cli_option k_opts[O_COUNT] = {
     [O_FLASH_VARIANT] = {"--flash-variant", "V"}, [O_DELTA_RULE_VARIANT] = {"--delta-rule-variant", "V"},
     [O_DELTA_CHUNK_VARIANT] = {"--delta-chunk-variant", "V"}, [O_GEMM_SM90_VARIANT] = {"--gemm-sm90-variant", "V"},
     [O_DECODE] = {"--decode", "N"}, [O_EXACT] = {"--exact", NULL}, [O_FLASH_KERNEL] = {"--flash-kernel", "K"},
-    [O_GEMM_KERNEL] = {"--gemm-kernel", "K"}, [O_SWITCH] = {"--switch", "LIST"},
+    [O_GEMM_KERNEL] = {"--gemm-kernel", "K"}, [O_SWITCH] = {"--switch", "LIST"}, [O_ACT_QUANT] = {"--act-quant", "M"},
 };
 #define BIT(o) (UINT64_C(1) << (o))
+#define GPU_OPTIONS                                                                                                   \
+    (BIT(O_DEVICE) | BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA) | BIT(O_DETERMINISTIC) | BIT(O_SCORES_BUDGET) |    \
+     BIT(O_FREE_CAP) | BIT(O_FLASH_VARIANT) | BIT(O_DELTA_RULE_VARIANT) | BIT(O_DELTA_CHUNK_VARIANT) |                \
+     BIT(O_GEMM_SM90_VARIANT) | BIT(O_DECODE) | BIT(O_EXACT) | BIT(O_FLASH_KERNEL) | BIT(O_GEMM_KERNEL) | BIT(O_SWITCH))
 static const cli_conflict k_conflicts[] = {
     {O_MODEL, CLI_MODEL_MASK, "the model options describe the built-in model, which --model replaces"},
     {O_PROMPT, BIT(O_RANDOM) | BIT(O_PROMPT_SEED),
      "--random and --prompt-seed make a random prompt, --prompt gives one"},
-    {O_CPU,
-     BIT(O_DEVICE) | BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA) | BIT(O_DETERMINISTIC) | BIT(O_SCORES_BUDGET) |
-         BIT(O_FREE_CAP) | BIT(O_FLASH_VARIANT) | BIT(O_DELTA_RULE_VARIANT) | BIT(O_DELTA_CHUNK_VARIANT) |
-         BIT(O_GEMM_SM90_VARIANT) | BIT(O_DECODE) | BIT(O_EXACT) | BIT(O_FLASH_KERNEL) | BIT(O_GEMM_KERNEL) |
-         BIT(O_SWITCH),
-     "it is a GPU option and --cpu runs the CPU reference"},
+    {O_CPU, GPU_OPTIONS, "it is a GPU option and --cpu runs the CPU reference"},
+    {O_ACT_QUANT, GPU_OPTIONS, "it is a GPU option and --act-quant runs the CPU reference"},
     {O_EXACT, BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA),
      "--exact names the f32 GEMM, f32 attention and the scan itself"},
 };
@@ -166,6 +168,12 @@ static int set_option(run_args *a, int k, const char *v)
         q35_set_threads((int)n);
         return 0;
     case O_CPU: a->cpu = true; return 0;
+    case O_ACT_QUANT:
+        if (set_path(o, v, "exact", "ggml", &second))
+            return -1;
+        a->act = second ? Q35_ACT_GGML : Q35_ACT_EXACT;
+        a->cpu = true;
+        return 0;
     case O_DEVICE:
         if (cli_int(o, v, 0, 1024, &n))
             return -1;
@@ -295,6 +303,8 @@ static int run_cpu(const run_args *a, const q35_model *m, const int32_t *tokens,
     printf("path    CPU float64 reference%s%s%s, %d threads\n", why ? " (" : "", why ? why : "", why ? ")" : "",
            q35_threads());
     printf("prompt  %" PRId64 " tokens, chunk rows %" PRId64 "\n", n, a->chunk_rows);
+    if (a->act == Q35_ACT_GGML)
+        printf("tier    --act-quant ggml: each product's activations rounded as llama.cpp's CPU backend rounds them\n");
     if (!logits || !out) {
         cli_error("out of memory for the logits");
         goto out;
@@ -303,6 +313,7 @@ static int run_cpu(const run_args *a, const q35_model *m, const int32_t *tokens,
         cli_error("%s", err.msg);
         goto out;
     }
+    st.act = a->act;
     q35_op_times times;
     memset(&times, 0, sizeof times);
     const double t0 = q35_now();
@@ -377,7 +388,8 @@ int q35_cmd_run(int argc, char **argv)
     printf("        H %d, %d DeltaNet + %d attention layers\n", hp->n_embd, hp->n_delta, hp->n_attn);
     if (m->note[0])
         printf("note    %s\n", m->note);
-    char why[256] = "--cpu";
+    char why[256];
+    snprintf(why, sizeof why, "%s", a.act == Q35_ACT_GGML ? "--act-quant ggml" : "--cpu");
     rc = a.cpu ? 2 : run_cuda(&a, m, tokens, n, why, sizeof why);
     if (rc == 2)
         rc = run_cpu(&a, m, tokens, n, why);

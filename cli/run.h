@@ -4,6 +4,7 @@
 #define Q35_CLI_RUN_H
 
 #include "cli.h"
+#include "kernels/linear.h"
 #include "model/cuda_model.h"
 #include "model/op_times.h"
 #include "model/qwen35.h"
@@ -19,7 +20,8 @@ typedef struct run_args {
     int64_t *at, n_at;              /* --logits-at */
     const char *logits_out;         /* --logits-out */
     q35_gen_options gen;            /* the built-in model the model options make (without --model) */
-    bool cpu;                       /* --cpu: the float64 reference even where a GPU is */
+    bool cpu;                       /* --cpu (or --act-quant): the float64 reference even where a GPU is */
+    q35_act_quant act;              /* --act-quant: the reference's activations (kernels/linear.h) */
     q35_cuda_options cuda;          /* --attention, --gemm, --deterministic, --device, --chunk-rows, ... */
 } run_args;
 

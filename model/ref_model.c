@@ -173,7 +173,7 @@ static void count_flop(struct ctx *c, q35_op op, double flop)
 static int project(struct ctx *c, double *y, const double *x, const q35_weight *w, int64_t rows)
 {
     tic(c);
-    if (q35_ref_linear(y, x, w->type, w->data, w->rows, w->cols, rows))
+    if (q35_ref_linear_act(y, x, w->type, w->data, w->rows, w->cols, rows, c->st->act))
         return q35_fail(c->err, "reference %s: out of memory", w->name);
     toc(c, Q35_OP_PROJ);
     count_flop(c, Q35_OP_PROJ, 2.0 * (double)rows * (double)w->rows * (double)w->cols);
@@ -322,7 +322,7 @@ static int tail(struct ctx *c, int64_t row, double *logits)
     tic(c);
     q35_ref_rmsnorm(c->s->logit_row, c->s->x + row * H, as_f64(c->s->vec_a, &c->m->output_norm), H, c->hp->eps);
     const q35_weight *w = &c->m->output;
-    if (q35_ref_linear(logits, c->s->logit_row, w->type, w->data, w->rows, w->cols, 1))
+    if (q35_ref_linear_act(logits, c->s->logit_row, w->type, w->data, w->rows, w->cols, 1, c->st->act))
         return q35_fail(c->err, "reference lm_head: out of memory");
     toc(c, Q35_OP_TAIL);
     return 0;

@@ -11,6 +11,7 @@
 #define Q35_REF_MODEL_H
 
 #include "core/error.h"
+#include "kernels/linear.h"
 #include "model/op_times.h"
 #include "qwen35.h"
 
@@ -32,6 +33,9 @@ typedef struct q35_ref_state {
     double *ssm;       /* [n_delta][Hv][dv][dk] */
     double *k_cache;   /* [n_attn][max_seq][kv_dim], after q/k norm and RoPE */
     double *v_cache;   /* [n_attn][max_seq][kv_dim] */
+    q35_act_quant act; /* what each matrix product does to its activations (kernels/linear.h):
+                        * Q35_ACT_EXACT from init; the caller may set Q35_ACT_GGML (llama.cpp's
+                        * numerics, `q35 run --cpu --act-quant ggml`); reset keeps it */
 } q35_ref_state;
 
 /* Allocates a zeroed state for m holding max_seq positions. */

@@ -5,7 +5,9 @@
 #
 #   tools/llama-oracle.sh build      the pinned llama.cpp (ggml-org/llama.cpp 0c1e570, from
 #                                    the llama-cpp-python 0.3.36 sdist on PyPI) built for the CPU
-#                                    (a baseline x86-64 build: no FMA, as the project's host code)
+#                                    (GGML_NATIVE=OFF: ggml's portable x86-64 set, AVX2, FMA, F16C, no
+#                                    AVX-512, the same on every x86-64 machine; SPEC.md says what its
+#                                    activation rounding is, which --act-quant ggml reproduces)
 #                                    into $Q35_LLAMA_CACHE (default ~/.cache/q35-llama), and
 #                                    tools/llama-oracle/logits.c against its libllama
 #   tools/llama-oracle.sh quantize Q35  llama-quantize's Q4_K_M types of the f16 models the suite
@@ -17,9 +19,9 @@
 #
 # llama.cpp runs as exactly as it allows (logits.c): an f32 KV cache, its f32
 # attention (flash off), one ubatch, 2 threads. The goldens record its numerics:
-# on quantized weights ggml quantizes the activations too (Q8_K for the
-# K-quants' dot products, Q8_0 / Q8_1 for the legacy types, f16 for f16 weights);
-# SPEC.md's "llama.cpp's logits" says what the suite holds each case to.
+# on quantized weights ggml rounds the activations too (Q8_K for the K-quants'
+# dot products, Q8_0 / Q8_1 for the legacy types, f16 / bf16 for f16 / bf16
+# weights); SPEC.md's "llama.cpp's logits" says what the suite holds each case to.
 set -eu
 cd "$(dirname "$0")/.."
 C=${Q35_LLAMA_CACHE:-$HOME/.cache/q35-llama}

@@ -5,16 +5,20 @@
  * llama.cpp's of the last two positions (tools/llama-oracle.sh wrote them, with
  * an f32 KV cache and its f32 attention).
  *
- * What each case is held to: on f32 weights llama.cpp multiplies exactly what
- * the reference does, in float32 with its own summation order, so the logits
- * agree to 1e-4 rel L2 (measured 1e-5 .. 6e-5 on these shapes, the float32
- * rounding of a few thousand-term sums over 8 layers). On every other type ggml
- * rounds the activations too (f16 for f16 and bf16 weights' dot products, Q8_0
- * / Q8_1 for the legacy types, Q8_K for the K-quants), which the reference does
- * not: that gap is reported, named, and held under 0.1 rel L2 (measured 3e-4 for
- * f16 .. 5.5e-2 for the 9B's Q4_K, growing with the width; a misread layout gives
- * ~1.4 on random weights). The bound with
- * llama.cpp's activation quantization reproduced is the next step (SPEC.md).
+ * Each case runs twice (SPEC.md, "llama.cpp's logits"):
+ * - the exact tier (the reference as it is): on f32 weights llama.cpp multiplies
+ *   what the reference does, in float32 with its own summation order, so the
+ *   logits agree to 1e-4 rel L2 (measured 1.5e-7 .. 2.6e-6); on every other type
+ *   ggml rounds the activations first, which this tier does not: that gap is
+ *   reported, named, and held under 0.1 (3e-4 for f16 .. 5.5e-2 for the 9B's Q4_K;
+ *   a misread layout gives ~1.4 on random weights);
+ * - the ggml tier (--act-quant ggml): the activations rounded as ggml rounds them.
+ *   A position is reproduced (within 1e-5, 4x the f32 floor; measured <= 2e-7)
+ *   unless ggml's float32 activations and the reference's straddle a rounding
+ *   boundary somewhere upstream, after which the rounding decorrelates: every
+ *   position is held under 0.1, and every mix must be reproduced on some
+ *   position (the tiny4-* cases, two tokens through four layers, have few
+ *   rounded values and so few flips).
  * Without the goldens (not generated yet) the suite skips, saying so. */
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "parity/lib/harness.h"
@@ -30,6 +34,30 @@
 #include <string.h>
 
 #define GOLDEN_DIR "data/golden/llama-0c1e570"
+/* "llama.cpp's arithmetic reproduced": 4x the largest gap the f32 weights leave
+ * (2.6e-6, the 9B's widths), where ggml rounds nothing but its float32 sums */
+#define REPRODUCED 1e-5
+
+/* The smallest --act-quant ggml gap of each mix over its cases' positions. */
+struct mix_best {
+    char mix[32], where[48];
+    double best;
+};
+#define MAX_MIXES 64
+
+static void note_mix(struct mix_best *m, const char *mix, double gap, const char *name, int64_t pos)
+{
+    int i = 0;
+    while (i < MAX_MIXES && m[i].mix[0] && strcmp(m[i].mix, mix) != 0)
+        i++;
+    if (i == MAX_MIXES)
+        return;
+    if (!m[i].mix[0] || gap < m[i].best) {
+        snprintf(m[i].mix, sizeof m[i].mix, "%s", mix);
+        snprintf(m[i].where, sizeof m[i].where, "%s position %" PRId64, name, pos);
+        m[i].best = gap;
+    }
+}
 
 /* The case's `model make` arguments into o; -1 on one this suite does not read. */
 static int parse_args(const char *args, q35_gen_options *o)
@@ -117,7 +145,8 @@ static q35_model *same_model(q35_suite *s, const char *name, const q35_gen_optio
     return m;
 }
 
-static void run_case(q35_suite *s, const char *name, const char *args, const char *ids, int *ran)
+static void run_case(q35_suite *s, const char *name, const char *args, const char *ids, int *ran,
+                     struct mix_best *mixes)
 {
     q35_gen_options o;
     int32_t tokens[64];
@@ -158,6 +187,20 @@ static void run_case(q35_suite *s, const char *name, const char *args, const cha
                  c.argmax_a == c.argmax_b ? "the same" : "differs",
                  exact ? "f32 weights: within 1e-4" : "the gap of ggml's activation quantization, held under 0.1");
     }
+    /* the same prompt with ggml's activation rounding reproduced (--act-quant ggml) */
+    q35_ref_state_reset(&st);
+    st.act = Q35_ACT_GGML;
+    const bool ran_ggml = q35_ref_prefill(m, &st, tokens, n, 0, n, at, 2, logits, NULL, &err) == 0;
+    q35_case(s, ran_ggml, "%-16s the reference ran with --act-quant ggml %s", name, err.msg);
+    for (int r = 0; ran_ggml && r < 2; r++) {
+        const q35_cmp c = q35_compare_f32_f64(golden + (size_t)r * (size_t)vocab, logits + (size_t)r * (size_t)vocab,
+                                              vocab);
+        const bool same = c.rel_l2 <= REPRODUCED;
+        q35_case(s, c.nonfinite == 0 && c.rel_l2 < 0.1, "%-16s position %" PRId64 ", --act-quant ggml: rel L2 %.3e, "
+                 "top-1 %s (%s)", name, at[r], c.rel_l2, c.argmax_a == c.argmax_b ? "the same" : "differs",
+                 same ? "reproduced: within the float32 floor" : "a rounding flip upstream: held under 0.1");
+        note_mix(mixes, o.mix, c.rel_l2, name, at[r]);
+    }
     free(golden), free(logits), q35_ref_state_free(&st), q35_model_free(m);
 }
 
@@ -174,6 +217,7 @@ int main(void)
     memcpy(text, tsv, bytes);
     text[bytes] = '\0';
     int ran = 0, cases = 0;
+    static struct mix_best mixes[MAX_MIXES];
     char *save = NULL;
     strtok_r(text, "\n", &save); /* the header */
     for (char *line; (line = strtok_r(NULL, "\n", &save)) != NULL; cases++) {
@@ -183,10 +227,18 @@ int main(void)
             f[i] = strtok_r(NULL, "\t", &fs);
         if (!q35_case(&s, f[0] && f[1] && f[2], "case line %d has a name, arguments and token ids", cases + 1))
             continue;
-        run_case(&s, f[0], f[1], f[2], &ran);
+        run_case(&s, f[0], f[1], f[2], &ran, mixes);
     }
     free(text);
     free(tsv);
+    /* A flip (an activation that ggml's float32 value and the reference's put on two
+     * sides of a rounding boundary) decorrelates the rounding downstream, so not every
+     * position can be held to the floor; but with the emulation right, every mix
+     * reproduces llama.cpp somewhere, and with it wrong (a scale, a rounding rule, a
+     * block's sum) on none. */
+    for (int i = 0; i < MAX_MIXES && mixes[i].mix[0]; i++)
+        q35_case(&s, mixes[i].best <= REPRODUCED, "%-8s --act-quant ggml reproduces llama.cpp on some position: "
+                 "best %.3e at %s (within %.0e)", mixes[i].mix, mixes[i].best, mixes[i].where, REPRODUCED);
     if (ran == 0) {
         printf("SKIP  none of the %d cases has its golden yet (tools/llama-oracle.sh build, then goldens)\n", cases);
         return Q35_TEST_SKIP;
