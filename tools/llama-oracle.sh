@@ -13,7 +13,8 @@
 #                                    every named ftype the generator mirrors and, with --pure, every
 #                                    one-type mix: quantize/<mix>-<model>.tsv, the ftype's number
 #                                    (llama.h) in its first line; test_generate compares the mixes' types
-#   tools/llama-oracle.sh goldens Q35   for each case of data/golden/llama-0c1e570/cases.tsv: the
+#   tools/llama-oracle.sh goldens Q35 [CASE..]  for each case of data/golden/llama-0c1e570/cases.tsv
+#                                    (or those named): the
 #                                    model made by Q35 (the q35 binary) `model make` with the case's
 #                                    arguments, llama.cpp's logits of its last two positions, into
 #                                    <case>.f32 beside it, and the model file's cksum into <case>.cksum
@@ -45,7 +46,9 @@ goldens)
     q35=${2:?usage: tools/llama-oracle.sh goldens Q35}
     [ -x "$C/logits" ] || { echo "llama-oracle: no $C/logits (tools/llama-oracle.sh build)"; exit 1; }
     tmp=$(mktemp -d)
+    shift 2
     tail -n +2 "$G/cases.tsv" | while IFS="$(printf '\t')" read -r name args ids _; do
+        [ $# -eq 0 ] || case " $* " in *" $name "*) ;; *) continue ;; esac
         # shellcheck disable=SC2086 # the case's arguments, split as written
         "$q35" model make $args -o "$tmp/$name.gguf" >/dev/null
         "$C/logits" "$tmp/$name.gguf" "$tmp/$name.all.f32" "$ids"
