@@ -176,8 +176,13 @@ int cli_int_list(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t
 
 const char *const cli_model_options_help =
     "  --shape NAME      tiny (default), 0.8b, 2b, 4b, 9b, 27b\n"
-    "  --quant MIX       f32, f16, bf16, q8_0, q4_0, q5_0, q4_k, q5_k, q6_k, q4_k_m (default),\n"
-    "                    q4_1, q5_1, q2_k, q3_k, iq4_nl, iq4_xs\n"
+    "  --quant MIX       llama-quantize's ftype of that name, tensor for tensor: f32, f16, bf16,\n"
+    "                    q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q2_k_s, q3_k_s, q3_k_m, q3_k_l, q4_k_s,\n"
+    "                    q4_k_m (default), q5_k_s, q5_k_m, q6_k, iq4_nl, iq4_xs (iq3_s, iq3_m: not\n"
+    "                    yet, their iq3_s is not quantized here); or one type throughout, as\n"
+    "                    llama-quantize --pure: pure-q4_0, pure-q4_1, pure-q5_0, pure-q5_1, pure-q8_0,\n"
+    "                    pure-q2_k, pure-q3_k, pure-q4_k, pure-q5_k, pure-q6_k, pure-iq4_nl,\n"
+    "                    pure-iq4_xs; q3_k, q4_k, q5_k are pure-q3_k, pure-q4_k, pure-q5_k\n"
     "  --seed S          weights seed (default 1)\n"
     "  --layers N        override the layer count\n"
     "  --vocab V         override the vocabulary size\n"
@@ -219,7 +224,7 @@ int cli_model_set(cli_model *m, int opt, const char *v)
         return 0;
     }
     case CLI_QUANT:
-        if (q35_gen_mix_check(v, &err)) {
+        if (q35_mix_check(v, &err)) {
             cli_error("%s", err.msg);
             return -1;
         }

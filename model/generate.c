@@ -6,6 +6,7 @@
 #include "core/parallel.h"
 #include "core/quant.h"
 #include "core/rng.h"
+#include "model/mix.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 /* How a tensor's values are drawn. */
@@ -36,9 +36,6 @@ typedef struct plan {
     int n, cap;
 } plan;
 
-static const char *const k_mixes[] = {"f32",  "f16",  "bf16", "q8_0", "q4_0", "q5_0",   "q4_k",  "q5_k",
-                                      "q6_k", "q4_k_m", "q4_1", "q5_1", "q2_k", "q3_k", "iq4_nl", "iq4_xs"};
-
 q35_gen_options q35_gen_defaults(const q35_shape *shape)
 {
     q35_gen_options o;
@@ -49,21 +46,9 @@ q35_gen_options q35_gen_defaults(const q35_shape *shape)
     return o;
 }
 
-int q35_gen_mix_check(const char *mix, q35_error *err)
-{
-    char names[256] = "";
-    size_t used = 0;
-    for (size_t i = 0; i < sizeof k_mixes / sizeof k_mixes[0]; i++) {
-        if (strcasecmp(mix, k_mixes[i]) == 0)
-            return 0;
-        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", k_mixes[i]);
-    }
-    return q35_fail(err, "generator: unknown quant mix '%s' (one of %s)", mix, names);
-}
-
 int q35_gen_check(const q35_gen_options *o, q35_error *err)
 {
-    if (q35_gen_mix_check(o->mix, err))
+    if (q35_mix_check(o->mix, err))
         return -1;
     const q35_shape *s = &o->shape;
     if (s->n_embd < 1 || s->n_layer < 1 || s->n_layer > Q35_MAX_LAYERS || s->n_head < 1 || s->n_head_kv < 1 ||
@@ -78,49 +63,6 @@ int q35_gen_check(const q35_gen_options *o, q35_error *err)
         return q35_fail(err, "generator: %d layers and %d MTP blocks make %d blocks, over the limit of %d", s->n_layer,
                         o->mtp_layers, s->n_layer + o->mtp_layers, Q35_MAX_LAYERS);
     return 0;
-}
-
-/* llama.cpp's use_more_bits: the first and last eighth of the layers and every
- * third in between get more bits in a _M mix. */
-static bool use_more_bits(int layer, int n_layer)
-{
-    return layer < n_layer / 8 || layer >= 7 * n_layer / 8 || (layer - n_layer / 8) % 3 == 2;
-}
-
-/* A type whose blocks fit a row of ne0: 256-block types fall back to a 32-block
- * one as llama.cpp's quantizer does (Q4_K -> Q5_0, Q6_K -> Q8_0, Q2_K/Q3_K/IQ4_XS
- * -> IQ4_NL; Q5_K -> Q8_0 here, Q5_1 there), 32-blocks to F16. */
-static q35_type fit_row(q35_type t, int64_t ne0)
-{
-    if (q35_row_bytes(t, ne0) != 0)
-        return t;
-    const q35_type_info *ti = q35_type_get(t);
-    if (!ti || ti->block_elems != 256)
-        return Q35_TYPE_F16;
-    const q35_type fb = t == Q35_TYPE_Q4_K                                                   ? Q35_TYPE_Q5_0
-                        : t == Q35_TYPE_Q2_K || t == Q35_TYPE_Q3_K || t == Q35_TYPE_IQ4_XS ? Q35_TYPE_IQ4_NL
-                                                                                           : Q35_TYPE_Q8_0;
-    return q35_row_bytes(fb, ne0) != 0 ? fb : Q35_TYPE_F16;
-}
-
-q35_type q35_gen_mix_type(const char *mix, const char *kind, int layer, int n_layer, int64_t ne0)
-{
-    q35_type t = Q35_TYPE_F16;
-    if (strcasecmp(mix, "q4_k_m") == 0) {
-        /* llama-quantize's Q4_K_M for qwen35: the output (a tied token_embd too) Q6_K; the
-         * attention-v-like weights (attn_v, and the DeltaNet's attn_qkv: one a layer, so its
-         * count is the layer's) and ffn_down Q6_K in the layers use_more_bits picks */
-        t = Q35_TYPE_Q4_K;
-        if (strcmp(kind, "output.weight") == 0)
-            t = Q35_TYPE_Q6_K;
-        else if ((strcmp(kind, "attn_v.weight") == 0 || strcmp(kind, "attn_qkv.weight") == 0 ||
-                  strcmp(kind, "ffn_down.weight") == 0) &&
-                 layer >= 0 && use_more_bits(layer, n_layer))
-            t = Q35_TYPE_Q6_K;
-    } else if (q35_type_parse(mix, &t) != 0) {
-        t = Q35_TYPE_F16;
-    }
-    return fit_row(t, ne0);
 }
 
 static int plan_add(plan *p, const char *name, uint32_t type, int64_t ne0, int64_t ne1, init_kind init,
@@ -154,9 +96,10 @@ static int plan_weight(plan *p, const q35_gen_options *o, int layer, const char 
         snprintf(name, sizeof name, "blk.%d.%s", layer, kind);
     else
         snprintf(name, sizeof name, "%s", kind);
-    /* a tied token_embd is the output too, and quantized as llama-quantize quantizes the output */
-    const bool as_output = o->shape.tied && strcmp(kind, "token_embd.weight") == 0;
-    const q35_type t = q35_gen_mix_type(o->mix, as_output ? "output.weight" : kind, layer, o->shape.n_layer, ne0);
+    const q35_mix_model m = {.n_block = o->shape.n_layer + o->mtp_layers,
+                             .n_gqa = o->shape.n_head / o->shape.n_head_kv,
+                             .tied = o->shape.tied};
+    const q35_type t = q35_mix_type(o->mix, kind, layer, &m, ne0);
     return plan_add(p, name, t, ne0, ne1, init, err);
 }
 
@@ -239,20 +182,28 @@ static int build_plan(plan *p, const q35_gen_options *o, q35_error *err)
     return 0;
 }
 
-/* llama.cpp's llama_ftype of a mix (general.file_type): what its loader names the
- * file; a mix of one k-quant is its _S form (q2_k: Q2_K, llama.cpp's name for it),
- * q4_k_m Q4_K_M (LLAMA_FTYPE_*, llama.h). */
-static uint32_t llama_ftype(const char *mix)
+int q35_gen_tensors(const q35_gen_options *o, q35_gen_tensor **out, int *n, q35_error *err)
 {
-    static const struct { const char *mix; uint32_t ftype; } k[] = {
-        {"f32", 0},     {"f16", 1},  {"q4_0", 2},  {"q4_1", 3},   {"q8_0", 7},    {"q5_0", 8},
-        {"q5_1", 9},    {"q2_k", 10}, {"q3_k", 11}, {"q4_k", 14},  {"q4_k_m", 15}, {"q5_k", 16},
-        {"q6_k", 18},   {"iq4_nl", 25}, {"iq4_xs", 30}, {"bf16", 32},
-    };
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
-        if (strcasecmp(mix, k[i].mix) == 0)
-            return k[i].ftype;
-    return 1024; /* LLAMA_FTYPE_GUESSED: not reached, the mix was checked */
+    *out = NULL;
+    *n = 0;
+    plan p = {0};
+    if (q35_gen_check(o, err) || build_plan(&p, o, err)) {
+        free(p.t);
+        return -1;
+    }
+    q35_gen_tensor *t = malloc((size_t)(p.n ? p.n : 1) * sizeof *t);
+    if (!t) {
+        free(p.t);
+        return q35_fail(err, "generator: out of memory");
+    }
+    for (int i = 0; i < p.n; i++) {
+        memcpy(t[i].name, p.t[i].name, sizeof t[i].name);
+        t[i].type = (q35_type)p.t[i].type;
+    }
+    *out = t;
+    *n = p.n;
+    free(p.t);
+    return 0;
 }
 
 static int write_metadata(q35_gguf_writer *w, const q35_gen_options *o, q35_error *err)
@@ -282,7 +233,7 @@ static int write_metadata(q35_gguf_writer *w, const q35_gen_options *o, q35_erro
     };
     if (q35_gguf_writer_set_str(w, "general.architecture", "qwen35", err) ||
         q35_gguf_writer_set_str(w, "general.name", name, err) ||
-        q35_gguf_writer_set_u32(w, "general.file_type", llama_ftype(o->mix), err) ||
+        q35_gguf_writer_set_u32(w, "general.file_type", q35_mix_file_type(o->mix), err) ||
         q35_gguf_writer_set_u32(w, "general.quantization_version", 2, err) ||
         /* no tokenizer: llama.cpp loads a "none" vocabulary and takes token ids */
         q35_gguf_writer_set_str(w, "tokenizer.ggml.model", "none", err))
@@ -399,6 +350,13 @@ static int generate(const q35_gen_options *o, uint8_t **image_out, uint64_t *siz
     }
     if (build_plan(&p, o, err) || write_metadata(w, o, err))
         goto out;
+    for (int i = 0; i < p.n; i++)
+        if (!q35_type_computable(p.t[i].type)) {
+            char names[256];
+            q35_fail(err, "generator: mix '%s' gives %s the type %s, which this build does not quantize (it does %s)",
+                     o->mix, p.t[i].name, q35_type_name(p.t[i].type), q35_type_computable_names(names, sizeof names));
+            goto out;
+        }
     int64_t n_items = 0, max_elems = 0;
     for (int i = 0; i < p.n; i++) {
         p.t[i].index = q35_gguf_writer_add_tensor(w, p.t[i].name, p.t[i].type, p.t[i].n_dims, p.t[i].ne, err);

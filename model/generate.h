@@ -16,6 +16,7 @@
 #define Q35_GENERATE_H
 
 #include "core/error.h"
+#include "model/mix.h"
 #include "model/qwen35.h"
 #include "model/shapes.h"
 
@@ -27,7 +28,7 @@ extern "C" {
 
 typedef struct q35_gen_options {
     q35_shape shape;   /* the shape, overrides (layers, vocab) already applied */
-    char mix[16];      /* "f32", "f16", "bf16", "q8_0", "q4_0", "q5_0", "q4_k", "q5_k", "q6_k", "q4_k_m" */
+    char mix[16];      /* a mix of model/mix.h: "q4_k_m", "q2_k", "pure-q4_k", ... */
     uint64_t seed;     /* every weight follows from it */
     int mtp_layers;    /* MTP blocks to append and count in block_count (the loader skips them) */
 } q35_gen_options;
@@ -35,16 +36,19 @@ typedef struct q35_gen_options {
 /* Options for a shape with the default mix (q4_k_m for tiny) and seed 1. */
 q35_gen_options q35_gen_defaults(const q35_shape *shape);
 
-/* 0 when mix names a known mix (case-insensitive), else -1 with a message
- * listing them. */
-int q35_gen_mix_check(const char *mix, q35_error *err);
-
 /* Checks the options (mix known, sizes positive and consistent). */
 int q35_gen_check(const q35_gen_options *o, q35_error *err);
 
-/* The type the mix gives a 2-D weight: `kind` is the tensor's name after
- * "blk.N." (or the whole name), `layer` its block (-1 for none), ne0 its row length. */
-q35_type q35_gen_mix_type(const char *mix, const char *kind, int layer, int n_layer, int64_t ne0);
+/* A tensor of the file the options give: its name and type. */
+typedef struct q35_gen_tensor {
+    char name[96];
+    q35_type type;
+} q35_gen_tensor;
+
+/* The file's tensors in its order, without their data (*out malloc'd, the
+ * caller frees it; *n of them): what the mix gives each, also where the type is
+ * one this build does not quantize, which q35_generate_* refuse. */
+int q35_gen_tensors(const q35_gen_options *o, q35_gen_tensor **out, int *n, q35_error *err);
 
 /* Writes a GGUF file: checks the options, then writes through a temporary
  * file renamed into place (core/outfile.h). Returns -1 with a message; the

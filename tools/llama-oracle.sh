@@ -10,9 +10,13 @@
 #                                    activation rounding is, which --act-quant ggml reproduces)
 #                                    into $Q35_LLAMA_CACHE (default ~/.cache/q35-llama), and
 #                                    tools/llama-oracle/logits.c against its libllama
-#   tools/llama-oracle.sh quantize Q35  llama-quantize's Q4_K_M types of the f16 models the suite
-#                                    test_generate compares q4_k_m with (quantize/q4_k_m-*.tsv)
-#   tools/llama-oracle.sh goldens Q35   for each case of data/golden/llama-0c1e570/cases.tsv: the
+#   tools/llama-oracle.sh quantize Q35  llama-quantize's per-tensor types (its --dry-run: the types
+#                                    it would write, without quantizing) of f16 models Q35 makes, for
+#                                    every named ftype the generator mirrors and, with --pure, every
+#                                    one-type mix: quantize/<mix>-<model>.tsv, the ftype's number
+#                                    (llama.h) in its first line; test_generate compares the mixes' types
+#   tools/llama-oracle.sh goldens Q35 [CASE..]  for each case of data/golden/llama-0c1e570/cases.tsv
+#                                    (or those named): the
 #                                    model made by Q35 (the q35 binary) `model make` with the case's
 #                                    arguments, llama.cpp's logits of its last two positions, into
 #                                    <case>.f32 beside it, and the model file's cksum into <case>.cksum
@@ -44,7 +48,9 @@ goldens)
     q35=${2:?usage: tools/llama-oracle.sh goldens Q35}
     [ -x "$C/logits" ] || { echo "llama-oracle: no $C/logits (tools/llama-oracle.sh build)"; exit 1; }
     tmp=$(mktemp -d)
+    shift 2
     tail -n +2 "$G/cases.tsv" | while IFS="$(printf '\t')" read -r name args ids _; do
+        [ $# -eq 0 ] || case " $* " in *" $name "*) ;; *) continue ;; esac
         # shellcheck disable=SC2086 # the case's arguments, split as written
         "$q35" model make $args -o "$tmp/$name.gguf" >/dev/null
         "$C/logits" "$tmp/$name.gguf" "$tmp/$name.all.f32" "$ids"
@@ -59,12 +65,44 @@ goldens)
 quantize)
     q35=${2:?usage: tools/llama-oracle.sh quantize Q35}
     tmp=$(mktemp -d)
-    for shape in 0.8b 9b; do
-        "$q35" model make --shape $shape --layers 8 --vocab 4096 --quant f16 --seed 3 -o "$tmp/f16.gguf" >/dev/null
-        "$C/build/bin/llama-quantize" "$tmp/f16.gguf" "$tmp/q.gguf" Q4_K_M 2 >"$tmp/quantize.log" 2>&1
-        { echo "# llama-quantize (0c1e570) Q4_K_M of q35 model make --shape $shape --layers 8 --vocab 4096 --quant f16 --seed 3: name, type"
-          "$q35" info "$tmp/q.gguf" | awk '/^tensors:/ { f = 1; next } f && $1 ~ /^(blk\.|[a-z_]+\.weight)/ { print $1 "\t" $2 }' | sort
-        } >"$G/quantize/q4_k_m-$shape-8.tsv"
+    # the named ftypes (llama-quantize's spelling) and the types the one-type mixes (pure-<type>)
+    # are --pure runs of: a k-quant's _S ftype (Q2_K for q2_K), as the mix's general.file_type says
+    named="F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q2_K_S Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M
+           Q6_K IQ4_NL IQ4_XS IQ3_S IQ3_M"
+    pure="Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K:q2_k Q3_K_S:q3_k Q4_K_S:q4_k Q5_K_S:q5_k Q6_K IQ4_NL IQ4_XS"
+    # model name and q35 model make arguments: the 0.8B's and 9B's widths (8 layers), the 0.8B whole
+    # (24 layers), tiny (GQA 2, ffn 384: the row-length fallbacks) with an MTP block
+    models="0.8b-8:--shape 0.8b --layers 8 --vocab 4096
+            9b-8:--shape 9b --layers 8 --vocab 4096
+            0.8b-24:--shape 0.8b --vocab 4096
+            tiny-8-mtp1:--shape tiny --mtp 1"
+    echo "$models" | while IFS=: read -r model args; do
+        model=${model#"${model%%[![:space:]]*}"} # trimmed
+        # shellcheck disable=SC2086 # the model's arguments, split as written
+        "$q35" model make $args --quant f16 --seed 3 -o "$tmp/f16.gguf" >/dev/null
+        for spec in $named $(for p in $pure; do echo "pure:$p"; done); do
+            ft=$spec flag="" mix=$(echo "$spec" | tr '[:upper:]' '[:lower:]')
+            if [ "${spec%%:*}" = pure ]; then # pure:FTYPE or pure:FTYPE:type
+                case $model in 0.8b-8|tiny-8-mtp1) ;; *) continue ;; esac # the fallbacks are all there is to see
+                ft=$(echo "$spec" | cut -d: -f2) flag=--pure
+                mix=pure-$(echo "$spec" | cut -d: -f3 | tr '[:upper:]' '[:lower:]')
+                [ "$mix" = pure- ] && mix=pure-$(echo "$ft" | tr '[:upper:]' '[:lower:]')
+            fi
+            num=$(sed -n "s/^ *LLAMA_FTYPE_\(MOSTLY\|ALL\)_$ft *= *\([0-9]*\),.*/\2/p" "$C/src/llama.cpp/include/llama.h")
+            [ -n "$num" ] || { echo "llama-oracle: no llama_ftype $ft in llama.h"; exit 1; }
+            "$C/build/bin/llama-quantize" --dry-run $flag "$tmp/f16.gguf" "$ft" 2 >"$tmp/quantize.log" 2>&1 ||
+                { cat "$tmp/quantize.log"; exit 1; }
+            { echo "# llama-quantize (0c1e570) --dry-run${flag:+ $flag} $ft (llama_ftype $num) of q35 model make $args --quant f16 --seed 3: name, type"
+              # "[  12/ 109] blk.0.ffn_up.weight - [...], type = f16, size = ... -> ... (q4_K)": the
+              # parenthesized type where it converts, else the type it keeps
+              awk '/^\[ *[0-9]+\/ *[0-9]+\]/ { n = $0; sub(/^\[[^]]*\] */, "", n); sub(/ .*/, "", n)
+                     t = $0; sub(/.*type = */, "", t); sub(/,.*/, "", t)
+                     if (match($0, /\([A-Za-z0-9_]+\)$/)) t = substr($0, RSTART + 1, RLENGTH - 2)
+                     print n "\t" t }' "$tmp/quantize.log" | sort
+            } >"$G/quantize/$mix-$model.tsv"
+        done
+        set -- "$G"/quantize/*-"$model".tsv
+        echo "llama-oracle: $model: $# mixes"
     done
     rm -rf "$tmp" ;;
 *) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;

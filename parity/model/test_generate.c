@@ -1,7 +1,7 @@
 /* The synthetic model generator: every shape loads with the hyperparameters it
  * was made with; weights have the scales promised (generate.h); the image is a
  * function of the seed alone (not of the thread count, not of file vs memory);
- * the q4_k_m mix assigns types as llama.cpp's Q4_K_M does. */
+ * every mix assigns types as llama-quantize does (model/mix.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "parity/lib/harness.h"
 
@@ -10,7 +10,9 @@
 #include "core/quant.h"
 #include "model/generate.h"
 
+#include <dirent.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,73 +136,179 @@ static void check_determinism(q35_suite *s, uint64_t seed)
 }
 
 /* What llama.cpp's loader needs beside the tensors: a vocabulary model ("none":
- * it takes token ids), the file type of the mix, the quantization version. */
+ * it takes token ids), the quantization version (the file type: below). */
 static void check_llama_keys(q35_suite *s)
 {
-    static const struct { const char *mix; uint32_t ftype; } k[] = {
-        {"f32", 0},  {"q8_0", 7},  {"q4_k", 14}, {"q4_k_m", 15}, {"q4_1", 3},    {"q5_1", 9},
-        {"q2_k", 10}, {"q3_k", 11}, {"iq4_nl", 25}, {"iq4_xs", 30},
-    };
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
-        q35_gen_options o = opts("tiny", k[i].mix, 1, 64, 1);
+    static const char *const mixes[] = {"f32", "q4_k_m", "pure-q4_0"};
+    for (size_t i = 0; i < sizeof mixes / sizeof mixes[0]; i++) {
+        q35_gen_options o = opts("tiny", mixes[i], 1, 64, 1);
         q35_model *m = NULL;
         q35_error err = {{0}};
-        uint32_t ftype = 0, qv = 0;
+        uint32_t qv = 0;
         q35_gguf_str vocab = {0};
         const bool ok = q35_generate_model(&o, &m, &err) == 0 &&
-                        q35_gguf_get_u32(m->gguf, "general.file_type", &ftype, &err) == 0 &&
                         q35_gguf_get_u32(m->gguf, "general.quantization_version", &qv, &err) == 0 &&
                         q35_gguf_get_str(m->gguf, "tokenizer.ggml.model", &vocab, &err) == 0;
-        q35_case(s, ok && ftype == k[i].ftype && qv == 2 && vocab.len == 4 && memcmp(vocab.data, "none", 4) == 0,
-                 "%-6s: general.file_type %u (want %u), quantization_version %u, tokenizer.ggml.model \"%.*s\" %s",
-                 k[i].mix, ftype, k[i].ftype, qv, (int)vocab.len, vocab.data ? vocab.data : "", err.msg);
+        q35_case(s, ok && qv == 2 && vocab.len == 4 && memcmp(vocab.data, "none", 4) == 0,
+                 "%-9s: quantization_version %u, tokenizer.ggml.model \"%.*s\" %s", mixes[i], qv, (int)vocab.len,
+                 vocab.data ? vocab.data : "", err.msg);
         q35_model_free(m);
     }
 }
 
-/* q4_k_m is llama-quantize's Q4_K_M tensor for tensor: its types of the same
- * model (data/golden/llama-0c1e570/quantize/, written by llama-quantize from the
- * f16 file q35 makes; tools/llama-oracle.sh says how) against the generator's. */
+/* The models llama-quantize's per-tensor types were recorded on (tools/llama-oracle.sh
+ * quantize: f16 files q35 made with these arguments and seed 3). */
+static const struct { const char *name, *shape; int layers, vocab, mtp; } k_quantized[] = {
+    {"0.8b-8", "0.8b", 8, 4096, 0},
+    {"9b-8", "9b", 8, 4096, 0},
+    {"0.8b-24", "0.8b", 0, 4096, 0},
+    {"tiny-8-mtp1", "tiny", 0, 0, 1},
+};
+#define QUANTIZE_DIR "data/golden/llama-0c1e570/quantize"
+
+/* What one mix on one model came to against llama-quantize's file of its types. */
+typedef struct types_cmp {
+    int lines;            /* tensors the file names */
+    int differ;           /* of ours and its, in one and not the other or of another type */
+    long ftype;           /* the llama_ftype its first line gives, -1 for none */
+    q35_type uncomputable; /* a type of ours this build does not quantize, or Q35_TYPE_COUNT */
+    char first[160];      /* the first difference */
+} types_cmp;
+
+/* -1 when the mix has no file for the model. */
+static int compare_types(const char *mix, int model, types_cmp *c)
+{
+    char rel[160], path[1024];
+    snprintf(rel, sizeof rel, QUANTIZE_DIR "/%s-%s.tsv", mix, k_quantized[model].name);
+    size_t n = 0;
+    char *file = q35_read_file(q35_repo_path(rel, path, sizeof path), &n);
+    if (!file)
+        return -1;
+    char *text = malloc(n + 1);
+    memcpy(text, file, n);
+    text[n] = '\0';
+    free(file);
+    q35_gen_options o = opts(k_quantized[model].shape, mix, k_quantized[model].layers, k_quantized[model].vocab, 3);
+    o.mtp_layers = k_quantized[model].mtp;
+    q35_gen_tensor *t = NULL;
+    int nt = 0;
+    q35_error err = {{0}};
+    *c = (types_cmp){.ftype = -1, .uncomputable = Q35_TYPE_COUNT};
+    if (q35_gen_tensors(&o, &t, &nt, &err) != 0)
+        c->differ = 1, snprintf(c->first, sizeof c->first, "the generator: %.120s", err.msg);
+    const char *num = strstr(text, "llama_ftype ");
+    if (text[0] == '#' && num)
+        c->ftype = strtol(num + strlen("llama_ftype "), NULL, 10);
+    bool *seen = calloc((size_t)nt + 1, sizeof *seen);
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char name[96], type[16];
+        if (line[0] == '#' || sscanf(line, "%95s %15s", name, type) != 2)
+            continue;
+        c->lines++;
+        int k = 0;
+        while (k < nt && strcmp(t[k].name, name) != 0)
+            k++;
+        if (k < nt && !seen[k] && strcmp(q35_type_name(t[k].type), type) == 0) {
+            seen[k] = true;
+            if (!q35_type_computable(t[k].type))
+                c->uncomputable = t[k].type;
+        } else if (!c->differ++) {
+            snprintf(c->first, sizeof c->first, "%s on %s: llama-quantize %s, ours %s", name, k_quantized[model].name,
+                     type, k < nt ? q35_type_name(t[k].type) : "(none)");
+        }
+    }
+    for (int k = 0; k < nt; k++)
+        if (!seen[k] && !c->differ++)
+            snprintf(c->first, sizeof c->first, "%s on %s: ours, not in llama-quantize's", t[k].name,
+                     k_quantized[model].name);
+    free(seen);
+    free(t);
+    free(text);
+    return 0;
+}
+
+/* The mix a file of QUANTIZE_DIR is of ("<mix>-<model>.tsv" for a model of
+ * k_quantized) into mix; false for a name of another form. */
+static bool file_mix(const char *file, char *mix, size_t cap)
+{
+    const size_t len = strlen(file);
+    for (size_t i = 0; i < sizeof k_quantized / sizeof k_quantized[0]; i++) {
+        char tail[32];
+        const size_t tl = (size_t)snprintf(tail, sizeof tail, "-%s.tsv", k_quantized[i].name);
+        if (len > tl && strcmp(file + len - tl, tail) == 0) {
+            snprintf(mix, cap, "%.*s", (int)(len - tl), file);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Every mix is llama-quantize's tensor for tensor (a named ftype as it makes
+ * it, a pure-<type> mix as its --pure makes that type) on each model it was
+ * recorded on, and the file's general.file_type is the ftype's number; a mix
+ * whose types this build cannot quantize makes no file, said (SKIP). */
 static void check_llama_quantize_types(q35_suite *s)
 {
-    static const char *const shapes[] = {"0.8b", "9b"};
-    for (int i = 0; i < 2; i++) {
-        char rel[128], path[1024];
-        snprintf(rel, sizeof rel, "data/golden/llama-0c1e570/quantize/q4_k_m-%s-8.tsv", shapes[i]);
-        size_t n = 0;
-        char *tsv = q35_read_file(q35_repo_path(rel, path, sizeof path), &n);
-        q35_gen_options o = opts(shapes[i], "q4_k_m", 8, 4096, 3);
-        q35_model *m = NULL;
-        q35_error err = {{0}};
-        if (!q35_case(s, tsv && q35_generate_model(&o, &m, &err) == 0, "%s: the generator's model and %s %s",
-                      shapes[i], rel, err.msg)) {
-            free(tsv);
+    char names[512];
+    q35_mix_names(names, sizeof names);
+    int n_mixes = 0;
+    for (char *save = NULL, *mix = strtok_r(names, ", ", &save); mix; mix = strtok_r(NULL, ", ", &save), n_mixes++) {
+        char first[160] = "", models[128] = "";
+        int differ = 0, files = 0, tensors = 0;
+        long ftype = -1;
+        bool same_ftype = true;
+        q35_type uncomputable = Q35_TYPE_COUNT;
+        for (int i = 0; i < (int)(sizeof k_quantized / sizeof k_quantized[0]); i++) {
+            types_cmp c;
+            if (compare_types(mix, i, &c) != 0)
+                continue;
+            if (!differ && c.differ)
+                snprintf(first, sizeof first, "%s", c.first);
+            differ += c.differ;
+            tensors += c.lines;
+            same_ftype = same_ftype && c.ftype >= 0 && (files == 0 || c.ftype == ftype);
+            ftype = c.ftype;
+            uncomputable = c.uncomputable != Q35_TYPE_COUNT ? c.uncomputable : uncomputable;
+            snprintf(models + strlen(models), sizeof models - strlen(models), "%s%s", files++ ? ", " : "",
+                     k_quantized[i].name);
+        }
+        /* every named ftype on the four models, a pure mix on two (the fallbacks are all it has) */
+        const int want = strncmp(mix, "pure-", 5) == 0 ? 2 : 4;
+        q35_case(s, files == want && differ == 0 && tensors > 100 * files && same_ftype && q35_mix_file_type(mix) == ftype,
+                 "%-11s llama-quantize's types, tensor for tensor, on %d models (%s): %d tensors, %d differ %s; "
+                 "llama_ftype %ld (ours %u)", mix, files, models, tensors, differ, first, ftype, q35_mix_file_type(mix));
+        if (uncomputable != Q35_TYPE_COUNT) {
+            printf("SKIP  %-11s general.file_type: no file made, this build does not quantize %s (its types are "
+                   "checked above)\n", mix, q35_type_name(uncomputable));
             continue;
         }
-        char *text = malloc(n + 1);
-        memcpy(text, tsv, n);
-        text[n] = '\0';
-        int lines = 0, same = 0;
-        char first[160] = "";
-        for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-            char name[96], type[16];
-            if (line[0] == '#' || sscanf(line, "%95s %15s", name, type) != 2)
-                continue;
-            lines++;
-            const q35_gguf_tensor *t = q35_gguf_find_tensor(m->gguf, name);
-            if (t && strcmp(q35_type_name(t->type), type) == 0)
-                same++;
-            else if (!first[0])
-                snprintf(first, sizeof first, "%s: llama-quantize %s, ours %s", name, type,
-                         t ? q35_type_name(t->type) : "(none)");
-        }
-        q35_case(s, lines > 100 && same == lines && (uint64_t)lines == m->gguf->n_tensors,
-                 "%s, 8 layers, q4_k_m: %d of %d tensors of llama-quantize's type (ours has %" PRIu64 ") %s",
-                 shapes[i], same, lines, m->gguf->n_tensors, first);
-        free(text);
-        free(tsv);
+        q35_gen_options o = opts("tiny", mix, 1, 64, 1);
+        q35_model *m = NULL;
+        q35_error err = {{0}};
+        uint32_t got = 0;
+        const bool ok = q35_generate_model(&o, &m, &err) == 0 &&
+                        q35_gguf_get_u32(m->gguf, "general.file_type", &got, &err) == 0;
+        q35_case(s, ok && (long)got == ftype, "%-11s general.file_type %u, llama-quantize's llama_ftype %ld %s", mix,
+                 got, ftype, err.msg);
         q35_model_free(m);
     }
+    /* no file for a mix the generator does not know (one renamed, or gone) */
+    char path[1024], what[300] = "";
+    DIR *d = opendir(q35_repo_path(QUANTIZE_DIR, path, sizeof path));
+    int stale = 0, all = 0;
+    for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+        char mix[256];
+        q35_error err = {{0}};
+        if (e->d_name[0] == '.')
+            continue;
+        all++;
+        if ((!file_mix(e->d_name, mix, sizeof mix) || q35_mix_check(mix, &err) != 0) && !stale++)
+            snprintf(what, sizeof what, "%s", e->d_name);
+    }
+    if (d)
+        closedir(d);
+    q35_case(s, d && all > 2 * n_mixes && stale == 0,
+             "%d files in " QUANTIZE_DIR ", each of a known mix on a known model (%d are not %s)", all, stale, what);
 }
 
 static void check_mix(q35_suite *s)
@@ -225,25 +333,30 @@ static void check_mix(q35_suite *s)
                     m->layers[0].ssm_conv1d.type == Q35_TYPE_F32 && m->layers[0].ssm_a.type == Q35_TYPE_F32,
              "attn_v (layers 3, 7), attn_qkv (layer 0) and output q6_K; token_embd, attn_q, attn_qkv (layer 1) q4_K; conv1d and vectors f32");
     q35_model_free(m);
-    q35_case(s, q35_gen_mix_type("q4_k", "ffn_up.weight", 0, 8, 100 * 32) == Q35_TYPE_Q5_0 &&
-                    q35_gen_mix_type("q6_k", "ffn_up.weight", 0, 8, 100 * 32) == Q35_TYPE_Q8_0 &&
-                    q35_gen_mix_type("q8_0", "ffn_up.weight", 0, 8, 100) == Q35_TYPE_F16 &&
-                    q35_gen_mix_type("bf16", "ffn_up.weight", 0, 8, 100) == Q35_TYPE_BF16,
-             "row-length fallbacks: q4_K -> q5_0, q6_K -> q8_0, q8_0 -> f16 on rows of 100; bf16 stays");
-    q35_case(s, q35_gen_mix_type("q2_k", "ffn_up.weight", 0, 8, 384) == Q35_TYPE_IQ4_NL &&
-                    q35_gen_mix_type("q3_k", "ffn_up.weight", 0, 8, 384) == Q35_TYPE_IQ4_NL &&
-                    q35_gen_mix_type("iq4_xs", "ffn_up.weight", 0, 8, 384) == Q35_TYPE_IQ4_NL &&
-                    q35_gen_mix_type("iq4_xs", "ffn_up.weight", 0, 8, 100) == Q35_TYPE_F16 &&
-                    q35_gen_mix_type("q4_1", "ffn_up.weight", 0, 8, 100) == Q35_TYPE_F16 &&
-                    q35_gen_mix_type("q5_1", "ffn_up.weight", 0, 8, 384) == Q35_TYPE_Q5_1 &&
-                    q35_gen_mix_type("q2_k", "attn_q.weight", 0, 8, 512) == Q35_TYPE_Q2_K &&
-                    q35_gen_mix_type("iq4_nl", "output.weight", -1, 8, 100) == Q35_TYPE_F16,
-             "row-length fallbacks: q2_K, q3_K, iq4_xs -> iq4_nl on rows of 384, -> f16 on rows of 100; q4_1 -> f16; "
-             "q5_1 and q2_K kept where their blocks fit");
+    /* the row-length fallbacks (llama-quantize's tensor_type_fallback), on rows of 100 and 384 */
+    const q35_mix_model mm = {.n_block = 8, .n_gqa = 2, .tied = false};
+    static const struct { const char *mix; int64_t ne0; q35_type want; } fb[] = {
+        {"pure-q4_k", 3200, Q35_TYPE_Q5_0},  {"pure-q6_k", 3200, Q35_TYPE_Q8_0}, {"pure-q5_k", 384, Q35_TYPE_Q5_1},
+        {"pure-q2_k", 384, Q35_TYPE_Q4_0},   {"pure-q3_k", 384, Q35_TYPE_Q4_0},  {"pure-iq4_xs", 384, Q35_TYPE_IQ4_NL},
+        {"pure-iq4_xs", 100, Q35_TYPE_F16},  {"pure-q8_0", 100, Q35_TYPE_F16},   {"pure-q4_1", 100, Q35_TYPE_F16},
+        {"pure-q5_1", 384, Q35_TYPE_Q5_1},   {"bf16", 100, Q35_TYPE_BF16},       {"pure-q2_k", 512, Q35_TYPE_Q2_K},
+        {"iq3_s", 384, Q35_TYPE_IQ4_NL},
+    };
+    for (size_t i = 0; i < sizeof fb / sizeof fb[0]; i++) {
+        const q35_type got = q35_mix_type(fb[i].mix, "ffn_up.weight", 0, &mm, fb[i].ne0);
+        q35_case(s, got == fb[i].want, "row-length fallback: %-11s on rows of %4" PRId64 ": %s (want %s)", fb[i].mix,
+                 fb[i].ne0, q35_type_name(got), q35_type_name(fb[i].want));
+    }
+    /* the output: Q6_K, Q8_0 where the default type's blocks do not fit (and its fallback) */
+    q35_case(s, q35_mix_type("iq4_nl", "output.weight", -1, &mm, 100) == Q35_TYPE_F16 &&
+                    q35_mix_type("q4_0", "output.weight", -1, &mm, 256) == Q35_TYPE_Q6_K &&
+                    q35_mix_type("q4_0", "output.weight", -1, &mm, 96) == Q35_TYPE_Q8_0 &&
+                    q35_mix_type("pure-q4_0", "output.weight", -1, &mm, 256) == Q35_TYPE_Q4_0,
+             "output: iq4_nl on rows of 100 f16, q4_0 on 256 q6_K, on 96 q8_0; pure-q4_0 on 256 q4_0");
     static const struct { const char *mix; q35_type whole, ffn; } one[] = {
-        {"q4_1", Q35_TYPE_Q4_1, Q35_TYPE_Q4_1},     {"q5_1", Q35_TYPE_Q5_1, Q35_TYPE_Q5_1},
-        {"q2_k", Q35_TYPE_Q2_K, Q35_TYPE_IQ4_NL},   {"q3_k", Q35_TYPE_Q3_K, Q35_TYPE_IQ4_NL},
-        {"iq4_nl", Q35_TYPE_IQ4_NL, Q35_TYPE_IQ4_NL}, {"iq4_xs", Q35_TYPE_IQ4_XS, Q35_TYPE_IQ4_NL},
+        {"pure-q4_1", Q35_TYPE_Q4_1, Q35_TYPE_Q4_1},     {"pure-q5_1", Q35_TYPE_Q5_1, Q35_TYPE_Q5_1},
+        {"pure-q2_k", Q35_TYPE_Q2_K, Q35_TYPE_Q4_0},     {"pure-q3_k", Q35_TYPE_Q3_K, Q35_TYPE_Q4_0},
+        {"pure-iq4_nl", Q35_TYPE_IQ4_NL, Q35_TYPE_IQ4_NL}, {"pure-iq4_xs", Q35_TYPE_IQ4_XS, Q35_TYPE_IQ4_NL},
     };
     for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
         q35_gen_options oi = opts("tiny", one[i].mix, 2, 256, 3);
@@ -251,14 +364,21 @@ static void check_mix(q35_suite *s)
         const bool made = q35_generate_model(&oi, &mi, &err) == 0;
         q35_case(s, made && mi->layers[0].attn_qkv.type == one[i].whole && mi->output.type == one[i].whole &&
                         mi->layers[1].ffn_down.type == one[i].ffn && mi->layers[0].ssm_a.type == Q35_TYPE_F32,
-                 "tiny %-6s model: attn_qkv and output %s, ffn_down (rows of 384) %s, vectors f32 %s", one[i].mix,
+                 "tiny %-11s model: attn_qkv and output %s, ffn_down (rows of 384) %s, vectors f32 %s", one[i].mix,
                  q35_type_name(one[i].whole), q35_type_name(one[i].ffn), made ? "" : err.msg);
         q35_model_free(mi);
     }
-    q35_gen_options bad = opts("tiny", "q3_k_m", 0, 0, 1);
-    q35_case(s, q35_gen_check(&bad, &err) == -1 && strstr(err.msg, "unknown quant mix 'q3_k_m'") &&
-                    strstr(err.msg, "q4_1, q5_1, q2_k, q3_k, iq4_nl, iq4_xs"),
-             "refuses mix q3_k_m, listing the mixes: %s", err.msg);
+    q35_gen_options bad = opts("tiny", "q3_k_xl", 0, 0, 1);
+    q35_case(s, q35_gen_check(&bad, &err) == -1 && strstr(err.msg, "unknown quant mix 'q3_k_xl'") &&
+                    strstr(err.msg, "q2_k, q2_k_s, q3_k_s, q3_k_m") && strstr(err.msg, "pure-q4_k"),
+             "refuses mix q3_k_xl, listing the mixes: %s", err.msg);
+    q35_gen_options iq3 = opts("tiny", "iq3_m", 1, 64, 1);
+    q35_model *none = NULL;
+    err = (q35_error){{0}};
+    q35_case(s, q35_generate_model(&iq3, &none, &err) == -1 && strstr(err.msg, "mix 'iq3_m' gives") &&
+                    strstr(err.msg, "the type iq3_s, which this build does not quantize"),
+             "refuses to make iq3_m, naming the type it cannot quantize: %s", err.msg);
+    q35_model_free(none);
 }
 
 int main(void)
