@@ -256,9 +256,9 @@ static void check_refusals(q35_suite *s)
 {
     q35_error err = {{0}};
     float *d = q35_gpu_floats(1024);
-    int rc = q35_dequant_f32(d, d, Q35_TYPE_IQ2_XXS, 1, 256, NULL, &err);
-    q35_case(s, rc == -1 && strstr(err.msg, "type iq2_xxs is not one this project computes"),
-             "dequant_f32 refuses iq2_xxs: %s", err.msg);
+    int rc = q35_dequant_f32(d, d, Q35_TYPE_TQ1_0, 1, 256, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "type tq1_0 is not one this project computes"),
+             "dequant_f32 refuses tq1_0: %s", err.msg);
     memset(&err, 0, sizeof err);
     rc = q35_dequant_f16((uint16_t *)d, d, Q35_TYPE_Q4_K, 1, 100, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "k = 100 is not a whole number of q4_K blocks of 256"),

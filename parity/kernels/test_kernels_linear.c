@@ -643,12 +643,12 @@ static void check_refusals(q35_suite *s)
 {
     q35_error err = {{0}};
     float *d = q35_gpu_floats(1 << 16);
-    int rc = q35_gemm_f32(g_blas, d, 64, d, 2, d, Q35_TYPE_IQ2_XXS, 64, 256, d, &err);
-    q35_case(s, rc == -1 && strstr(err.msg, "gemm_f32: type iq2_xxs is not one this project computes"),
-             "gemm_f32 refuses iq2_xxs: %s", err.msg);
+    int rc = q35_gemm_f32(g_blas, d, 64, d, 2, d, Q35_TYPE_TQ1_0, 64, 256, d, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gemm_f32: type tq1_0 is not one this project computes"),
+             "gemm_f32 refuses tq1_0: %s", err.msg);
     memset(&err, 0, sizeof err);
-    rc = q35_gemv(d, d, Q35_TYPE_IQ2_XXS, 64, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
-    q35_case(s, rc == -1 && strstr(err.msg, "gemv: type iq2_xxs is not one"), "gemv refuses iq2_xxs: %s", err.msg);
+    rc = q35_gemv(d, d, Q35_TYPE_TQ1_0, 64, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gemv: type tq1_0 is not one"), "gemv refuses tq1_0: %s", err.msg);
     memset(&err, 0, sizeof err);
     rc = q35_gemv_rows(d, 64, d, Q35_TYPE_Q4_K, 64, 100, d, 3, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gemv_rows: k = 100 is not a whole number of q4_K blocks of 256"),
