@@ -124,6 +124,14 @@ static inline uint16_t q35_iq1_m_d(const uint8_t scales[8])
     return (uint16_t)((scales[1] >> 4) | (scales[3] & 0xF0) | (scales[5] >> 4) << 8 | (scales[7] & 0xF0) << 8);
 }
 
+/* Sets IQ1_M's f16 super-scale d into the top nibbles of its scale words (the
+ * other bits kept). */
+static inline void q35_iq1_m_set_d(uint8_t scales[8], uint16_t d)
+{
+    for (int k = 0; k < 4; k++)
+        scales[2 * k + 1] = (uint8_t)((scales[2 * k + 1] & 0x0Fu) | ((d >> (4 * k)) & 0xFu) << 4);
+}
+
 /* IQ1_S's and IQ1_M's shift of the grid's levels (ggml's IQ1S_DELTA, IQ1M_DELTA). */
 #define Q35_IQ1_DELTA 0.125f
 

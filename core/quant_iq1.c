@@ -128,9 +128,9 @@ void q35_quantize_iq1_m(const float *src, void *dst, int64_t n)
             memcpy(b[i].qh + 2 * s, qh, 2);
         }
         for (int k = 0; k < 4; k++) {
-            sc[k] = (uint16_t)(sc[k] | ((dbits >> (4 * k)) & 0xF) << 12);
             b[i].scales[2 * k] = (uint8_t)sc[k];
             b[i].scales[2 * k + 1] = (uint8_t)(sc[k] >> 8);
         }
+        q35_iq1_m_set_d(b[i].scales, dbits);
     }
 }

@@ -166,8 +166,7 @@ static float want_iq(q35_type t, const uint8_t *b, int e, float d)
 static void put_d(q35_type t, uint8_t *b, uint16_t h)
 {
     if (t == Q35_TYPE_IQ1_M) {
-        for (int k = 0; k < 4; k++)
-            b[49 + 2 * k] = (uint8_t)((b[49 + 2 * k] & 0x0F) | ((h >> (4 * k)) & 0xF) << 4);
+        q35_iq1_m_set_d(b + 48, h);
     } else {
         b[0] = (uint8_t)h, b[1] = (uint8_t)(h >> 8);
     }
