@@ -177,7 +177,8 @@ int cli_int_list(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t
 const char *const cli_model_options_help =
     "  --shape NAME      tiny (default), 0.8b, 2b, 4b, 9b, 27b\n"
     "  --quant MIX       f32, f16, bf16, q8_0, q4_0, q5_0, q4_k, q5_k, q6_k, q4_k_m (default),\n"
-    "                    q4_1, q5_1, q2_k, q3_k, iq4_nl, iq4_xs\n"
+    "                    q4_1, q5_1, q2_k, q3_k, iq4_nl, iq4_xs,\n"
+    "                    iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq1_s, iq1_m\n"
     "  --seed S          weights seed (default 1)\n"
     "  --layers N        override the layer count\n"
     "  --vocab V         override the vocabulary size\n"

@@ -36,8 +36,10 @@ typedef struct plan {
     int n, cap;
 } plan;
 
-static const char *const k_mixes[] = {"f32",  "f16",  "bf16", "q8_0", "q4_0", "q5_0",   "q4_k",  "q5_k",
-                                      "q6_k", "q4_k_m", "q4_1", "q5_1", "q2_k", "q3_k", "iq4_nl", "iq4_xs"};
+static const char *const k_mixes[] = {"f32",     "f16",    "bf16",  "q8_0",    "q4_0",  "q5_0",  "q4_k",
+                                      "q5_k",    "q6_k",   "q4_k_m", "q4_1",   "q5_1",  "q2_k",  "q3_k",
+                                      "iq4_nl",  "iq4_xs", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s",
+                                      "iq1_s",   "iq1_m"};
 
 q35_gen_options q35_gen_defaults(const q35_shape *shape)
 {
@@ -89,7 +91,8 @@ static bool use_more_bits(int layer, int n_layer)
 
 /* A type whose blocks fit a row of ne0: 256-block types fall back to a 32-block
  * one as llama.cpp's quantizer does (Q4_K -> Q5_0, Q6_K -> Q8_0, Q2_K/Q3_K/IQ4_XS
- * -> IQ4_NL; Q5_K -> Q8_0 here, Q5_1 there), 32-blocks to F16. */
+ * and the grid i-quants IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S ->
+ * IQ4_NL; Q5_K -> Q8_0 here, Q5_1 there), 32-blocks to F16. */
 static q35_type fit_row(q35_type t, int64_t ne0)
 {
     if (q35_row_bytes(t, ne0) != 0)
@@ -97,9 +100,9 @@ static q35_type fit_row(q35_type t, int64_t ne0)
     const q35_type_info *ti = q35_type_get(t);
     if (!ti || ti->block_elems != 256)
         return Q35_TYPE_F16;
-    const q35_type fb = t == Q35_TYPE_Q4_K                                                   ? Q35_TYPE_Q5_0
-                        : t == Q35_TYPE_Q2_K || t == Q35_TYPE_Q3_K || t == Q35_TYPE_IQ4_XS ? Q35_TYPE_IQ4_NL
-                                                                                           : Q35_TYPE_Q8_0;
+    const q35_type fb = t == Q35_TYPE_Q4_K                         ? Q35_TYPE_Q5_0
+                        : t == Q35_TYPE_Q5_K || t == Q35_TYPE_Q6_K ? Q35_TYPE_Q8_0
+                                                                   : Q35_TYPE_IQ4_NL; /* Q2_K, Q3_K, the IQ types */
     return q35_row_bytes(fb, ne0) != 0 ? fb : Q35_TYPE_F16;
 }
 
@@ -247,7 +250,8 @@ static uint32_t llama_ftype(const char *mix)
     static const struct { const char *mix; uint32_t ftype; } k[] = {
         {"f32", 0},     {"f16", 1},  {"q4_0", 2},  {"q4_1", 3},   {"q8_0", 7},    {"q5_0", 8},
         {"q5_1", 9},    {"q2_k", 10}, {"q3_k", 11}, {"q4_k", 14},  {"q4_k_m", 15}, {"q5_k", 16},
-        {"q6_k", 18},   {"iq4_nl", 25}, {"iq4_xs", 30}, {"bf16", 32},
+        {"q6_k", 18},   {"iq2_xxs", 19}, {"iq2_xs", 20}, {"iq3_xxs", 23}, {"iq1_s", 24},
+        {"iq4_nl", 25}, {"iq3_s", 26},  {"iq2_s", 28},  {"iq4_xs", 30}, {"iq1_m", 31}, {"bf16", 32},
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
         if (strcasecmp(mix, k[i].mix) == 0)

@@ -139,7 +139,8 @@ static void check_llama_keys(q35_suite *s)
 {
     static const struct { const char *mix; uint32_t ftype; } k[] = {
         {"f32", 0},  {"q8_0", 7},  {"q4_k", 14}, {"q4_k_m", 15}, {"q4_1", 3},    {"q5_1", 9},
-        {"q2_k", 10}, {"q3_k", 11}, {"iq4_nl", 25}, {"iq4_xs", 30},
+        {"q2_k", 10}, {"q3_k", 11}, {"iq4_nl", 25}, {"iq4_xs", 30}, {"iq2_xxs", 19}, {"iq2_xs", 20},
+        {"iq3_xxs", 23}, {"iq1_s", 24}, {"iq3_s", 26}, {"iq2_s", 28}, {"iq1_m", 31},
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         q35_gen_options o = opts("tiny", k[i].mix, 1, 64, 1);
@@ -152,7 +153,7 @@ static void check_llama_keys(q35_suite *s)
                         q35_gguf_get_u32(m->gguf, "general.quantization_version", &qv, &err) == 0 &&
                         q35_gguf_get_str(m->gguf, "tokenizer.ggml.model", &vocab, &err) == 0;
         q35_case(s, ok && ftype == k[i].ftype && qv == 2 && vocab.len == 4 && memcmp(vocab.data, "none", 4) == 0,
-                 "%-6s: general.file_type %u (want %u), quantization_version %u, tokenizer.ggml.model \"%.*s\" %s",
+                 "%-7s: general.file_type %u (want %u), quantization_version %u, tokenizer.ggml.model \"%.*s\" %s",
                  k[i].mix, ftype, k[i].ftype, qv, (int)vocab.len, vocab.data ? vocab.data : "", err.msg);
         q35_model_free(m);
     }
@@ -240,10 +241,26 @@ static void check_mix(q35_suite *s)
                     q35_gen_mix_type("iq4_nl", "output.weight", -1, 8, 100) == Q35_TYPE_F16,
              "row-length fallbacks: q2_K, q3_K, iq4_xs -> iq4_nl on rows of 384, -> f16 on rows of 100; q4_1 -> f16; "
              "q5_1 and q2_K kept where their blocks fit");
+    static const char *const grid_mixes[] = {"iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s", "iq1_m"};
+    int bad_grid = 0;
+    for (size_t i = 0; i < sizeof grid_mixes / sizeof grid_mixes[0]; i++) {
+        q35_type t = Q35_TYPE_COUNT;
+        bad_grid += q35_type_parse(grid_mixes[i], &t) != 0 ||
+                    q35_gen_mix_type(grid_mixes[i], "attn_q.weight", 0, 8, 512) != t ||
+                    q35_gen_mix_type(grid_mixes[i], "ffn_up.weight", 0, 8, 384) != Q35_TYPE_IQ4_NL ||
+                    q35_gen_mix_type(grid_mixes[i], "ffn_up.weight", 0, 8, 100) != Q35_TYPE_F16;
+    }
+    q35_case(s, bad_grid == 0,
+             "row-length fallbacks of the 7 grid i-quants (llama.cpp's): kept on rows of 512, iq4_nl on 384, f16 on "
+             "100: %d wrong", bad_grid);
     static const struct { const char *mix; q35_type whole, ffn; } one[] = {
         {"q4_1", Q35_TYPE_Q4_1, Q35_TYPE_Q4_1},     {"q5_1", Q35_TYPE_Q5_1, Q35_TYPE_Q5_1},
         {"q2_k", Q35_TYPE_Q2_K, Q35_TYPE_IQ4_NL},   {"q3_k", Q35_TYPE_Q3_K, Q35_TYPE_IQ4_NL},
         {"iq4_nl", Q35_TYPE_IQ4_NL, Q35_TYPE_IQ4_NL}, {"iq4_xs", Q35_TYPE_IQ4_XS, Q35_TYPE_IQ4_NL},
+        {"iq2_xxs", Q35_TYPE_IQ2_XXS, Q35_TYPE_IQ4_NL}, {"iq2_xs", Q35_TYPE_IQ2_XS, Q35_TYPE_IQ4_NL},
+        {"iq2_s", Q35_TYPE_IQ2_S, Q35_TYPE_IQ4_NL},     {"iq3_xxs", Q35_TYPE_IQ3_XXS, Q35_TYPE_IQ4_NL},
+        {"iq3_s", Q35_TYPE_IQ3_S, Q35_TYPE_IQ4_NL},     {"iq1_s", Q35_TYPE_IQ1_S, Q35_TYPE_IQ4_NL},
+        {"iq1_m", Q35_TYPE_IQ1_M, Q35_TYPE_IQ4_NL},
     };
     for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
         q35_gen_options oi = opts("tiny", one[i].mix, 2, 256, 3);
@@ -251,13 +268,14 @@ static void check_mix(q35_suite *s)
         const bool made = q35_generate_model(&oi, &mi, &err) == 0;
         q35_case(s, made && mi->layers[0].attn_qkv.type == one[i].whole && mi->output.type == one[i].whole &&
                         mi->layers[1].ffn_down.type == one[i].ffn && mi->layers[0].ssm_a.type == Q35_TYPE_F32,
-                 "tiny %-6s model: attn_qkv and output %s, ffn_down (rows of 384) %s, vectors f32 %s", one[i].mix,
+                 "tiny %-7s model: attn_qkv and output %s, ffn_down (rows of 384) %s, vectors f32 %s", one[i].mix,
                  q35_type_name(one[i].whole), q35_type_name(one[i].ffn), made ? "" : err.msg);
         q35_model_free(mi);
     }
     q35_gen_options bad = opts("tiny", "q3_k_m", 0, 0, 1);
     q35_case(s, q35_gen_check(&bad, &err) == -1 && strstr(err.msg, "unknown quant mix 'q3_k_m'") &&
-                    strstr(err.msg, "q4_1, q5_1, q2_k, q3_k, iq4_nl, iq4_xs"),
+                    strstr(err.msg, "q4_1, q5_1, q2_k, q3_k, iq4_nl, iq4_xs, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, "
+                                    "iq1_s, iq1_m"),
              "refuses mix q3_k_m, listing the mixes: %s", err.msg);
 }
 
