@@ -22,20 +22,20 @@ static const q35_type_info k_types[Q35_TYPE_COUNT] = {
     [Q35_TYPE_Q5_K] = {"q5_K", 256, 176, true, 2},
     [Q35_TYPE_Q6_K] = {"q6_K", 256, 210, true, 2},
     [Q35_TYPE_Q8_K] = {"q8_K", 256, 292, false, 4},
-    [Q35_TYPE_IQ2_XXS] = {"iq2_xxs", 256, 66, false, 2},
-    [Q35_TYPE_IQ2_XS] = {"iq2_xs", 256, 74, false, 2},
-    [Q35_TYPE_IQ3_XXS] = {"iq3_xxs", 256, 98, false, 2},
-    [Q35_TYPE_IQ1_S] = {"iq1_s", 256, 50, false, 2},
+    [Q35_TYPE_IQ2_XXS] = {"iq2_xxs", 256, 66, true, 2},
+    [Q35_TYPE_IQ2_XS] = {"iq2_xs", 256, 74, true, 2},
+    [Q35_TYPE_IQ3_XXS] = {"iq3_xxs", 256, 98, true, 2},
+    [Q35_TYPE_IQ1_S] = {"iq1_s", 256, 50, true, 2},
     [Q35_TYPE_IQ4_NL] = {"iq4_nl", 32, 18, true, 2},
-    [Q35_TYPE_IQ3_S] = {"iq3_s", 256, 110, false, 2},
-    [Q35_TYPE_IQ2_S] = {"iq2_s", 256, 82, false, 2},
+    [Q35_TYPE_IQ3_S] = {"iq3_s", 256, 110, true, 2},
+    [Q35_TYPE_IQ2_S] = {"iq2_s", 256, 82, true, 2},
     [Q35_TYPE_IQ4_XS] = {"iq4_xs", 256, 136, true, 2},
     [Q35_TYPE_I8] = {"i8", 1, 1, false, 1},
     [Q35_TYPE_I16] = {"i16", 1, 2, false, 2},
     [Q35_TYPE_I32] = {"i32", 1, 4, false, 4},
     [Q35_TYPE_I64] = {"i64", 1, 8, false, 8},
     [Q35_TYPE_F64] = {"f64", 1, 8, false, 8},
-    [Q35_TYPE_IQ1_M] = {"iq1_m", 256, 56, false, 1},
+    [Q35_TYPE_IQ1_M] = {"iq1_m", 256, 56, true, 1},
     [Q35_TYPE_BF16] = {"bf16", 1, 2, true, 2},
     [Q35_TYPE_TQ1_0] = {"tq1_0", 256, 54, false, 2},
     [Q35_TYPE_TQ2_0] = {"tq2_0", 256, 66, false, 2},
@@ -49,6 +49,10 @@ _Static_assert(_Alignof(q35_block_q4_1) <= 2 && _Alignof(q35_block_q5_1) <= 2 &&
                "a legacy block needs more than the table's 2-byte alignment");
 _Static_assert(_Alignof(q35_block_q2_K) <= 2 && _Alignof(q35_block_q3_K) <= 2 && _Alignof(q35_block_iq4_xs) <= 2,
                "a k-quant block needs more than the table's 2-byte alignment");
+_Static_assert(_Alignof(q35_block_iq2_xxs) <= 2 && _Alignof(q35_block_iq2_xs) <= 2 && _Alignof(q35_block_iq2_s) <= 2 &&
+                   _Alignof(q35_block_iq3_xxs) <= 2 && _Alignof(q35_block_iq3_s) <= 2 &&
+                   _Alignof(q35_block_iq1_s) <= 2 && _Alignof(q35_block_iq1_m) <= 1,
+               "a grid i-quant block needs more than the table's alignment");
 _Static_assert(_Alignof(q35_block_q4_K) <= 2 && _Alignof(q35_block_q5_K) <= 2 && _Alignof(q35_block_q6_K) <= 2,
                "a k-quant block needs more than the table's 2-byte alignment");
 
@@ -125,6 +129,13 @@ void q35_dequantize(q35_type type, const void *src, float *dst, int64_t n)
     case Q35_TYPE_Q2_K: q35_dequantize_q2_k(src, dst, n); break;
     case Q35_TYPE_Q3_K: q35_dequantize_q3_k(src, dst, n); break;
     case Q35_TYPE_IQ4_XS: q35_dequantize_iq4_xs(src, dst, n); break;
+    case Q35_TYPE_IQ2_XXS: q35_dequantize_iq2_xxs(src, dst, n); break;
+    case Q35_TYPE_IQ2_XS: q35_dequantize_iq2_xs(src, dst, n); break;
+    case Q35_TYPE_IQ2_S: q35_dequantize_iq2_s(src, dst, n); break;
+    case Q35_TYPE_IQ3_XXS: q35_dequantize_iq3_xxs(src, dst, n); break;
+    case Q35_TYPE_IQ3_S: q35_dequantize_iq3_s(src, dst, n); break;
+    case Q35_TYPE_IQ1_S: q35_dequantize_iq1_s(src, dst, n); break;
+    case Q35_TYPE_IQ1_M: q35_dequantize_iq1_m(src, dst, n); break;
     default: break; /* callers check q35_type_computable first */
     }
 }
@@ -147,6 +158,13 @@ void q35_quantize(q35_type type, const float *src, void *dst, int64_t n)
     case Q35_TYPE_Q2_K: q35_quantize_q2_k(src, dst, n); break;
     case Q35_TYPE_Q3_K: q35_quantize_q3_k(src, dst, n); break;
     case Q35_TYPE_IQ4_XS: q35_quantize_iq4_xs(src, dst, n); break;
+    case Q35_TYPE_IQ2_XXS: q35_quantize_iq2_xxs(src, dst, n); break;
+    case Q35_TYPE_IQ2_XS: q35_quantize_iq2_xs(src, dst, n); break;
+    case Q35_TYPE_IQ2_S: q35_quantize_iq2_s(src, dst, n); break;
+    case Q35_TYPE_IQ3_XXS: q35_quantize_iq3_xxs(src, dst, n); break;
+    case Q35_TYPE_IQ3_S: q35_quantize_iq3_s(src, dst, n); break;
+    case Q35_TYPE_IQ1_S: q35_quantize_iq1_s(src, dst, n); break;
+    case Q35_TYPE_IQ1_M: q35_quantize_iq1_m(src, dst, n); break;
     default: break;
     }
 }

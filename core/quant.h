@@ -69,7 +69,8 @@ const q35_type_info *q35_type_get(uint32_t type);
 const char *q35_type_name(uint32_t type);
 
 /* True when the project can dequantize (and quantize) this type: F32, F16, BF16,
- * Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS. */
+ * Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS,
+ * IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M. */
 bool q35_type_computable(uint32_t type);
 
 /* The names of the computable types, ", "-separated in the table's order ("f32,
@@ -105,6 +106,13 @@ void q35_dequantize_iq4_nl(const void *src, float *dst, int64_t n);
 void q35_dequantize_q2_k(const void *src, float *dst, int64_t n);
 void q35_dequantize_q3_k(const void *src, float *dst, int64_t n);
 void q35_dequantize_iq4_xs(const void *src, float *dst, int64_t n);
+void q35_dequantize_iq2_xxs(const void *src, float *dst, int64_t n);
+void q35_dequantize_iq2_xs(const void *src, float *dst, int64_t n);
+void q35_dequantize_iq2_s(const void *src, float *dst, int64_t n);
+void q35_dequantize_iq3_xxs(const void *src, float *dst, int64_t n);
+void q35_dequantize_iq3_s(const void *src, float *dst, int64_t n);
+void q35_dequantize_iq1_s(const void *src, float *dst, int64_t n);
+void q35_dequantize_iq1_m(const void *src, float *dst, int64_t n);
 void q35_quantize_f32(const float *src, void *dst, int64_t n);
 void q35_quantize_f16(const float *src, void *dst, int64_t n);
 void q35_quantize_bf16(const float *src, void *dst, int64_t n);
@@ -120,6 +128,13 @@ void q35_quantize_iq4_nl(const float *src, void *dst, int64_t n);
 void q35_quantize_q2_k(const float *src, void *dst, int64_t n);
 void q35_quantize_q3_k(const float *src, void *dst, int64_t n);
 void q35_quantize_iq4_xs(const float *src, void *dst, int64_t n);
+void q35_quantize_iq2_xxs(const float *src, void *dst, int64_t n);
+void q35_quantize_iq2_xs(const float *src, void *dst, int64_t n);
+void q35_quantize_iq2_s(const float *src, void *dst, int64_t n);
+void q35_quantize_iq3_xxs(const float *src, void *dst, int64_t n);
+void q35_quantize_iq3_s(const float *src, void *dst, int64_t n);
+void q35_quantize_iq1_s(const float *src, void *dst, int64_t n);
+void q35_quantize_iq1_m(const float *src, void *dst, int64_t n);
 
 #ifdef __cplusplus
 }

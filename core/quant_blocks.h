@@ -182,4 +182,6 @@ static inline int q35_iq4_xs_scale(int s, const uint8_t *scales_l, uint16_t scal
 /* IQ4_NL's and IQ4_XS's 16 levels, a fact of the format (ggml's kvalues_iq4nl). */
 #define Q35_KVALUES_IQ4NL {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
 
+#include "core/quant_blocks_iq.h"
+
 #endif /* Q35_QUANT_BLOCKS_H */

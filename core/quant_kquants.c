@@ -264,15 +264,6 @@ void q35_quantize_q2_k(const float *src, void *dst, int64_t n)
     }
 }
 
-/* The f16 bits of the least f16 value >= v (0 <= v <= 65504). */
-static uint16_t f16_at_least(float v)
-{
-    uint16_t h = q35_f32_to_f16(v);
-    if (q35_f16_to_f32(h) < v && h < 0x7bff)
-        h++;
-    return h;
-}
-
 /* Signed sub-block scales of a symmetric super-block (Q3_K, IQ4_XS) of n_sub
  * sub-blocks of len: want[s] the step that puts sub-block s's element of largest
  * magnitude at level `low` (< 0, the longer side); d covers the largest |want|
@@ -286,7 +277,7 @@ static float signed_scales(const float *x, int n_sub, int len, float low, uint16
     float amax = 0.0f;
     for (int s = 0; s < n_sub; s++)
         amax = max_f(amax, fabsf(want[s]));
-    *d_out = f16_at_least(amax / 31.0f);
+    *d_out = q35_f16_at_least(amax / 31.0f);
     const float d = q35_f16_to_f32(*d_out);
     for (int s = 0; s < n_sub; s++) {
         const int a = d > 0.0f ? (int)ceilf(fabsf(want[s]) / d) : 0;

@@ -66,7 +66,8 @@ __device__ __forceinline__ float q35_dev_iq4nl(uint32_t index)
  *   Q4_1, Q5_1         x = q * d + m              (q35_dq_k of d, -m)
  *   Q6_K               x = (d * sc) * q           (q35_dq_scaled of ds = q35_dq_q6k_scale)
  *   Q3_K, IQ4_XS       x = (d * (sc - 32)) * q    (the same; IQ4_XS's q from the table)
- *   Q2_K, Q4_K, Q5_K   d1 = d * sc; m1 = dmin * m; x = d1 * q - m1 */
+ *   Q2_K, Q4_K, Q5_K   d1 = d * sc; m1 = dmin * m; x = d1 * q - m1
+ *   the grid i-quants  x = (+-grid[j] or grid[j] + delta) * db   (q35_dq_scaled; kernels/dequant_units_iq.cuh) */
 __device__ __forceinline__ float q35_dq_scaled(float q, float d)
 {
     return __fmul_rn(q, d);
@@ -107,6 +108,11 @@ __device__ __forceinline__ uint16_t q35_dev_u16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | (p[1] << 8)); /* blocks are only 2-byte aligned */
 }
+
+/* Element i of a row of a grid i-quant (kernels/dequant_units_iq.cuh, which a
+ * translation unit calling q35_dequant_at must include: kernels/dequant_units.cuh). */
+template <int TYPE>
+__device__ __forceinline__ float q35_iq_at(const uint8_t *row, int64_t i);
 
 /* Element i of a row of `type` starting at row (i < the row's length). */
 __device__ __forceinline__ float q35_dequant_at(int type, const uint8_t *row, int64_t i)
@@ -207,6 +213,13 @@ __device__ __forceinline__ float q35_dequant_at(int type, const uint8_t *row, in
         const float dl = q35_dq_q6k_scale(q35_dev_f16(q35_dev_u16(bp)), ls - 32);
         return q35_dq_scaled(q35_dev_iq4nl(j < 16 ? qb & 0xFu : (uint32_t)(qb >> 4)), dl);
     }
+    case Q35_TYPE_IQ2_XXS: return q35_iq_at<Q35_TYPE_IQ2_XXS>(row, i);
+    case Q35_TYPE_IQ2_XS: return q35_iq_at<Q35_TYPE_IQ2_XS>(row, i);
+    case Q35_TYPE_IQ2_S: return q35_iq_at<Q35_TYPE_IQ2_S>(row, i);
+    case Q35_TYPE_IQ3_XXS: return q35_iq_at<Q35_TYPE_IQ3_XXS>(row, i);
+    case Q35_TYPE_IQ3_S: return q35_iq_at<Q35_TYPE_IQ3_S>(row, i);
+    case Q35_TYPE_IQ1_S: return q35_iq_at<Q35_TYPE_IQ1_S>(row, i);
+    case Q35_TYPE_IQ1_M: return q35_iq_at<Q35_TYPE_IQ1_M>(row, i);
     default:
         return __int_as_float(0x7fc00000); /* launchers refuse other types */
     }

@@ -1,6 +1,6 @@
 /* Dequantization of a linear weight on the device (SPEC §1): rows rows of a
  * computable type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K,
- * Q4_K, Q5_K, Q6_K, IQ4_XS), each row
+ * Q4_K, Q5_K, Q6_K, IQ4_XS, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M), each row
  * q35_row_bytes(type, cols) bytes, to f32 or to f16:
  *
  *     y32[r][i] = dequant(W)[r][i]                 bit for bit q35_dequantize (core/quant.h)

@@ -74,6 +74,8 @@ __device__ __forceinline__ void q35_ld_words_shared16(uint32_t (&w)[N], const ui
  *   Q35_SCALED  x = q * s                  (Q8_0, Q4_0, Q5_0, IQ4_NL: s = d; Q6_K: s = d * sc;
  *                                          Q3_K, IQ4_XS: s = d * (sc - 32); IQ4's q from its table)
  *   Q35_ASYM    x = s * q - m              (Q2_K, Q4_K, Q5_K: s = d1, m = m1; Q4_1, Q5_1: s = d, m = -m)
+ * (the grid i-quants, Q35_SCALED with levels read from their grids:
+ * kernels/dequant_units_iq.cuh)
  * For a row at `row`:
  *   load(r, row, u, vec, count)    unit u's bytes into r; count = elements of the
  *                                  unit inside the row (below 16 only for the last
@@ -502,6 +504,8 @@ struct q35_unit<Q35_TYPE_IQ4_XS> {
     }
 };
 
+#include "kernels/dequant_units_iq.cuh" /* IQ2_XXS .. IQ1_M */
+
 /* v[j] = element run_elem(u, run) + j, bit for bit the CPU dequantizer's value. */
 template <class U>
 __device__ __forceinline__ void q35_unit_decode(const typename U::raw &r, int64_t u, int run, float (&v)[16])
@@ -537,6 +541,13 @@ __host__ int q35_type_dispatch(q35_type type, F &&f)
     case Q35_TYPE_Q2_K: return f(std::integral_constant<int, Q35_TYPE_Q2_K>{});
     case Q35_TYPE_Q3_K: return f(std::integral_constant<int, Q35_TYPE_Q3_K>{});
     case Q35_TYPE_IQ4_XS: return f(std::integral_constant<int, Q35_TYPE_IQ4_XS>{});
+    case Q35_TYPE_IQ2_XXS: return f(std::integral_constant<int, Q35_TYPE_IQ2_XXS>{});
+    case Q35_TYPE_IQ2_XS: return f(std::integral_constant<int, Q35_TYPE_IQ2_XS>{});
+    case Q35_TYPE_IQ2_S: return f(std::integral_constant<int, Q35_TYPE_IQ2_S>{});
+    case Q35_TYPE_IQ3_XXS: return f(std::integral_constant<int, Q35_TYPE_IQ3_XXS>{});
+    case Q35_TYPE_IQ3_S: return f(std::integral_constant<int, Q35_TYPE_IQ3_S>{});
+    case Q35_TYPE_IQ1_S: return f(std::integral_constant<int, Q35_TYPE_IQ1_S>{});
+    case Q35_TYPE_IQ1_M: return f(std::integral_constant<int, Q35_TYPE_IQ1_M>{});
     default: return -1;
     }
 }

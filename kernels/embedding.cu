@@ -1,5 +1,5 @@
 /* The embedding gather (kernels/embedding.h): a block per token. */
-#include "kernels/dequant.cuh"
+#include "kernels/dequant_units.cuh" /* q35_dequant_at, the grid i-quants' units */
 #include "kernels/embedding.h"
 
 #include <cuda_runtime.h>

@@ -49,7 +49,8 @@ int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const
  *              of the resident blocks, each warp taking groups of rows in turn.
  *              Q4_K, Q5_K, Q6_K, Q8_0, Q4_0, Q5_0 on a 16-byte aligned weight
  *              with rows of whole 16 bytes; otherwise (and for Q4_1, Q5_1,
- *              IQ4_NL, Q2_K, Q3_K, IQ4_XS) it runs the registers variant.
+ *              IQ4_NL, Q2_K, Q3_K, IQ4_XS and the grid i-quants IQ2_XXS, IQ2_XS,
+ *              IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M) it runs the registers variant.
  * The default: staged for Q4_K, Q5_K, Q6_K, registers for the rest (the faster
  * per type as measured: bench/results/). */
 int q35_gemv_variant_count(void);

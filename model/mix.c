@@ -89,6 +89,13 @@ static const mix_row k_rows[] = {
     {"pure-q6_k", 18, Q35_TYPE_Q6_K, true, {{0}}},
     {"pure-iq4_nl", 25, Q35_TYPE_IQ4_NL, true, {{0}}},
     {"pure-iq4_xs", 30, Q35_TYPE_IQ4_XS, true, {{0}}},
+    {"pure-iq2_xxs", 19, Q35_TYPE_IQ2_XXS, true, {{0}}},
+    {"pure-iq2_xs", 20, Q35_TYPE_IQ2_XS, true, {{0}}},
+    {"pure-iq2_s", 29, Q35_TYPE_IQ2_S, true, {{0}}}, /* llama's IQ2_M --pure: its IQ2_S ftype is IQ2_XS */
+    {"pure-iq3_xxs", 23, Q35_TYPE_IQ3_XXS, true, {{0}}},
+    {"pure-iq3_s", 26, Q35_TYPE_IQ3_S, true, {{0}}},
+    {"pure-iq1_s", 24, Q35_TYPE_IQ1_S, true, {{0}}},
+    {"pure-iq1_m", 31, Q35_TYPE_IQ1_M, true, {{0}}},
 };
 
 #undef V

@@ -69,7 +69,10 @@ quantize)
     # are --pure runs of: a k-quant's _S ftype (Q2_K for q2_K), as the mix's general.file_type says
     named="F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q2_K_S Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M
            Q6_K IQ4_NL IQ4_XS IQ3_S IQ3_M"
-    pure="Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K:q2_k Q3_K_S:q3_k Q4_K_S:q4_k Q5_K_S:q5_k Q6_K IQ4_NL IQ4_XS"
+    pure="Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K:q2_k Q3_K_S:q3_k Q4_K_S:q4_k Q5_K_S:q5_k Q6_K IQ4_NL IQ4_XS
+          IQ2_XXS IQ2_XS IQ2_M:iq2_s IQ3_XXS IQ3_S IQ1_S IQ1_M"
+    # (llama-quantize needs an importance matrix to write the grid i-quants, not for --dry-run's types;
+    # its IQ2_S ftype is IQ2_XS throughout, its IQ2_M IQ2_S)
     # model name and q35 model make arguments: the 0.8B's and 9B's widths (8 layers), the 0.8B whole
     # (24 layers), tiny (GQA 2, ffn 384: the row-length fallbacks) with an MTP block
     models="0.8b-8:--shape 0.8b --layers 8 --vocab 4096

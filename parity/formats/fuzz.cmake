@@ -92,7 +92,12 @@ set(q35_fuzz_sources
   ${PROJECT_SOURCE_DIR}/core/quant.c
   ${PROJECT_SOURCE_DIR}/core/quant_float.c
   ${PROJECT_SOURCE_DIR}/core/quant_legacy.c
-  ${PROJECT_SOURCE_DIR}/core/quant_kquants.c)
+  ${PROJECT_SOURCE_DIR}/core/quant_kquants.c
+  ${PROJECT_SOURCE_DIR}/core/quant_grids.c
+  ${PROJECT_SOURCE_DIR}/core/quant_iq_search.c
+  ${PROJECT_SOURCE_DIR}/core/quant_iq1.c
+  ${PROJECT_SOURCE_DIR}/core/quant_iq2.c
+  ${PROJECT_SOURCE_DIR}/core/quant_iq3.c)
 set(q35_fuzz_headers
   ${PROJECT_SOURCE_DIR}/core/gguf.h
   ${PROJECT_SOURCE_DIR}/model/qwen35.h
@@ -101,6 +106,15 @@ set(q35_fuzz_headers
   ${PROJECT_SOURCE_DIR}/core/error.h
   ${PROJECT_SOURCE_DIR}/core/quant.h
   ${PROJECT_SOURCE_DIR}/core/quant_blocks.h
+  ${PROJECT_SOURCE_DIR}/core/quant_blocks_iq.h
+  ${PROJECT_SOURCE_DIR}/core/quant_grids.h
+  ${PROJECT_SOURCE_DIR}/core/quant_internal.h
+  ${PROJECT_SOURCE_DIR}/core/grids/iq1s.inc
+  ${PROJECT_SOURCE_DIR}/core/grids/iq2s.inc
+  ${PROJECT_SOURCE_DIR}/core/grids/iq2xs.inc
+  ${PROJECT_SOURCE_DIR}/core/grids/iq2xxs.inc
+  ${PROJECT_SOURCE_DIR}/core/grids/iq3s.inc
+  ${PROJECT_SOURCE_DIR}/core/grids/iq3xxs.inc
   ${PROJECT_SOURCE_DIR}/core/half.h)
 # UB aborts (-fno-sanitize-recover) so that libFuzzer reports it as a crash.
 set(q35_fuzz_flags -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wall -Wextra)
@@ -112,7 +126,7 @@ set(q35_fuzz_exe "${CMAKE_CURRENT_BINARY_DIR}/fuzz/fuzz_gguf")
 add_custom_command(
   OUTPUT "${q35_fuzz_exe}"
   COMMAND ${CMAKE_COMMAND} -E make_directory "${CMAKE_CURRENT_BINARY_DIR}/fuzz"
-  COMMAND "${Q35_CLANG}" ${q35_fuzz_flags} "-I${PROJECT_SOURCE_DIR}" ${q35_fuzz_sources} -lm -o "${q35_fuzz_exe}"
+  COMMAND "${Q35_CLANG}" ${q35_fuzz_flags} "-I${PROJECT_SOURCE_DIR}" ${q35_fuzz_sources} -lm -pthread -o "${q35_fuzz_exe}"
   DEPENDS ${q35_fuzz_sources} ${q35_fuzz_headers}
   COMMENT "Building the libFuzzer target fuzz_gguf with ${Q35_CLANG}"
   VERBATIM)

@@ -13,14 +13,7 @@
 
 /* ---- 2. hand-built blocks ------------------------------------------------------ */
 
-/* f16 scales by hand: the bits and the value they stand for. */
-typedef struct f16_scale {
-    uint16_t bits;
-    float value;
-    const char *what;
-} f16_scale;
-
-static const f16_scale k_scales[] = {
+const q35_test_f16_scale q35_test_scales[Q35_TEST_N_SCALES] = {
     {0x3c00, 1.0f, "1"},
     {0x3555, 0x1.554p-2f, "0.333252 (exp 13, mantissa 0x155)"},
     {0x2e66, 0x1.998p-4f, "0.0999756 (exp 11, mantissa 0x266)"},
@@ -37,22 +30,20 @@ static const f16_scale k_scales[] = {
     {0xfc00, -INFINITY, "-inf"},
     {0x7e00, NAN, "NaN"},
 };
-#define N_SCALES ((int)(sizeof k_scales / sizeof k_scales[0]))
+#define N_SCALES Q35_TEST_N_SCALES
 
 /* The table's values must be what its bits mean (a typo here would test nothing). */
 static void check_scale_table(q35_suite *s)
 {
     int bad = 0;
     for (int i = 0; i < N_SCALES; i++) {
-        const double v = q35_test_f16_value(k_scales[i].bits);
-        bad += isnan(v) ? !isnan(k_scales[i].value) : q35_test_bits_of(k_scales[i].value) != q35_test_bits_of((float)v);
+        const double v = q35_test_f16_value(q35_test_scales[i].bits);
+        bad += isnan(v) ? !isnan(q35_test_scales[i].value) : q35_test_bits_of(q35_test_scales[i].value) != q35_test_bits_of((float)v);
     }
     q35_case(s, bad == 0, "the %d hand-written f16 scales match their bits: %d wrong", N_SCALES, bad);
 }
 
-/* Dequantizes n elements of `blocks` into a poisoned buffer and compares them
- * bitwise with want; the floats after the n must keep their poison. One case. */
-static void check_blocks(q35_suite *s, q35_type type, const void *blocks, int64_t n, const float *want,
+void q35_test_check_blocks(q35_suite *s, q35_type type, const void *blocks, int64_t n, const float *want,
                          const char *what)
 {
     float *got = malloc((size_t)(n + Q35_TEST_SENTINEL_FLOATS) * sizeof *got);
@@ -87,13 +78,9 @@ static bool alloc_blocks(q35_suite *s, q35_type type, int64_t nb, void **blocks,
     return false;
 }
 
-/* A few elements against literals worked out by hand. */
-typedef struct spot {
-    int index;
-    float want;
-} spot;
+typedef q35_test_spot spot;
 
-static void check_spots(q35_suite *s, q35_type type, const void *blocks, int64_t n, const spot *spots, int n_spots,
+void q35_test_check_spots(q35_suite *s, q35_type type, const void *blocks, int64_t n, const spot *spots, int n_spots,
                         const char *what)
 {
     float got[Q35_QK_K];
@@ -125,17 +112,17 @@ static void check_q8_0_blocks(q35_suite *s)
     for (int i = 0; i < N_SCALES; i++) {
         q35_block_q8_0 b[8];
         float want[256];
-        const float d = q35_test_at_run_time(k_scales[i].value);
+        const float d = q35_test_at_run_time(q35_test_scales[i].value);
         for (int k = 0; k < 8; k++) {
-            b[k].d = k_scales[i].bits;
+            b[k].d = q35_test_scales[i].bits;
             for (int j = 0; j < 32; j++) {
                 b[k].qs[j] = (int8_t)(32 * k + j - 128);
                 want[32 * k + j] = (float)b[k].qs[j] * d;
             }
         }
         char what[128];
-        snprintf(what, sizeof what, "every int8 level, d = %s", k_scales[i].what);
-        check_blocks(s, Q35_TYPE_Q8_0, b, 256, want, what);
+        snprintf(what, sizeof what, "every int8 level, d = %s", q35_test_scales[i].what);
+        q35_test_check_blocks(s, Q35_TYPE_Q8_0, b, 256, want, what);
     }
     /* d = 0x3555 = 1365/4096: -128 -> -42.65625, 127 -> 173355/4096, 1 -> d. */
     q35_block_q8_0 b = {.d = 0x3555};
@@ -144,7 +131,7 @@ static void check_q8_0_blocks(q35_suite *s)
     b.qs[2] = 1;
     b.qs[3] = -1;
     const spot spots[] = {{0, -42.65625f}, {1, 42.322998046875f}, {2, 0.333251953125f}, {3, -0.333251953125f}, {4, 0.0f}};
-    check_spots(s, Q35_TYPE_Q8_0, &b, 32, spots, 5, "d = 0x3555");
+    q35_test_check_spots(s, Q35_TYPE_Q8_0, &b, 32, spots, 5, "d = 0x3555");
 }
 
 /* Q4_0: every nibble in both halves (two orders) under every scale: x = (q - 8) * d. */
@@ -153,24 +140,24 @@ static void check_q4_0_blocks(q35_suite *s)
     for (int i = 0; i < N_SCALES; i++) {
         q35_block_q4_0 b[2];
         float want[64];
-        const float d = q35_test_at_run_time(k_scales[i].value);
+        const float d = q35_test_at_run_time(q35_test_scales[i].value);
         for (int k = 0; k < 2; k++) {
-            b[k].d = k_scales[i].bits;
+            b[k].d = q35_test_scales[i].bits;
             for (int j = 0; j < 16; j++) /* low nibbles 0..15, high 15..0; then the reverse */
                 b[k].qs[j] = (uint8_t)(k == 0 ? j | (15 - j) << 4 : (15 - j) | j << 4);
             for (int e = 0; e < 32; e++)
                 want[32 * k + e] = (float)(legacy_nibble(b[k].qs, e) - 8) * d;
         }
         char what[128];
-        snprintf(what, sizeof what, "every nibble in both halves, d = %s", k_scales[i].what);
-        check_blocks(s, Q35_TYPE_Q4_0, b, 64, want, what);
+        snprintf(what, sizeof what, "every nibble in both halves, d = %s", q35_test_scales[i].what);
+        q35_test_check_blocks(s, Q35_TYPE_Q4_0, b, 64, want, what);
     }
     /* d = -0.5: nibble 0 -> -8 * -0.5 = 4, nibble 15 -> 7 * -0.5 = -3.5, nibble 9 -> -0.5. */
     q35_block_q4_0 b = {.d = 0xb800};
     for (int j = 0; j < 16; j++)
         b.qs[j] = (uint8_t)(j | (15 - j) << 4);
     const spot spots[] = {{0, 4.0f}, {15, -3.5f}, {16, -3.5f}, {31, 4.0f}, {9, -0.5f}, {8, -0.0f}};
-    check_spots(s, Q35_TYPE_Q4_0, &b, 32, spots, 6, "d = -0.5");
+    q35_test_check_spots(s, Q35_TYPE_Q4_0, &b, 32, spots, 6, "d = -0.5");
 }
 
 /* Q5_0: qh all clear, all set, and each of its 32 bits alone (bit e is element e's
@@ -181,10 +168,10 @@ static void check_q5_0_blocks(q35_suite *s)
     for (int i = 0; i < N_SCALES; i++) {
         q35_block_q5_0 b[NB];
         float want[NB * 32];
-        const float d = q35_test_at_run_time(k_scales[i].value);
+        const float d = q35_test_at_run_time(q35_test_scales[i].value);
         for (int k = 0; k < NB; k++) {
             const uint32_t qh = k == 0 ? 0u : k == 1 ? 0xffffffffu : 1u << (k - 2);
-            b[k].d = k_scales[i].bits;
+            b[k].d = q35_test_scales[i].bits;
             for (int byte = 0; byte < 4; byte++)
                 b[k].qh[byte] = (uint8_t)(qh >> (8 * byte));
             for (int j = 0; j < 16; j++)
@@ -195,8 +182,8 @@ static void check_q5_0_blocks(q35_suite *s)
             }
         }
         char what[128];
-        snprintf(what, sizeof what, "every level, each qh bit alone, d = %s", k_scales[i].what);
-        check_blocks(s, Q35_TYPE_Q5_0, b, NB * 32, want, what);
+        snprintf(what, sizeof what, "every level, each qh bit alone, d = %s", q35_test_scales[i].what);
+        q35_test_check_blocks(s, Q35_TYPE_Q5_0, b, NB * 32, want, what);
     }
     /* d = 1, qh bit 20 only: element 20 = high nibble of qs[4] (11) + 16 -> 11; element 4
      * = low nibble 4, no fifth bit -> -12; element 0 -> -16; element 31 -> 0 - 16. */
@@ -204,14 +191,14 @@ static void check_q5_0_blocks(q35_suite *s)
     for (int j = 0; j < 16; j++)
         b.qs[j] = (uint8_t)(j | (15 - j) << 4);
     const spot spots[] = {{20, 11.0f}, {4, -12.0f}, {0, -16.0f}, {31, -16.0f}, {16, -1.0f}, {21, -6.0f}};
-    check_spots(s, Q35_TYPE_Q5_0, &b, 32, spots, 6, "d = 1, qh bit 20");
+    q35_test_check_spots(s, Q35_TYPE_Q5_0, &b, 32, spots, 6, "d = 1, qh bit 20");
 }
 
 /* Q4_K/Q5_K's 12 scale bytes from 8 scales and 8 mins of 6 bits, by the format's
  * definition: j < 4 in the low 6 bits of bytes j (scale) and j + 4 (min); j >= 4 with
  * its low nibbles in byte j + 4 (scale low, min high) and its top two bits in the
  * top bits of bytes j - 4 (scale) and j (min). */
-static void pack_k_scales(const uint8_t sc[8], const uint8_t m[8], uint8_t out[Q35_K_SCALE_BYTES])
+static void pack_q35_test_scales(const uint8_t sc[8], const uint8_t m[8], uint8_t out[Q35_K_SCALE_BYTES])
 {
     memset(out, 0, Q35_K_SCALE_BYTES);
     for (int j = 0; j < 4; j++) {
@@ -292,7 +279,7 @@ static void check_k_scale_min(q35_suite *s)
         bad += sc != sc_want[j] || m != m_want[j];
     }
     uint8_t packed[12];
-    pack_k_scales(sc_want, m_want, packed);
+    pack_q35_test_scales(sc_want, m_want, packed);
     const bool pack_ok = memcmp(packed, bytes, sizeof bytes) == 0;
     q35_case(s, bad == 0 && pack_ok,
              "q35_k_scale_min of a hand-unpacked example: %d of 8 positions wrong; the test's packer %s it", bad,
@@ -305,7 +292,7 @@ static void check_k_scale_min(q35_suite *s)
             sc[j] = (uint8_t)((v + 9 * j) & 63);
             m[j] = (uint8_t)((v + 23 * j + 5) & 63);
         }
-        pack_k_scales(sc, m, q);
+        pack_q35_test_scales(sc, m, q);
         for (int j = 0; j < 8; j++) {
             uint8_t gs, gm;
             q35_k_scale_min(j, q, &gs, &gm);
@@ -336,10 +323,10 @@ static void check_k_blocks(q35_suite *s, q35_type type)
     if (!alloc_blocks(s, type, nb, (void **)&blocks, &want))
         return;
     for (int i = 0; i < N_SCALES; i++) {
-        const float d = q35_test_at_run_time(k_scales[i].value);
+        const float d = q35_test_at_run_time(q35_test_scales[i].value);
         int k = 0;
         for (int im = 0; im < N_SCALES; im++) {
-            const float dmin = q35_test_at_run_time(k_scales[im].value);
+            const float dmin = q35_test_at_run_time(q35_test_scales[im].value);
             for (int set = 0; set < N_SCALE_SETS; set++) {
                 for (int hp = 0; hp < n_high; hp++, k++) {
                     const uint8_t *sc = k_scale_sets[set].sc, *m = k_scale_sets[set].m;
@@ -352,15 +339,15 @@ static void check_k_blocks(q35_suite *s, q35_type type)
                     uint16_t *hdr = (uint16_t *)(blocks + (size_t)k * bb); /* d, dmin lead both layouts */
                     if (q5) {
                         q35_block_q5_K *b = (q35_block_q5_K *)hdr;
-                        b->d = k_scales[i].bits;
-                        b->dmin = k_scales[im].bits;
-                        pack_k_scales(sc, m, b->scales);
+                        b->d = q35_test_scales[i].bits;
+                        b->dmin = q35_test_scales[im].bits;
+                        pack_q35_test_scales(sc, m, b->scales);
                         pack_k_levels(L, b->qs, b->qh);
                     } else {
                         q35_block_q4_K *b = (q35_block_q4_K *)hdr;
-                        b->d = k_scales[i].bits;
-                        b->dmin = k_scales[im].bits;
-                        pack_k_scales(sc, m, b->scales);
+                        b->d = q35_test_scales[i].bits;
+                        b->dmin = q35_test_scales[im].bits;
+                        pack_q35_test_scales(sc, m, b->scales);
                         pack_k_levels(L, b->qs, NULL);
                     }
                     for (int e = 0; e < Q35_QK_K; e++)
@@ -369,9 +356,9 @@ static void check_k_blocks(q35_suite *s, q35_type type)
             }
         }
         char what[160];
-        snprintf(what, sizeof what, "d = %s: %d blocks (every dmin, %d scale sets%s)", k_scales[i].what, nb,
+        snprintf(what, sizeof what, "d = %s: %d blocks (every dmin, %d scale sets%s)", q35_test_scales[i].what, nb,
                  N_SCALE_SETS, q5 ? ", 11 fifth-bit patterns" : "");
-        check_blocks(s, type, blocks, (int64_t)nb * Q35_QK_K, want, what);
+        q35_test_check_blocks(s, type, blocks, (int64_t)nb * Q35_QK_K, want, what);
     }
     free(blocks);
     free(want);
@@ -391,13 +378,13 @@ static void check_k_blocks(q35_suite *s, q35_type type)
         b.qh[3] = 0x20;
         const spot spots[] = {{0, 13.5f}, {1, -2.5f}, {32, 27.0f}, {128, -12.5f}, {160, 398.5f},
                               {163, 846.5f}, {192, -30.5f}, {224, -7.5f}};
-        check_spots(s, type, &b, Q35_QK_K, spots, 8, "d = 1, dmin = 0.5");
+        q35_test_check_spots(s, type, &b, Q35_QK_K, spots, 8, "d = 1, dmin = 0.5");
     } else {
         q35_block_q4_K b = {.d = 0x3c00, .dmin = 0x3800};
         memcpy(b.scales, scales, sizeof scales);
         memset(b.qs, 0xf0, sizeof b.qs);
         const spot spots[] = {{0, -2.5f}, {32, 27.0f}, {128, -12.5f}, {160, 398.5f}, {192, -30.5f}, {224, -7.5f}};
-        check_spots(s, type, &b, Q35_QK_K, spots, 6, "d = 1, dmin = 0.5");
+        q35_test_check_spots(s, type, &b, Q35_QK_K, spots, 6, "d = 1, dmin = 0.5");
     }
 }
 
@@ -412,21 +399,21 @@ static void check_q6_k_blocks(q35_suite *s)
     if (!alloc_blocks(s, Q35_TYPE_Q6_K, NB, (void **)&b, &want))
         return;
     for (int i = 0; i < N_SCALES; i++) {
-        const float d = q35_test_at_run_time(k_scales[i].value);
+        const float d = q35_test_at_run_time(q35_test_scales[i].value);
         for (int k = 0; k < NB; k++) {
             uint8_t L[Q35_QK_K];
             for (int e = 0; e < Q35_QK_K; e++)
                 L[e] = (uint8_t)(k < 16 ? (e + 3 * k) % 64 : 63 - (7 * e + k) % 64);
             for (int sb = 0; sb < 16; sb++)
                 b[k].scales[sb] = (int8_t)(16 * (k % 16) + sb - 128);
-            b[k].d = k_scales[i].bits;
+            b[k].d = q35_test_scales[i].bits;
             pack_q6_k_levels(L, b[k].ql, b[k].qh);
             for (int e = 0; e < Q35_QK_K; e++)
                 want[k * Q35_QK_K + e] = d * (float)b[k].scales[e / 16] * (float)(L[e] - 32);
         }
         char what[128];
-        snprintf(what, sizeof what, "every level at every position, all int8 scales, d = %s", k_scales[i].what);
-        check_blocks(s, Q35_TYPE_Q6_K, b, NB * Q35_QK_K, want, what);
+        snprintf(what, sizeof what, "every level at every position, all int8 scales, d = %s", q35_test_scales[i].what);
+        q35_test_check_blocks(s, Q35_TYPE_Q6_K, b, NB * Q35_QK_K, want, what);
     }
     free(b);
     free(want);
@@ -446,7 +433,7 @@ static void check_q6_k_blocks(q35_suite *s)
         bw.scales[sb] = (int8_t)(sb - 8);
     pack_q6_k_levels(L, bw.ql, bw.qh);
     const spot spots[] = {{0, 128.0f}, {100, -31.0f}, {200, 2.0f}, {170, -15.0f}, {1, -0.0f}, {255, 0.0f}};
-    check_spots(s, Q35_TYPE_Q6_K, &bw, Q35_QK_K, spots, 6, "d = 0.5");
+    q35_test_check_spots(s, Q35_TYPE_Q6_K, &bw, Q35_QK_K, spots, 6, "d = 0.5");
 }
 
 /* ---- the offset, table and 2/3-bit formats -------------------------------------- */
@@ -464,9 +451,9 @@ static void check_offset_blocks(q35_suite *s, q35_type type)
     if (!alloc_blocks(s, type, NB, (void **)&blocks, &want))
         return;
     for (int i = 0; i < N_SCALES; i++) {
-        const float d = q35_test_at_run_time(k_scales[i].value);
+        const float d = q35_test_at_run_time(q35_test_scales[i].value);
         for (int k = 0; k < NB; k++) {
-            const float m = q35_test_at_run_time(k_scales[k % N_SCALES].value);
+            const float m = q35_test_at_run_time(q35_test_scales[k % N_SCALES].value);
             const int pat = k / N_SCALES; /* qh pattern */
             const uint32_t qh = !q5 ? 0u : pat == 0 ? 0u : pat == 1 ? 0xffffffffu : pat == 2 ? 1u << (k % 32) : 0x9c3a5e71u;
             uint8_t qs[16], qhb[4];
@@ -475,7 +462,7 @@ static void check_offset_blocks(q35_suite *s, q35_type type)
             for (int byte = 0; byte < 4; byte++)
                 qhb[byte] = (uint8_t)(qh >> (8 * byte));
             uint8_t *p = blocks + (size_t)k * bb;
-            const uint16_t dm[2] = {k_scales[i].bits, k_scales[k % N_SCALES].bits}; /* d, then m lead both */
+            const uint16_t dm[2] = {q35_test_scales[i].bits, q35_test_scales[k % N_SCALES].bits}; /* d, then m lead both */
             memcpy(p, dm, sizeof dm);
             if (q5) {
                 memcpy(((q35_block_q5_1 *)p)->qh, qhb, 4);
@@ -490,8 +477,8 @@ static void check_offset_blocks(q35_suite *s, q35_type type)
             }
         }
         char what[128];
-        snprintf(what, sizeof what, "every level, every m, %sd = %s", q5 ? "4 qh patterns, " : "", k_scales[i].what);
-        check_blocks(s, type, blocks, NB * 32, want, what);
+        snprintf(what, sizeof what, "every level, every m, %sd = %s", q5 ? "4 qh patterns, " : "", q35_test_scales[i].what);
+        q35_test_check_blocks(s, type, blocks, NB * 32, want, what);
     }
     free(blocks);
     free(want);
@@ -502,14 +489,14 @@ static void check_offset_blocks(q35_suite *s, q35_type type)
         for (int j = 0; j < 16; j++)
             b.qs[j] = (uint8_t)(j | (15 - j) << 4);
         const spot spots[] = {{20, 7.75f}, {4, 2.0f}, {0, 1.0f}, {31, 1.0f}, {16, 4.75f}};
-        check_spots(s, type, &b, 32, spots, 5, "d = 0.25, m = 1, qh bit 20");
+        q35_test_check_spots(s, type, &b, 32, spots, 5, "d = 0.25, m = 1, qh bit 20");
     } else {
         /* d = 0.5, m = -1.5: level 0 -> -1.5, 15 -> 6, 3 -> 0 (+0: 1.5 - 1.5). */
         q35_block_q4_1 b = {.d = 0x3800, .m = 0xbe00};
         for (int j = 0; j < 16; j++)
             b.qs[j] = (uint8_t)(j | (15 - j) << 4);
         const spot spots[] = {{0, -1.5f}, {15, 6.0f}, {16, 6.0f}, {31, -1.5f}, {3, 0.0f}, {28, 0.0f}};
-        check_spots(s, type, &b, 32, spots, 6, "d = 0.5, m = -1.5");
+        q35_test_check_spots(s, type, &b, 32, spots, 6, "d = 0.5, m = -1.5");
     }
 }
 
@@ -522,17 +509,17 @@ static void check_iq4_nl_blocks(q35_suite *s)
     for (int i = 0; i < N_SCALES; i++) {
         q35_block_iq4_nl b[2];
         float want[64];
-        const float d = q35_test_at_run_time(k_scales[i].value);
+        const float d = q35_test_at_run_time(q35_test_scales[i].value);
         for (int k = 0; k < 2; k++) {
-            b[k].d = k_scales[i].bits;
+            b[k].d = q35_test_scales[i].bits;
             for (int j = 0; j < 16; j++)
                 b[k].qs[j] = (uint8_t)(k == 0 ? j | (15 - j) << 4 : (15 - j) | j << 4);
             for (int e = 0; e < 32; e++)
                 want[32 * k + e] = d * (float)k_iq4nl_table[legacy_nibble(b[k].qs, e)];
         }
         char what[128];
-        snprintf(what, sizeof what, "every index in both halves, d = %s", k_scales[i].what);
-        check_blocks(s, Q35_TYPE_IQ4_NL, b, 64, want, what);
+        snprintf(what, sizeof what, "every index in both halves, d = %s", q35_test_scales[i].what);
+        q35_test_check_blocks(s, Q35_TYPE_IQ4_NL, b, 64, want, what);
     }
     /* d = 0.5: index 0 -> -63.5, 15 -> 56.5, 8 -> 0.5, 7 -> -5; d = -1: index 0 -> 127. */
     q35_block_iq4_nl b[2] = {{.d = 0x3800}, {.d = 0xbc00}};
@@ -540,7 +527,7 @@ static void check_iq4_nl_blocks(q35_suite *s)
         for (int j = 0; j < 16; j++)
             b[k].qs[j] = (uint8_t)(j | (15 - j) << 4);
     const spot spots[] = {{0, -63.5f}, {15, 56.5f}, {16, 56.5f}, {8, 0.5f}, {7, -5.0f}, {32, 127.0f}, {47, -113.0f}};
-    check_spots(s, Q35_TYPE_IQ4_NL, b, 64, spots, 7, "d = 0.5 and d = -1");
+    q35_test_check_spots(s, Q35_TYPE_IQ4_NL, b, 64, spots, 7, "d = 0.5 and d = -1");
 }
 
 /* Q2_K/Q3_K 2-bit levels: element 128h + 32j + l at bits 2j, 2j + 1 of qs[32h + l]. */
@@ -563,9 +550,9 @@ static void check_q2_k_blocks(q35_suite *s)
     if (!alloc_blocks(s, Q35_TYPE_Q2_K, NB, (void **)&b, &want))
         return;
     for (int i = 0; i < N_SCALES; i++) {
-        const float d = q35_test_at_run_time(k_scales[i].value);
+        const float d = q35_test_at_run_time(q35_test_scales[i].value);
         for (int k = 0; k < NB; k++) {
-            const float dmin = q35_test_at_run_time(k_scales[k % N_SCALES].value);
+            const float dmin = q35_test_at_run_time(q35_test_scales[k % N_SCALES].value);
             const int set = k / N_SCALES;
             uint8_t L[Q35_QK_K];
             for (int sb = 0; sb < 16; sb++) {
@@ -575,8 +562,8 @@ static void check_q2_k_blocks(q35_suite *s)
             }
             for (int e = 0; e < Q35_QK_K; e++)
                 L[e] = (uint8_t)((e + e / 16 + k) % 4);
-            b[k].d = k_scales[i].bits;
-            b[k].dmin = k_scales[k % N_SCALES].bits;
+            b[k].d = q35_test_scales[i].bits;
+            b[k].dmin = q35_test_scales[k % N_SCALES].bits;
             pack_2bit_levels(L, b[k].qs);
             for (int e = 0; e < Q35_QK_K; e++) {
                 const uint8_t sc = b[k].scales[e / 16];
@@ -584,8 +571,8 @@ static void check_q2_k_blocks(q35_suite *s)
             }
         }
         char what[128];
-        snprintf(what, sizeof what, "d = %s: %d blocks (every dmin, %d scale sets)", k_scales[i].what, NB, NSETS);
-        check_blocks(s, Q35_TYPE_Q2_K, b, NB * Q35_QK_K, want, what);
+        snprintf(what, sizeof what, "d = %s: %d blocks (every dmin, %d scale sets)", q35_test_scales[i].what, NB, NSETS);
+        q35_test_check_blocks(s, Q35_TYPE_Q2_K, b, NB * Q35_QK_K, want, what);
     }
     free(b);
     free(want);
@@ -599,7 +586,7 @@ static void check_q2_k_blocks(q35_suite *s)
         bw.scales[sb] = (uint8_t)(sb | (15 - sb) << 4);
     memset(bw.qs, 0xe4, sizeof bw.qs);
     const spot spots[] = {{0, -7.5f}, {40, -4.5f}, {100, 13.5f}, {130, -3.5f}, {255, 45.0f}, {16, -7.0f}};
-    check_spots(s, Q35_TYPE_Q2_K, &bw, Q35_QK_K, spots, 6, "d = 1, dmin = 0.5");
+    q35_test_check_spots(s, Q35_TYPE_Q2_K, &bw, Q35_QK_K, spots, 6, "d = 1, dmin = 0.5");
 }
 
 /* Q3_K's 12 scale bytes from 16 scales of 6 bits, by the format's definition: the
@@ -672,7 +659,7 @@ static void check_q3_k_blocks(q35_suite *s)
     if (!alloc_blocks(s, Q35_TYPE_Q3_K, NB, (void **)&b, &want))
         return;
     for (int i = 0; i < N_SCALES; i++) {
-        const float d = q35_test_at_run_time(k_scales[i].value);
+        const float d = q35_test_at_run_time(q35_test_scales[i].value);
         for (int k = 0; k < NB; k++) {
             uint8_t sc[16], L[Q35_QK_K];
             for (int sb = 0; sb < 16; sb++)
@@ -685,7 +672,7 @@ static void check_q3_k_blocks(q35_suite *s)
                 b[k].hmask[e % 32] |= (uint8_t)(high << row);
                 L[e] = (uint8_t)((e + e / 16 + k) % 4);
             }
-            b[k].d = k_scales[i].bits;
+            b[k].d = q35_test_scales[i].bits;
             pack_q3_scales(sc, b[k].scales);
             pack_2bit_levels(L, b[k].qs);
             for (int e = 0; e < Q35_QK_K; e++) {
@@ -695,8 +682,8 @@ static void check_q3_k_blocks(q35_suite *s)
             }
         }
         char what[128];
-        snprintf(what, sizeof what, "every scale at every position, 11 hmask patterns, d = %s", k_scales[i].what);
-        check_blocks(s, Q35_TYPE_Q3_K, b, NB * Q35_QK_K, want, what);
+        snprintf(what, sizeof what, "every scale at every position, 11 hmask patterns, d = %s", q35_test_scales[i].what);
+        q35_test_check_blocks(s, Q35_TYPE_Q3_K, b, NB * Q35_QK_K, want, what);
     }
     free(b);
     free(want);
@@ -713,7 +700,7 @@ static void check_q3_k_blocks(q35_suite *s)
     memset(bw.qs, 0xe4, sizeof bw.qs);
     bw.hmask[3] = 0x04;
     const spot spots[] = {{0, 16.0f}, {67, -4.0f}, {68, 4.0f}, {255, -3.5f}, {136, -0.0f}, {35, 9.0f}};
-    check_spots(s, Q35_TYPE_Q3_K, &bw, Q35_QK_K, spots, 6, "d = 0.5");
+    q35_test_check_spots(s, Q35_TYPE_Q3_K, &bw, Q35_QK_K, spots, 6, "d = 0.5");
 }
 
 /* IQ4_XS: for each d, 64 blocks whose scales run through all 64 values at every
@@ -727,7 +714,7 @@ static void check_iq4_xs_blocks(q35_suite *s)
     if (!alloc_blocks(s, Q35_TYPE_IQ4_XS, NB, (void **)&b, &want))
         return;
     for (int i = 0; i < N_SCALES; i++) {
-        const float d = q35_test_at_run_time(k_scales[i].value);
+        const float d = q35_test_at_run_time(q35_test_scales[i].value);
         for (int k = 0; k < NB; k++) {
             uint8_t ls[8];
             memset(b[k].scales_l, 0, sizeof b[k].scales_l);
@@ -737,7 +724,7 @@ static void check_iq4_xs_blocks(q35_suite *s)
                 b[k].scales_l[sb / 2] |= (uint8_t)((ls[sb] & 15) << (4 * (sb % 2)));
                 b[k].scales_h = (uint16_t)(b[k].scales_h | (ls[sb] >> 4) << (2 * sb));
             }
-            b[k].d = k_scales[i].bits;
+            b[k].d = q35_test_scales[i].bits;
             uint8_t q[Q35_QK_K];
             for (int e = 0; e < Q35_QK_K; e++)
                 q[e] = (uint8_t)(k < NB / 2 ? (e + k) % 16 : (7 * e + k) % 16);
@@ -751,8 +738,8 @@ static void check_iq4_xs_blocks(q35_suite *s)
             }
         }
         char what[128];
-        snprintf(what, sizeof what, "every scale at every position, every index, d = %s", k_scales[i].what);
-        check_blocks(s, Q35_TYPE_IQ4_XS, b, NB * Q35_QK_K, want, what);
+        snprintf(what, sizeof what, "every scale at every position, every index, d = %s", q35_test_scales[i].what);
+        q35_test_check_blocks(s, Q35_TYPE_IQ4_XS, b, NB * Q35_QK_K, want, what);
     }
     free(b);
     free(want);
@@ -764,7 +751,7 @@ static void check_iq4_xs_blocks(q35_suite *s)
     q35_block_iq4_xs bw = {.d = 0x3400, .scales_h = 0x1be4, .scales_l = {0x21, 0x43, 0x65, 0x87}};
     memset(bw.qs, 0xf0, sizeof bw.qs);
     const spot spots[] = {{0, 984.25f}, {16, -875.75f}, {64, -95.25f}, {100, -635.0f}, {240, -678.0f}, {47, 444.5f}};
-    check_spots(s, Q35_TYPE_IQ4_XS, &bw, Q35_QK_K, spots, 6, "d = 0.25");
+    q35_test_check_spots(s, Q35_TYPE_IQ4_XS, &bw, Q35_QK_K, spots, 6, "d = 0.25");
 }
 
 void q35_test_check_hand_blocks(q35_suite *s)
@@ -785,4 +772,5 @@ void q35_test_check_hand_blocks(q35_suite *s)
     check_q3_iq4_scales(s);
     check_q3_k_blocks(s);
     check_iq4_xs_blocks(s);
+    q35_test_check_iq_blocks(s);
 }

@@ -19,7 +19,7 @@ typedef struct golden_hash {
     bool matched;    /* a tensor of the file carries this name */
 } golden_hash;
 
-const char *const q35_golden_variants[Q35_GOLDEN_VARIANTS] = {"BF16", "Q8_0", "Q6_K", "Q4_K_M", "Q4_0", "MIXED"};
+const char *const q35_golden_variants[Q35_GOLDEN_VARIANTS] = {"BF16", "Q8_0", "Q6_K", "Q4_K_M", "Q4_0", "MIXED", "GRID"};
 
 uint64_t q35_fnv1a64_f32(const float *x, int64_t n)
 {

@@ -14,8 +14,9 @@
 #include <stdint.h>
 
 /* The variants of the golden files: BF16, Q8_0, Q6_K, Q4_K_M, Q4_0 (llama.cpp's
- * quantizer) and MIXED (q2_K, q3_K, iq4_xs, q4_1, q5_1, iq4_nl: this project's). */
-#define Q35_GOLDEN_VARIANTS 6
+ * quantizer), MIXED (q2_K, q3_K, iq4_xs, q4_1, q5_1, iq4_nl: this project's) and
+ * GRID (the grid i-quants iq2_xxs .. iq1_m, iq4_nl: this project's). */
+#define Q35_GOLDEN_VARIANTS 7
 extern const char *const q35_golden_variants[Q35_GOLDEN_VARIANTS];
 
 /* Dequantizes a tensor of rows x cols elements of a computable `type` (data as

@@ -417,6 +417,25 @@ static void fill_adversarial(q35_rng *rng, float *x)
     }
 }
 
+void q35_test_quant_pass(q35_type t, const float *x, int64_t n, uint8_t *qa, uint8_t *qb, float *y, bool *written,
+                         bool *tail_ok, bool *ytail_ok)
+{
+    const size_t bytes = q35_row_bytes(t, n);
+    memset(qa, 0x5a, bytes + Q35_TEST_SENTINEL_BYTES);
+    memset(qb, 0xa5, bytes + Q35_TEST_SENTINEL_BYTES);
+    q35_quantize(t, x, qa, n);
+    q35_quantize(t, x, qb, n);
+    *tail_ok = true;
+    for (size_t i = bytes; i < bytes + Q35_TEST_SENTINEL_BYTES; i++)
+        *tail_ok = *tail_ok && qa[i] == 0x5a && qb[i] == 0xa5;
+    *written = memcmp(qa, qb, bytes) == 0;
+    float poison[Q35_TEST_SENTINEL_FLOATS];
+    q35_poison_f32(poison, Q35_TEST_SENTINEL_FLOATS);
+    q35_poison_f32(y, n + Q35_TEST_SENTINEL_FLOATS);
+    q35_dequantize(t, qa, y, n);
+    *ytail_ok = memcmp(y + n, poison, sizeof poison) == 0;
+}
+
 /* Quantizes ds into two buffers filled with different bytes (both must come out
  * equal over q35_row_bytes, and untouched after it), dequantizes into a poisoned
  * buffer (untouched after n, no NaN left inside), checks each element's bound and
@@ -436,20 +455,8 @@ static double check_roundtrip(q35_suite *s, const codec *c, const dataset *ds)
         free(g);
         return INFINITY;
     }
-    memset(qa, 0x5a, bytes + Q35_TEST_SENTINEL_BYTES);
-    memset(qb, 0xa5, bytes + Q35_TEST_SENTINEL_BYTES);
-    q35_quantize(c->type, ds->x, qa, ds->n);
-    q35_quantize(c->type, ds->x, qb, ds->n);
-    bool tail_ok = true;
-    for (size_t i = bytes; i < bytes + Q35_TEST_SENTINEL_BYTES; i++)
-        tail_ok = tail_ok && qa[i] == 0x5a && qb[i] == 0xa5;
-    const bool all_written = memcmp(qa, qb, bytes) == 0;
-
-    float poison[Q35_TEST_SENTINEL_FLOATS];
-    q35_poison_f32(poison, Q35_TEST_SENTINEL_FLOATS);
-    q35_poison_f32(y, ds->n + Q35_TEST_SENTINEL_FLOATS);
-    q35_dequantize(c->type, qa, y, ds->n);
-    const bool ytail_ok = memcmp(y + ds->n, poison, sizeof poison) == 0;
+    bool all_written, tail_ok, ytail_ok;
+    q35_test_quant_pass(c->type, ds->x, ds->n, qa, qb, y, &all_written, &tail_ok, &ytail_ok);
 
     int64_t nonfinite = 0, near_bad = 0, cover_bad = 0, loose = 0, worst_at = -1;
     double err2 = 0.0, x2 = 0.0, worst = 0.0; /* worst |err| / (max(step / 2, cover) + 2 slack) */
@@ -499,25 +506,29 @@ static double check_roundtrip(q35_suite *s, const codec *c, const dataset *ds)
     return x2 > 0.0 ? sqrt(err2 / x2) : 0.0;
 }
 
-/* Zero-length calls write nothing. */
+/* Zero-length calls of every computable type write nothing. */
 static void check_zero_length(q35_suite *s)
 {
-    int bad = 0;
-    for (int i = 0; i < N_CODECS; i++) {
+    int bad = 0, types = 0;
+    for (uint32_t t = 0; t < Q35_TYPE_COUNT; t++) {
+        if (!q35_type_computable(t))
+            continue;
+        types++;
         uint8_t q[Q35_TEST_SENTINEL_BYTES];
         float y[Q35_TEST_SENTINEL_FLOATS], poison[Q35_TEST_SENTINEL_FLOATS];
         const float x[1] = {1.0f};
         memset(q, 0x5a, sizeof q);
         q35_poison_f32(y, Q35_TEST_SENTINEL_FLOATS);
         q35_poison_f32(poison, Q35_TEST_SENTINEL_FLOATS);
-        q35_quantize(k_codecs[i].type, x, q, 0);
-        q35_dequantize(k_codecs[i].type, q, y, 0);
+        q35_quantize((q35_type)t, x, q, 0);
+        q35_dequantize((q35_type)t, q, y, 0);
         for (int j = 0; j < Q35_TEST_SENTINEL_BYTES; j++)
             bad += q[j] != 0x5a;
         bad += memcmp(y, poison, sizeof y) != 0;
     }
-    q35_case(s, bad == 0, "n = 0: quantize and dequantize of all %d types write nothing (%d bytes/buffers touched)",
-             N_CODECS, bad);
+    q35_case(s, bad == 0 && types == 22,
+             "n = 0: quantize and dequantize of all %d computable types write nothing (%d bytes/buffers touched)",
+             types, bad);
 }
 
 void q35_test_check_roundtrips(q35_suite *s, q35_rng *rng)
@@ -558,6 +569,10 @@ void q35_test_check_roundtrips(q35_suite *s, q35_rng *rng)
         q35_case(s, rms[i] <= k_codecs[i].rms_limit, "%-6s RMS(err)/RMS(x) on N(0,1): measured %.4e, limit %.2e",
                  q35_type_name(k_codecs[i].type), rms[i], k_codecs[i].rms_limit);
     check_zero_length(s);
+    const float *const iq_sets[] = {gauss, wide, adv};
+    const int64_t iq_lens[] = {N_GAUSS, N_WIDE, N_ADVERSARIAL * Q35_QK_K};
+    const char *const iq_names[] = {sets[0].what, sets[1].what, sets[2].what};
+    q35_test_check_iq_roundtrips(s, iq_sets, iq_lens, iq_names, 3);
     free(gauss);
     free(wide);
     free(adv);

@@ -6,17 +6,21 @@
  *      side); overflow, the subnormal range and NaN; random floats against a
  *      nearest-value search.
  *   2. Hand-built blocks of Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K,
- *      Q5_K, Q6_K, IQ4_XS: every level, every scale position (and offset, fifth
+ *      Q5_K, Q6_K, IQ4_XS (and the grid i-quants IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS,
+ *      IQ3_S, IQ1_S, IQ1_M: every low index byte, random signs and scales, their
+ *      tables against ggml's entries): every level, every scale position (and offset, fifth
  *      and high bit, table entry), f16 scales from zero and subnormal to 65504, infinity and
  *      NaN. Expected values are computed here from the format's definition by the
  *      float operations of ggml's formula in its order (quant_kquants.c states it),
  *      and compared bitwise; a few are also written out as literals.
- *   3. Quantize -> dequantize round trips of all 15 computable types on random and
+ *   3. Quantize -> dequantize round trips of all 22 computable types on random and
  *      adversarial data: the bytes written (exactly q35_row_bytes, every one of
  *      them), the floats written (exactly n), per element the bounds derived from
  *      the format and this project's quantizer (see `grid`: the nearest level, a
- *      grid that covers the data, no coarser a step than the scale choice allows),
- *      and the RMS error on N(0,1) data under a measured per-format limit.
+ *      grid that covers the data, no coarser a step than the scale choice allows;
+ *      the grid i-quants per group of 8: the grid's nearest point under the stored
+ *      scale and signs by exhaustive search, quant_iq_roundtrip.c), and the RMS
+ *      error on N(0,1) data under a measured per-format limit.
  *   4. The quantized golden files (data/golden/tiny-r2/quant): every tensor
  *      dequantized and hashed (FNV-1a 64 of its float32 bytes) against the hash of
  *      ggml's own dequantizer.
@@ -58,7 +62,7 @@ static void check_golden(q35_suite *s)
 
 /* ---- 5. the type table ----------------------------------------------------------- */
 
-/* The 15 computable types: ggml's id, name and block (ggml_type_traits), and the
+/* The 22 computable types: ggml's id, name and block (ggml_type_traits), and the
  * size of this project's block struct. */
 static const struct {
     uint32_t id;
@@ -81,6 +85,13 @@ static const struct {
     {11, "q3_K", 256, 110, sizeof(q35_block_q3_K)},
     {20, "iq4_nl", 32, 18, sizeof(q35_block_iq4_nl)},
     {23, "iq4_xs", 256, 136, sizeof(q35_block_iq4_xs)},
+    {16, "iq2_xxs", 256, 66, sizeof(q35_block_iq2_xxs)},
+    {17, "iq2_xs", 256, 74, sizeof(q35_block_iq2_xs)},
+    {22, "iq2_s", 256, 82, sizeof(q35_block_iq2_s)},
+    {18, "iq3_xxs", 256, 98, sizeof(q35_block_iq3_xxs)},
+    {21, "iq3_s", 256, 110, sizeof(q35_block_iq3_s)},
+    {19, "iq1_s", 256, 50, sizeof(q35_block_iq1_s)},
+    {29, "iq1_m", 256, 56, sizeof(q35_block_iq1_m)},
 };
 
 static void check_type_table(q35_suite *s)
@@ -106,7 +117,7 @@ static void check_type_table(q35_suite *s)
                         q35_row_bytes(id, -be) == 0 && (be == 1 || q35_row_bytes(id, 7 * be + 1) == 0) &&
                         (be == 1 || q35_row_bytes(id, be - 1) == 0);
         q35_case(s, ok,
-                 "type %2" PRIu32 " %-6s: %3d elements / %3d bytes a block (struct %zu), computable, parses "
+                 "type %2" PRIu32 " %-7s: %3d elements / %3d bytes a block (struct %zu), computable, parses "
                  "(\"%s\", \"%s\"), row bytes of 0, 7 blocks, 4096, -1 block%s",
                  id, k_computable[i].name, be, bb, k_computable[i].struct_bytes, k_computable[i].name, upper,
                  be == 1 ? "" : ", non-multiples (0)");
@@ -117,8 +128,8 @@ static void check_type_table(q35_suite *s)
         uint32_t id;
         const char *name;
         int block_elems, block_bytes;
-    } known[] = {{9, "q8_1", 32, 36}, {16, "iq2_xxs", 256, 66}, {15, "q8_K", 256, 292}, {21, "iq3_s", 256, 110},
-                 {24, "i8", 1, 1},    {28, "f64", 1, 8},         {39, "mxfp4", 32, 17}};
+    } known[] = {{9, "q8_1", 32, 36}, {34, "tq1_0", 256, 54}, {15, "q8_K", 256, 292}, {35, "tq2_0", 256, 66},
+                 {24, "i8", 1, 1},    {28, "f64", 1, 8},        {39, "mxfp4", 32, 17}};
     int bad_known = 0;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         const q35_type_info *t = q35_type_get(known[i].id);
@@ -132,7 +143,7 @@ static void check_type_table(q35_suite *s)
     int n_computable = 0;
     for (uint32_t id = 0; id < Q35_TYPE_COUNT; id++)
         n_computable += q35_type_computable(id);
-    q35_case(s, n_computable == 15, "exactly 15 computable ids below Q35_TYPE_COUNT: %d", n_computable);
+    q35_case(s, n_computable == 22, "exactly 22 computable ids below Q35_TYPE_COUNT: %d", n_computable);
 
     /* Ids ggml leaves unused (4, 5: removed q4_2/q4_3; 31-33, 36-38) and ids past the table. */
     static const uint32_t unknown[] = {4, 5, 31, 32, 33, 36, 37, 38, 40, 41, 255, 0x80000000u, UINT32_MAX};

@@ -85,6 +85,21 @@ uint8_t *q35_test_weight(q35_type type, int64_t n, int64_t k, q35_rng *r)
         case Q35_TYPE_IQ4_XS: /* 32 * 127 d */
             put_u16(p, scale_bits(r, type == Q35_TYPE_IQ4_NL ? 4e-4f : 1.2e-5f, true));
             break;
+        case Q35_TYPE_IQ2_XXS: /* 15.5 / 4 * 43 d */
+        case Q35_TYPE_IQ2_XS:
+        case Q35_TYPE_IQ2_S:
+            put_u16(p, scale_bits(r, 6e-4f, true));
+            break;
+        case Q35_TYPE_IQ3_XXS: /* 15.5 / 2 * 62 d, 31 * 15 d */
+        case Q35_TYPE_IQ3_S:
+            put_u16(p, scale_bits(r, 2e-4f, true));
+            break;
+        case Q35_TYPE_IQ1_S: /* 15 * 1.125 d */
+            put_u16(p, scale_bits(r, 6e-3f, true));
+            break;
+        case Q35_TYPE_IQ1_M: /* the same, d in the top nibbles of the 4 scale words */
+            q35_iq1_m_set_d(p + 48, scale_bits(r, 6e-3f, true));
+            break;
         default: /* Q8_0, Q4_0, Q5_0: d leads */
             put_u16(p, scale_bits(r, type == Q35_TYPE_Q8_0 ? 4e-4f : 3e-3f, true));
             break;

@@ -17,6 +17,7 @@
 
 #include "core/half.h"
 #include "core/quant.h"
+#include "core/quant_blocks.h"
 #include "kernels/dequant.h"
 
 #include <inttypes.h>
@@ -31,7 +32,9 @@ static q35_rng g_rng;
 
 static const q35_type k_types[] = {Q35_TYPE_F32,  Q35_TYPE_F16,  Q35_TYPE_BF16,  Q35_TYPE_Q8_0, Q35_TYPE_Q4_0,
                                    Q35_TYPE_Q5_0, Q35_TYPE_Q4_K,  Q35_TYPE_Q5_K,  Q35_TYPE_Q6_K, Q35_TYPE_Q4_1,
-                                   Q35_TYPE_Q5_1, Q35_TYPE_IQ4_NL, Q35_TYPE_Q2_K, Q35_TYPE_Q3_K, Q35_TYPE_IQ4_XS};
+                                   Q35_TYPE_Q5_1, Q35_TYPE_IQ4_NL, Q35_TYPE_Q2_K, Q35_TYPE_Q3_K, Q35_TYPE_IQ4_XS,
+                                   Q35_TYPE_IQ2_XXS, Q35_TYPE_IQ2_XS, Q35_TYPE_IQ2_S, Q35_TYPE_IQ3_XXS,
+                                   Q35_TYPE_IQ3_S, Q35_TYPE_IQ1_S, Q35_TYPE_IQ1_M};
 #define N_TYPES ((int)(sizeof k_types / sizeof k_types[0]))
 
 /* f16 scales planted in the first blocks: zeros, subnormal, normal extremes, inf, NaN. */
@@ -94,7 +97,10 @@ static void fill_weight(uint8_t *w, q35_type type, size_t bytes)
         case Q35_TYPE_Q3_K:
             put_u16(p + 108, d);
             break;
-        default: /* Q8_0, Q4_0, Q5_0, IQ4_NL, IQ4_XS: d leads the block */
+        case Q35_TYPE_IQ1_M: /* d in the top nibbles of the scale words */
+            q35_iq1_m_set_d(p + 48, d);
+            break;
+        default: /* Q8_0, Q4_0, Q5_0, IQ4_NL, IQ4_XS, the other grid i-quants: d leads the block */
             put_u16(p, d);
             break;
         }
@@ -256,9 +262,9 @@ static void check_refusals(q35_suite *s)
 {
     q35_error err = {{0}};
     float *d = q35_gpu_floats(1024);
-    int rc = q35_dequant_f32(d, d, Q35_TYPE_IQ2_XXS, 1, 256, NULL, &err);
-    q35_case(s, rc == -1 && strstr(err.msg, "type iq2_xxs is not one this project computes"),
-             "dequant_f32 refuses iq2_xxs: %s", err.msg);
+    int rc = q35_dequant_f32(d, d, Q35_TYPE_TQ1_0, 1, 256, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "type tq1_0 is not one this project computes"),
+             "dequant_f32 refuses tq1_0: %s", err.msg);
     memset(&err, 0, sizeof err);
     rc = q35_dequant_f16((uint16_t *)d, d, Q35_TYPE_Q4_K, 1, 100, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "k = 100 is not a whole number of q4_K blocks of 256"),

@@ -643,12 +643,12 @@ static void check_refusals(q35_suite *s)
 {
     q35_error err = {{0}};
     float *d = q35_gpu_floats(1 << 16);
-    int rc = q35_gemm_f32(g_blas, d, 64, d, 2, d, Q35_TYPE_IQ2_XXS, 64, 256, d, &err);
-    q35_case(s, rc == -1 && strstr(err.msg, "gemm_f32: type iq2_xxs is not one this project computes"),
-             "gemm_f32 refuses iq2_xxs: %s", err.msg);
+    int rc = q35_gemm_f32(g_blas, d, 64, d, 2, d, Q35_TYPE_TQ1_0, 64, 256, d, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gemm_f32: type tq1_0 is not one this project computes"),
+             "gemm_f32 refuses tq1_0: %s", err.msg);
     memset(&err, 0, sizeof err);
-    rc = q35_gemv(d, d, Q35_TYPE_IQ2_XXS, 64, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
-    q35_case(s, rc == -1 && strstr(err.msg, "gemv: type iq2_xxs is not one"), "gemv refuses iq2_xxs: %s", err.msg);
+    rc = q35_gemv(d, d, Q35_TYPE_TQ1_0, 64, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gemv: type tq1_0 is not one"), "gemv refuses tq1_0: %s", err.msg);
     memset(&err, 0, sizeof err);
     rc = q35_gemv_rows(d, 64, d, Q35_TYPE_Q4_K, 64, 100, d, 3, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gemv_rows: k = 100 is not a whole number of q4_K blocks of 256"),
@@ -730,6 +730,13 @@ int main(void)
     check_one(&s, tm, tp, Q35_TYPE_Q2_K, tn, tk, tT, tn, 0, 0);
     check_one(&s, tm, tp, Q35_TYPE_Q3_K, tn, tk, tT, tn, 0, 0);
     check_one(&s, tm, tp, Q35_TYPE_IQ4_XS, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_IQ2_XXS, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_IQ2_XS, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_IQ2_S, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_IQ3_XXS, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_IQ3_S, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_IQ1_S, tn, tk, tT, tn, 0, 0);
+    check_one(&s, tm, tp, Q35_TYPE_IQ1_M, tn, tk, tT, tn, 0, 0);
 
     printf("-- odd sizes, alignments, wider output rows\n");
     check_one(&s, "odd", "-", Q35_TYPE_Q8_0, 37, 96, 3, 37, 0, 0);
@@ -742,6 +749,8 @@ int main(void)
     check_one(&s, "odd", "-", Q35_TYPE_Q5_0, 19, 64, 17, 24, 0, 0);   /* ldy > n, a tile of rows and a part */
     check_one(&s, "odd", "-", Q35_TYPE_Q3_K, 7, 768, 9, 7, 2, 0);     /* 2-byte aligned super-blocks of 110 */
     check_one(&s, "odd", "-", Q35_TYPE_Q5_1, 5, 96, 3, 5, 0, 1);      /* 3 blocks a row */
+    check_one(&s, "odd", "-", Q35_TYPE_IQ1_M, 7, 768, 9, 7, 2, 0);    /* super-blocks of 56 */
+    check_one(&s, "odd", "-", Q35_TYPE_IQ3_S, 5, 512, 3, 5, 0, 1);    /* 110-byte blocks, 2-byte aligned */
     /* the staged variant: a last stage part full, rows not a whole number of a warp's groups */
     check_one(&s, "odd", "-", Q35_TYPE_Q4_K, 37, 768, 3, 37, 0, 0);  /* 24 units: one stage of 432 bytes */
     check_one(&s, "odd", "-", Q35_TYPE_Q5_K, 6, 1280, 2, 6, 0, 0);    /* 40 units: a second stage of 176 bytes */

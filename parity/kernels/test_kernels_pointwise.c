@@ -522,7 +522,9 @@ int main(void)
 
     static const q35_type types[] = {Q35_TYPE_F32,  Q35_TYPE_F16,    Q35_TYPE_BF16, Q35_TYPE_Q8_0, Q35_TYPE_Q4_0,
                                      Q35_TYPE_Q5_0, Q35_TYPE_Q4_K,   Q35_TYPE_Q5_K, Q35_TYPE_Q6_K, Q35_TYPE_Q4_1,
-                                     Q35_TYPE_Q5_1, Q35_TYPE_IQ4_NL, Q35_TYPE_Q2_K, Q35_TYPE_Q3_K, Q35_TYPE_IQ4_XS};
+                                     Q35_TYPE_Q5_1, Q35_TYPE_IQ4_NL, Q35_TYPE_Q2_K, Q35_TYPE_Q3_K, Q35_TYPE_IQ4_XS,
+                                     Q35_TYPE_IQ2_XXS, Q35_TYPE_IQ2_XS, Q35_TYPE_IQ2_S, Q35_TYPE_IQ3_XXS,
+                                     Q35_TYPE_IQ3_S, Q35_TYPE_IQ1_S, Q35_TYPE_IQ1_M};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         check_embedding(&s, types[i], 1024, 37, 37);
         check_embedding(&s, types[i], 5120, 3, 7);

@@ -208,9 +208,10 @@ int main(int argc, char **argv)
          "'blk.3.attn_k.weight' has shape {256, 128}, expected {256, 256}"},
         {"ssm_norm {256}", {.edit_tensor = "blk.0.ssm_norm.weight", .new_type = 0, .new_dims = 1, .new_ne = {256, 1, 1, 1}},
          "'blk.0.ssm_norm.weight' has shape {256}, expected {128} (dv)"},
-        {"ffn_up as iq2_xxs", {.edit_tensor = "blk.0.ffn_up.weight", .new_type = Q35_TYPE_IQ2_XXS},
-         "'blk.0.ffn_up.weight' has quant type iq2_xxs, which this project does not support (supported: f32, f16, "
-         "q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, bf16)"},
+        {"ffn_up as tq1_0", {.edit_tensor = "blk.0.ffn_up.weight", .new_type = Q35_TYPE_TQ1_0},
+         "'blk.0.ffn_up.weight' has quant type tq1_0, which this project does not support (supported: f32, f16, "
+         "q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq2_xxs, iq2_xs, iq3_xxs, iq1_s, iq4_nl, iq3_s, "
+         "iq2_s, iq4_xs, iq1_m, bf16)"},
         {"output as q8_1", {.edit_tensor = "output.weight", .new_type = Q35_TYPE_Q8_1},
          "'output.weight' has quant type q8_1"},
         {"Hv = 3 over Hk = 2", {.set_key = "qwen35.ssm.time_step_rank", .set_type = Q35_GGUF_U32, .set_value = &three},
