@@ -6,7 +6,7 @@
  *   f32 -> e4m3  round to nearest, ties to even, saturating: a magnitude that
  *                rounds past 448 (infinity included) becomes 448 with its sign;
  *                NaN becomes 0.1111.111 whatever its sign (the canonical NaN the
- *                GPU's conversion writes: measured on an H200, sm_90).
+ *                GPU's conversion writes on sm_90).
  *   e4m3 -> f32  exact. */
 #ifndef Q35_CORE_FP8_H
 #define Q35_CORE_FP8_H

@@ -41,38 +41,32 @@
  * Variants (q35_attention_flash_sm90_variant_*; sm90_loop says how):
  *   serial     each product waited for where it is issued, the two consumer
  *              groups overlapping each other as the warp schedulers let them:
- *              the oracle (the default until overlap measured faster);
+ *              the oracle;
  *   pingpong   the two groups take turns at the tensor cores through two
  *              named barriers, one product a turn (S0 S1 PV0 PV1 ...), so
  *              one group's softmax runs under the other's product; each
- *              group's own code is serial's. Expected (not yet measured):
- *              a group's tile is two products of 2.1 MFLOP, ~500 tensor-core
- *              cycles each (~4 kFLOP/clk/SM), and a softmax of ~400-500
- *              cycles (32 ex2 a thread at 16/clk/SM, O's 128 rescales, the
- *              max, the pack). Serial loses the tensor cores while both groups
- *              softmax at once and while each product drains (wait_group 0
- *              with nothing queued behind it): it reaches ~69 % of the SMs'
- *              peak at 128k (331 TFLOP/s on the 64 of 132 SMs the 9B chunk's
- *              64 blocks hold, a ceiling of ~480). Pingpong always has the
- *              other group's product queued behind the running one, so they
- *              idle only where a softmax outlasts one product: expect ~85-90 %,
- *              1.2-1.3x (chunk at 128k ~400 TFLOP/s; the gain shrinks at short
- *              contexts, where the prologue and the diagonal tiles weigh more).
+ *              group's own code is serial's. Why: a group's tile is two
+ *              products of 2.1 MFLOP and a softmax of about one product's
+ *              time (32 ex2 a thread, O's 128 rescales, the max, the pack).
+ *              Serial loses the tensor cores while both groups softmax at
+ *              once and while each product drains (wait_group 0 with nothing
+ *              queued behind it). Pingpong always has the other group's
+ *              product queued behind the running one, so they idle only where
+ *              a softmax outlasts one product; the gain shrinks at short
+ *              contexts, where the prologue and the diagonal tiles weigh more.
  *   fa3turn    FA3's turn: a group's O += P(j-1) V(j-1) and S(j) issued
  *              together in one turn, P through shared memory (sm90_fa3_loop
  *              says how), so a softmax has both of the other group's
- *              products (~1000 cycles) to hide under instead of one: the
- *              better of the two where the softmax outlasts one product;
- *              costs P's 8 KiB store and a group barrier a tile, and one
- *              dropped S a block. Expected like pingpong or up to ~10 %
- *              better (not yet measured).
+ *              products to hide under instead of one: the better of the two
+ *              where the softmax outlasts one product; costs P's 8 KiB store
+ *              and a group barrier a tile, and one dropped S a block.
  *   overlap    FA3's intra-warp-group pipeline (sm90_overlap_loop says how):
  *              each group on its own as in serial, but the softmax of tile j
  *              runs while its own O += P(j-1) V(j-1) is in flight, so a group
- *              keeps the tensor cores busy by itself; bitwise serial. Expected up
- *              to ~1.2x serial on whole prompts; measured 1.5-4 % (H200,
- *              cab57c4: 545 / 651 / 674 TFLOP/s at 4k / 16k / 64k against
- *              525 / 639 / 662): the default; ptxas schedules about half of the
+ *              keeps the tensor cores busy by itself; bitwise serial. Faster
+ *              than serial on whole prompts, by less than hoped
+ *              (bench/results/index.tsv, family flash_sm90): the default;
+ *              ptxas schedules about half of the
  *              softmax's ex2 under the product (17 of 34 on the tiles below
  *              the diagonal, 9 on the diagonal ones: kernels_flash_sm90_sass
  *              counts them).
@@ -471,7 +465,7 @@ Q35_VARIANT_REGISTRY(attention_flash_sm90, k_set)
 
 int q35_attention_flash_sm90_variant_default(void)
 {
-    return q35_variant_find(&k_set, "overlap"); /* bitwise serial, 1.5-4 % faster on the H200 (cab57c4) */
+    return q35_variant_find(&k_set, "overlap"); /* bitwise serial, faster (bench/results/, family flash_sm90) */
 }
 
 int q35_attention_flash_sm90_built(void)

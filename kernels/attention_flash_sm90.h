@@ -73,7 +73,7 @@ int q35_attention_prefill_flash_sm90_gated_f16(uint16_t *y16, const float *gate,
  * own product; bitwise serial), the default (faster than serial on whole
  * prompts); persist (overlap's schedule on a persistent grid, a block an SM
  * walking the work items longest first, snaking, one ring run on across a
- * block's items; bitwise serial; measured level with overlap, fcb3235's run).
+ * block's items; bitwise serial; level with overlap).
  * The suite runs and the benchmarks time every one (bench/results/index.tsv,
  * family flash_sm90). */
 int q35_attention_flash_sm90_variant_count(void);

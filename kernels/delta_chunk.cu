@@ -112,7 +112,7 @@ static int device_runs(const variant_impl *v, int *optin, q35_error *err)
 
 int q35_delta_chunk_variant_default(void)
 {
-    /* the fastest measured at the model's shapes (bench/results/): tb4wm2kh, then tb4wtkh, where this device runs
+    /* the fastest at the model's shapes (bench/results/index.tsv, family kernels): tb4wm2kh, then tb4wtkh, where this device runs
        it (an sm_90 device, a build with its sm_90a code, the program linking q35_kernels_sm90, the shared memory),
        else tb4 */
     static const char *const order[] = {"tb4wm2kh", "tb4wtkh"};

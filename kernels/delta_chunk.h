@@ -47,8 +47,7 @@
  * launch, a flag a (chunk, value head) (the handoff cost more than the overlap
  * won; one kernel with producer warps, the handoff in shared memory, is what
  * remains of that idea). The figures: bench/results/index.tsv, family kernels
- * (benchmark delta_chunk), and the runs' log, bench/results/log/ (eef2b14,
- * 035948e, 5a0d7e6). */
+ * (benchmark delta_chunk), and the runs' log, bench/results/log/. */
 #ifndef Q35_KERNELS_DELTA_CHUNK_H
 #define Q35_KERNELS_DELTA_CHUNK_H
 
@@ -136,15 +135,14 @@ int q35_delta_chunk_qk16(float *o, int64_t o_stride, float *S, const float *v, i
 /* The variants (kernels/variant.h; the state pass's block). Production:
  * tb4wm2kh on sm_90 (below) and tb4 elsewhere are the default
  * (q35_delta_chunk_variant_default, by the current device); tb4 (faster than
- * w4 at the model's shapes: bench/results/index.tsv, family kernels, cab57c4's
- * run) is another formulation (family 1: D = T diag(beta)
+ * w4 at the model's shapes: bench/results/index.tsv, family kernels) is another formulation (family 1: D = T diag(beta)
  * (V - diag(e^G) K S^T) in the state pass, the parallel pass writing T
  * diag(beta) in W's place and neither W nor U; kernels/delta_chunk_tb.cuh),
  * and w4 = 4 warps over 32 value columns (family 0; kernels/delta_chunk.cuh).
  * The experiments: w8 = 8 warps over 32, s64w8 = 8 warps over 64 (dv a
  * multiple of 64), w4o4 = w4's 4 warps for D and the state with 4 more
  * computing O a chunk behind (kernels/experiments/delta_chunk_split.cuh; no
- * faster than w4, measured), tb4o4, tb4's state pass split as w4o4's
+ * faster than w4), tb4o4, tb4's state pass split as w4o4's
  * (bitwise tb4; kernels/experiments/delta_chunk_tb_split.cuh; no faster), and
  * tb4kh, tb4 with its parallel pass one block per (chunk, key head), K, Q,
  * k.k and q.k once for the value heads that share them (bitwise tb4;
@@ -153,8 +151,9 @@ int q35_delta_chunk_qk16(float *o, int64_t o_stride, float *S, const float *v, i
  * kernels/experiments/delta_chunk_sm90.cu). Production on sm_90a: tb4wtkh,
  * tb4wt after tb4kh's parallel pass (bitwise tb4wt), and tb4wm2kh, tb4wtkh with
  * the state pass's blocks in pairs sharing their tiles by TMA multicast
- * (bitwise tb4wtkh; faster: 5fa2d78's run in bench/results/), the default where the device runs it (kernels/delta_chunk_sm90.cu,
- * in q35_kernels_sm90). The
+ * (bitwise tb4wtkh; faster: bench/results/index.tsv, family kernels), the
+ * default where the device runs it (kernels/delta_chunk_sm90.cu, in
+ * q35_kernels_sm90). The
  * variants of family 0 compute the same products in the same order: bitwise
  * equal. */
 int q35_delta_chunk_variant_count(void);

@@ -292,13 +292,11 @@ __device__ __forceinline__ void prep_solve_from(const float *sA, int col, Put &p
 /* The solve of column `col` by its thread, the 64 columns' threads two whole
  * warps (columns 0-31, 32-63): the second starts at row 32 (prep_solve_from<32>,
  * a warp-uniform branch), 496 multiply-adds a thread in place of 2016, the
- * first as before; FULL: both from row 0 (the form before 2026-12-05's
- * change, kept as the A/B and the bitwise oracle of the experiment tb4wm2khf).
- * Predicted (not measured): the parallel pass's issued instructions ~18 % fewer
- * at the 9B (two of a block's four warps ~2000 fewer each, of ~5500), its time
- * 5-10 % less where it is issue-limited (4096 rows and more: ~4-8 us of
- * tb4wm2kh's ~0.17 ms on an H100), less at 1024 rows (one wave: the first warp's
- * unchanged chain bounds it). */
+ * first as before; FULL: both from row 0 (the earlier form, kept as the A/B
+ * and the bitwise oracle of the experiment tb4wm2khf). Fewer instructions
+ * issued by two of a block's four warps: a gain where the pass is
+ * issue-limited (long prompts), little where one wave's first warp, its chain
+ * unchanged, bounds it (short ones). */
 template <bool FULL = false, class Put>
 __device__ __forceinline__ void prep_solve(const float *sA, int col, Put &put)
 {

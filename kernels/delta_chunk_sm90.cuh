@@ -12,17 +12,15 @@
  * and D = (T beta) X and P D are computed whole (their zero blocks above the
  * diagonal included), so it is held to the float64 bound, tb4 its oracle.
  *
- * Why. Under ncu (fcb3235) tb4's state pass was one warp a scheduler issuing
- * ~1 300 instructions a chunk, bound by that stream; since f34dae6 ~800 (static
- * loop), of which 128 mma.sync, 72 ldmatrix and ~200 integer instructions
- * forming their addresses. On wgmma the block is one warp group whose products
- * read their operands from shared memory through descriptors: 32 wgmma a chunk
- * (8 + 8 + 4 + 4 + 8 below) and no ldmatrix, ~300 instructions a warp in all.
- * Predicted: the state pass ~2x faster than tb4's at the 9B's heads (the
- * issue-bound stream ~2.5x shorter, the products' latency chains about as
- * long). Measured (H100, ee03ff5, ncu at 4096 rows): 1.14x (tb4w), 1.21x
- * (tb4wt, 121 us), with L2 72-79 % busy: the stage's tiles, re-read by each of
- * a head's four blocks, bound it (the multicast experiments' reason).
+ * Why. tb4's state pass is one warp a scheduler, bound by the instructions it
+ * issues: 128 mma.sync, 72 ldmatrix and the integer instructions forming their
+ * addresses a chunk. On wgmma the block is one warp group whose products read
+ * their operands from shared memory through descriptors: 32 wgmma a chunk
+ * (8 + 8 + 4 + 4 + 8 below) and no ldmatrix, a much shorter stream. It is
+ * faster than tb4's, by less than the shorter stream alone would give: the
+ * stage's tiles, re-read through L2 by each of a head's four blocks, bound it
+ * (the multicast kernels' reason, below; bench/results/index.tsv, family
+ * kernels).
  *
  * One block of 128 threads (a warp group) per (value head j, 32 value columns
  * sl), the chunks in order; the state slice S [32 v][128 dk] held transposed,
@@ -52,14 +50,12 @@
  * tb4wt: the same kernel (TMA true) with each stage brought by TMA, thread 0
  * issuing 8 boxes on the stage's mbarrier after the chunk's first barrier (the
  * stage it refills was last read by the chunk before), the rest waiting on the
- * mbarrier where tb4w's threads wait for their cp.async groups; the ~150
- * address and copy instructions a warp spends on the loads in tb4w gone (its
- * loop: 588 static instructions, ~100 of them thread 0's TMA issue). The same
+ * mbarrier where tb4w's threads wait for their cp.async groups; the address
+ * and copy instructions a warp spends on the loads in tb4w gone. The same
  * boxes in the same layouts (TMA's 128-byte swizzle is q35_sw128), so bitwise
  * tb4w; the suite's family check holds it. tb4wtkh: tb4wt after tb4kh's
  * parallel pass (by key head; bitwise tb4's; kernels/delta_chunk_tb_kh.cuh),
- * the fastest measured (H100, ee03ff5: 0.096 / 0.179 ms at 2048 / 4096 rows of
- * the 9B against tb4's 0.109 / 0.196; bench/results/log/). */
+ * faster than tb4 (bench/results/index.tsv, family kernels). */
 #ifndef Q35_KERNELS_DELTA_CHUNK_SM90_CUH
 #define Q35_KERNELS_DELTA_CHUNK_SM90_CUH
 
@@ -504,35 +500,20 @@ enum { WM_AFTER, WM_EARLY, WM_FLAGS };
  * consumer warp's lane 0 arrives on every block's empty barrier: 4 cl a
  * phase), since any block's multicast writes into every block.
  *
- * Why. Under ncu (H100, ee03ff5) tb4wt's state pass read L2 72-79 % busy:
- * each of a head's four blocks brings K, Q, P and T beta (48 KiB) and its V
- * slice and G (8.25 KiB) a chunk, 56 KiB a block, ~460 MB over 4096 rows of
- * the 9B. Here a block's L2 reads are 12 + 8.25 KiB a chunk (2.8x fewer).
- * Predicted (not measured): the state pass ~120 -> ~85-95 us under ncu at
- * 4096 rows, the variant ~0.179 -> ~0.15 ms on that H100, its chain of
- * dependent products a chunk then the bound; at risk: a cluster's four
- * blocks must be resident at once (one an SM: 32 clusters of 4 need four
- * free SMs in a GPC each) and move in step (a slow block holds the others'
- * refills).
+ * Why. tb4wt's state pass is bound by its L2 reads: each of a head's four
+ * blocks brings K, Q, P and T beta (48 KiB) and its V slice and G (8.25 KiB) a
+ * chunk, 56 KiB a block. Here a block's L2 reads are 12 + 8.25 KiB a chunk,
+ * the chain of dependent products a chunk then the bound. The cost: a
+ * cluster's blocks must be resident at once (one an SM, a cluster's SMs in one
+ * GPC) and move in step (a slow block holds the others' refills).
  *
- * Measured (H100, 9f79b56): tb4wmkh 0.259 ms at 4096 rows of the 9B against
- * tb4wtkh's 0.181, bitwise it (the suite, memcheck clean). ncu: the state
- * pass 219 us against 121; at most 30 clusters of 4 resident (ncu's Max
- * Active Clusters, one block an SM) where the 9B's grid is 32, so two waves
- * of ~110 us, a wave ~10 % under tb4wt's pass (L2 36 % busy). tb4wm2kh: pairs
- * of blocks, L2 reads 32 KiB a block a chunk, 64 clusters of 2 (predicted
- * resident in one wave: ~115 us, the variant ~0.175 ms).
+ * tb4wmkh (clusters of 4) is bitwise tb4wtkh but slower: fewer clusters of 4
+ * fit at once than the 9B's grid has, so its state pass takes two waves.
+ * tb4wm2kh (pairs of blocks, L2 reads 32 KiB a block a chunk) fits the 9B's
+ * grid in one wave, is bitwise tb4wtkh and faster at every length benched:
+ * the default on sm_90 (bench/results/index.tsv, family kernels).
  *
- * Measured (H100, 5fa2d78): tb4wm2kh 0.058 / 0.092-0.095 / 0.173 / 0.312-0.316
- * / 0.580-0.584 ms at 1024 .. 16384 rows of the 9B against tb4wtkh's 0.060 /
- * 0.096-0.097 / 0.180-0.182 / 0.333-0.335 / 0.620-0.624 (two calls), bitwise
- * it (the suite); the prediction held (0.173 at 4096). ncu: 66 clusters of 2
- * resident (one wave), the state pass 113 us (L2 77 % busy: the multicast's
- * deliveries count there), the parallel pass 81 us. The default on sm_90 since
- * then.
- *
- * DEP, how the kernel follows the parallel pass: WM_EARLY (tb4wm2kh since
- * efe3b9b) launched early (programmatic stream serialization; the parallel
+ * DEP, how the kernel follows the parallel pass: WM_EARLY (tb4wm2kh's) launched early (programmatic stream serialization; the parallel
  * pass lets it start at each block's start) and every thread waiting for the
  * whole parallel pass (griddepcontrol.wait) after its prologue (barriers, the
  * state's load, the cluster barrier), which then runs under the parallel
@@ -541,14 +522,10 @@ enum { WM_AFTER, WM_EARLY, WM_FLAGS };
  * starts only on an SM the parallel pass has left, so it takes nothing from
  * the parallel pass's last wave. WM_AFTER in stream order (the experiment
  * tb4wm2kho, the A/B); WM_FLAGS launched early, the producer waiting on a
- * flag a chunk (the experiment tb4wpkh; kernels/experiments/).
- * Predicted for the early launch: 2-4 us off each call whatever its rows (the
- * launch gap and the prologue). Measured (H100, fffccb7, 5 repetitions, the
- * experiment against the form in stream order, bitwise it in the suite,
- * memcheck clean, the model's suites passed with it): 0.056 / 0.090 / 0.169 /
- * 0.310 / 0.579 ms at 1024 .. 16384 rows of the 9B against 0.059 / 0.095 /
- * 0.173 / 0.315 / 0.582 (3-5 us: the prediction held); 0.8B at 1024 / 4096
- * rows 0.052 / 0.150 against 0.055 / 0.155, 27B at 4096 0.279 against 0.284. */
+ * flag a chunk (the experiment tb4wpkh; kernels/experiments/). The early
+ * launch hides the launch gap and the prologue, a fixed saving a call whatever
+ * its rows; bitwise the form in stream order (the suite; the A/B's record:
+ * bench/results/index.tsv, family kernels). */
 template <int NS, int DEP>
 static __global__ void __launch_bounds__(160, 1)
     q35_delta_chunk_state_tbwm(float *o, int64_t o_stride, float *S, int64_t T, int hk, int hv, int dv, int cl,

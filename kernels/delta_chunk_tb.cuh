@@ -1,5 +1,6 @@
-/* The variant tb4 (kernels/delta_chunk.cu; the default since its first run
- * measured it fastest, bench/results/ at cab57c4): the chunked delta
+/* The variant tb4 (kernels/delta_chunk.cu; the default where the sm_90
+ * kernels do not run, the fastest there: bench/results/index.tsv, family
+ * kernels): the chunked delta
  * rule with W and U never formed, D computed in the state pass from T beta
  * (FlashInfer's SM90 kernel factors it so):
  *
@@ -19,9 +20,8 @@
  *     O  = e^G Q S^T + P D, the state update: w4's
  *
  * The chain from one chunk's state to the next gains D's product (16 of a
- * warp's ~128 mma) and a barrier; the parallel pass loses W and U.
- * Predicted (not measured): at 2048 rows of the 9B the parallel pass ~71 ->
- * ~40 us, the state pass ~55 -> ~62 us, ~146 -> ~115 us in all.
+ * warp's ~128 mma) and a barrier; the parallel pass loses W and U, more than
+ * the state pass gains.
  *
  * Not bitwise w4 (another formulation: its own family, kernels/delta_chunk.h):
  * the roundings differ (X and T beta rounded to f16 where w4 rounds beta e^G K,

@@ -10,11 +10,10 @@
  * does them once and then the gates, A, P and T beta of each of its R heads.
  * T's forward substitution, the longest chain of the pass (one thread a
  * column, ~2 000 dependent-in-part FMA), ran on 2 of tb4's 4 warps; here the
- * 128 threads solve two heads at once. Predicted (not measured): at the 9B's
- * heads the pass's blocks halve at about a block's time each, the pass ~71 ->
- * ~45 us at 4096 rows on an H200 (bench/results/, ncu at fcb3235: 90.9 us at
- * ncu's clocks); no change where R = 1 (0.8B, 2B). Measured (H100, ee03ff5):
- * tb4kh 3-7 us faster than tb4 in all, not ~25; this pass 61 us under ncu.
+ * 128 threads solve two heads at once. Where R > 1 the pass has 1 / R of
+ * tb4's blocks at about a block's time each (faster, though by less than that
+ * suggests: bench/results/index.tsv, family kernels); no change where R = 1
+ * (0.8B, 2B).
  *
  * Bitwise tb4: every value is computed by the same code from the same inputs
  * (the gates by prep_gates, K and Q by prep_load, k.k and q.k by

@@ -160,8 +160,8 @@ typedef void (*q35_prep_kernel_fn)(float *, int64_t, __half *, __half *, float *
                                    int64_t, int64_t, int64_t, const float *, const float *, const float *, int64_t, int,
                                    int, int, int64_t, float);
 
-/* Tiles a warp: 1 (the units', run 0), PREP_RUN (the experiment's run 1, measured slower:
- * kernels/experiments/delta_prep.h) for K up to PREP_RUN_MAX_K, past which its registers (168 at K 7) spill. */
+/* Tiles a warp: 1 (the units', run 0), PREP_RUN (the experiment's run 1, slower:
+ * kernels/experiments/delta_prep.h) for K up to PREP_RUN_MAX_K, past which its registers spill. */
 #define PREP_RUN 4
 #define PREP_RUN_MAX_K 5
 #define PREP_KRUN(K, RUN) ((K) <= PREP_RUN_MAX_K ? (RUN) : 1)

@@ -38,7 +38,7 @@
  * under the current one's arithmetic (the experiment
  * kernels/experiments/delta_prep.h). The figures: bench/results/index.tsv,
  * family kernels (benchmarks delta_prep, delta_prep_chain, delta_prep_run),
- * and the runs' log, bench/results/log/ (5a0d7e6, fb0947d, 52f3f80). */
+ * and the runs' log, bench/results/log/. */
 #ifndef Q35_KERNELS_DELTA_PREP_H
 #define Q35_KERNELS_DELTA_PREP_H
 

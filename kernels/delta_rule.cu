@@ -54,8 +54,8 @@ int q35_delta_rule_variant_rows(int variant)
 
 int q35_delta_rule_variant_default(q35_delta_dims d)
 {
-    /* r2pni (32 rows a block), else l16r2pn (16): the fastest measured
-     * (bench/results/log/) */
+    /* r2pni (32 rows a block), else l16r2pn (16): the fastest (bench/results/,
+     * family kernels) */
     return q35_delta_rule_variant_find(d.dv % k_r2pni.rows == 0 ? "r2pni" : "l16r2pn");
 }
 

@@ -68,7 +68,8 @@ int q35_delta_rule_scan(float *o, int64_t o_stride, float *S, const float *q, co
  * state row, state rows per group of lanes, warps per block, prefetch, output
  * form, lane order). Production: r2pni (32 rows a block) and l16r2pn (16); the
  * rest are experiments. The default: r2pni where dv allows it, else l16r2pn
- * (the fastest measured at the model's shapes: bench/results/). A variant
+ * (the fastest at the model's shapes: bench/results/index.tsv, family
+ * kernels). A variant
  * takes dv in multiples of its rows per block (0 outside the variants). */
 int q35_delta_rule_variant_count(void);
 const char *q35_delta_rule_variant_name(int variant);

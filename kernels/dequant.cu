@@ -24,8 +24,8 @@ __device__ __forceinline__ uint32_t half_pair(float a, float b)
  * its 32-float row (one pass over the 32 banks) XOR-swizzled by the row, so the
  * 16-byte stores of 8 lanes (a phase) hit 32 different banks for every unit
  * layout (16-element units, 32-element ones, the K-quants' interleaved runs):
- * 4 phases a store, not 8-16 (bank conflicts that capped dequant_f16 at ~64 %
- * of the copy bandwidth). The 16-byte reads of the write-out stay conflict-free. */
+ * 4 phases a store, not 8-16 (bank conflicts that held dequant_f16 below the
+ * copy bandwidth). The 16-byte reads of the write-out stay conflict-free. */
 __device__ __forceinline__ int stage_at(int p)
 {
     const int r = p >> 5;

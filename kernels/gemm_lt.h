@@ -64,15 +64,15 @@ typedef struct q35_hgemm q35_hgemm;
  * Steady tuning. A burst of four calls a candidate, with the host waiting
  * between candidates, times each at the clocks of a device at rest; the
  * prefill runs its GEMMs back to back at the power limit (a lower clock than
- * the kernel benchmarks': bench/results/, 3917b2f's run), where the ranking of candidates that
+ * the kernel benchmarks': bench/results/), where the ranking of candidates that
  * draw different power for the same FLOP may differ. So here each candidate is
  * first timed as in a burst (which sizes its calls to ~1 ms), then the first
  * candidate runs ~20 ms to bring the device to its power limit, then five
  * rounds take every candidate in turn for ~1 ms each, no wait between them; a
  * candidate's time is its median round's. ~60 ms of GPU time a shape more
- * than a burst. Opt-in (the model's switch tune-steady): measured, it picked
- * no faster algorithms (the 9B prefill in turns with the burst: c49014e's run
- * in bench/results/). */
+ * than a burst. Opt-in (the model's switch tune-steady): it picked no faster
+ * algorithms (the prefill in turns with the burst, bench/results/index.tsv,
+ * family prefill). */
 int q35_hgemm_create(q35_hgemm **out, q35_stream stream, int tune, q35_error *err);
 void q35_hgemm_destroy(q35_hgemm *h); /* NULL is fine */
 /* The tune h was made with (0, Q35_HGEMM_TUNE_BURST or Q35_HGEMM_TUNE_STEADY). */

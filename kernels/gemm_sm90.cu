@@ -53,12 +53,10 @@
  * producer loads the next tile while the consumers store this one; a
  * cluster's two blocks take tiles t and t + 1 of one column tile at every
  * step. The same bits as simple.
- * Expected (not yet measured): the 9B's [gate | up] at 2048 rows is 412 GFLOP
- * in 1536 blocks (11.6 waves on 132 SMs); at cuBLASLt's 654 TFLOP/s on that
- * shape (its 0.630 ms, f32 out) plus SwiGLU's 0.062 ms, this kernel gains
- * where it runs the product at >= ~600 TFLOP/s; 48 KiB a K step for 4.2
- * MFLOP is ~8 TB/s of L2 traffic at 700 TFLOP/s, near what L2 serves, which
- * mcast's third less relieves. A w box wholly past the tensor's rows (the
+ * Why: SwiGLU in the epilogue saves its own pass over [gate | up], a gain
+ * where the product itself runs near cuBLASLt's rate; at that rate the 48 KiB
+ * a block reads from L2 a K step is near what L2 serves, which mcast's third
+ * less relieves. A w box wholly past the tensor's rows (the
  * plain product's second box where n - n0 <= 128) is TMA's zeros and still
  * completes its bytes (the PTX ISA's out-of-bounds fill; the plain suite's
  * odd shapes are the first to run it; x's boxes never are: see
@@ -467,16 +465,15 @@ static const gemm_kernels k_persist_tail = {&q35_gemm_gu_sm90_kernel<true, false
 /* The variants: simple (each block loads its own boxes; the oracle), mcast
  * (blocks in clusters of 2 along the rows share the w tile, each loading half
  * of it multicast to both: 32 KiB a step from L2 a block instead of 48;
- * measured ~30 % slower while its stage releases fenced the GPU, not yet
- * since: kernels/sm90.cuh's q35_mbar_arrive_cluster), persist
+ * slower while its stage releases fenced the GPU, not yet timed since:
+ * kernels/sm90.cuh's q35_mbar_arrive_cluster), persist
  * and mcast_persist (the two with a persistent grid), pingpong (its consumer groups on different tiles
- * of half the width, one's epilogue under the other's products: measured
- * 13-19 % slower than persist, its m64n128 pair and its TMA writes past what
- * shared memory serves; bench/results/, fcb3235), persist_tail (persist with
- * the last partial wave's tiles split in two along w's rows, where that
- * wave fills at most half the SMs: the 9B's [gate | up] at 4096 rows is 3072
- * tiles, 23 waves of 132 and 36 tiles, whose wave then takes half a tile's
- * time; m64n128 there, which pingpong's run shows to be simple's bits); the
+ * of half the width, one's epilogue under the other's products: slower than
+ * persist, its m64n128 pair and its TMA writes past what shared memory
+ * serves; bench/results/index.tsv, family linear), persist_tail (persist with
+ * the last partial wave's tiles split in two along w's rows, where that wave
+ * fills at most half the SMs (kernels/gemm_sm90.h); m64n128 there, which
+ * pingpong's run shows to be simple's bits); the
  * same products in the same order, so simple's bits. */
 static const q35_variant k_table[] = {
     {"simple", 0, &k_simple},
@@ -492,11 +489,9 @@ Q35_VARIANT_REGISTRY(gemm_sm90, k_set)
 
 int q35_gemm_sm90_variant_default(void)
 {
-    /* bitwise simple. persist: 0.2-3 % faster than simple at every shape measured (H200, cab57c4 and 4c51d6d:
-       the 9B's [gate | up] + SwiGLU 0.645 against 0.659 ms at 2048 rows, its projections 1.002-1.029x);
-       persist_tail: persist where the last wave is over half full, faster where it is not (H100s, bench/results/: the
-       9B's [gate | up] + SwiGLU 1.25 against 1.26 ms at 4096 rows, narrow products of few tiles 1.2-1.7x; the
-       4k prefill within its noise, -1.6 to +2.5 % over seven pairs on two machines, +0.6 % on average) */
+    /* bitwise simple. persist: faster than simple at every shape benched; persist_tail: persist where the last
+       wave is over half full, faster where it is not, most on narrow products of few tiles, the prefill within its
+       noise (bench/results/index.tsv, family linear) */
     return q35_variant_find(&k_set, "persist_tail");
 }
 

@@ -86,20 +86,20 @@ int q35_gemm_sm90_f32(float *y, int64_t ldy, const uint16_t *x16, int64_t ldx, c
  * by TMA multicast into both: 32 KiB a K step from L2 a block instead of 48);
  * persist and mcast_persist (the two with a persistent grid: a block an SM
  * walking the tiles through one ring, the next tile's loads under this one's
- * epilogue; faster than simple at every shape measured, bench/results/
+ * epilogue; faster than simple at every shape benched, bench/results/
  * index.tsv, family linear); pingpong (persistent, its two
  * consumer groups on different tiles of 128 rows by w's 2 x 64 rows, one's
- * epilogue under the other's products: wgmma m64n128k16; measured slower
- * than persist (fcb3235's run), its shared-memory traffic a tensor cycle
- * a quarter over persist's); persist_tail (persist, with the tiles of the
+ * epilogue under the other's products: wgmma m64n128k16; slower than
+ * persist, its shared-memory traffic a tensor cycle a quarter over
+ * persist's); persist_tail (persist, with the tiles of the
  * last partial wave taken in halves of w's rows by two blocks each, m64n128,
  * where that wave fills at most half the SMs: the 9B's [gate | up] at 4096
  * rows is 3072 tiles, 23 waves of 132 and a 24th of 36 tiles, which then
  * takes half a tile's time; nothing where the tail fills more than half the
- * SMs, as at 2048 and 8192 rows; measured, a third of a tile's time is won in
- * that wave, not half (the halves' x boxes as large as a whole tile's), more
- * on narrow products of few tiles, the 4k prefill within its noise (6e4d6be's
- * run in bench/results/): the default, bitwise persist); all the same
+ * SMs, as at 2048 and 8192 rows; less than half a tile's time is won in
+ * that wave (the halves' x boxes as large as a whole tile's), more on narrow
+ * products of few tiles, the prefill within its noise (bench/results/
+ * index.tsv, family linear): the default, bitwise persist); all the same
  * products in the same order along K, so bitwise simple. An
  * unknown variant is refused, naming the range. The suite runs and the benchmarks
  * time every one. */

@@ -412,7 +412,7 @@ Q35_VARIANT_REGISTRY(gemv, k_variants)
 
 int q35_gemv_variant_default(q35_type type)
 {
-    /* the faster per type as measured (bench/results/): staged on Q4_K, Q5_K, Q6_K */
+    /* the faster per type (bench/results/, family linear): staged on Q4_K, Q5_K, Q6_K */
     return q35_gemv_variant_find(type == Q35_TYPE_Q4_K || type == Q35_TYPE_Q5_K || type == Q35_TYPE_Q6_K ? "staged"
                                                                                                       : "registers");
 }

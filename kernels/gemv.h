@@ -52,7 +52,7 @@ int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const
  *              IQ4_NL, Q2_K, Q3_K, IQ4_XS and the grid i-quants IQ2_XXS, IQ2_XS,
  *              IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M) it runs the registers variant.
  * The default: staged for Q4_K, Q5_K, Q6_K, registers for the rest (the faster
- * per type as measured: bench/results/). */
+ * per type: bench/results/index.tsv, family linear). */
 int q35_gemv_variant_count(void);
 const char *q35_gemv_variant_name(int variant);
 int q35_gemv_variant_find(const char *name);

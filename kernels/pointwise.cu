@@ -104,8 +104,8 @@ __global__ void q35_pointwise_kernel(Y *y, const float *x, const X *a, const X *
 
 /* Four values a thread through 16-byte loads and stores (n4 quads, every pointer
  * 16-byte aligned): the same per-element arithmetic, so the same bits, with four
- * times the bytes in flight a thread (one element a thread left these units at
- * ~45 % of the copy bandwidth). The inputs in rows of w4 quads at in_stride4. */
+ * times the bytes in flight a thread (one element a thread left these units
+ * short of the copy bandwidth). The inputs in rows of w4 quads at in_stride4. */
 template <int OP, class Y>
 __global__ void q35_pointwise4_kernel(Y *y, const float4 *x, const float4 *a, const float4 *b, int64_t n4, int64_t w4,
                                       int64_t in_stride4)

@@ -90,9 +90,9 @@ __device__ __forceinline__ float q35_sigmoid(float x)
  * GEMM's epilogue (kernels/gemm_sm90.cu), so the same bits. Unlike q35_silu
  * it is the fast form, __expf (ex2.approx) and __fdividef (rcp.approx): in
  * the GEMM's epilogue the tensor cores wait on it, and expf's range reduction
- * and the IEEE division's slow-path check were ~20 instructions a value (the
- * epilogue ~8 % of the kernel's time, measured: SwiGLU 0.733 ms against the
- * f32 form's 0.676 at the 9B's 2048 rows). Its error: __expf's documented
+ * and the IEEE division's slow-path check were ~20 instructions a value, a
+ * cost the GEMM's time showed (bench/results/index.tsv, family linear). Its
+ * error: __expf's documented
  * 2 + floor(1.173 |g|) ulp, the add's half ulp, __fdividef's 2 ulp, the
  * product's half ulp: relative (5 + 1.173 |g|) 2^-23 at most (the exp's
  * relative error reaches silu scaled by e / (1 + e) <= 1); 3e-6 at |g| = 16,

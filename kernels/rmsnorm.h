@@ -61,7 +61,7 @@ int q35_add_rmsnorm_rows_f16(uint16_t *y16, float *x, const float *r, const floa
  * against 16n + 5n + 4); w (4n) is shared by every row; past 4096 values the
  * rest of x (the sum) is read a second time, from cache, as the f32 form does.
  * Faster than the two launches it replaces (bench/results/index.tsv, family
- * kernels, 000af94's run). */
+ * kernels). */
 int q35_rmsnorm_rows_fp8(uint8_t *q, float *scale, const float *x, const float *w, int64_t n, int64_t rows, float eps,
                          q35_stream stream, q35_error *err);
 int q35_add_rmsnorm_rows_fp8(uint8_t *q, float *scale, float *x, const float *r, const float *w, int64_t n,

@@ -415,11 +415,10 @@ __device__ __forceinline__ uint32_t q35_mapa(uint32_t addr, uint32_t rank)
  * block's or another's), with the default semantics (release, CTA scope), as
  * CUTLASS's cluster pipelines release a stage: what the arrival orders is the
  * block's wgmma reads of the stage, complete (waited for) before it, and the
- * other block's TMA writes after its wait. Written as .release.cluster until
- * 9165ea6's tree, which made ptxas put a MEMBAR.ALL.GPU before every arrival,
- * two a K step in gemm_sm90's mcast loop (cuobjdump): the likely cause of
- * mcast's measured ~30 % loss. kernels_gemm_sm90_sass checks the loop holds
- * none. */
+ * other block's TMA writes after its wait. Not .release.cluster: that made
+ * ptxas put a MEMBAR.ALL.GPU before every arrival, two a K step in
+ * gemm_sm90's mcast loop (cuobjdump), the likely cause of mcast's loss.
+ * kernels_gemm_sm90_sass checks the loop holds none. */
 __device__ __forceinline__ void q35_mbar_arrive_cluster(uint32_t cluster_bar)
 {
     asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");

@@ -564,8 +564,7 @@ static int gated_norm(q35_run *r, const q35_dlayer *l)
                                                                     l->ssm_norm, hp->ssm_dv, hp->ssm_hv, r->T, hp->eps,
                                                                     r->cm->stream, r->err)));
     /* the fp8 path keeps the f32 form and the GEMM's quantization: the experiment
-     * kernels/experiments/gated_rmsnorm_fp8.h (a block a token) measured 55 us at 2048 rows of the 9B
-     * against 45 for the two (the H200, 000af94) */
+     * kernels/experiments/gated_rmsnorm_fp8.h (a block a token) is slower than the two */
     return q35_op_end(r, q35_gated_rmsnorm_rows(BUF(r, O), BUF(r, O), z, mc.width, l->ssm_norm, hp->ssm_dv, hp->ssm_hv,
                                                 r->T, hp->eps, r->cm->stream, r->err));
 }

@@ -63,10 +63,8 @@ const char *q35_delta_path_name(q35_delta_path d); /* "scan", "chunked", "defaul
 
 /* The default rows per chunk on a discrete device, on one over the f16 or fp8
  * GEMM (the fast paths), and on a unified-memory one (the plan halves them
- * while memory is short): the fastest measured at the model's shapes
- * (bench/results/index.tsv, family prefill, the sweep's chunk axis: the fast
- * paths' 4096 over 2048 in cab57c4's and 9f79b56's runs, their 8192 over
- * 4096 in fffccb7's). */
+ * while memory is short): the fastest at the model's shapes
+ * (bench/results/index.tsv, family prefill, the sweep's chunk axis). */
 #define Q35_CHUNK_ROWS_DISCRETE 2048
 #define Q35_CHUNK_ROWS_FAST 8192
 #define Q35_CHUNK_ROWS_UNIFIED 2048

@@ -15,8 +15,8 @@ extern const variant_impl k_tb4wt_impl = {nullptr, tb_cfg::C::SW, w_cfg::SMEM, r
 extern const variant_impl k_tb4wmkh_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<8>, 2, tbw_runs_on};
 
 /* tb4wm2kho: tb4wm2kh's state pass launched in stream order after the
- * parallel pass, tb4wm2kh's launch before efe3b9b (the A/B of its early
- * launch; kernels/delta_chunk_sm90.cuh, WM_EARLY). */
+ * parallel pass, tb4wm2kh's earlier launch (the A/B of its early launch;
+ * kernels/delta_chunk_sm90.cuh, WM_EARLY). */
 extern const variant_impl k_tb4wm2kho_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM, run_tbwm<2, false>, 2,
                                                tbw_runs_on};
 
@@ -33,18 +33,16 @@ extern const variant_impl k_tb4wm2khf_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SM
  * halves leave two warps of a block at 2016 multiply-adds a thread and two at
  * 496 (5024 a block's four warps, at the 9B's two heads a block); by quarters
  * the warps take 2016, 1128, 496 and 120 (3760, a quarter fewer), the longest
- * chain the same. Predicted (not measured): at most a few per cent of the
- * parallel pass where it is issue-limited (4096 rows and more), nothing at
- * 1024; at risk: two heads' rows of A read by one warp's LDS.128 (two
+ * chain the same: a gain only where the parallel pass is issue-limited (long
+ * prompts), none where one wave's longest chain bounds it; at risk: two heads' rows of A read by one warp's LDS.128 (two
  * addresses a load) and T beta stored in 32-byte runs a head. */
 extern const variant_impl k_tb4wm2khq_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SMEM,
                                                run_tbwm<2, true, SOLVE_QUARTERS>, 2, tbw_runs_on};
 
 /* ---- tb4wpkh: the parallel pass and the state pass at once ---------------------------------------- */
 
-/* Why. tb4wtkh runs its two passes one after the other: under ncu (H100,
- * ee03ff5 / 9f79b56) at 4096 rows of the 9B the parallel pass takes ~61 us and
- * the state pass ~121, their sum the variant's 0.181 ms. The state pass needs
+/* Why. tb4wtkh runs its two passes one after the other, its time their sum.
+ * The state pass needs
  * only chunk c's tiles to run chunk c, and the parallel pass makes them in
  * chunk order; its blocks (36 KiB of shared memory, 128 registers a thread at
  * the 9B) fit two beside a state block (w_cfg_n<2>: 138 KiB). So here the
@@ -60,18 +58,11 @@ extern const variant_impl k_tb4wm2khq_impl = {nullptr, tb_cfg::C::SW, wm_cfg::SM
  * running: no deadlock whatever the residency. Where the device ignores the
  * early launch the two run in turn, flags all set. Bitwise tb4wtkh: the same
  * code on the same inputs.
- * Predicted: the variant ~max(state, parallel) plus the first item's
- * latency: at 4096 rows of the 9B ~0.13-0.15 ms on the H100 (0.181 tb4wtkh),
- * ~0.045 at 1024 (0.059), ~0.075 at 2048 (0.098), if the state pass slows
- * under the parallel pass's L2 traffic by no more than ~15 %.
- * Measured (H100, 5fa2d78; bitwise tb4wtkh in the suite, memcheck clean):
- * slower, 0.060 / 0.107 / 0.194 / 0.361 / 0.682 ms at 1024 .. 16384 rows
- * against tb4wtkh's 0.060 / 0.097 / 0.182 / 0.335 / 0.624. The prediction
- * took the parallel pass's throughput at two blocks an SM for its throughput
- * at four; ncu (the same call) shows that pass latency-bound (23.8 % achieved
- * occupancy at four blocks an SM, 9.7 cycles between a warp's instructions,
- * 81 us of tb4wm2kh's 194 at ncu's clocks): at half its blocks it takes about
- * as long as the state pass it was to hide under, and the two contend. */
+ * The aim: the variant ~max(state, parallel) plus the first item's latency.
+ * Not kept: slower than tb4wtkh (bench/results/index.tsv, family kernels).
+ * The parallel pass is latency-bound, its throughput at two blocks an SM not
+ * its throughput at four: at half its blocks it takes about as long as the
+ * state pass it was to hide under, and the two contend. */
 template <bool QK16>
 static __global__ void __launch_bounds__(THREADS, 4)
     q35_delta_chunk_prep_tb_khp(const float *q, const float *k, int64_t stride, const float *g, const float *beta,

@@ -1,8 +1,6 @@
 /* The experiment tb4o4 (kernels/experiments/delta_chunk.cu): tb4's state pass
- * (kernels/delta_chunk_tb.cuh) split by role as w4o4 splits w4's. Measured
- * (H200, cab57c4): 0.124 / 0.231 ms at 2048 / 4096 rows of the 9B against
- * tb4's 0.122 / 0.227 (predicted ~0.085 at 2048: did not hold), so not the
- * model's. */
+ * (kernels/delta_chunk_tb.cuh) split by role as w4o4 splits w4's. No faster
+ * than tb4 (bench/results/index.tsv, family kernels), so not the model's. */
 #ifndef Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_SPLIT_CUH
 #define Q35_KERNELS_EXPERIMENTS_DELTA_CHUNK_TB_SPLIT_CUH
 
@@ -18,8 +16,7 @@ namespace q35_delta_chunk_kernels {
  * buffers; the output warps 4..7 a chunk behind: O = e^G Q S_c^T + P D_c
  * (output_warps). The same products in the same order as tb4: bitwise tb4.
  * The chain from one chunk's state to the next: ~80 of a warp's mma (tb4's
- * ~128). Predicted (not measured) with tb4's parallel pass: ~85 us at 2048
- * rows of the 9B. */
+ * ~128). */
 __global__ void __launch_bounds__(split_cfg::THREADS, 1)
     q35_delta_chunk_state_tb_split(float *o, int64_t o_stride, float *S, const float *v, int64_t stride, int64_t T,
                                    int hk, int hv, int dv, const __half *TB, const __half *P, const float *G,

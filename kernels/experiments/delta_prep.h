@@ -11,13 +11,12 @@
  * bitwise q35_delta_prep_rows at every case. Refuses what q35_delta_prep_rows
  * refuses, and run outside 0..1.
  *
- * Measured slower (the H200, 52f3f80, bench delta_prep_run, 9B): run 1 0.026 /
- * 0.072 / 0.118 ms at 512 / 2048 / 4096 rows against run 0's 0.020 / 0.054 /
- * 0.094 (predicted 20-30 % faster at 4096 rows, loads overlapping arithmetic
- * within a warp: did not hold). At 120-128 registers a thread against run 0's
- * 90-94 an SM holds 16 warps instead of 20; the loads of a run are four
- * dependent waits of 8 rows where run 0 has one of 11, and the 3 halo rows it
- * saves were read from L2 anyway. So the model keeps run 0. */
+ * Run 1 is slower (bench delta_prep_run; bench/results/index.tsv, family
+ * kernels): its loads overlapping arithmetic within a warp do not pay for
+ * what they cost. It takes more registers a thread, so an SM holds fewer
+ * warps; the loads of a run are four dependent waits of 8 rows where run 0
+ * has one of 11, and the 3 halo rows it saves were read from L2 anyway. So
+ * the model keeps run 0. */
 #ifndef Q35_KERNELS_EXPERIMENTS_DELTA_PREP_H
 #define Q35_KERNELS_EXPERIMENTS_DELTA_PREP_H
 
@@ -38,16 +37,14 @@ int q35_delta_prep_rows_run(int run, float *out, int64_t out_stride, float *g, f
  * relative (4.5 + 1.173 |x|) 2^-23 of its SiLU (x the conv's output; 6e-6 at
  * |x| = 40), inside the conv and L2 suites' 1e-5 against float64, which the
  * suite asserts; g, beta and the window bitwise q35_delta_prep_rows's (no SiLU
- * in them). Why: the units' kernel issues ~1700 instructions a warp's tile of
- * 8 rows x 128 channels, most of them the SiLU's expf range reduction and IEEE
- * division (docs/STATUS.md, the chunked delta rule's prologue paragraph);
- * predicted 0.094 -> ~0.065 ms at 4096 rows of the 9B on the H200. Measured
- * there (7cc79b4, bench delta_prep_fast_silu): 0.049 / 0.084 ms at 2048 / 4096
- * rows against run 0's 0.053 / 0.093: 9 us, not the predicted 29 (the
- * instruction count was not the whole bound), ~0.22 ms at 4k, under the
- * prefill's noise; not taken into the model, where it would need the chain's
- * conv1d in the same form to keep the two bitwise. Refuses what
- * q35_delta_prep_rows refuses. */
+ * in them). Why: most of the instructions the units' kernel issues for a
+ * warp's tile of 8 rows x 128 channels are the SiLU's expf range reduction
+ * and IEEE division (docs/STATUS.md, the chunked delta rule's prologue
+ * paragraph). Faster, by less than the instructions saved (their count was
+ * not the whole bound) and by less than the prefill's noise (bench
+ * delta_prep_fast_silu; bench/results/index.tsv, family kernels); not taken
+ * into the model, where it would need the chain's conv1d in the same form to
+ * keep the two bitwise. Refuses what q35_delta_prep_rows refuses. */
 int q35_delta_prep_rows_fast_silu(float *out, int64_t out_stride, float *g, float *beta, float *win, const float *mix,
                                   int64_t in_stride, int64_t alpha_col, int64_t b_col, const float *conv_w,
                                   const float *dt, const float *a, q35_delta_prep_dims d, int64_t T, float eps,

@@ -6,13 +6,11 @@
  * units' bits: the SiLU within relative (4.5 + 1.173 |z|) 2^-23 of its own,
  * far under the f16 rounding the output takes next; the suite holds it to
  * float64 within the f16 form's bound. Why: the units' form reads o and z in
- * f32 and writes f16 (10 bytes a value) at ~69 % of the copy rate on the H200
- * (58 us at 4096 rows of the 9B against ~40), and silu's expf range reduction
- * and IEEE division are most of its instructions a value, as in the fused
- * prologue (kernels/experiments/delta_prep.h). Measured (the H200, 7cc79b4,
- * bench gated_rmsnorm_fast_silu): 0.027 / 0.046 ms at 2048 / 4096 rows of the
- * 9B against the units' 0.029 / 0.048, ~0.05 ms at 4k: not taken into the
- * model (the suite's cases passed there). Refuses what
+ * f32 and writes f16 (10 bytes a value) below the copy rate, and silu's expf
+ * range reduction and IEEE division are most of its instructions a value, as
+ * in the fused prologue (kernels/experiments/delta_prep.h). The gain is small
+ * (bench gated_rmsnorm_fast_silu; bench/results/index.tsv, family kernels):
+ * not taken into the model. Refuses what
  * q35_gated_rmsnorm_rows_f16 refuses. */
 #ifndef Q35_KERNELS_EXPERIMENTS_GATED_RMSNORM_FAST_H
 #define Q35_KERNELS_EXPERIMENTS_GATED_RMSNORM_FAST_H

@@ -27,10 +27,9 @@ extern "C" {
  * warp a head below 512 values) into shared memory, then the token's amax and
  * codes. heads * n in 1..Q35_FP8_ROW_MAX (24576), refused beyond. Bytes a
  * token: 8 heads n read (o, z) + heads n + 4 written, against 12 heads n + 5
- * heads n + 4 for the f32 form and q35_fp8_quantize_rows. Passing on an H200
- * at 000af94, but slower than the two (55 against 45 us at 2048 rows of the
- * 9B: a block a token of 32 heads; bench/results/log/): the model's fp8
- * path keeps the f32 form. */
+ * heads n + 4 for the f32 form and q35_fp8_quantize_rows. Passes the suite,
+ * but slower than the two (a block a token of 32 heads at the 9B;
+ * bench/results/log/): the model's fp8 path keeps the f32 form. */
 int q35_gated_rmsnorm_rows_fp8(uint8_t *q, float *scale, const float *o, const float *z, int64_t z_stride,
                                const float *w, int64_t n, int64_t heads, int64_t T, float eps, q35_stream stream,
                                q35_error *err);
