@@ -13,6 +13,7 @@
 #include "kernels/delta_rule.h"
 #include "kernels/gates.h"
 #include "kernels/l2norm.h"
+#include "core/half.h"
 #include "kernels/linear.h"
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
@@ -274,6 +275,62 @@ static void check_linear(q35_suite *s, q35_type type, int64_t n_out, int64_t n_i
     free(wf), free(wq), free(x), free(y), free(y1), free(y_t1);
 }
 
+/* --act-quant ggml's rounding (kernels/ref/ggml_act.c) on literals whose answer is
+ * known by hand, and the Q4_1 product with the stored block sums written out. */
+static void check_ggml_act(q35_suite *s)
+{
+    double x[256], y[256], sums[8];
+    float tmp[256];
+    /* Q8_0 (a Q4_0 weight's): max|x| 127 gives d = 1, q = x rounded half to even */
+    for (int i = 0; i < 32; i++)
+        x[i] = 0.5;
+    x[0] = 127.0, x[1] = 2.5, x[2] = 3.5, x[3] = -2.5;
+    q35_ggml_act_row(Q35_TYPE_Q4_0, x, y, NULL, tmp, 32);
+    q35_case(s, y[0] == 127.0 && y[1] == 2.0 && y[2] == 4.0 && y[3] == -2.0 && y[4] == 0.0,
+             "ggml act Q8_0: 127, 2.5, 3.5, -2.5, 0.5 -> %g, %g, %g, %g, %g (half to even)", y[0], y[1], y[2], y[3], y[4]);
+    /* Q8_1 (a Q4_1 weight's): the same values, and the block's stored sum f16(d * sum q) */
+    q35_ggml_act_row(Q35_TYPE_Q4_1, x, y, sums, tmp, 32);
+    q35_case(s, y[1] == 2.0 && sums[0] == 127.0 + 2.0 + 4.0 - 2.0, "ggml act Q8_1: stored sum %g (want 131)", sums[0]);
+    /* Q8_K (a Q4_K weight's): the value of largest magnitude negative, -127: iscale 1 */
+    for (int i = 0; i < 256; i++)
+        x[i] = 0.5;
+    x[5] = -127.0, x[0] = 2.5, x[1] = -3.5;
+    q35_ggml_act_row(Q35_TYPE_Q4_K, x, y, NULL, tmp, 256);
+    q35_case(s, y[5] == -127.0 && y[0] == 2.0 && y[1] == -4.0 && y[2] == 0.0,
+             "ggml act Q8_K: -127, 2.5, -3.5, 0.5 -> %g, %g, %g, %g", y[5], y[0], y[1], y[2]);
+    q35_case(s, q35_ggml_act_type(Q35_TYPE_F16) == Q35_TYPE_F16 && q35_ggml_act_type(Q35_TYPE_IQ4_NL) == Q35_TYPE_Q8_0 &&
+                    q35_ggml_act_type(Q35_TYPE_Q5_1) == Q35_TYPE_Q8_1 &&
+                    q35_ggml_act_type(Q35_TYPE_IQ4_XS) == Q35_TYPE_Q8_K &&
+                    q35_ggml_act_type(Q35_TYPE_IQ2_XXS) == Q35_TYPE_Q8_K,
+             "ggml act types: f16 f16, iq4_nl q8_0, q5_1 q8_1, iq4_xs and iq2_xxs q8_K");
+
+    /* Q4_1 under --act-quant ggml: sum over blocks of d_w * sum(q * x') + m_w * s */
+    enum { N_IN = 256, N_OUT = 3 };
+    float wf[N_OUT * N_IN];
+    for (int i = 0; i < N_OUT * N_IN; i++)
+        wf[i] = (float)(0.02 * normal() + 0.01);
+    unsigned char wq[N_OUT * (N_IN / 32) * 20];
+    q35_quantize(Q35_TYPE_Q4_1, wf, wq, N_OUT * N_IN);
+    double *xr = randn(N_IN, 1.0), out[N_OUT], worst = 0.0;
+    q35_ggml_act_row(Q35_TYPE_Q4_1, xr, y, sums, tmp, N_IN);
+    const int rc = q35_ref_linear_act(out, xr, Q35_TYPE_Q4_1, wq, N_OUT, N_IN, 1, Q35_ACT_GGML);
+    for (int o = 0; o < N_OUT; o++) {
+        double want = 0.0;
+        for (int b = 0; b < N_IN / 32; b++) {
+            const unsigned char *blk = wq + ((size_t)o * (N_IN / 32) + (size_t)b) * 20;
+            uint16_t dh, mh;
+            memcpy(&dh, blk, 2), memcpy(&mh, blk + 2, 2);
+            double qx = 0.0;
+            for (int i = 0; i < 16; i++)
+                qx += (blk[4 + i] & 15) * y[b * 32 + i] + (blk[4 + i] >> 4) * y[b * 32 + 16 + i];
+            want += (double)q35_f16_to_f32(dh) * qx + (double)q35_f16_to_f32(mh) * sums[b];
+        }
+        worst = fmax(worst, fabs(out[o] - want) / fmax(fabs(want), 1e-30));
+    }
+    q35_case(s, rc == 0 && worst <= 1e-6 && out[0] != 0.0, "ggml act Q4_1 product: the offsets times the stored sums, rel %.1e (y[0] %.6g)", worst, out[0]);
+    free(xr);
+}
+
 int main(void)
 {
     const uint64_t seed = q35_test_seed();
@@ -318,5 +375,6 @@ int main(void)
     check_linear(&s, Q35_TYPE_F16, 256, 256, 3);
     check_linear(&s, Q35_TYPE_Q4_K, 129, 512, 5);
     check_linear(&s, Q35_TYPE_Q8_0, 64, 1024, 1);
+    check_ggml_act(&s);
     return q35_suite_end(&s);
 }
