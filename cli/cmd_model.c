@@ -1,9 +1,13 @@
-/* q35 model make: write a synthetic qwen35 GGUF. */
+/* q35 model make: write a synthetic qwen35 GGUF; q35 model quantize: a GGUF
+ * quantized again into a mix (model/requant.h). */
 #include "cli.h"
 
 #include "core/escape.h"
 #include "core/parallel.h"
+#include "model/mix.h"
+#include "model/requant.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,16 +38,92 @@ static int help(FILE *f, int rc)
     return rc;
 }
 
+static const char *const k_quant_help =
+    "usage: q35 model quantize --model IN --quant MIX -o OUT [--threads N]\n"
+    "\n"
+    "Writes IN quantized into MIX as llama-quantize writes it (without an importance matrix):\n"
+    "each 2-D weight but ssm_conv1d gets the mix's type for its name, layer and row length\n"
+    "(q35 model make --help says what the names mean), dequantized to f32 and quantized with\n"
+    "the project's quantizer; every other tensor and every metadata key is copied as it is,\n"
+    "but general.file_type (the mix's) and general.quantization_version (2). A quantized IN\n"
+    "is quantized again from its dequantized values (llama-quantize's --allow-requantize).\n"
+    "OUT is written through a temporary file beside it, renamed into place when complete; it\n"
+    "may not be IN itself.\n"
+    "\n"
+    "  --model IN        a qwen35 GGUF (any type this build dequantizes)\n"
+    "  --quant MIX       a mix (q4_k_m, q8_0, pure-q4_k, iq4_xs, ...; an unknown one lists them)\n"
+    "  -o OUT            the file to write\n"
+    "  --threads N       CPU threads (default: all)\n";
+
+enum { Q_MODEL, Q_QUANT, Q_OUT, Q_THREADS, Q_COUNT };
+static const cli_option k_quant_opts[Q_COUNT] = {
+    [Q_MODEL] = {"--model", "IN"}, [Q_QUANT] = {"--quant", "MIX"}, [Q_OUT] = {"-o", "OUT"},
+    [Q_THREADS] = {"--threads", "N"},
+};
+
+static int quantize(int argc, char **argv)
+{
+    cli_set_command("q35 model quantize");
+    const char *v[Q_COUNT] = {0};
+    int64_t n;
+    cli_args a;
+    cli_args_init(&a, k_quant_opts, Q_COUNT, argc, argv, 2);
+    for (int k; (k = cli_next(&a)) != CLI_END;) {
+        if (k == CLI_HELP)
+            return fprintf(stdout, "%s%s", k_quant_help, cli_exit_help), 0;
+        if (k == CLI_ERROR)
+            return CLI_USAGE;
+        v[k] = a.value;
+        if (k == Q_THREADS) {
+            if (cli_int("--threads", a.value, 1, 256, &n))
+                return CLI_USAGE;
+            q35_set_threads((int)n);
+        }
+    }
+    static const char *const need[] = {[Q_MODEL] = "--model IN", [Q_QUANT] = "--quant MIX", [Q_OUT] = "-o OUT"};
+    for (int k = Q_MODEL; k <= Q_OUT; k++) {
+        if (!v[k]) {
+            cli_error("%s is required", need[k]);
+            return CLI_USAGE;
+        }
+        if (!v[k][0]) {
+            cli_error("%s wants a value, got an empty one", need[k]);
+            return CLI_USAGE;
+        }
+    }
+    q35_error err = {{0}};
+    if (q35_mix_check(v[Q_QUANT], &err)) {
+        cli_error("--quant: %s", err.msg);
+        return CLI_USAGE;
+    }
+    const double t0 = q35_now();
+    q35_requant_stats s;
+    const int failed = q35_requant_file(v[Q_MODEL], v[Q_QUANT], v[Q_OUT], &s, &err);
+    cli_outfile_note();
+    if (failed) {
+        cli_error("%s", err.msg);
+        return CLI_FAILED;
+    }
+    char shown[4 * 256 + 4];
+    printf("wrote %s: mix %s, %" PRId64 " tensors (%" PRId64 " quantized, %" PRId64 " of them from quantized data; %"
+           PRId64 " copied), %.2f MiB -> %.2f MiB in %.2f s (%d threads)\n",
+           q35_escape_str(shown, sizeof shown, v[Q_OUT]), v[Q_QUANT], s.tensors, s.quantized, s.requantized, s.copied,
+           (double)s.in_bytes / 1048576.0, (double)s.out_bytes / 1048576.0, q35_now() - t0, q35_threads());
+    return 0;
+}
+
 int q35_cmd_model(int argc, char **argv)
 {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
         return help(stdout, 0);
     if (argc < 2) {
-        cli_error("wants a subcommand: make");
+        cli_error("wants a subcommand: make, quantize");
         return help(stderr, CLI_USAGE);
     }
+    if (strcmp(argv[1], "quantize") == 0)
+        return quantize(argc, argv);
     if (strcmp(argv[1], "make") != 0) {
-        cli_error("unknown subcommand '%s' (make)", argv[1]);
+        cli_error("unknown subcommand '%s' (make, quantize)", argv[1]);
         return CLI_USAGE;
     }
     cli_set_command("q35 model make");

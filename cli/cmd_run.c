@@ -68,14 +68,27 @@ static const char *const k_help =
     "  --gemm-sm90-variant V\n"
     "                    the sm_90a GEMM's variant, where the model runs it (Q35_GEMM_SM90_VARIANT; default persist_tail)\n"
     "                    (a variant this build lacks, or one the device cannot run: a warning, the default)\n"
-    "  --free-cap MIB    plan as if the device had at most this much free memory\n"
+    "  --free-cap MIB    plan as if the device had at most this much free memory\n";
+
+static const char *const k_help_eval =
+    "Scoring a text (in place of a prompt; as llama-perplexity --kl-divergence scores a quant):\n"
+    "  --eval FILE       int32 token ids: cut into windows of --ctx tokens, each from an empty state;\n"
+    "                    positions ctx/2..ctx-2 of each scored against the next token: perplexity\n"
+    "  --ctx N           tokens a window (default 512)\n"
+    "  --chunks K        at most K windows (default: every whole window of the file)\n"
+    "  --save-logits F   the scored positions' log-probabilities, a reference for a later --ref-logits\n"
+    "  --ref-logits F    a reference saved so (same tokens, --ctx, vocabulary; checked): KL divergence\n"
+    "                    (mean +- its standard error, median, p90..p99.9, max), same top token %,\n"
+    "                    perplexity against the reference's, dp (model/eval.h)\n"
+    "  --eval-json F     the report as JSON too\n"
     "model options (without --model):\n";
 
 enum {
     O_MODEL = CLI_MODEL_OPTS, O_PROMPT, O_RANDOM, O_PROMPT_SEED, O_CHUNK_ROWS, O_TOP_K, O_LOGITS_AT, O_LOGITS_OUT,
     O_THREADS, O_CPU, O_DEVICE, O_ATTENTION, O_GEMM, O_DELTA, O_DETERMINISTIC, O_SCORES_BUDGET, O_FREE_CAP,
     O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_GEMM_SM90_VARIANT, O_DECODE, O_EXACT,
-    O_FLASH_KERNEL, O_GEMM_KERNEL, O_SWITCH, O_ACT_QUANT, O_COUNT
+    O_FLASH_KERNEL, O_GEMM_KERNEL, O_SWITCH, O_ACT_QUANT, O_EVAL, O_CTX, O_CHUNKS, O_SAVE_LOGITS, O_REF_LOGITS,
+    O_EVAL_JSON, O_COUNT
 };
 static const cli_option k_opts[O_COUNT] = {
     CLI_MODEL_OPTIONS,
@@ -90,6 +103,8 @@ static const cli_option k_opts[O_COUNT] = {
     [O_DELTA_CHUNK_VARIANT] = {"--delta-chunk-variant", "V"}, [O_GEMM_SM90_VARIANT] = {"--gemm-sm90-variant", "V"},
     [O_DECODE] = {"--decode", "N"}, [O_EXACT] = {"--exact", NULL}, [O_FLASH_KERNEL] = {"--flash-kernel", "K"},
     [O_GEMM_KERNEL] = {"--gemm-kernel", "K"}, [O_SWITCH] = {"--switch", "LIST"}, [O_ACT_QUANT] = {"--act-quant", "M"},
+    [O_EVAL] = {"--eval", "FILE"}, [O_CTX] = {"--ctx", "N"}, [O_CHUNKS] = {"--chunks", "K"},
+    [O_SAVE_LOGITS] = {"--save-logits", "F"}, [O_REF_LOGITS] = {"--ref-logits", "F"}, [O_EVAL_JSON] = {"--eval-json", "F"},
 };
 #define BIT(o) (UINT64_C(1) << (o))
 #define GPU_OPTIONS                                                                                                   \
@@ -104,7 +119,11 @@ static const cli_conflict k_conflicts[] = {
     {O_ACT_QUANT, GPU_OPTIONS, "it is a GPU option and --act-quant runs the CPU reference"},
     {O_EXACT, BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA),
      "--exact names the f32 GEMM, f32 attention and the scan itself"},
+    {O_EVAL, BIT(O_PROMPT) | BIT(O_RANDOM) | BIT(O_PROMPT_SEED) | BIT(O_LOGITS_AT) | BIT(O_LOGITS_OUT) | BIT(O_DECODE) |
+                 BIT(O_TOP_K),
+     "--eval scores a token file, in place of a prompt and its report"},
 };
+#define EVAL_ONLY (BIT(O_CTX) | BIT(O_CHUNKS) | BIT(O_SAVE_LOGITS) | BIT(O_REF_LOGITS) | BIT(O_EVAL_JSON))
 
 /* --attention / --gemm / --delta: one of two names. */
 static int set_path(const char *opt, const char *v, const char *first, const char *second, bool *is_second)
@@ -162,6 +181,12 @@ static int set_option(run_args *a, int k, const char *v)
     }
     case O_LOGITS_AT: return cli_int_list(o, v, 0, INT64_MAX, &a->at, &a->n_at);
     case O_LOGITS_OUT: a->logits_out = v; return 0;
+    case O_EVAL: a->eval = v; return 0;
+    case O_CTX: return cli_int(o, v, 4, 1 << 22, &a->ctx);
+    case O_CHUNKS: return cli_int(o, v, 1, INT32_MAX, &a->chunks);
+    case O_SAVE_LOGITS: a->save_logits = v; return 0;
+    case O_REF_LOGITS: a->ref_logits = v; return 0;
+    case O_EVAL_JSON: a->eval_json = v; return 0;
     case O_THREADS:
         if (cli_int(o, v, 1, 256, &n))
             return -1;
@@ -230,11 +255,12 @@ static int parse(int argc, char **argv, run_args *a)
     a->prompt_seed = 7;
     a->chunk_rows = 512;
     a->top_k = 10;
+    a->ctx = 512;
     cli_args args;
     cli_args_init(&args, k_opts, O_COUNT, argc, argv, 1);
     for (int k; (k = cli_next(&args)) != CLI_END;) {
         if (k == CLI_HELP) {
-            printf("%s%s%s", k_help, cli_model_options_help, cli_exit_help);
+            printf("%s%s%s%s", k_help, k_help_eval, cli_model_options_help, cli_exit_help);
             return 0;
         }
         if (k == CLI_ERROR || set_option(a, k, args.value))
@@ -242,6 +268,17 @@ static int parse(int argc, char **argv, run_args *a)
     }
     if (cli_check_conflicts(&args, k_conflicts, (int)(sizeof k_conflicts / sizeof k_conflicts[0])))
         return CLI_USAGE;
+    for (int k = 0; k < O_COUNT && !a->eval; k++)
+        if ((EVAL_ONLY >> k & 1) && cli_given(&args, k)) {
+            cli_error("%s scores with --eval FILE, which is not given", k_opts[k].name);
+            return CLI_USAGE;
+        }
+    const char *files[] = {a->eval, a->save_logits, a->ref_logits, a->eval_json};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        if (files[i] && !files[i][0]) {
+            cli_error("an --eval file option wants a file name, got an empty one");
+            return CLI_USAGE;
+        }
     if (a->n_at && !a->logits_out) {
         cli_error("--logits-at needs --logits-out FILE");
         return CLI_USAGE;
@@ -334,6 +371,44 @@ out:
     return rc;
 }
 
+/* One window through the CPU reference (run_window_fn). */
+static int cpu_window(void *ctx, const int32_t *tokens, int64_t n, const int64_t *at, int64_t n_at, float *logits,
+                      q35_error *err)
+{
+    const run_args *a = ((const void *const *)ctx)[0];
+    const q35_model *m = ((const void *const *)ctx)[1];
+    const size_t count = (size_t)n_at * (size_t)m->hp.n_vocab;
+    double *d = malloc(count * sizeof *d);
+    q35_ref_state st = {0};
+    if (!d)
+        return q35_fail(err, "out of memory for %" PRId64 " rows of logits", n_at);
+    int rc = q35_ref_state_init(&st, m, n, err);
+    if (rc == 0) {
+        st.act = a->act;
+        rc = q35_ref_prefill(m, &st, tokens, n, 0, a->chunk_rows, at, n_at, d, NULL, err);
+    }
+    for (size_t i = 0; rc == 0 && i < count; i++)
+        logits[i] = (float)d[i];
+    q35_ref_state_free(&st);
+    free(d);
+    return rc;
+}
+
+/* --eval: on the GPU where the options and the device allow, else the CPU reference. */
+static int run_eval_model(const run_args *a, const q35_model *m)
+{
+    char why[256];
+    snprintf(why, sizeof why, "%s", a->act == Q35_ACT_GGML ? "--act-quant ggml" : "--cpu");
+    const int rc = a->cpu ? 2 : run_cuda_eval(a, m, why, sizeof why);
+    if (rc != 2)
+        return rc;
+    char line[512];
+    snprintf(line, sizeof line, "CPU float64 reference%s", a->act == Q35_ACT_GGML ? ", --act-quant ggml" : "");
+    printf("path    %s (%s), %d threads\n", line, why, q35_threads());
+    const void *ctx[2] = {a, m};
+    return run_eval(a, m->hp.n_vocab, line, cpu_window, (void *)ctx);
+}
+
 int q35_cmd_run(int argc, char **argv)
 {
     run_args a;
@@ -368,6 +443,10 @@ int q35_cmd_run(int argc, char **argv)
     cli_warn_unknown_tensors(m);
     const double load_s = q35_now() - t_load;
     const q35_hparams *hp = &m->hp;
+    if (a.eval) {
+        rc = run_eval_model(&a, m);
+        goto out;
+    }
     const int64_t n = a.prompt ? a.n_prompt : a.random_n;
     tokens = malloc((size_t)n * sizeof *tokens);
     if (!tokens) {

@@ -185,7 +185,56 @@ out:
     return rc;
 }
 
+/* One window through the GPU path (run_window_fn): the state reset, then the prefill. */
+typedef struct cuda_eval {
+    q35_cuda_model *cm;
+    q35_cuda_state *st;
+} cuda_eval;
+
+static int cuda_window(void *ctx, const int32_t *tokens, int64_t n, const int64_t *at, int64_t n_at, float *logits,
+                       q35_error *err)
+{
+    cuda_eval *e = ctx;
+    return q35_cuda_state_reset(e->st, err) || q35_cuda_prefill_logits_at(e->cm, e->st, tokens, n, 0, at, n_at, logits,
+                                                                           NULL, err)
+               ? -1
+               : 0;
+}
+
+int run_cuda_eval(const run_args *a, const q35_model *m, char *why, size_t cap)
+{
+    if (q35_cuda_devices(why, cap) == 0)
+        return 2;
+    q35_cuda_options o = a->cuda;
+    o.max_seq = a->ctx;
+    cuda_eval e = {0};
+    q35_error err = {{0}};
+    int rc = 1;
+    if (q35_cuda_model_load(&e.cm, m, &o, &err) || q35_cuda_state_create(&e.st, e.cm, a->ctx, &err)) {
+        cli_error("%s", err.msg);
+        goto out;
+    }
+    const q35_cuda_info *in = q35_cuda_model_info(e.cm);
+    const q35_cuda_paths *p = q35_cuda_model_paths(e.cm);
+    char paths[384], line[768];
+    q35_cuda_paths_str(p, paths, sizeof paths);
+    snprintf(line, sizeof line, "CUDA on %s (sm_%d): %s", in->device_name, in->sm, paths);
+    printf("path    %s\ntier    %s\n", line, q35_paths_tier(p));
+    rc = run_eval(a, m->hp.n_vocab, line, cuda_window, &e);
+out:
+    q35_cuda_state_free(e.st);
+    q35_cuda_model_free(e.cm);
+    return rc;
+}
+
 #else
+
+int run_cuda_eval(const run_args *a, const q35_model *m, char *why, size_t cap)
+{
+    (void)a, (void)m;
+    snprintf(why, cap, "built without CUDA");
+    return 2;
+}
 
 int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64_t n, char *why, size_t cap)
 {

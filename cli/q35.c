@@ -10,6 +10,7 @@ static const char *const k_usage =
     "\n"
     "  info FILE         a GGUF's architecture, hyperparameters, layer pattern, tensors, quant mix\n"
     "  model make ...    write a synthetic qwen35 GGUF with random weights\n"
+    "  model quantize .. a qwen35 GGUF quantized into a mix, as llama-quantize writes it\n"
     "  run ...           prefill a prompt on a model (on the GPU, else the CPU float64 reference),\n"
     "                    print per-op timings, tokens/s and the last row's top logits\n";
 

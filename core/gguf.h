@@ -148,6 +148,10 @@ int q35_gguf_writer_set_str(q35_gguf_writer *w, const char *key, const char *v, 
 int q35_gguf_writer_set_array(q35_gguf_writer *w, const char *key, q35_gguf_vtype elem_type,
                               const void *data, uint64_t count, q35_error *err);
 
+/* A pair of a reader's image copied as it is (key, type, value bytes; strings
+ * byte for byte, NULs included). A duplicate key is an error. */
+int q35_gguf_writer_copy(q35_gguf_writer *w, const q35_gguf_kv *kv, q35_error *err);
+
 /* The alignment of the data section (a power of two; writes general.alignment
  * when not 32). Set before adding tensors. */
 int q35_gguf_writer_set_alignment(q35_gguf_writer *w, uint32_t alignment, q35_error *err);

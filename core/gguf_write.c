@@ -146,6 +146,27 @@ int q35_gguf_writer_set_array(q35_gguf_writer *w, const char *key, q35_gguf_vtyp
     return 0;
 }
 
+int q35_gguf_writer_copy(q35_gguf_writer *w, const q35_gguf_kv *kv, q35_error *err)
+{
+    if (kv->type != Q35_GGUF_ARRAY) {
+        if (kv->type == Q35_GGUF_STRING) {
+            uint64_t len;
+            memcpy(&len, kv->data, 8);
+            return begin_kv(w, kv->key, kv->type, err) || put(w, kv->data, 8 + len, err);
+        }
+        return begin_kv(w, kv->key, kv->type, err) || put(w, kv->data, q35_gguf_vtype_size(kv->type), err);
+    }
+    if (begin_kv(w, kv->key, Q35_GGUF_ARRAY, err) || put_u32(w, (uint32_t)kv->elem_type, err) ||
+        put_u64(w, kv->count, err))
+        return -1;
+    if (kv->elem_type != Q35_GGUF_STRING)
+        return put(w, kv->data, kv->count * q35_gguf_vtype_size(kv->elem_type), err);
+    for (uint64_t i = 0; i < kv->count; i++) /* each element's length and bytes, as they were */
+        if (put_u64(w, kv->strs[i].len, err) || put(w, kv->strs[i].data, kv->strs[i].len, err))
+            return -1;
+    return 0;
+}
+
 int q35_gguf_writer_set_alignment(q35_gguf_writer *w, uint32_t alignment, q35_error *err)
 {
     if (alignment == 0 || (alignment & (alignment - 1)) != 0)

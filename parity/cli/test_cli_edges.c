@@ -143,12 +143,65 @@ static int case_escaped(ctx *c)
     return 0;
 }
 
+/* q35 model quantize and q35 run --eval (issue 50): the golden model quantized
+ * into q8_0; the f16 model's scored log-probabilities saved; the q8_0 model
+ * scored against them (a KL divergence, its JSON); the reference against itself
+ * (KLD within the float32 rounding of the saved log-probabilities: each off by
+ * at most half an ulp of |log p| < 16, 2^-24 * 16 < 1e-6, and the KLD's first
+ * order term is a p-weighted mean of those; top 100 %); a
+ * reference of another --ctx refused; quantizing over the input refused. */
+static int case_eval(ctx *c)
+{
+    char tok[1024 + 16];
+    const char *model = c->golden; /* .../tiny-r2/model.gguf; its prompt beside it */
+    snprintf(tok, sizeof tok, "%.*stokens.i32", (int)(strrchr(model, '/') + 1 - model), model);
+    expect(c, &k_plain, 0, "wrote q8.gguf: mix q8_0, ", "model", "quantize", "--model", model, "--quant", "q8_0", "-o",
+           "q8.gguf", NULL);
+    expect(c, &k_plain, 0, "saved   the scored positions' log-probabilities: ref.lp", "run", "--cpu", "--model",
+           model, "--eval", tok, "--ctx", "32", "--save-logits", "ref.lp", NULL);
+    expect(c, &k_plain, 0, "eval    3 windows of 32 tokens (of 100 in the file), 15 positions scored a window (16..30)",
+           "run", "--cpu", "--model", "q8.gguf", "--eval", tok, "--ctx", "32", "--ref-logits", "ref.lp", "--eval-json",
+           "q8.json", NULL);
+    size_t n = 0;
+    char *json = q35_read_file(in_dir(c, "q8.json"), &n);
+    double kld = -1, top = -1;
+    const char *k = json ? strstr(json, "\"kld_mean\": ") : NULL, *t = json ? strstr(json, "\"same_top\": ") : NULL;
+    if (k && t) {
+        kld = strtod(k + 12, NULL);
+        top = strtod(t + 12, NULL);
+    }
+    q35_case(c->s, kld > 0 && kld < 1e-2 && top > 0.5 && top <= 1.0,
+             "q8_0 against f16: JSON mean KLD %.3e (in (0, 1e-2)), same top %.3f", kld, top);
+    free(json);
+    q35_proc p;
+    char *argv[] = {(char *)c->q35, "run", "--cpu", "--model", (char *)model, "--eval", tok, "--ctx", "32", "--ref-logits",
+                    "ref.lp", NULL};
+    q35_proc_opts o = {.cwd = c->dir};
+    if (q35_case(c->s, q35_proc_start(&p, argv, &o) == 0, "the reference against itself")) {
+        q35_proc_wait(&p, TIMEOUT_S);
+        const char *m = p.out ? strstr(p.out, "kld     mean ") : NULL;
+        const char *s = p.out ? strstr(p.out, "same top token ") : NULL;
+        const double self = m ? strtod(m + 13, NULL) : -1, same = s ? strtod(s + 15, NULL) : -1;
+        q35_case(c->s, q35_proc_exit_code(&p) == 0 && self >= 0 && self < 1e-6 && same == 100.0,
+                 "itself: mean KLD %.3e (< 1e-6: the saved float32 rounding), same top %.3f %%", self, same);
+        q35_proc_free(&p);
+    }
+    expect(c, &k_plain, 1, "ref.lp: saved with --ctx 32, this run has 16", "run", "--cpu", "--model", model, "--eval",
+           tok, "--ctx", "16", "--ref-logits", "ref.lp", NULL);
+    expect(c, &k_plain, 1, "is the input itself", "model", "quantize", "--model", "q8.gguf", "--quant", "q4_k_m", "-o",
+           "q8.gguf", NULL);
+    static const char *const files[] = {"q8.gguf", "ref.lp", "q8.json", NULL};
+    holds(c, files);
+    return 0;
+}
+
 static const test_case k_cases[] = {
     {"top_k", case_top_k},
     {"long_error", case_long_error},
     {"stale_temps", case_stale_temps},
     {"early_refusals", case_early_refusals},
     {"escaped", case_escaped},
+    {"eval", case_eval},
 };
 
 int main(int argc, char **argv)
