@@ -44,9 +44,13 @@ static int print_fp8_tier(q35_cuda_model *cm, q35_cuda_state *st, const run_args
         return -1;
     }
     const q35_logit_tier t = q35_logit_tier_of(logits, NULL, ref, rows, vocab);
+    const int layers = q35_cuda_model_hparams(cm)->n_layer;
+    const double l2 = q35_fp8_tier_l2(layers), kl = q35_fp8_tier_kl(layers);
     char line[200];
-    printf("tier    fp8 against the f32 GEMM (the other paths the same), %" PRId64 " position%s: %s\n", rows,
-           rows == 1 ? "" : "s", q35_logit_tier_line(&t, line, (int)sizeof line));
+    printf("tier    fp8 against the f32 GEMM (the other paths the same), %" PRId64 " position%s: %s; %s its tier at "
+           "%d layers (rel L2 <= %.2f, KL <= %.1e nats: model/accuracy.h)\n", rows, rows == 1 ? "" : "s",
+           q35_logit_tier_line(&t, line, (int)sizeof line),
+           t.nonfinite == 0 && t.rel_l2_worst <= l2 && t.kl_worst <= kl ? "within" : "OUTSIDE", layers, l2, kl);
     free(ref);
     return 0;
 }

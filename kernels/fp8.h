@@ -37,6 +37,7 @@
 #ifndef Q35_KERNELS_FP8_H
 #define Q35_KERNELS_FP8_H
 
+#include "core/quant.h"
 #include "kernels/cuda.h"
 
 #include <stdint.h>
@@ -50,6 +51,17 @@ extern "C" {
  * definition of bits, not an approximation). */
 void q35_ref_fp8_quantize_rows(uint8_t *q, float *scale, const float *x, int64_t rows, int64_t cols,
                                int64_t x_stride);
+
+/* Float64 reference of an FP8 projection's rounding, for the accuracy study
+ * (issue 50): y [rows][n_out] = x . W^T with x's rows (rounded to f32) and W
+ * (dequantized to f32) each through e4m3 at a scale per block, the products
+ * summed in float64 (the GPU's reduced-precision accumulation left out: its
+ * error is the 1e-4 above, the rounding's 3.5e-2). block 0: a scale per row of
+ * x and per row of W (the GPU path's recipe, above); block B: a scale per 1 x B
+ * block of x and per B x B tile of W (DeepSeek-V3's recipe at B = 128). -1
+ * when out of memory. */
+int q35_ref_linear_fp8(double *y, const double *x, q35_type type, const void *w, int64_t n_out, int64_t n_in,
+                       int64_t rows, int block);
 
 /* Whether this device runs FP8 GEMMs (compute capability 8.9 or newer): 1, or 0
  * with the reason in why. */

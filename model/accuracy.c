@@ -78,3 +78,13 @@ const char *q35_logit_tier_line(const q35_logit_tier *t, char *buf, int cap)
              t->nonfinite ? ", NON-FINITE positions" : "");
     return buf;
 }
+
+double q35_fp8_tier_l2(int n_layer)
+{
+    return 0.05 * sqrt((double)(n_layer > 1 ? n_layer : 1));
+}
+
+double q35_fp8_tier_kl(int n_layer)
+{
+    return 2.5e-4 * (double)(n_layer > 1 ? n_layer : 1);
+}

@@ -35,6 +35,20 @@ typedef struct q35_logit_tier {
 q35_logit_tier q35_logit_tier_of(const float *ours, const double *ref_f64, const float *ref_f32, int64_t n,
                                  int64_t vocab);
 
+/* The FP8 GEMM path's tier for a model of n_layer layers (issue 50): every
+ * projection's e4m3 rounding adds a relative error of ~3.5e-2 (kernels/fp8.h)
+ * and the layers' errors add in quadrature, so the logits' rel L2 grows as
+ * sqrt(n_layer) and their KL as n_layer: measured on the reference with FP8
+ * rounding (parity/model/fp8_study --depth), rel L2 as n_layer^0.54 over 4..64
+ * layers; the GPU's worst, rel L2 / sqrt(n_layer), 0.024 (4 layers) .. 0.026 (a
+ * 64-layer 27B shape). The bounds are 2x that: rel L2 0.05 sqrt(n_layer) (0.1
+ * at 4 layers, the bound of the shallow suites before), KL 2.5e-4 n_layer
+ * nats (1e-3 at 4). Top-1 is asserted on the trained model (test_cuda_model_kld)
+ * and the shallow suites, not on deep random ones: their logits are nearly
+ * flat, and a near-tie flips at any error. */
+double q35_fp8_tier_l2(int n_layer);
+double q35_fp8_tier_kl(int n_layer);
+
 /* The tier as one line: "rel L2 <= 1.2e-03 (mean 4.0e-04), top-1 63/64, KL <= 2.1e-05 (mean 3.0e-06) nats". */
 const char *q35_logit_tier_line(const q35_logit_tier *t, char *buf, int cap);
 

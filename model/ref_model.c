@@ -3,6 +3,8 @@
  * kernels/ref, applied row by row. */
 #include "ref_model.h"
 
+#include "kernels/fp8.h"
+
 #include "core/parallel.h"
 #include "kernels/attention.h"
 #include "kernels/conv1d.h"
@@ -19,6 +21,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,11 +172,36 @@ static void count_flop(struct ctx *c, q35_op op, double flop)
         c->times->flop[op] += flop;
 }
 
+static const char *const k_fp8_kinds[] = {"attn_qkv", "attn_gate", "ssm_alpha", "ssm_beta", "ssm_out", "attn_q",
+                                           "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"};
+
+const char *q35_ref_fp8_kind(int k)
+{
+    return k >= 0 && k < (int)(sizeof k_fp8_kinds / sizeof k_fp8_kinds[0]) ? k_fp8_kinds[k] : NULL;
+}
+
+/* Whether the study rounds weight w through FP8 (q35_ref_fp8). */
+static bool fp8_here(const q35_ref_fp8 *f, const char *name)
+{
+    int layer = -1, used = 0;
+    if (!f->kinds || sscanf(name, "blk.%d.%n", &layer, &used) != 1 || used == 0)
+        return false;
+    if (f->layers && (layer >= 64 || !((f->layers >> layer) & 1)))
+        return false;
+    const size_t n = strcspn(name + used, ".");
+    for (int k = 0; q35_ref_fp8_kind(k); k++)
+        if (((f->kinds >> k) & 1) && strlen(k_fp8_kinds[k]) == n && strncmp(name + used, k_fp8_kinds[k], n) == 0)
+            return true;
+    return false;
+}
+
 /* y[rows][w.rows] = x[rows][w.cols] . w^T */
 static int project(struct ctx *c, double *y, const double *x, const q35_weight *w, int64_t rows)
 {
     tic(c);
-    if (q35_ref_linear_act(y, x, w->type, w->data, w->rows, w->cols, rows, c->st->act))
+    if (fp8_here(&c->st->fp8, w->name)
+            ? q35_ref_linear_fp8(y, x, w->type, w->data, w->rows, w->cols, rows, c->st->fp8.block)
+            : q35_ref_linear_act(y, x, w->type, w->data, w->rows, w->cols, rows, c->st->act))
         return q35_fail(c->err, "reference %s: out of memory", w->name);
     toc(c, Q35_OP_PROJ);
     count_flop(c, Q35_OP_PROJ, 2.0 * (double)rows * (double)w->rows * (double)w->cols);

@@ -21,6 +21,20 @@
 extern "C" {
 #endif
 
+/* An accuracy study of the FP8 GEMM path (issue 50): the projections whose
+ * kind is in `kinds` (bit k: q35_ref_fp8_kind(k), "attn_qkv", "ffn_down", ...)
+ * and whose layer is in `layers` (bit i; 0: every layer) run through
+ * q35_ref_linear_fp8 at `block` (kernels/fp8.h); the rest as `act` says. */
+typedef struct q35_ref_fp8 {
+    uint32_t kinds;
+    uint64_t layers;
+    int block;
+} q35_ref_fp8;
+
+/* The name of projection kind k (the tensor name after "blk.N.", less
+ * ".weight"), or NULL past the last. */
+const char *q35_ref_fp8_kind(int k);
+
 typedef struct q35_ref_state {
     int64_t max_seq;   /* positions the KV cache holds */
     int64_t kv_len;    /* positions written so far: the next prefill starts here */
@@ -36,6 +50,7 @@ typedef struct q35_ref_state {
     q35_act_quant act; /* what each matrix product does to its activations (kernels/linear.h):
                         * Q35_ACT_EXACT from init; the caller may set Q35_ACT_GGML (llama.cpp's
                         * numerics, `q35 run --cpu --act-quant ggml`); reset keeps it */
+    q35_ref_fp8 fp8;   /* the projections rounded as an FP8 GEMM rounds them (none from init) */
 } q35_ref_state;
 
 /* Allocates a zeroed state for m holding max_seq positions. */

@@ -10,7 +10,10 @@ attention, as every Qwen3.5 repeats them), 2 attention heads / 1 KV head of 256,
 DeltaNet 2 key heads x 128 and 4 value heads x 128 (value heads tiled over key
 heads, r = 2, as in the 9B), SwiGLU FFN 512 (a multiple of 256, so every K-quant
 applies to every projection), vocabulary the 256 byte values, untied output.
-About 3.8 M parameters: its f32 GGUF is about 15 MB.
+About 3.8 M parameters. Trained in float32; then every 2-D weight but the
+conv kernel is rounded to f16 (as tiny-r2's were), so the F16 GGUF (about 7.7 MB:
+the repository travels to the GPU machine, whose copy is limited) holds exactly
+the weights whose logits are the golden ones.
 
 The text: the top-level `*.py` files of the Debian python3 standard library
 (`/usr/lib/python3.X`, the newest there; any directory with --corpus), sorted by
@@ -23,8 +26,9 @@ or torch gives a different (equally good) model, which is why the GGUF is
 committed.
 
 Writes into OUTDIR:
-  model.gguf      llama.cpp's convert_hf_to_gguf.py, --outtype f32, the "none"
-                  vocabulary (token id = byte value; tools/convert_roundtrip.py)
+  model.gguf      llama.cpp's convert_hf_to_gguf.py, --outtype f16 (2-D weights F16,
+                  the conv kernel and vectors F32), the "none" vocabulary (token id =
+                  byte value; tools/convert_roundtrip.py)
   heldout.i32     the first 16384 bytes of the held-out text as int32 token ids
   tokens.i32      its first 256 tokens: the golden prompt
   logits.f32      transformers' float32 logits of tokens.i32, one full forward,
@@ -110,7 +114,7 @@ def main():
     cache = os.environ.get("Q35_LLAMA_CACHE", os.path.expanduser("~/.cache/q35-llama"))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default=None)
-    ap.add_argument("--steps", type=int, default=1200)
+    ap.add_argument("--steps", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=None)
@@ -171,8 +175,14 @@ def main():
             say(f"step {step:5d}  held-out loss {held_loss(model, held, torch, a.device):.4f} nats/byte")
             model.train()
     model.eval()
+    hl32 = held_loss(model, held, torch, a.device)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() >= 2 and "conv1d" not in name:
+                p.copy_(p.half().float())
     hl = held_loss(model, held, torch, a.device)
-    say(f"held-out loss {hl:.4f} nats/byte (perplexity {math.exp(hl):.3f}), {time.time() - t0:.0f} s")
+    say(f"held-out loss {hl32:.4f} nats/byte in float32, {hl:.4f} with the 2-D weights rounded to f16 "
+        f"(perplexity {math.exp(hl):.3f}), {time.time() - t0:.0f} s")
 
     model = model.cpu()
     held_tokens = held[:HELDOUT].astype(np.int32)
@@ -193,9 +203,9 @@ def main():
                 for i in range(GOLDEN))
     with tempfile.TemporaryDirectory() as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
-        convert(a.llama_src, tmp, os.path.join(a.out, "model.gguf"), "f32", False, False)
+        convert(a.llama_src, tmp, os.path.join(a.out, "model.gguf"), "f16", False, False)
     case = dict(case="trained-bytes", parameters=params, config=CONFIG, corpus=info, steps=a.steps, seed=a.seed,
-                batch=BATCH, seq=SEQ, held_out_loss_nats_per_byte=hl, held_out_perplexity=math.exp(hl),
+                batch=BATCH, seq=SEQ, held_out_loss_f32_nats_per_byte=hl32, held_out_loss_nats_per_byte=hl, held_out_perplexity=math.exp(hl),
                 golden_tokens=GOLDEN, heldout_tokens=int(len(held_tokens)),
                 logits="float32 [tokens][vocab], row t = logits after token t (full-sequence forward)",
                 hf_decode_vs_full_rel_l2=floor, transformers=transformers.__version__, torch=torch.__version__,

@@ -459,12 +459,13 @@ bool cm_fp8_here(const char *what)
 }
 
 bool cm_fp8_case(q35_suite *s, const char *what, const float *ours, const double *ref_f64, const float *ref_f32,
-                 int64_t n, int64_t vocab)
+                 int64_t n, int64_t vocab, int n_layer)
 {
     const q35_logit_tier t = q35_logit_tier_of(ours, ref_f64, ref_f32, n, vocab);
+    const double l2 = q35_fp8_tier_l2(n_layer), kl = q35_fp8_tier_kl(n_layer);
     char line[200];
-    return q35_case(s, t.nonfinite == 0 && t.rel_l2_worst <= CM_FP8_L2 && t.kl_worst <= CM_FP8_KL &&
+    return q35_case(s, t.nonfinite == 0 && t.rel_l2_worst <= l2 && t.kl_worst <= kl &&
                            (double)t.top1_same >= CM_FP8_TOP1 * (double)t.n,
-                    "%s: %s (bounds: rel L2 %.2f, KL %.0e nats, top-1 %.0f %%)", what,
-                    q35_logit_tier_line(&t, line, (int)sizeof line), CM_FP8_L2, CM_FP8_KL, 100.0 * CM_FP8_TOP1);
+                    "%s: %s (bounds at %d layers: rel L2 %.2f, KL %.1e nats, top-1 %.0f %%)", what,
+                    q35_logit_tier_line(&t, line, (int)sizeof line), n_layer, l2, kl, 100.0 * CM_FP8_TOP1);
 }

@@ -109,7 +109,8 @@ int main(void)
     if (!quick && cm_fp8_here("F16 prefill flash/fp8 vs transformers")) {
         cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_FP8, 37, false, 0);
         run(cm, &g, false, ours);
-        cm_fp8_case(&s, "F16 prefill flash/fp8 rows 37 vs transformers", ours, NULL, theirs, g.n, vocab);
+        cm_fp8_case(&s, "F16 prefill flash/fp8 rows 37 vs transformers", ours, NULL, theirs, g.n, vocab,
+                    q35_cuda_model_hparams(cm)->n_layer);
     }
     q35_cuda_model_free(cm);
     q35_model_free(m);
@@ -135,7 +136,7 @@ int main(void)
             if (!quick && cm_fp8_here(what)) {
                 cm_set(qcm, Q35_ATTN_FLASH, Q35_GEMM_FP8, 37, false, 0);
                 run(qcm, &g, false, ours);
-                cm_fp8_case(&s, what, ours, NULL, ref, g.n, vocab);
+                cm_fp8_case(&s, what, ours, NULL, ref, g.n, vocab, q35_cuda_model_hparams(qcm)->n_layer);
             }
         }
         q35_cuda_model_free(qcm);

@@ -138,7 +138,7 @@ static void against_reference(q35_suite *s, const char *label, const q35_model *
     if (cm_fp8_here(what)) {
         cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_FP8, 37, false, 0);
         prefill_all(cm, st, tokens, n, at, logits, r.vocab, "prefill fp8");
-        cm_fp8_case(s, what, logits, r.logits, NULL, n, r.vocab);
+        cm_fp8_case(s, what, logits, r.logits, NULL, n, r.vocab, q35_cuda_model_hparams(cm)->n_layer);
         /* back to f16 with both sets built: building the fp8 set must leave the f16 set's
          * pointers (the merged projections' too) as they were */
         cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, 37, false, 0);
