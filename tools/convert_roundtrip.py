@@ -7,7 +7,9 @@ transformers' own float32 logits of the same token ids.
                                [--shape tiny] [--layers N] [--seed S] [-o OUT.md]
 
 For each conversion (outtypes f32, f16, bf16, q8_0; f32 with --fuse-qkv; f32 of
-the model with an MTP block, Qwen3_5's mtp_num_hidden_layers = 1): the file
+the model with an MTP block, Qwen3_5's mtp_num_hidden_layers = 1; f32 of the
+published checkpoints' class, Qwen3_5ForConditionalGeneration, with a small
+vision tower whose tensors the converter leaves to the mmproj file): the file
 converted, `q35 run --cpu --logits-at ...` (the float64 reference), and llama.cpp's
 CPU logits (tools/llama-oracle/logits.c, built by tools/llama-oracle.sh build),
 each position's rel L2 against transformers' float32 logits, worst position.
@@ -42,7 +44,10 @@ def shape_of(name):
     return read_shapes(os.path.join(ROOT, "model", "shapes.c"))[name]
 
 
-def build(shape, layers, seed, mtp):
+def build(shape, layers, seed, mtp, vl=False):
+    """Qwen3_5ForCausalLM, or with vl the published checkpoints' class,
+    Qwen3_5ForConditionalGeneration (a small vision tower beside the same text
+    model: the converter writes the text part, the logits are of text alone)."""
     import torch
     from hf_peer import hf_config_args
     from transformers import Qwen3_5ForCausalLM, Qwen3_5TextConfig
@@ -51,7 +56,13 @@ def build(shape, layers, seed, mtp):
     if mtp:
         args["mtp_num_hidden_layers"] = 1
     torch.manual_seed(seed)
-    model = Qwen3_5ForCausalLM(Qwen3_5TextConfig(**args)).float().eval()
+    if vl:
+        from transformers import Qwen3_5Config, Qwen3_5ForConditionalGeneration
+        vision = dict(depth=1, hidden_size=64, num_heads=2, intermediate_size=128, out_hidden_size=args["hidden_size"])
+        config = Qwen3_5Config(text_config=args, vision_config=vision, tie_word_embeddings=args["tie_word_embeddings"])
+        model = Qwen3_5ForConditionalGeneration(config).float().eval()
+    else:
+        model = Qwen3_5ForCausalLM(Qwen3_5TextConfig(**args)).float().eval()
     with torch.no_grad():  # every parameter moved off its init, so the +1 norms and A_log are exercised
         for p in model.parameters():
             p.add_(0.05 * torch.randn_like(p))
@@ -143,23 +154,24 @@ def main():
     shape = shape_of(a.shape)
     rows = []
     cases = [("f32", False, False), ("f16", False, False), ("bf16", False, False), ("q8_0", False, False),
-             ("f32", True, False), ("f32", False, True)]
+             ("f32", True, False), ("f32", False, True), ("f32", False, "vl")]
     models = {}
     with tempfile.TemporaryDirectory() as tmp:
         for outtype, fuse, mtp in cases:
             if mtp not in models:
-                m = build(shape, a.layers, a.seed, mtp)
-                d = os.path.join(tmp, f"hf-mtp{int(mtp)}")
+                m = build(shape, a.layers, a.seed, mtp is True, vl=mtp == "vl")
+                d = os.path.join(tmp, f"hf-{mtp}")
                 m.save_pretrained(d, safe_serialization=True)
                 full, steps = hf_logits(m)
-                models[mtp] = (d, full, steps, m.config.vocab_size)
+                models[mtp] = (d, full, steps, m.config.get_text_config().vocab_size)
             d, full, steps, vocab = models[mtp]
-            gguf = os.path.join(tmp, f"m-{outtype}{'-fused' if fuse else ''}{'-mtp' if mtp else ''}.gguf")
-            convert(a.llama_src, d, gguf, outtype, fuse, mtp)
+            gguf = os.path.join(tmp, f"m-{outtype}{'-fused' if fuse else ''}{'-' + str(mtp) if mtp else ''}.gguf")
+            convert(a.llama_src, d, gguf, outtype, fuse, mtp is True)
             q, qwhy = q35_logits(a.q35, gguf, tmp, vocab)
             ll, lwhy = llama_logits(a.llama_logits, gguf, tmp, vocab)
             fmt = lambda x, why: f"{worst(x, full):.2e}" if x is not None else f"failed: {why}"
-            rows.append((outtype + (" --fuse-qkv" if fuse else "") + (" +MTP" if mtp else ""), fmt(q, qwhy),
+            rows.append((outtype + (" --fuse-qkv" if fuse else "") + (" +MTP" if mtp is True else "") +
+                         (" Qwen3_5ForConditionalGeneration" if mtp == "vl" else ""), fmt(q, qwhy),
                          fmt(ll, lwhy), f"{worst(q, ll):.2e}" if q is not None and ll is not None else "-",
                          f"{worst(steps, full):.2e}"))
     lines = [f"Converter round trip: transformers {transformers.__version__} Qwen3_5ForCausalLM (random, shape "
