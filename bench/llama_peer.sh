@@ -5,7 +5,7 @@
 #   bench/llama_peer.sh pack                 here, once: the source of ggml-org/llama.cpp
 #                                            0c1e570 from the llama-cpp-python 0.3.36 sdist
 #                                            (pip download), trimmed to what the CUDA build
-#                                            needs, into .llama/llama-0c1e570.tar.xz (~8 MB;
+#                                            needs, into .llama/llama-0c1e570.tar.xz (~3 MB;
 #                                            .llama/ is ignored: carry it)
 #   bench/llama_peer.sh build                there: unpack and build llama-bench and
 #                                            test-backend-ops for the local GPU into
@@ -36,7 +36,19 @@ pack)
     mkdir -p .llama && tmp=$(mktemp -d) || exit 1
     python3 -m pip download -q --no-deps --no-binary :all: llama-cpp-python==0.3.36 -d "$tmp" || exit 1
     tar xzf "$tmp"/llama_cpp_python-0.3.36.tar.gz -C "$tmp" || exit 1
+    src=$tmp/llama_cpp_python-0.3.36/vendor/llama.cpp
+    # only llama-bench among the tools and test-backend-ops among the tests: their CMakeLists cut to
+    # those (the repository travels to the GPU machine within 64 MiB, .llama with it)
+    printf 'find_package(Threads REQUIRED)\nllama_add_compile_flags()\nadd_subdirectory(llama-bench)\n' >"$src/tools/CMakeLists.txt"
+    head -n 117 "$src/tests/CMakeLists.txt" >"$tmp/tests.cmake" && echo 'llama_build(test-backend-ops.cpp)' >>"$tmp/tests.cmake" &&
+        mv "$tmp/tests.cmake" "$src/tests/CMakeLists.txt" || exit 1
+    sed -i '/add_subdirectory(miniaudio)/d; /add_subdirectory(stb)/d' "$src/vendor/CMakeLists.txt" || exit 1 # mtmd's only
+    find "$src/tools" -mindepth 1 -maxdepth 1 -type d ! -name llama-bench -exec rm -rf {} +
+    find "$src/tests" -mindepth 1 -maxdepth 1 ! -name CMakeLists.txt ! -name test-backend-ops.cpp -exec rm -rf {} +
     tar cJf "$TARBALL" -C "$tmp/llama_cpp_python-0.3.36/vendor" --exclude='llama.cpp/models/*' \
+        --exclude='llama.cpp/examples' --exclude='llama.cpp/benches' --exclude='llama.cpp/conversion' \
+        --exclude='llama.cpp/gguf-py' --exclude='llama.cpp/scripts' --exclude='llama.cpp/vendor/miniaudio' \
+        --exclude='llama.cpp/vendor/stb' \
         --exclude='llama.cpp/docs' --exclude='llama.cpp/media' --exclude='llama.cpp/tools/server/webui' \
         --exclude='llama.cpp/tools/ui' --exclude='llama.cpp/ggml/src/ggml-sycl' --exclude='llama.cpp/ggml/src/ggml-vulkan' \
         --exclude='llama.cpp/ggml/src/ggml-opencl' --exclude='llama.cpp/ggml/src/ggml-hexagon' \
