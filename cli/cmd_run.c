@@ -371,21 +371,26 @@ out:
     return rc;
 }
 
+/* The CPU reference for --eval: what cpu_window reads. */
+typedef struct cpu_eval {
+    const run_args *a;
+    const q35_model *m;
+} cpu_eval;
+
 /* One window through the CPU reference (run_window_fn). */
 static int cpu_window(void *ctx, const int32_t *tokens, int64_t n, const int64_t *at, int64_t n_at, float *logits,
                       q35_error *err)
 {
-    const run_args *a = ((const void *const *)ctx)[0];
-    const q35_model *m = ((const void *const *)ctx)[1];
-    const size_t count = (size_t)n_at * (size_t)m->hp.n_vocab;
+    const cpu_eval *e = ctx;
+    const size_t count = (size_t)n_at * (size_t)e->m->hp.n_vocab;
     double *d = malloc(count * sizeof *d);
     q35_ref_state st = {0};
     if (!d)
         return q35_fail(err, "out of memory for %" PRId64 " rows of logits", n_at);
-    int rc = q35_ref_state_init(&st, m, n, err);
+    int rc = q35_ref_state_init(&st, e->m, n, err);
     if (rc == 0) {
-        st.act = a->act;
-        rc = q35_ref_prefill(m, &st, tokens, n, 0, a->chunk_rows, at, n_at, d, NULL, err);
+        st.act = e->a->act;
+        rc = q35_ref_prefill(e->m, &st, tokens, n, 0, e->a->chunk_rows, at, n_at, d, NULL, err);
     }
     for (size_t i = 0; rc == 0 && i < count; i++)
         logits[i] = (float)d[i];
@@ -394,19 +399,14 @@ static int cpu_window(void *ctx, const int32_t *tokens, int64_t n, const int64_t
     return rc;
 }
 
-/* --eval: on the GPU where the options and the device allow, else the CPU reference. */
-static int run_eval_model(const run_args *a, const q35_model *m)
+/* --eval on the float64 CPU reference. */
+static int run_cpu_eval(const run_args *a, const q35_model *m, const char *why)
 {
-    char why[256];
-    snprintf(why, sizeof why, "%s", a->act == Q35_ACT_GGML ? "--act-quant ggml" : "--cpu");
-    const int rc = a->cpu ? 2 : run_cuda_eval(a, m, why, sizeof why);
-    if (rc != 2)
-        return rc;
     char line[512];
     snprintf(line, sizeof line, "CPU float64 reference%s", a->act == Q35_ACT_GGML ? ", --act-quant ggml" : "");
     printf("path    %s (%s), %d threads\n", line, why, q35_threads());
-    const void *ctx[2] = {a, m};
-    return run_eval(a, m->hp.n_vocab, line, cpu_window, (void *)ctx);
+    cpu_eval e = {a, m};
+    return run_eval(a, m->hp.n_vocab, line, cpu_window, &e);
 }
 
 int q35_cmd_run(int argc, char **argv)
@@ -443,8 +443,13 @@ int q35_cmd_run(int argc, char **argv)
     cli_warn_unknown_tensors(m);
     const double load_s = q35_now() - t_load;
     const q35_hparams *hp = &m->hp;
+    /* on the GPU where the options and the device allow, else on the CPU reference (why says why) */
+    char why[256];
+    snprintf(why, sizeof why, "%s", a.act == Q35_ACT_GGML ? "--act-quant ggml" : "--cpu");
     if (a.eval) {
-        rc = run_eval_model(&a, m);
+        rc = a.cpu ? 2 : run_cuda_eval(&a, m, why, sizeof why);
+        if (rc == 2)
+            rc = run_cpu_eval(&a, m, why);
         goto out;
     }
     const int64_t n = a.prompt ? a.n_prompt : a.random_n;
@@ -467,8 +472,6 @@ int q35_cmd_run(int argc, char **argv)
     printf("        H %d, %d DeltaNet + %d attention layers\n", hp->n_embd, hp->n_delta, hp->n_attn);
     if (m->note[0])
         printf("note    %s\n", m->note);
-    char why[256];
-    snprintf(why, sizeof why, "%s", a.act == Q35_ACT_GGML ? "--act-quant ggml" : "--cpu");
     rc = a.cpu ? 2 : run_cuda(&a, m, tokens, n, why, sizeof why);
     if (rc == 2)
         rc = run_cpu(&a, m, tokens, n, why);

@@ -1,6 +1,5 @@
 /* q35 run --eval: a token file through one path in windows, perplexity and,
  * against a saved reference, the KL divergence report (model/eval.h). */
-#define _POSIX_C_SOURCE 200809L
 #include "run.h"
 
 #include "core/escape.h"
@@ -159,7 +158,12 @@ int run_eval(const run_args *a, int vocab, const char *path_line, run_window_fn 
             cli_error("--ref-logits %s: cannot open it", shown);
             goto out;
         }
-        if (q35_eval_read_header(ref, shown, &hdr, &err)) {
+        uint8_t h[Q35_EVAL_HEADER];
+        if (fread(h, 1, sizeof h, ref) != sizeof h) {
+            cli_error("--ref-logits %s: shorter than the %d-byte header of a logits file", shown, Q35_EVAL_HEADER);
+            goto out;
+        }
+        if (q35_eval_header_check(h, shown, &hdr, &err)) {
             cli_error("--ref-logits %s", err.msg);
             goto out;
         }
@@ -170,12 +174,9 @@ int run_eval(const run_args *a, int vocab, const char *path_line, run_window_fn 
             goto out;
         }
         saving = true;
-        uint8_t h[64];
-        FILE *mem = fmemopen(h, sizeof h, "wb");
-        const int bad = !mem || q35_eval_write_header(mem, &hdr, &err);
-        if (mem)
-            fclose(mem);
-        if (bad || q35_outfile_write(&save, h, sizeof h, &err)) {
+        uint8_t h[Q35_EVAL_HEADER];
+        q35_eval_header_pack(&hdr, h);
+        if (q35_outfile_write(&save, h, sizeof h, &err)) {
             cli_error("--save-logits: %s", err.msg);
             goto out;
         }

@@ -140,23 +140,20 @@ uint64_t q35_eval_tokens_hash(const int32_t *tokens, int64_t n)
 
 static const char k_magic[8] = {'Q', '3', '5', 'L', 'O', 'G', 'P', '1'};
 
-int q35_eval_write_header(FILE *f, const q35_eval_file *h, q35_error *err)
+void q35_eval_header_pack(const q35_eval_file *h, uint8_t b[Q35_EVAL_HEADER])
 {
-    uint8_t b[64] = {0};
+    memset(b, 0, Q35_EVAL_HEADER);
     memcpy(b, k_magic, 8);
     memcpy(b + 8, &h->vocab, 4);
     memcpy(b + 12, &h->ctx, 4);
     memcpy(b + 16, &h->positions, 8);
     memcpy(b + 24, &h->tokens, 8);
     memcpy(b + 32, &h->hash, 8);
-    return fwrite(b, 1, sizeof b, f) == sizeof b ? 0 : q35_fail(err, "eval: writing the logits file's header failed");
 }
 
-int q35_eval_read_header(FILE *f, const char *name, const q35_eval_file *want, q35_error *err)
+int q35_eval_header_check(const uint8_t b[Q35_EVAL_HEADER], const char *name, const q35_eval_file *want,
+                          q35_error *err)
 {
-    uint8_t b[64];
-    if (fread(b, 1, sizeof b, f) != sizeof b)
-        return q35_fail(err, "%s: shorter than the 64-byte header of a logits file", name);
     if (memcmp(b, k_magic, 8) != 0)
         return q35_fail(err, "%s: not a logits file of q35 run --eval --save-logits (magic %.8s)", name, k_magic);
     q35_eval_file h;

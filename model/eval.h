@@ -27,7 +27,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,10 +77,15 @@ typedef struct q35_eval_file {
     uint64_t positions, tokens, hash;
 } q35_eval_file;
 
-int q35_eval_write_header(FILE *f, const q35_eval_file *h, q35_error *err);
-/* Reads a header and checks it against want (every field); err names the field,
- * both values and the file. */
-int q35_eval_read_header(FILE *f, const char *name, const q35_eval_file *want, q35_error *err);
+#define Q35_EVAL_HEADER 64 /* bytes of the header */
+
+/* The header's bytes. */
+void q35_eval_header_pack(const q35_eval_file *h, uint8_t out[Q35_EVAL_HEADER]);
+
+/* Checks a header's bytes against want (every field); err names the field,
+ * both values and the file `name`. */
+int q35_eval_header_check(const uint8_t in[Q35_EVAL_HEADER], const char *name, const q35_eval_file *want,
+                          q35_error *err);
 
 #ifdef __cplusplus
 }

@@ -35,33 +35,18 @@ static float *g_ref;
 
 static void row(const char *what, q35_ref_fp8 f)
 {
-    const size_t rows = (size_t)(g_k.windows * g_k.scored), vocab = (size_t)g_k.vocab;
-    float *out = malloc(rows * vocab * sizeof *out);
-    double *d = malloc((size_t)g_k.scored * vocab * sizeof *d);
-    q35_error err = {{0}};
-    int rc = 0;
     const double t0 = q35_now();
-    for (int64_t w = 0; w < g_k.windows && rc == 0; w++) {
-        q35_ref_state st;
-        rc = q35_ref_state_init(&st, g_m, g_k.ctx, &err);
-        st.fp8 = f;
-        rc = rc || q35_ref_prefill(g_m, &st, g_k.tokens + w * g_k.ctx, g_k.ctx, 0, 512, g_k.at, g_k.scored, d, NULL,
-                                   &err);
-        q35_ref_state_free(&st);
-        for (size_t i = 0; rc == 0 && i < (size_t)g_k.scored * vocab; i++)
-            out[(size_t)w * (size_t)g_k.scored * vocab + i] = (float)d[i];
-    }
-    if (rc) {
-        printf("| %s | failed: %s |\n", what, err.msg);
-    } else {
+    float *out = kld_ref_logits_fp8(&g_k, g_m, f);
+    if (out) {
         const q35_eval_report r = kld_report(&g_k, out, g_ref);
         printf("| %s | %.3e ± %.1e | %.3e | %.3e | %.2f | %+.4f |\n", what, r.kld_mean, r.kld_err, r.kld_p99, r.kld_max,
                100 * r.same_top, r.dppl);
+    } else {
+        printf("| %s | failed |\n", what);
     }
     fprintf(stderr, "%s: %.1f s\n", what, q35_now() - t0);
     fflush(stdout);
     free(out);
-    free(d);
 }
 
 /* Logits of every position of a random prompt, [n][vocab], with f applied. */

@@ -1,7 +1,6 @@
 /* The trained model's KL-divergence cases (kld_case.h). */
 #include "kld_case.h"
 
-#include "model/ref_model.h"
 #include "parity/lib/harness.h"
 
 #include <inttypes.h>
@@ -40,6 +39,11 @@ void kld_case_free(kld_case *k)
 
 float *kld_ref_logits(const kld_case *k, const q35_model *m)
 {
+    return kld_ref_logits_fp8(k, m, (q35_ref_fp8){0});
+}
+
+float *kld_ref_logits_fp8(const kld_case *k, const q35_model *m, q35_ref_fp8 fp8)
+{
     const size_t rows = (size_t)(k->windows * k->scored), vocab = (size_t)k->vocab;
     float *out = malloc(rows * vocab * sizeof *out);
     double *d = malloc((size_t)k->scored * vocab * sizeof *d);
@@ -48,8 +52,9 @@ float *kld_ref_logits(const kld_case *k, const q35_model *m)
     for (int64_t w = 0; w < k->windows && rc == 0; w++) {
         q35_ref_state st;
         q35_poison_f64(d, k->scored * k->vocab);
-        rc = q35_ref_state_init(&st, m, k->ctx, &err) ||
-             q35_ref_prefill(m, &st, k->tokens + w * k->ctx, k->ctx, 0, 512, k->at, k->scored, d, NULL, &err);
+        rc = q35_ref_state_init(&st, m, k->ctx, &err);
+        st.fp8 = fp8;
+        rc = rc || q35_ref_prefill(m, &st, k->tokens + w * k->ctx, k->ctx, 0, 512, k->at, k->scored, d, NULL, &err);
         q35_ref_state_free(&st);
         for (size_t i = 0; rc == 0 && i < (size_t)k->scored * vocab; i++)
             out[(size_t)w * (size_t)k->scored * vocab + i] = (float)d[i];

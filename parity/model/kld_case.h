@@ -7,6 +7,7 @@
 #define Q35_KLD_CASE_H
 
 #include "model/eval.h"
+#include "model/ref_model.h"
 #include "model/qwen35.h"
 
 #include <stdint.h>
@@ -27,6 +28,10 @@ void kld_case_free(kld_case *k);
 /* The float64 CPU reference's logits of m at every scored position, rounded
  * to float32: [windows * scored][vocab] (malloc'd), or NULL said. */
 float *kld_ref_logits(const kld_case *k, const q35_model *m);
+
+/* The same with the projections fp8 names rounded as the FP8 GEMM rounds them
+ * (q35_ref_fp8, model/ref_model.h). */
+float *kld_ref_logits_fp8(const kld_case *k, const q35_model *m, q35_ref_fp8 fp8);
 
 /* The report of logits against ref (both [windows * scored][vocab]). */
 q35_eval_report kld_report(const kld_case *k, const float *logits, const float *ref);
