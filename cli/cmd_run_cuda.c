@@ -80,8 +80,9 @@ static int decode_steps(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *t
     return 0;
 }
 
-/* --decode N: after the prefill, one untimed step (its first calls), N steps timed
- * per op, then N untimed for the rate. */
+/* --decode N: after the prefill, one untimed step (its first calls; the decode
+ * graph's capture), N steps timed per op (plain launches), then N untimed for
+ * the rate (the decode graph where the switch decode-graph is on). */
 static int run_decode(q35_cuda_model *cm, q35_cuda_state *st, const run_args *a, const int32_t *tokens, int64_t n,
                       float *logits)
 {
@@ -100,7 +101,8 @@ static int run_decode(q35_cuda_model *cm, q35_cuda_state *st, const run_args *a,
     if (decode_steps(cm, st, tokens, n, a->decode, logits, NULL))
         return 1;
     const double s = q35_now() - t0;
-    printf("decode  %" PRId64 " steps untimed (after the timed ones): %.3f ms a step, %.1f tokens/s\n", a->decode,
+    printf("decode  %" PRId64 " steps untimed (after the timed ones%s): %.3f ms a step, %.1f tokens/s\n", a->decode,
+           q35_cuda_model_paths(cm)->decode_graph ? ", each the decode graph replayed" : ", plain launches",
            1e3 * s / (double)a->decode, s > 0 ? (double)a->decode / s : 0.0);
     return 0;
 }

@@ -83,15 +83,27 @@ __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int
     for (int64_t p0 = (int64_t)slot * TP; p0 < n_ctx; p0 += (int64_t)SLOTS * TP) {
         const int nv = n_ctx - p0 < TP ? (int)(n_ctx - p0) : TP;
         /* scores: the lane's partial dot products, then a fixed butterfly each */
+        /* the tile's K and V rows loaded together (one memory latency a tile, not
+         * two: V's loads do not wait for the scores); a position past n_ctx reads
+         * the last row (in bounds) and is dropped below */
+        float4 kx[TP][J], vx[TP][J];
+#pragma unroll
+        for (int i = 0; i < TP; i++) {
+            const int64_t row = (p0 + (i < nv ? i : nv - 1)) * kv_stride;
+#pragma unroll
+            for (int j = 0; j < J; j++)
+                kx[i][j] = q35_decode_load4(k + row + 128 * j + 4 * lane);
+#pragma unroll
+            for (int j = 0; j < J; j++)
+                vx[i][j] = q35_decode_load4(v + row + 128 * j + 4 * lane);
+        }
         float s[TP];
 #pragma unroll
         for (int i = 0; i < TP; i++) {
-            /* a position past n_ctx reads the last row (in bounds) and is dropped below */
-            const C *kr = k + (p0 + (i < nv ? i : nv - 1)) * kv_stride;
             float d = 0.0f;
 #pragma unroll
             for (int j = 0; j < J; j++) {
-                const float4 x = q35_decode_load4(kr + 128 * j + 4 * lane);
+                const float4 x = kx[i][j];
                 d = fmaf(q[j].x, x.x, d);
                 d = fmaf(q[j].y, x.y, d);
                 d = fmaf(q[j].z, x.z, d);
@@ -122,10 +134,9 @@ __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int
             if (i < nv) {
                 const float p = expf(s[i] - m_new);
                 l += p;
-                const C *vr = v + (p0 + i) * kv_stride;
 #pragma unroll
                 for (int j = 0; j < J; j++) {
-                    const float4 x = q35_decode_load4(vr + 128 * j + 4 * lane);
+                    const float4 x = vx[i][j];
                     acc[j].x = fmaf(p, x.x, acc[j].x);
                     acc[j].y = fmaf(p, x.y, acc[j].y);
                     acc[j].z = fmaf(p, x.z, acc[j].z);
@@ -174,12 +185,15 @@ __device__ __forceinline__ void q35_decode_load_q(float4 (&q)[HD / 128], const f
         q[j] = *(const float4 *)(qh + 128 * j + 4 * (threadIdx.x % 32));
 }
 
-/* Block shape: grid (1, heads, T), BLOCK_WARPS warps. */
+/* Block shape: grid (1, heads, T), BLOCK_WARPS warps; one block an SM at
+ * least (up to 128 registers: ptxas's own target of 64 spills at HD 256). */
 template <int HD, class C>
-__global__ void __launch_bounds__(32 * BLOCK_WARPS)
+__global__ void __launch_bounds__(32 * BLOCK_WARPS, 1)
     q35_decode_block_kernel(float *o, const float *q, const C *k_cache, const C *v_cache, int64_t pos0,
-                            q35_attn_shape sh)
+                            const int64_t *pos_at, q35_attn_shape sh)
 {
+    if (pos_at)
+        pos0 = *pos_at;
     __shared__ q35_decode_slots<HD, SLOTS> st;
     const int h = blockIdx.y, warp = threadIdx.x / 32;
     const int64_t t = blockIdx.z, n_ctx = pos0 + t + 1;
@@ -200,9 +214,11 @@ __global__ void __launch_bounds__(32 * BLOCK_WARPS)
 template <int HD, class C>
 __global__ void __launch_bounds__(32 * CLUSTER_WARPS)
     q35_decode_cluster_kernel(float *o, const float *q, const C *k_cache, const C *v_cache, int64_t pos0,
-                              q35_attn_shape sh)
+                              const int64_t *pos_at, q35_attn_shape sh)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (pos_at)
+        pos0 = *pos_at;
     __shared__ q35_decode_slots<HD, CLUSTER_WARPS> st;
     cg::cluster_group cluster = cg::this_cluster();
     const int rank = (int)cluster.block_rank(), h = blockIdx.y, warp = threadIdx.x / 32;
@@ -280,26 +296,28 @@ int q35_attention_decode_variant_default(int device, q35_attn_shape s)
 /* One launch of T <= MAX_T_PER_LAUNCH rows in launch shape `shape` (k_block, k_cluster). */
 template <int HD, class C>
 static int launch_decode(int shape, float *o, const float *q, const C *k_cache, const C *v_cache, int64_t pos0,
-                         int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err)
+                         const int64_t *pos_at, int64_t T, q35_attn_shape s, q35_stream stream, q35_error *err)
 {
     if (shape == k_block) {
         q35_decode_block_kernel<HD, C><<<dim3(1, (unsigned)s.heads, (unsigned)T), 32 * BLOCK_WARPS, 0, stream>>>(
-            o, q, k_cache, v_cache, pos0, s);
+            o, q, k_cache, v_cache, pos0, pos_at, s);
         return Q35_LAUNCH_CHECK("attention_decode (block)", err);
     }
     q35_cluster_launch l(dim3(CLUSTER_BLOCKS, (unsigned)s.heads, (unsigned)T), dim3(32 * CLUSTER_WARPS), 0,
                          (cudaStream_t)stream, CLUSTER_BLOCKS);
-    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, q35_decode_cluster_kernel<HD, C>, o, q, k_cache, v_cache, pos0, s),
+    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, q35_decode_cluster_kernel<HD, C>, o, q, k_cache, v_cache, pos0, pos_at, s),
                        err))
         return -1;
     return Q35_LAUNCH_CHECK("attention_decode (cluster)", err);
 }
 
 /* Both cache elements: the checks, the launch shape, launches of up to
- * MAX_T_PER_LAUNCH rows. */
+ * MAX_T_PER_LAUNCH rows; pos_at (one row only): the position read on the
+ * device instead of pos0. */
 template <class C>
 static int decode_rows(const char *who, float *o, const float *q, const C *k_cache, const C *v_cache, int64_t pos0,
-                       int64_t T, q35_attn_shape s, int variant, q35_stream stream, q35_error *err)
+                       const int64_t *pos_at, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
+                       q35_error *err)
 {
     if (q35_attention_check_shape(who, s, err) || check_vectors(who, q, k_cache, v_cache, s, err))
         return -1;
@@ -323,9 +341,10 @@ static int decode_rows(const char *who, float *o, const float *q, const C *k_cac
     for (int64_t t0 = 0; t0 < T; t0 += MAX_T_PER_LAUNCH) {
         const int64_t n = T - t0 < MAX_T_PER_LAUNCH ? T - t0 : MAX_T_PER_LAUNCH;
         const int rc = s.head_dim == 256 ? launch_decode<256, C>(shape, o + t0 * s.o_stride, q + t0 * s.q_stride,
-                                                                 k_cache, v_cache, pos0 + t0, n, s, stream, err)
+                                                                 k_cache, v_cache, pos0 + t0, pos_at, n, s, stream, err)
                                          : launch_decode<128, C>(shape, o + t0 * s.o_stride, q + t0 * s.q_stride,
-                                                                 k_cache, v_cache, pos0 + t0, n, s, stream, err);
+                                                                 k_cache, v_cache, pos0 + t0, pos_at, n, s, stream,
+                                                                 err);
         if (rc)
             return -1;
     }
@@ -335,15 +354,15 @@ static int decode_rows(const char *who, float *o, const float *q, const C *k_cac
 int q35_attention_decode_rows(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t pos0,
                               int64_t T, q35_attn_shape s, int variant, q35_stream stream, q35_error *err)
 {
-    return decode_rows("attention_decode_rows", o, q, k_cache, v_cache, pos0, T, s, variant, stream, err);
+    return decode_rows("attention_decode_rows", o, q, k_cache, v_cache, pos0, NULL, T, s, variant, stream, err);
 }
 
 int q35_attention_decode_rows_f16(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
                                   int64_t pos0, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
                                   q35_error *err)
 {
-    return decode_rows("attention_decode_rows_f16", o, q, (const __half *)k_cache, (const __half *)v_cache, pos0, T,
-                       s, variant, stream, err);
+    return decode_rows("attention_decode_rows_f16", o, q, (const __half *)k_cache, (const __half *)v_cache, pos0,
+                       NULL, T, s, variant, stream, err);
 }
 
 int q35_attention_decode(float *o, const float *q, const float *k_cache, const float *v_cache, int64_t n_ctx,
@@ -360,4 +379,22 @@ int q35_attention_decode_f16(float *o, const float *q, const uint16_t *k_cache, 
     if (n_ctx < 1)
         return q35_fail(err, "attention_decode_f16: n_ctx %lld (>= 1)", (long long)n_ctx);
     return q35_attention_decode_rows_f16(o, q, k_cache, v_cache, n_ctx - 1, 1, s, Q35_VARIANT_DEFAULT, stream, err);
+}
+
+int q35_attention_decode_at(float *o, const float *q, const float *k_cache, const float *v_cache,
+                            const int64_t *pos_at, q35_attn_shape s, q35_stream stream, q35_error *err)
+{
+    if (!pos_at)
+        return q35_fail(err, "attention_decode_at: no position pointer");
+    return decode_rows("attention_decode_at", o, q, k_cache, v_cache, 0, pos_at, 1, s, Q35_VARIANT_DEFAULT, stream,
+                       err);
+}
+
+int q35_attention_decode_f16_at(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
+                                const int64_t *pos_at, q35_attn_shape s, q35_stream stream, q35_error *err)
+{
+    if (!pos_at)
+        return q35_fail(err, "attention_decode_f16_at: no position pointer");
+    return decode_rows("attention_decode_f16_at", o, q, (const __half *)k_cache, (const __half *)v_cache, 0, pos_at,
+                       1, s, Q35_VARIANT_DEFAULT, stream, err);
 }

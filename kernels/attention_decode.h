@@ -41,6 +41,17 @@ int q35_attention_decode_rows_f16(float *o, const float *q, const uint16_t *k_ca
                                   int64_t pos0, int64_t T, q35_attn_shape s, int variant, q35_stream stream,
                                   q35_error *err);
 
+/* CUDA, decode at a position the device holds: one query row at the position
+ * *pos_at (an int64 in device memory, read when the kernel runs), so n_ctx =
+ * *pos_at + 1: a launch captured once in a CUDA graph serves every decode step
+ * (the step writes its position there first). Bitwise the forms above at that
+ * position. The same refusals; the position is the caller's to keep within
+ * the cache (it cannot be checked when the launch is made). */
+int q35_attention_decode_at(float *o, const float *q, const float *k_cache, const float *v_cache,
+                            const int64_t *pos_at, q35_attn_shape s, q35_stream stream, q35_error *err);
+int q35_attention_decode_f16_at(float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,
+                                const int64_t *pos_at, q35_attn_shape s, q35_stream stream, q35_error *err);
+
 /* The launch shapes (kernels/variant.h), both in the model's library:
  *   block    a block of 16 warps per (row, head), on every device;
  *   cluster  a cluster of 8 blocks per (row, head), compute capability 9.0+

@@ -100,8 +100,10 @@ __global__ void __launch_bounds__(THREADS)
     q35_attn_prep_kernel(float *__restrict__ q, float *__restrict__ gate, __half *__restrict__ k_cache,
                          __half *__restrict__ v_cache, int64_t cache_stride, const float *__restrict__ full,
                          int64_t ld, const float *__restrict__ q_norm, const float *__restrict__ k_norm, int heads,
-                         int kv_heads, int hd, int n_rot, int64_t pos, double base, float eps)
+                         int kv_heads, int hd, int n_rot, int64_t pos, const int64_t *pos_at, double base, float eps)
 {
+    if (pos_at)
+        pos = *pos_at;
     __shared__ float cs[Q35_ROPE_MAX_DIM / 2], sn[Q35_ROPE_MAX_DIM / 2];
     __shared__ __align__(16) float stage[WARPS][STAGE];
     const int half = n_rot / 2, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -142,12 +144,13 @@ static span span_of(const char *name, const void *p, int64_t first, int64_t coun
     return {name, lo, lo + (uintptr_t)(count * elem)};
 }
 
-int q35_attn_prep_rows_f16(float *q, float *gate, uint16_t *k_cache, uint16_t *v_cache, int64_t cache_stride,
-                           int64_t max_seq, const float *full, int64_t ld, const float *q_norm, const float *k_norm,
-                           int heads, int kv_heads, int hd, int n_rot, int64_t pos, int64_t T, double rope_base,
-                           float eps, q35_stream stream, q35_error *err)
+/* The checks and the launch; pos_at: the position read on the device (pos
+ * unused, the caches' rows checked as a whole). */
+static int prep_rows(const char *who, float *q, float *gate, uint16_t *k_cache, uint16_t *v_cache,
+                     int64_t cache_stride, int64_t max_seq, const float *full, int64_t ld, const float *q_norm,
+                     const float *k_norm, int heads, int kv_heads, int hd, int n_rot, int64_t pos,
+                     const int64_t *pos_at, int64_t T, double rope_base, float eps, q35_stream stream, q35_error *err)
 {
-    const char *who = "attn_prep_rows_f16";
     if (heads < 1 || kv_heads < 1 || hd < 2 || hd % 2 || hd > Q35_ATTN_PREP_MAX_HD || n_rot < 0 || n_rot % 2 ||
         n_rot > hd)
         return q35_fail(err, "%s: heads %d, kv_heads %d (>= 1), hd %d (even, 2..%d), n_rot %d (even, 0..hd)", who,
@@ -162,7 +165,7 @@ int q35_attn_prep_rows_f16(float *q, float *gate, uint16_t *k_cache, uint16_t *v
     if (cache_stride < kvd)
         return q35_fail(err, "%s: cache stride %lld below kv_heads*hd = %lld", who, (long long)cache_stride,
                         (long long)kvd);
-    if (pos > max_seq - T)
+    if (pos_at ? T > max_seq : pos > max_seq - T)
         return q35_fail(err, "%s: rows %lld..%lld past the cache's max_seq %lld", who, (long long)pos,
                         (long long)(pos + T - 1), (long long)max_seq);
     const struct {
@@ -176,9 +179,11 @@ int q35_attn_prep_rows_f16(float *q, float *gate, uint16_t *k_cache, uint16_t *v
             return q35_fail(err, "%s: %s %p not aligned to its %d-byte element", who, p.name, p.p, p.elem);
     if (T == 0)
         return 0;
+    /* with pos_at, the rows are not known here: the caches' every row */
+    const int64_t first = pos_at ? 0 : pos, rows = pos_at ? max_seq : T;
     const span spans[] = {span_of("q", q, 0, T * qd, 4), span_of("gate", gate, 0, T * qd, 4),
-                          span_of("k_cache rows", k_cache, pos * cache_stride, (T - 1) * cache_stride + kvd, 2),
-                          span_of("v_cache rows", v_cache, pos * cache_stride, (T - 1) * cache_stride + kvd, 2),
+                          span_of("k_cache rows", k_cache, first * cache_stride, (rows - 1) * cache_stride + kvd, 2),
+                          span_of("v_cache rows", v_cache, first * cache_stride, (rows - 1) * cache_stride + kvd, 2),
                           span_of("full", full, 0, (T - 1) * ld + width, 4)};
     const int n_spans = (int)(sizeof spans / sizeof spans[0]);
     for (int i = 0; i < n_spans; i++)
@@ -187,6 +192,26 @@ int q35_attn_prep_rows_f16(float *q, float *gate, uint16_t *k_cache, uint16_t *v
                 return q35_fail(err, "%s: %s and %s overlap", who, spans[i].name, spans[j].name);
     q35_attn_prep_kernel<<<(unsigned)T, THREADS, 0, stream>>>(q, gate, (__half *)k_cache, (__half *)v_cache,
                                                               cache_stride, full, ld, q_norm, k_norm, heads, kv_heads,
-                                                              hd, n_rot, pos, rope_base, eps);
+                                                              hd, n_rot, pos, pos_at, rope_base, eps);
     return Q35_LAUNCH_CHECK(who, err);
+}
+
+int q35_attn_prep_rows_f16(float *q, float *gate, uint16_t *k_cache, uint16_t *v_cache, int64_t cache_stride,
+                           int64_t max_seq, const float *full, int64_t ld, const float *q_norm, const float *k_norm,
+                           int heads, int kv_heads, int hd, int n_rot, int64_t pos, int64_t T, double rope_base,
+                           float eps, q35_stream stream, q35_error *err)
+{
+    return prep_rows("attn_prep_rows_f16", q, gate, k_cache, v_cache, cache_stride, max_seq, full, ld, q_norm, k_norm,
+                     heads, kv_heads, hd, n_rot, pos, NULL, T, rope_base, eps, stream, err);
+}
+
+int q35_attn_prep_rows_f16_at(float *q, float *gate, uint16_t *k_cache, uint16_t *v_cache, int64_t cache_stride,
+                              int64_t max_seq, const float *full, int64_t ld, const float *q_norm,
+                              const float *k_norm, int heads, int kv_heads, int hd, int n_rot, const int64_t *pos_at,
+                              int64_t T, double rope_base, float eps, q35_stream stream, q35_error *err)
+{
+    if (!pos_at)
+        return q35_fail(err, "attn_prep_rows_f16_at: no position pointer");
+    return prep_rows("attn_prep_rows_f16_at", q, gate, k_cache, v_cache, cache_stride, max_seq, full, ld, q_norm,
+                     k_norm, heads, kv_heads, hd, n_rot, 0, pos_at, T, rope_base, eps, stream, err);
 }

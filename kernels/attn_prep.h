@@ -70,6 +70,17 @@ int q35_attn_prep_rows_f16(float *q, float *gate, uint16_t *k_cache, uint16_t *v
                            int heads, int kv_heads, int hd, int n_rot, int64_t pos, int64_t T, double rope_base,
                            float eps, q35_stream stream, q35_error *err);
 
+/* CUDA, the same at a position the device holds: rows at *pos_at .. *pos_at +
+ * T - 1 (an int64 in device memory, read when the kernel runs: a launch
+ * captured once in a CUDA graph serves every decode step). Bitwise the form
+ * above at that position. The same refusals but the position's, which the
+ * caller keeps within max_seq - T (it cannot be checked when the launch is
+ * made); the overlap check takes the caches' every row. */
+int q35_attn_prep_rows_f16_at(float *q, float *gate, uint16_t *k_cache, uint16_t *v_cache, int64_t cache_stride,
+                              int64_t max_seq, const float *full, int64_t ld, const float *q_norm,
+                              const float *k_norm, int heads, int kv_heads, int hd, int n_rot, const int64_t *pos_at,
+                              int64_t T, double rope_base, float eps, q35_stream stream, q35_error *err);
+
 #ifdef __cplusplus
 }
 #endif

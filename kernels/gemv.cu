@@ -49,6 +49,43 @@ template <int TYPE>
 constexpr int kTokenMinBlocks = TYPE == Q35_TYPE_Q6_K ? 3 : 4;
 constexpr int kTileMinBlocks = 2;
 
+/* The weights one launch computes, side by side (q35_gemv_group; a lone
+ * weight is one part): every part of the same type and k, read against the
+ * same x. Part p's rows are the warps' row groups g[p] .. g[p + 1] - 1 of NR
+ * rows, its last group's rows past n[p] computed on its last row and not
+ * written. */
+constexpr int kMaxParts = Q35_GEMV_GROUP_MAX;
+struct gemv_parts {
+    const uint8_t *w[kMaxParts];
+    float *y[kMaxParts];
+    int64_t n[kMaxParts];
+    int64_t g[kMaxParts + 1]; /* each part's first group, then the total */
+    int count;
+};
+
+/* Row group gi of the parts: its first row's bytes, its first output, the
+ * index of its last valid row (0 .. NR - 1). Static indices only (the
+ * parameter arrays stay in the constant bank). */
+struct gemv_group {
+    const uint8_t *w;
+    float *y;
+    int last;
+};
+
+template <int NR>
+__device__ __forceinline__ gemv_group locate(const gemv_parts &P, int64_t gi, int64_t row_bytes)
+{
+    const uint8_t *w = P.w[0];
+    float *y = P.y[0];
+    int64_t n = P.n[0], g0 = 0;
+#pragma unroll
+    for (int i = 1; i < kMaxParts; i++)
+        if (i < P.count && gi >= P.g[i])
+            w = P.w[i], y = P.y[i], n = P.n[i], g0 = P.g[i];
+    const int64_t r0 = (gi - g0) * NR, left = n - 1 - r0;
+    return {w + r0 * row_bytes, y + r0, (int)(left < NR - 1 ? left : NR - 1)};
+}
+
 /* v[j] = p[j] for j < count, else 0: four 16-byte loads when vec and the run is
  * whole (count the elements left in the unit: 16 or more). */
 __device__ __forceinline__ void load_x16(float (&v)[16], const float *p, bool vec, int count)
@@ -119,28 +156,30 @@ __device__ __forceinline__ void token_unit(float (&acc)[NR], const typename q35_
     }
 }
 
-/* y[t][o] = sum_i x[t][i] W[o][i] for the R rows t0.. of blockIdx.x and the NR
- * rows o0.. of this warp (rows past T or n are computed on the last row and not
- * written). vec_w: the units 16-byte aligned; vec_x: x's rows 16-byte aligned.
- * One token (R = 1): x's run loaded once, each row's levels used at once. A tile
- * of rows: the NR rows' levels and scales read once, used by the R rows. */
+/* y[t][o] = sum_i x[t][i] W[o][i] for the R rows t0.. of blockIdx.x and the
+ * NR rows of this warp's row group of the parts (rows past T or a part's n are
+ * computed on the last row and not written). vec_w: the units 16-byte aligned;
+ * vec_x: x's rows 16-byte aligned. One token (R = 1): x's run loaded once,
+ * each row's levels used at once. A tile of rows: the NR rows' levels and
+ * scales read once, used by the R rows. */
 template <int TYPE, int NR, int R>
 __global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks<TYPE> : kTileMinBlocks)
-    gemv_kernel(float *y, int64_t ldy, const uint8_t *w, int64_t row_bytes, int64_t n, int64_t k, const float *x,
-                int64_t T, bool vec_w, bool vec_x)
+    gemv_kernel(gemv_parts P, int64_t ldy, int64_t row_bytes, int64_t k, const float *x, int64_t T, bool vec_w,
+                bool vec_x)
 {
     using Unit = q35_unit<TYPE>;
     constexpr int kind = Unit::kind;
     static_assert(NR * R <= 32, "one lane stores each output");
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int64_t o0 = ((int64_t)blockIdx.y * kWarps + warp) * NR, t0 = (int64_t)blockIdx.x * R;
-    if (o0 >= n)
+    const int64_t gi = (int64_t)blockIdx.y * kWarps + warp, t0 = (int64_t)blockIdx.x * R;
+    if (gi >= P.g[P.count])
         return; /* the whole warp */
+    const gemv_group grp = locate<NR>(P, gi, row_bytes);
     const int64_t units = (k + Unit::elems - 1) / Unit::elems;
-    const uint8_t *wrow = w + o0 * row_bytes;
+    const uint8_t *wrow = grp.w;
     const float *xrow = x + t0 * k;
     /* the last valid row of each (at most NR - 1, R - 1) */
-    const int last_i = (int)(n - 1 - o0 < NR - 1 ? n - 1 - o0 : NR - 1);
+    const int last_i = grp.last;
     const int last_t = (int)(T - 1 - t0 < R - 1 ? T - 1 - t0 : R - 1);
     float acc[R][NR];
 #pragma unroll
@@ -187,20 +226,39 @@ __global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks<TYPE> : 
         for (int i = 0; i < NR; i++) {
             const float sum = q35_group_sum<32>(acc[t][i]);
             if (lane == t * NR + i && t <= last_t && i <= last_i)
-                y[(t0 + t) * ldy + o0 + i] = sum;
+                grp.y[(t0 + t) * ldy + i] = sum;
         }
 }
 
+/* The parts' row groups of NR rows (g[], the total last). */
+template <int NR>
+gemv_parts with_groups(gemv_parts P)
+{
+    P.g[0] = 0;
+    for (int i = 0; i < P.count; i++)
+        P.g[i + 1] = P.g[i] + (P.n[i] + NR - 1) / NR;
+    return P;
+}
+
+/* Whether every part's weight is 16-byte aligned (its rows of whole 16 bytes besides: the caller). */
+bool parts_aligned16(const gemv_parts &P)
+{
+    for (int i = 0; i < P.count; i++)
+        if ((uintptr_t)P.w[i] % 16 != 0)
+            return false;
+    return true;
+}
+
 template <int TYPE, int NR, int R>
-int launch(const char *who, float *y, int64_t ldy, const void *w, int64_t n, int64_t k, const float *x, int64_t T,
-           q35_stream stream, q35_error *err)
+int launch(const char *who, gemv_parts P, int64_t ldy, int64_t k, const float *x, int64_t T, q35_stream stream,
+           q35_error *err)
 {
     const int64_t row_bytes = (int64_t)q35_row_bytes(TYPE, k);
-    const bool vec_w = q35_unit<TYPE>::wide && (uintptr_t)w % 16 == 0 && row_bytes % 16 == 0;
+    const bool vec_w = q35_unit<TYPE>::wide && parts_aligned16(P) && row_bytes % 16 == 0;
     const bool vec_x = (uintptr_t)x % 16 == 0 && k % 4 == 0;
-    const dim3 grid((unsigned)((T + R - 1) / R), (unsigned)((n + NR * kWarps - 1) / (NR * kWarps)));
-    gemv_kernel<TYPE, NR, R><<<grid, kWarps * 32, 0, stream>>>(y, ldy, static_cast<const uint8_t *>(w), row_bytes,
-                                                                  n, k, x, T, vec_w, vec_x);
+    P = with_groups<NR>(P);
+    const dim3 grid((unsigned)((T + R - 1) / R), (unsigned)((P.g[P.count] + kWarps - 1) / kWarps));
+    gemv_kernel<TYPE, NR, R><<<grid, kWarps * 32, 0, stream>>>(P, ldy, row_bytes, k, x, T, vec_w, vec_x);
     return Q35_LAUNCH_CHECK(who, err);
 }
 
@@ -275,7 +333,7 @@ __device__ __forceinline__ void cp_async_wait()
 
 template <int TYPE, bool VEC_X>
 __global__ void __launch_bounds__(kWarps * 32, kStagedMinBlocks)
-    gemv_staged_kernel(float *y, const uint8_t *w, int64_t row_bytes, int64_t n, int64_t k, const float *x)
+    gemv_staged_kernel(gemv_parts P, int64_t row_bytes, int64_t k, const float *x)
 {
     using Unit = q35_unit<TYPE>;
     using Shape = staged_shape<TYPE>;
@@ -287,7 +345,7 @@ __global__ void __launch_bounds__(kWarps * 32, kStagedMinBlocks)
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int64_t units = k / Unit::elems, per_stage = 32 * J;
     const int iters = (int)((units + per_stage - 1) / per_stage); /* stages a group */
-    const int64_t groups = (n + NR - 1) / NR, warps = (int64_t)gridDim.x * kWarps;
+    const int64_t groups = P.g[P.count], warps = (int64_t)gridDim.x * kWarps;
     const int64_t first = (int64_t)blockIdx.x * kWarps + warp;
 
     int64_t pg = first; /* the producer: the next stage to copy, (group, stage of it) */
@@ -297,8 +355,9 @@ __global__ void __launch_bounds__(kWarps * 32, kStagedMinBlocks)
     const auto issue = [&](int slot) {
         if (pg < groups) {
             const int off = pit * seg, len = rb - off < seg ? rb - off : seg;
-            const int last = (int)(n - 1 - pg * NR < NR - 1 ? n - 1 - pg * NR : NR - 1); /* rows past n: the last */
-            const uint8_t *src = w + pg * NR * row_bytes + off;
+            const gemv_group pgrp = locate<NR>(P, pg, row_bytes);
+            const int last = pgrp.last; /* rows past the part's n: its last */
+            const uint8_t *src = pgrp.w + off;
             const smem_addr dst = ring + slot * (NR * pitch);
 #pragma unroll
             for (int i = 0; i < NR; i++) { /* row i's pieces lane, lane + 32, ... */
@@ -343,11 +402,12 @@ __global__ void __launch_bounds__(kWarps * 32, kStagedMinBlocks)
             }
         }
         if (++it == iters) {
+            const gemv_group grp = locate<NR>(P, g, row_bytes);
 #pragma unroll
             for (int i = 0; i < NR; i++) {
                 const float sum = q35_group_sum<32>(acc[i]);
-                if (lane == i && g * NR + i < n)
-                    y[g * NR + i] = sum;
+                if (lane == i && i <= grp.last)
+                    grp.y[i] = sum;
                 acc[i] = 0.0f;
             }
             it = 0, g += warps;
@@ -360,14 +420,14 @@ __global__ void __launch_bounds__(kWarps * 32, kStagedMinBlocks)
 /* The staged variant where it applies (the type staged, the weight and its rows
  * 16-byte aligned); 1 when it does not (the caller runs the register variant). */
 template <int TYPE>
-int launch_staged(float *y, const void *w, int64_t n, int64_t k, const float *x, q35_stream stream, q35_error *err)
+int launch_staged(gemv_parts P, int64_t k, const float *x, q35_stream stream, q35_error *err)
 {
     if constexpr (!kStaged<TYPE>) {
-        (void)y, (void)w, (void)n, (void)k, (void)x, (void)stream, (void)err;
+        (void)P, (void)k, (void)x, (void)stream, (void)err;
         return 1;
     } else {
         const int64_t row_bytes = (int64_t)q35_row_bytes(TYPE, k);
-        if ((uintptr_t)w % 16 != 0 || row_bytes % 16 != 0 || row_bytes > INT32_MAX / staged_shape<TYPE>::rows)
+        if (!parts_aligned16(P) || row_bytes % 16 != 0 || row_bytes > INT32_MAX / staged_shape<TYPE>::rows)
             return 1;
         const bool vec_x = (uintptr_t)x % 16 == 0 && k % 4 == 0;
         const auto kernel = vec_x ? gemv_staged_kernel<TYPE, true> : gemv_staged_kernel<TYPE, false>;
@@ -376,34 +436,50 @@ int launch_staged(float *y, const void *w, int64_t n, int64_t k, const float *x,
             Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err) ||
             Q35_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, 0), err))
             return -1;
-        const int64_t groups = (n + staged_shape<TYPE>::rows - 1) / staged_shape<TYPE>::rows;
+        P = with_groups<staged_shape<TYPE>::rows>(P);
+        const int64_t groups = P.g[P.count];
         const int64_t want = (groups + kWarps - 1) / kWarps, resident = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
         const unsigned blocks = (unsigned)(want < resident ? want : resident);
-        kernel<<<blocks, kWarps * 32, 0, stream>>>(y, static_cast<const uint8_t *>(w), row_bytes, n, k, x);
+        kernel<<<blocks, kWarps * 32, 0, stream>>>(P, row_bytes, k, x);
         return Q35_LAUNCH_CHECK("gemv (staged)", err);
     }
 }
 
-int gemv(const char *who, float *y, int64_t ldy, const void *w, q35_type type, int64_t n, int64_t k, const float *x,
-         int64_t T, int variant, q35_stream stream, q35_error *err)
+/* grid.y counts blocks of row groups (the same limit for both forms, whose
+ * groups have 2 rows at least); grid.x tiles of rows */
+constexpr int64_t kMaxRows = kMaxGridY * kWarps * 2;
+
+/* The parts' checks (their rows summed within kMaxRows, each part's n >= 1)
+ * and the launch; T == 1 per token through `variant`'s rank. */
+int gemv(const char *who, gemv_parts P, q35_type type, int64_t ldy, int64_t k, const float *x, int64_t T,
+         int variant, q35_stream stream, q35_error *err)
 {
-    /* grid.y counts blocks of output rows (the same limit for both forms); grid.x tiles of rows */
-    const int64_t n_max = kMaxGridY * kWarps * 2; /* both forms have 2 output rows a warp at least */
-    if (q35_check_weight(who, type, n, 1, n_max, k, err) ||
-        q35_check_rows(who, n, T, (int64_t)INT32_MAX * kTileRows, ldy, err))
-        return -1;
+    int64_t rows = 0;
+    for (int i = 0; i < P.count; i++) {
+        if (q35_check_weight(who, type, P.n[i], 1, kMaxRows - rows, k, err) ||
+            q35_check_rows(who, P.n[i], T, (int64_t)INT32_MAX * kTileRows, ldy, err))
+            return -1;
+        rows += P.n[i];
+    }
     if (T == 0)
         return 0;
     return q35_type_dispatch(type, [&](auto tc) {
         constexpr int TYPE = decltype(tc)::value;
         if (T == 1 && variant == kStagedRank) {
-            const int rc = launch_staged<TYPE>(y, w, n, k, x, stream, err);
+            const int rc = launch_staged<TYPE>(P, k, x, stream, err);
             if (rc <= 0)
                 return rc;
         }
-        return T == 1 ? launch<TYPE, kTokenRows<TYPE>, 1>(who, y, ldy, w, n, k, x, T, stream, err)
-                      : launch<TYPE, kTileOutRows, kTileRows>(who, y, ldy, w, n, k, x, T, stream, err);
+        return T == 1 ? launch<TYPE, kTokenRows<TYPE>, 1>(who, P, ldy, k, x, T, stream, err)
+                      : launch<TYPE, kTileOutRows, kTileRows>(who, P, ldy, k, x, T, stream, err);
     });
+}
+
+gemv_parts one_part(float *y, const void *w, int64_t n)
+{
+    gemv_parts P = {};
+    P.w[0] = static_cast<const uint8_t *>(w), P.y[0] = y, P.n[0] = n, P.count = 1;
+    return P;
 }
 
 } // namespace
@@ -417,19 +493,46 @@ int q35_gemv_variant_default(q35_type type)
                                                                                                       : "registers");
 }
 
-int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x, int variant,
-             q35_stream stream, q35_error *err)
+/* The per-token forms: the variant resolved (the type's default for
+ * Q35_VARIANT_DEFAULT), then one launch of the parts (ldy: any >= each n). */
+static int per_token(const char *who, gemv_parts P, q35_type type, int64_t k, const float *x, int variant,
+                     q35_stream stream, q35_error *err)
 {
     if (variant == Q35_VARIANT_DEFAULT)
         variant = q35_gemv_variant_default(type);
     const q35_variant *v = q35_variant_at(&k_variants, variant);
     if (!v)
-        return q35_fail(err, "gemv: variant %d (want 0 .. %d)", variant, q35_gemv_variant_count() - 1);
-    return gemv("gemv", y, n, w, type, n, k, x, 1, v->rank, stream, err);
+        return q35_fail(err, "%s: variant %d (want 0 .. %d)", who, variant, q35_gemv_variant_count() - 1);
+    int64_t ldy = 1;
+    for (int i = 0; i < P.count; i++)
+        ldy = P.n[i] > ldy ? P.n[i] : ldy;
+    return gemv(who, P, type, ldy, k, x, 1, v->rank, stream, err);
+}
+
+int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x, int variant,
+             q35_stream stream, q35_error *err)
+{
+    return per_token("gemv", one_part(y, w, n), type, k, x, variant, stream, err);
+}
+
+int q35_gemv_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const float *x, int variant,
+                   q35_stream stream, q35_error *err)
+{
+    if (count < 1 || count > kMaxParts || !parts)
+        return q35_fail(err, "gemv_group: %d parts (want 1 .. %d)", count, kMaxParts);
+    gemv_parts P = {};
+    for (int i = 0; i < count; i++) {
+        if (parts[i].type != type)
+            return q35_fail(err, "gemv_group: part %d is %s, the group %s (one type a launch)", i,
+                            q35_type_name(parts[i].type), q35_type_name(type));
+        P.w[i] = static_cast<const uint8_t *>(parts[i].w), P.y[i] = parts[i].y, P.n[i] = parts[i].n;
+    }
+    P.count = count;
+    return per_token("gemv_group", P, type, k, x, variant, stream, err);
 }
 
 int q35_gemv_rows(float *y, int64_t ldy, const void *w, q35_type type, int64_t n, int64_t k, const float *x, int64_t T,
                   q35_stream stream, q35_error *err)
 {
-    return gemv("gemv_rows", y, ldy, w, type, n, k, x, T, kRegistersRank, stream, err);
+    return gemv("gemv_rows", one_part(y, w, n), type, ldy, k, x, T, kRegistersRank, stream, err);
 }

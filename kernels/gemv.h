@@ -38,6 +38,23 @@ extern "C" {
 int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const float *x, int variant,
              q35_stream stream, q35_error *err);
 
+/* CUDA, per token, a group of weights that read the same x (a layer's
+ * projections of one input: [qkv | z | alpha | beta], [gate | up], [q | k |
+ * v]): part i's y [n] from its w [n] rows, every part of `type` and k, in one
+ * launch. Each output is bitwise q35_gemv's of its part alone (the same
+ * per-row reduction, whatever the group), by the same variant. 1 ..
+ * Q35_GEMV_GROUP_MAX parts, their rows summed within q35_gemv's n limit;
+ * refuses a part of another type besides q35_gemv's refusals. */
+#define Q35_GEMV_GROUP_MAX 4
+typedef struct q35_gemv_part {
+    float *y;
+    const void *w;
+    q35_type type;
+    int64_t n;
+} q35_gemv_part;
+int q35_gemv_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const float *x, int variant,
+                   q35_stream stream, q35_error *err);
+
 /* The per-token form's variants (kernels/variant.h), both in the model's
  * library: the same arithmetic in the same order, so bitwise the same results;
  * they differ in how the weight reaches the lanes.

@@ -21,8 +21,10 @@ static __device__ __forceinline__ __half q35_cache_value(float x, __half *)
 
 template <class C>
 __global__ void q35_kv_append_kernel(C *k_cache, C *v_cache, int64_t cache_stride, const float *k, const float *v,
-                                     int64_t src_stride, int64_t kv_dim, int64_t pos)
+                                     int64_t src_stride, int64_t kv_dim, int64_t pos, const int64_t *pos_at)
 {
+    if (pos_at)
+        pos = *pos_at;
     const int64_t t = blockIdx.x;
     C *kc = k_cache + (pos + t) * cache_stride, *vc = v_cache + (pos + t) * cache_stride;
     const float *ks = k + t * src_stride, *vs = v + t * src_stride;
@@ -34,8 +36,8 @@ __global__ void q35_kv_append_kernel(C *k_cache, C *v_cache, int64_t cache_strid
 
 template <class C>
 static int append(const char *who, C *k_cache, C *v_cache, int64_t cache_stride, int64_t max_seq, const float *k,
-                  const float *v, int64_t src_stride, int64_t kv_dim, int64_t pos, int64_t T, q35_stream stream,
-                  q35_error *err)
+                  const float *v, int64_t src_stride, int64_t kv_dim, int64_t pos, const int64_t *pos_at, int64_t T,
+                  q35_stream stream, q35_error *err)
 {
     if (kv_dim < 1 || cache_stride < kv_dim || src_stride < kv_dim || T < 0 || T > INT32_MAX || pos < 0 ||
         max_seq < 0)
@@ -44,13 +46,13 @@ static int append(const char *who, C *k_cache, C *v_cache, int64_t cache_stride,
                         "T %lld, pos %lld, max_seq %lld",
                         who, (long long)kv_dim, (long long)cache_stride, (long long)src_stride, (long long)T,
                         (long long)pos, (long long)max_seq);
-    if (pos > max_seq - T)
+    if (pos_at ? T > max_seq : pos > max_seq - T)
         return q35_fail(err, "%s: rows %lld..%lld past the cache's max_seq %lld", who, (long long)pos,
                         (long long)(pos + T - 1), (long long)max_seq);
     if (T == 0)
         return 0;
     q35_kv_append_kernel<C><<<(unsigned)T, THREADS, 0, stream>>>(k_cache, v_cache, cache_stride, k, v, src_stride,
-                                                                kv_dim, pos);
+                                                                kv_dim, pos, pos_at);
     return Q35_LAUNCH_CHECK(who, err);
 }
 
@@ -58,7 +60,7 @@ int q35_kv_append_rows(float *k_cache, float *v_cache, int64_t cache_stride, int
                        const float *v, int64_t src_stride, int64_t kv_dim, int64_t pos, int64_t T,
                        q35_stream stream, q35_error *err)
 {
-    return append("kv_append_rows", k_cache, v_cache, cache_stride, max_seq, k, v, src_stride, kv_dim, pos, T,
+    return append("kv_append_rows", k_cache, v_cache, cache_stride, max_seq, k, v, src_stride, kv_dim, pos, NULL, T,
                   stream, err);
 }
 
@@ -67,5 +69,25 @@ int q35_kv_append_rows_f16(uint16_t *k_cache, uint16_t *v_cache, int64_t cache_s
                            q35_stream stream, q35_error *err)
 {
     return append("kv_append_rows_f16", (__half *)k_cache, (__half *)v_cache, cache_stride, max_seq, k, v,
-                  src_stride, kv_dim, pos, T, stream, err);
+                  src_stride, kv_dim, pos, NULL, T, stream, err);
+}
+
+int q35_kv_append_rows_at(float *k_cache, float *v_cache, int64_t cache_stride, int64_t max_seq, const float *k,
+                          const float *v, int64_t src_stride, int64_t kv_dim, const int64_t *pos_at, int64_t T,
+                          q35_stream stream, q35_error *err)
+{
+    if (!pos_at)
+        return q35_fail(err, "kv_append_rows_at: no position pointer");
+    return append("kv_append_rows_at", k_cache, v_cache, cache_stride, max_seq, k, v, src_stride, kv_dim, 0, pos_at,
+                  T, stream, err);
+}
+
+int q35_kv_append_rows_f16_at(uint16_t *k_cache, uint16_t *v_cache, int64_t cache_stride, int64_t max_seq,
+                              const float *k, const float *v, int64_t src_stride, int64_t kv_dim,
+                              const int64_t *pos_at, int64_t T, q35_stream stream, q35_error *err)
+{
+    if (!pos_at)
+        return q35_fail(err, "kv_append_rows_f16_at: no position pointer");
+    return append("kv_append_rows_f16_at", (__half *)k_cache, (__half *)v_cache, cache_stride, max_seq, k, v,
+                  src_stride, kv_dim, 0, pos_at, T, stream, err);
 }

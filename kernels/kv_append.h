@@ -34,6 +34,18 @@ int q35_kv_append_rows_f16(uint16_t *k_cache, uint16_t *v_cache, int64_t cache_s
                            const float *k, const float *v, int64_t src_stride, int64_t kv_dim, int64_t pos, int64_t T,
                            q35_stream stream, q35_error *err);
 
+/* CUDA, either element, at a position the device holds: rows at *pos_at ..
+ * *pos_at + T - 1 (an int64 in device memory, read when the kernel runs: a
+ * launch captured once in a CUDA graph serves every decode step). The same
+ * values; the same refusals but the position's, which the caller keeps
+ * within max_seq - T (it cannot be checked when the launch is made). */
+int q35_kv_append_rows_at(float *k_cache, float *v_cache, int64_t cache_stride, int64_t max_seq, const float *k,
+                          const float *v, int64_t src_stride, int64_t kv_dim, const int64_t *pos_at, int64_t T,
+                          q35_stream stream, q35_error *err);
+int q35_kv_append_rows_f16_at(uint16_t *k_cache, uint16_t *v_cache, int64_t cache_stride, int64_t max_seq,
+                              const float *k, const float *v, int64_t src_stride, int64_t kv_dim,
+                              const int64_t *pos_at, int64_t T, q35_stream stream, q35_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,6 +27,13 @@ void q35_ref_rope_neox(double *x, int heads, int head_dim, int n_rot, int64_t po
 int q35_rope_neox_rows(float *x, int64_t row_stride, int heads, int head_dim, int n_rot, int64_t pos0, int64_t T,
                        double base, q35_stream stream, q35_error *err);
 
+/* CUDA, the rows form from a position the device holds: row t at *pos_at + t
+ * (an int64 in device memory, read when the kernel runs: a launch captured
+ * once in a CUDA graph serves every decode step). Bitwise the rows form at
+ * that position; the same refusals but the position's. */
+int q35_rope_neox_rows_at(float *x, int64_t row_stride, int heads, int head_dim, int n_rot, const int64_t *pos_at,
+                          int64_t T, double base, q35_stream stream, q35_error *err);
+
 /* CUDA, the per-token form: one row at pos. */
 int q35_rope_neox(float *x, int heads, int head_dim, int n_rot, int64_t pos, double base, q35_stream stream,
                   q35_error *err);

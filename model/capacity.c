@@ -191,7 +191,8 @@ q35_workspace q35_workspace_of(const q35_hparams *hp, const q35_weight_bytes *w,
         ws.delta = q35_align_bytes((uint64_t)q35_delta_chunk_workspace_bytes(ws.rows, d));
     }
     ws.ids = q35_align_bytes((uint64_t)seq * 4u);
-    ws.tail = q35_align_bytes((uint64_t)hp->n_embd * 4u) + q35_align_bytes((uint64_t)hp->n_vocab * 4u);
+    ws.tail = q35_align_bytes((uint64_t)hp->n_embd * 4u) + q35_align_bytes((uint64_t)hp->n_vocab * 4u) +
+              q35_align_bytes(8u); /* the decode step's position */
     ws.total = ws.chunk + ws.scores + ws.dequant + ws.f16_act + ws.delta + ws.ids + ws.tail;
     return ws;
 }

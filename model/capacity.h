@@ -20,7 +20,7 @@
  *                activation scratch (2 * rows * the widest projection input),
  *                the chunked delta rule's workspace (kernels/delta_chunk.h,
  *                for rows rows), the token ids (4 * seq) and the tail
- *                (4 * (H + vocab))
+ *                (4 * (H + vocab), and the decode step's position: 8)
  *   cuBLASLt     the workspace of the model's cuBLASLt context
  *                (Q35_LT_WORKSPACE_BYTES, kernels/blas.h): on the fp8 path
  *                (kernels/fp8.h's GEMM) and on the f16 path unless its tuned
@@ -108,7 +108,7 @@ typedef struct q35_workspace {
     uint64_t f16_act;   /* f16 activation scratch */
     uint64_t delta;     /* the chunked delta rule's workspace */
     uint64_t ids;       /* token ids */
-    uint64_t tail;      /* normed row and logits */
+    uint64_t tail;      /* normed row, logits and the decode step's position */
     uint64_t total;     /* the sum, each term aligned */
 } q35_workspace;
 

@@ -60,6 +60,38 @@ static int tail(q35_run *r, int64_t row, float *out)
                ? -1 : 0;
 }
 
+/* A decode step's launches: the embedding, every layer, the tail's norm and
+ * lm_head when the call wants logits (r->n_keep); no host wait. */
+static int step_body(q35_run *r)
+{
+    return embed(r, r->cm->ids) || layers(r) || (r->n_keep > 0 && q35_layer_tail(r, 0));
+}
+
+/* One decode step: its token and position to the device, then its launches
+ * as the decode graph (cuda_graph.c; untimed, where paths.decode_graph) or
+ * plainly, then the logits to the host (the host waits). */
+static int token_step(q35_run *r, int32_t token, int64_t pos, float *logits)
+{
+    q35_cuda_model *cm = r->cm;
+    const cudaStream_t stream = (cudaStream_t)cm->stream;
+    r->T = 1;
+    r->pos = pos;
+    r->n_keep = logits ? 1 : 0;
+    q35_trace_push("token");
+    int rc = Q35_CUDA_CHECK(cudaMemcpyAsync(cm->ids, &token, sizeof token, cudaMemcpyHostToDevice, stream), r->err) ||
+             Q35_CUDA_CHECK(cudaMemcpyAsync(cm->dpos, &pos, sizeof pos, cudaMemcpyHostToDevice, stream), r->err);
+    if (rc == 0)
+        rc = cm->paths.decode_graph && !r->times ? q35_graphs_decode(r, step_body) : step_body(r);
+    if (rc == 0)
+        r->st->kv_len = pos + 1;
+    if (rc == 0 && logits)
+        rc = Q35_CUDA_CHECK(cudaMemcpyAsync(logits, cm->logits, (size_t)cm->hp.n_vocab * sizeof(float),
+                                            cudaMemcpyDeviceToHost, stream), r->err) ||
+             Q35_CUDA_CHECK(cudaStreamSynchronize(stream), r->err);
+    q35_trace_pop();
+    return rc ? -1 : 0;
+}
+
 /* The chunk loop over checked tokens; the state advances chunk by chunk. A
  * chunk's rows whose logits are asked for (at[]) pay the tail; where the
  * paths prune (q35_paths_prune) and they are fewer than the chunk's rows, the
@@ -141,7 +173,8 @@ static int run_call(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *token
     }
     st->broken = true; /* until the call completes */
     q35_trace_push(per_token ? "forward_token" : "prefill");
-    int rc = chunks(&r, tokens, n, pos0, rows_max, at, n_at, logits);
+    int rc = per_token ? token_step(&r, tokens[0], pos0, n_at > 0 ? logits : NULL)
+                       : chunks(&r, tokens, n, pos0, rows_max, at, n_at, logits);
     q35_trace_pop();
     if (times && q35_timer_collect(cm, times, err))
         rc = -1;

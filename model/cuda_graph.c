@@ -30,7 +30,19 @@
  *   - per-op timing (CUDA events around each op, read after the call): a
  *     timed call runs plain, so the per-op times are always the plain
  *     launches'.
- * Decode steps (one token) and the tail run plain.
+ * A prefill's tail runs plain.
+ *
+ * The decode step (paths.decode_graph, the switch decode-graph, on by default)
+ * is one graph: embedding, every layer, the tail's norm and lm_head. Its
+ * launches do not change from step to step: the per-token path reads the
+ * position from cm->dpos (the kernels' _at forms) and writes K and V through
+ * buffers, never at a position's address, so the graph is captured once and
+ * replayed; captured anew only where what it baked in changed (the state's
+ * memory and layout, its cache element, the workspace: q35_decode_key) or the
+ * paths were set again. The per-token launches are all the project's own
+ * kernels (no cuBLAS), so every path can take it. The same kernels with the
+ * same arguments: bitwise the plain step (test_cuda_model_graphs). A timed
+ * step runs plain.
  *
  * Executable graphs are kept per (layer, chunk kind): kind 0 for chunks of the
  * paths' chunk rows, kind 1 for any other row count (a prompt's last chunk),
@@ -52,6 +64,9 @@ void q35_graphs_reset(q35_cuda_model *cm)
     g->exec = NULL;
     g->n = 0;
     g->n_warm = 0;
+    if (g->decode)
+        cudaGraphExecDestroy((cudaGraphExec_t)g->decode);
+    g->decode = NULL;
 }
 
 /* What a chunk's GEMM shapes depend on besides the paths: its rows, and
@@ -158,6 +173,52 @@ int q35_graphs_layer(q35_run *r, const q35_dlayer *l, int (*body)(q35_run *r, co
     if (failed)
         return q35_fail_context(r->err, "the CUDA graph of layer %d", l->index);
     cm->graphs.stats.launched++;
+    return 0;
+}
+
+static bool same_key(const q35_decode_key *a, const q35_decode_key *b)
+{
+    return a->conv == b->conv && a->ssm == b->ssm && a->k_cache == b->k_cache && a->v_cache == b->v_cache &&
+           a->max_seq == b->max_seq && a->kv_f16 == b->kv_f16 && a->ws_mem == b->ws_mem && a->tail == b->tail;
+}
+
+int q35_graphs_decode(q35_run *r, int (*body)(q35_run *r))
+{
+    q35_cuda_model *cm = r->cm;
+    q35_graphs *g = &cm->graphs;
+    const cudaStream_t stream = (cudaStream_t)cm->stream;
+    const q35_cuda_state *st = r->st;
+    const q35_decode_key key = {st->conv, st->ssm,      st->k_cache, st->v_cache,
+                                st->max_seq, st->kv_f16, cm->ws_mem,  r->n_keep > 0};
+    if (!g->decode || !same_key(&g->decode_key, &key)) {
+        if (g->decode)
+            cudaGraphExecDestroy((cudaGraphExec_t)g->decode);
+        g->decode = NULL;
+        if (Q35_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), r->err)) {
+            (void)cudaGetLastError();
+            return -1;
+        }
+        const int rc = body(r);
+        cudaGraph_t graph = NULL;
+        const cudaError_t ended = cudaStreamEndCapture(stream, &graph); /* always: the stream leaves capture mode */
+        cudaGraphExec_t made = NULL;
+        const int failed = rc || Q35_CUDA_CHECK(ended, r->err) || Q35_CUDA_CHECK(cudaGraphInstantiate(&made, graph, 0),
+                                                                                r->err);
+        if (graph)
+            cudaGraphDestroy(graph);
+        if (failed) {
+            (void)cudaGetLastError();
+            return q35_fail_context(r->err, "capturing the decode step into a CUDA graph");
+        }
+        g->decode = made;
+        g->decode_key = key;
+        g->stats.decode_captured++;
+    }
+    if (Q35_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)g->decode, stream), r->err)) {
+        (void)cudaGetLastError();
+        return q35_fail_context(r->err, "the decode step's CUDA graph");
+    }
+    g->stats.decode_launched++;
     return 0;
 }
 

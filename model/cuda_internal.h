@@ -66,6 +66,17 @@ typedef struct q35_timer {
     int n, cap;           /* pairs recorded, pairs created */
 } q35_timer;
 
+/* What a captured decode step bakes in besides the model and its paths: the
+ * state's arrays and their layout (max_seq), its cache element, the workspace,
+ * whether it ends in the logits. */
+typedef struct q35_decode_key {
+    const void *conv, *ssm, *k_cache, *v_cache;
+    int64_t max_seq;
+    bool kv_f16;
+    const void *ws_mem;
+    bool tail;            /* the step computes logits */
+} q35_decode_key;
+
 /* The prefill's CUDA graphs (cuda_graph.c): an executable graph per (layer,
  * chunk kind), and the chunk row counts (with the cache element) that ran plain
  * since the paths were set. */
@@ -75,6 +86,8 @@ typedef struct q35_graphs {
     int n;                           /* layers */
     int64_t warm[Q35_GRAPH_WARM];    /* (row count, cache element) run plain: 2 T + kv_f16 */
     int n_warm;
+    void *decode;                    /* cudaGraphExec_t: the decode step, NULL until made */
+    q35_decode_key decode_key;       /* what it was captured over */
     q35_cuda_graph_stats stats;
 } q35_graphs;
 
@@ -107,6 +120,9 @@ struct q35_cuda_model {
     void *delta_ws;                  /* the chunked delta rule's workspace (ws.delta bytes) */
     int32_t *ids;                    /* the call's token ids */
     float *tail_row, *logits;        /* [H], [vocab] */
+    int64_t *dpos;                   /* the decode step's position, on the device: the per-token
+                                        path's position-dependent launches read it (kernels' _at
+                                        forms), so its launches are the same at every step */
     q35_timer timer;
     q35_graphs graphs;
 };
@@ -138,7 +154,7 @@ struct q35_run {
     q35_cuda_state *st;
     int64_t T;                /* rows of this chunk */
     int64_t pos;              /* position of its first row */
-    bool per_token;           /* decode: the per-token launchers */
+    bool per_token;           /* decode: the per-token launchers; the position in cm->dpos */
     int64_t pass_rows;        /* f32 attention: query rows per pass */
     q35_project_fn project;
     q35_attend_fn attend;
@@ -224,6 +240,10 @@ bool q35_graphs_chunk(q35_run *r);
 void q35_graphs_ran_plain(q35_run *r);
 int q35_graphs_layer(q35_run *r, const q35_dlayer *l, int (*body)(q35_run *r, const q35_dlayer *l));
 void q35_graphs_reset(q35_cuda_model *cm);
+/* The decode step (body: everything from the embedding to the logits on the
+ * device) launched as the decode graph: captured where there is none or what
+ * it baked in changed (q35_decode_key), else the kept one replayed. */
+int q35_graphs_decode(q35_run *r, int (*body)(q35_run *r));
 
 /* cuda_trace.c */
 void q35_trace_push(const char *name);

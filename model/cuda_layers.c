@@ -201,6 +201,9 @@ static int project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, c
 
 static int attend_decode(q35_run *r, float *o, const float *q, const void *kc, const void *vc)
 {
+    if (r->per_token) /* the step's position on the device (its launches the same at every step) */
+        return r->st->kv_f16 ? q35_attention_decode_f16_at(o, q, kc, vc, r->cm->dpos, r->cm->attn, r->cm->stream, r->err)
+                             : q35_attention_decode_at(o, q, kc, vc, r->cm->dpos, r->cm->attn, r->cm->stream, r->err);
     if (r->st->kv_f16)
         return q35_attention_decode_f16(o, q, kc, vc, r->pos + 1, r->cm->attn, r->cm->stream, r->err);
     return q35_attention_decode(o, q, kc, vc, r->pos + 1, r->cm->attn, r->cm->stream, r->err);
@@ -289,6 +292,41 @@ static int proj(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dwe
 {
     proj_begin(r, w, w->label);
     return q35_op_end(r, r->project(r, y, ldy, x, w));
+}
+
+/* The projections of one input x: w[i] into y[i] (row stride ldy[i]), in
+ * order. A decode step runs those of one type as one grouped GEMV
+ * (q35_gemv_group, one op named `label`: each output bitwise its projection
+ * alone), so a layer's [qkv | z | alpha | beta], [q | k | v] or [gate | up]
+ * of one type is one launch; otherwise one projection each. */
+static int proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *x, const q35_dweight *const *w,
+                     int n, const char *label)
+{
+    if (!r->per_token || n > Q35_GEMV_GROUP_MAX) {
+        for (int i = 0; i < n; i++)
+            if (proj(r, y[i], ldy[i], x, w[i]))
+                return -1;
+        return 0;
+    }
+    bool done[Q35_GEMV_GROUP_MAX] = {false};
+    for (int i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        q35_gemv_part parts[Q35_GEMV_GROUP_MAX];
+        int c = 0;
+        for (int j = i; j < n; j++)
+            if (!done[j] && w[j]->type == w[i]->type && w[j]->k == w[i]->k) {
+                parts[c++] = (q35_gemv_part){.y = y[j], .w = w[j]->w, .type = w[j]->type, .n = w[j]->n};
+                done[j] = true;
+            }
+        q35_op_begin(r, Q35_OP_PROJ, c > 1 ? label : w[i]->label);
+        for (int j = 0; j < c; j++)
+            q35_op_flop(r, Q35_OP_PROJ, 2.0 * (double)parts[j].n * (double)w[i]->k);
+        if (q35_op_end(r, q35_gemv_group(parts, c, w[i]->type, w[i]->k, x, Q35_VARIANT_DEFAULT, r->cm->stream,
+                                         r->err)))
+            return -1;
+    }
+    return 0;
 }
 
 /* `per_row` vectors of n per token (1 for the residual stream, the heads for q/k). */
@@ -432,7 +470,8 @@ static int ffn(q35_run *r, const q35_dlayer *l)
     if (gu16(r))
         return ffn_gu16(r, l);
     if (r->merge ? proj(r, g, 2 * ff, BUF(r, NORMED), &l->gu)
-                 : proj(r, g, 2 * ff, BUF(r, NORMED), &l->ffn_gate) || proj(r, u, 2 * ff, BUF(r, NORMED), &l->ffn_up))
+                 : proj_many(r, (float *const[]){g, u}, (const int64_t[]){2 * ff, 2 * ff}, BUF(r, NORMED),
+                             (const q35_dweight *const[]){&l->ffn_gate, &l->ffn_up}, 2, "proj ffn_gate+up"))
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
     const int rc =
@@ -493,8 +532,8 @@ static bool delta_qk16(const q35_run *r)
     return !r->per_token && q35_cuda_model_delta_qk16(r->cm);
 }
 
-/* conv1d, the q/k L2 norm and the gates: on the rows paths one fused launch
- * (kernels/delta_prep.h, the same bits as the three) where it takes the
+/* conv1d, the q/k L2 norm and the gates: one fused launch (a decode step's
+ * too; kernels/delta_prep.h, the same bits as the three) where it takes the
  * heads, unless the switch prep=off asked for the three; with delta_qk16 its q
  * and k to the chunked rule's workspace as f16 */
 static int deltanet_prep(q35_run *r, const q35_dlayer *l, float *win)
@@ -502,7 +541,7 @@ static int deltanet_prep(q35_run *r, const q35_dlayer *l, float *win)
     const q35_hparams *hp = &r->cm->hp;
     const q35_mix_cols mc = q35_mix_cols_of(hp);
     const q35_delta_prep_dims d = q35_model_delta_prep_dims(hp);
-    if (r->per_token || r->cm->paths.delta_prep_chain || !q35_delta_prep_fits(d))
+    if (r->cm->paths.delta_prep_chain || !q35_delta_prep_fits(d))
         return conv1d(r, l, win) || l2norm_qk(r) || gates(r, l);
     q35_op_begin(r, Q35_OP_CONV, "delta_prep");
     if (delta_qk16(r)) {
@@ -616,10 +655,12 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
      * fast paths, else four, all before conv1d (none reads another's output,
      * so the order changes no result; with f16 inputs NORMED is only its f16
      * rounding, which any op but a projection gives up) */
+    const int64_t w4[4] = {mc.width, mc.width, mc.width, mc.width};
     if (residual_norm(r, l->attn_norm, k_attn_norm) ||
         (r->merge ? proj(r, mix, mc.width, x, &l->mix)
-                  : proj(r, mix + mc.qkv, mc.width, x, &l->qkv) || proj(r, mix + mc.alpha, mc.width, x, &l->alpha) ||
-                        proj(r, mix + mc.beta, mc.width, x, &l->beta) || proj(r, mix + mc.z, mc.width, x, &l->z)) ||
+                  : proj_many(r, (float *const[]){mix + mc.qkv, mix + mc.alpha, mix + mc.beta, mix + mc.z}, w4, x,
+                              (const q35_dweight *const[]){&l->qkv, &l->alpha, &l->beta, &l->z}, 4,
+                              "proj attn_qkv+alpha+beta+gate")) ||
         deltanet_prep(r, l, win) || delta_rule(r, S))
         return -1;
     if (pruned_here(r, l)) { /* the state is whole: o, z (MIX's slice) and x of the kept rows go on */
@@ -635,17 +676,35 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
     return ffn(r, l);
 }
 
+/* K and V rows from their buffers into the caches: an f16 cache's rounded at pos.., a decode step's
+ * at the position on the device (f32 or f16); a prefill's f32 rows are in the cache already */
+static int append_rows(q35_run *r, const float *k_rows, const float *v_rows, void *kc, void *vc)
+{
+    const q35_cuda_state *st = r->st;
+    const int64_t kvd = st->kv_dim;
+    if (r->per_token)
+        return st->kv_f16 ? q35_kv_append_rows_f16_at(kc, vc, kvd, st->max_seq, k_rows, v_rows, kvd, kvd, r->cm->dpos,
+                                                      1, r->cm->stream, r->err)
+                          : q35_kv_append_rows_at(kc, vc, kvd, st->max_seq, k_rows, v_rows, kvd, kvd, r->cm->dpos, 1,
+                                                  r->cm->stream, r->err);
+    return st->kv_f16 ? q35_kv_append_rows_f16(kc, vc, kvd, st->max_seq, k_rows, v_rows, kvd, kvd, r->pos, r->T,
+                                               r->cm->stream, r->err)
+                      : 0;
+}
+
 static int rope(q35_run *r, float *x, int64_t row_stride, int heads)
 {
     const q35_hparams *hp = &r->cm->hp;
-    if (r->per_token)
-        return q35_rope_neox(x, heads, hp->head_dim, hp->n_rot, r->pos, hp->rope_base, r->cm->stream, r->err);
+    if (r->per_token) /* the step's position on the device */
+        return q35_rope_neox_rows_at(x, row_stride, heads, hp->head_dim, hp->n_rot, r->cm->dpos, 1, hp->rope_base,
+                                     r->cm->stream, r->err);
     return q35_rope_neox_rows(x, row_stride, heads, hp->head_dim, hp->n_rot, r->pos, r->T, hp->rope_base,
                               r->cm->stream, r->err);
 }
 
 /* split [q | gate]; q <- RoPE(rmsnorm(q per head)); k_rows <- RoPE(rmsnorm(k per head)) (the f32 cache's
- * rows, or BUF K); an f16 cache then takes k_rows and v_rows rounded (at cache rows pos..) */
+ * rows, or BUF K); an f16 cache then takes k_rows and v_rows rounded (at cache rows pos..), and a
+ * decode step's f32 cache takes them as they are (at the position on the device) */
 static int qk_norm_rope(q35_run *r, const q35_dlayer *l, float *k_rows, const float *v_rows, void *kc, void *vc)
 {
     const q35_hparams *hp = &r->cm->hp;
@@ -656,8 +715,7 @@ static int qk_norm_rope(q35_run *r, const q35_dlayer *l, float *k_rows, const fl
                    rmsnorm(r, BUF(r, Q), BUF(r, Q), l->q_norm, hd, hp->n_head) ||
                    rmsnorm(r, k_rows, BUF(r, K), l->k_norm, hd, hp->n_head_kv) ||
                    rope(r, BUF(r, Q), qd, hp->n_head) || rope(r, k_rows, kvd, hp->n_head_kv) ||
-                   (r->st->kv_f16 && q35_kv_append_rows_f16(kc, vc, kvd, r->st->max_seq, k_rows, v_rows, kvd, kvd,
-                                                            r->pos, r->T, r->cm->stream, r->err));
+                   append_rows(r, k_rows, v_rows, kc, vc);
     return q35_op_end(r, rc ? -1 : 0);
 }
 
@@ -675,6 +733,26 @@ static int attention_in_fast(q35_run *r, const q35_dlayer *l, uint16_t *kc, uint
                                                 l->q_norm, l->k_norm, hp->n_head, hp->n_head_kv, hp->head_dim,
                                                 hp->n_rot, r->pos, r->T, hp->rope_base, hp->eps, r->cm->stream,
                                                 r->err));
+}
+
+/* A decode step over an f16 cache where the fused prologue takes the heads:
+ * attn_q, attn_k, attn_v into Q_FULL's row as [q_full | k | v], then
+ * attention_in_fast's one kernel at the position on the device: bitwise
+ * qk_norm_rope's chain, in one launch instead of six. */
+static int attention_in_token(q35_run *r, const q35_dlayer *l, uint16_t *kc, uint16_t *vc)
+{
+    const q35_hparams *hp = &r->cm->hp;
+    const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = r->st->kv_dim, ld = 2 * qd + 2 * kvd;
+    float *full = BUF(r, Q_FULL);
+    if (residual_norm(r, l->attn_norm, k_attn_norm) ||
+        proj_many(r, (float *const[]){full, full + 2 * qd, full + 2 * qd + kvd}, (const int64_t[]){ld, ld, ld},
+                  BUF(r, NORMED), (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3, "proj attn_q+k+v"))
+        return -1;
+    q35_op_begin(r, Q35_OP_QK_NORM_ROPE, "qk_norm_rope");
+    return q35_op_end(r, q35_attn_prep_rows_f16_at(BUF(r, Q), BUF(r, GATE), kc, vc, kvd, r->st->max_seq, full, ld,
+                                                   l->q_norm, l->k_norm, hp->n_head, hp->n_head_kv, hp->head_dim,
+                                                   hp->n_rot, r->cm->dpos, 1, hp->rope_base, hp->eps, r->cm->stream,
+                                                   r->err));
 }
 
 /* The attention of the kept rows alone into ATTN_O's rows 0 .. n_keep - 1:
@@ -702,14 +780,19 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
     const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = st->kv_dim;
     const size_t vb = st->kv_f16 ? 2 : 4, layer = (size_t)l->slot * (size_t)st->max_seq * (size_t)kvd * vb;
     char *kc = (char *)st->k_cache + layer, *vc = (char *)st->v_cache + layer;
-    /* f32: V straight into its cache rows, K normed and rotated in them; f16: both in buffers, then appended */
-    float *k_rows = st->kv_f16 ? BUF(r, K) : (float *)kc + r->pos * kvd;
-    float *v_rows = st->kv_f16 ? BUF(r, ATTN_O) : (float *)vc + r->pos * kvd;
-    if (r->merge && st->kv_f16 ? attention_in_fast(r, l, (uint16_t *)kc, (uint16_t *)vc)
-                               : residual_norm(r, l->attn_norm, k_attn_norm) ||
-                                     proj(r, BUF(r, Q_FULL), 2 * qd, BUF(r, NORMED), &l->q) ||
-                                     proj(r, BUF(r, K), kvd, BUF(r, NORMED), &l->k) ||
-                                     proj(r, v_rows, kvd, BUF(r, NORMED), &l->v) ||
+    /* a prefill's f32 cache: V straight into its cache rows, K normed and rotated in them; an f16 cache, or
+     * a decode step (whose launches take no position's address): both in buffers, then appended */
+    const bool buffered = st->kv_f16 || r->per_token;
+    float *k_rows = buffered ? BUF(r, K) : (float *)kc + r->pos * kvd;
+    float *v_rows = buffered ? BUF(r, ATTN_O) : (float *)vc + r->pos * kvd;
+    const bool fused_in = st->kv_f16 && hp->head_dim <= Q35_ATTN_PREP_MAX_HD;
+    if (r->per_token && fused_in ? attention_in_token(r, l, (uint16_t *)kc, (uint16_t *)vc)
+        : r->merge && st->kv_f16 ? attention_in_fast(r, l, (uint16_t *)kc, (uint16_t *)vc)
+                                 : residual_norm(r, l->attn_norm, k_attn_norm) ||
+                                     proj_many(r, (float *const[]){BUF(r, Q_FULL), BUF(r, K), v_rows},
+                                               (const int64_t[]){2 * qd, kvd, kvd}, BUF(r, NORMED),
+                                               (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3,
+                                               "proj attn_q+k+v") ||
                                      qk_norm_rope(r, l, k_rows, v_rows, kc, vc))
         return -1;
     const bool pruned = pruned_here(r, l);

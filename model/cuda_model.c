@@ -325,7 +325,9 @@ int q35_workspace_ensure(q35_cuda_model *cm, int64_t rows, int64_t seq, q35_erro
     cm->ids = (int32_t *)at;
     at += want.ids;
     cm->tail_row = (float *)at;
-    cm->logits = (float *)(at + q35_align_bytes((uint64_t)cm->hp.n_embd * 4u));
+    at += q35_align_bytes((uint64_t)cm->hp.n_embd * 4u);
+    cm->logits = (float *)at;
+    cm->dpos = (int64_t *)(at + q35_align_bytes((uint64_t)cm->hp.n_vocab * 4u));
     return 0;
 }
 

@@ -157,15 +157,19 @@ int q35_cuda_prefill_logits_at(q35_cuda_model *cm, q35_cuda_state *st, const int
 int q35_cuda_forward_token(q35_cuda_model *cm, q35_cuda_state *st, int32_t token, int64_t pos, float *logits,
                            q35_op_times *times, q35_error *err);
 
-/* What the CUDA graphs of the prefill did since the load (paths.graphs;
- * model/cuda_graph.c). A chunk row count runs plain the first time after the
- * paths are set (its GEMM shapes tuned), later chunks as a graph a layer. */
+/* What the CUDA graphs did since the load (model/cuda_graph.c). The prefill's
+ * (paths.graphs): a chunk row count runs plain the first time after the paths
+ * are set (its GEMM shapes tuned), later chunks as a graph a layer. The decode
+ * step's (paths.decode_graph): captured once per state, workspace and paths,
+ * then replayed at every step. */
 typedef struct q35_cuda_graph_stats {
     int64_t plain_chunks;     /* chunks launched plainly as a row count's first */
     int64_t layers_captured;  /* layers captured from the stream */
     int64_t instantiated;     /* executable graphs made (a layer's first, or its nodes changed) */
     int64_t updated;          /* captures applied to a kept executable graph (cudaGraphExecUpdate) */
     int64_t launched;         /* layer graphs launched */
+    int64_t decode_captured;  /* decode steps captured into the decode graph (switch decode-graph) */
+    int64_t decode_launched;  /* decode steps launched as that graph (the captured ones included) */
 } q35_cuda_graph_stats;
 
 const q35_cuda_graph_stats *q35_cuda_model_graph_stats(const q35_cuda_model *cm);

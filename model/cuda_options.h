@@ -160,6 +160,9 @@ typedef struct q35_cuda_paths {
     bool graphs;             /* switch graphs=on: a prefill chunk's layers launched as CUDA graphs,
                                 one a layer (model/cuda_graph.c; the same bits as plain
                                 launches), where q35_paths_graph_ok */
+    bool decode_graph;       /* switch decode-graph (on): the decode step as one CUDA graph,
+                                captured once and replayed (model/cuda_graph.c; the same bits as
+                                plain launches), on every path */
 } q35_cuda_paths;
 
 /* Whether a prefill on GEMM path gemm runs its projections through the f16

@@ -71,6 +71,7 @@ static const struct {
     [Q35_SW_F16_GU] = {"f16-gu", false},
     [Q35_SW_FP8_GU_BF16] = {"fp8-gu-bf16", true},
     [Q35_SW_TUNE_STEADY] = {"tune-steady", false},
+    [Q35_SW_DECODE_GRAPH] = {"decode-graph", true},
 };
 
 const char *q35_switch_name(q35_switch s)
@@ -436,6 +437,7 @@ void q35_paths_apply(const q35_path_choice *c, bool flash_sm90_runs, bool gemm_s
     p->f16_gu = c->sw[Q35_SW_F16_GU];
     p->fp8_gu_f32 = !c->sw[Q35_SW_FP8_GU_BF16];
     p->gemm_tune_steady = c->sw[Q35_SW_TUNE_STEADY];
+    p->decode_graph = c->sw[Q35_SW_DECODE_GRAPH];
     if (p->graphs && !q35_paths_graph_ok(p))
         q35_paths_note(log, cap, quiet, "note: CUDA graphs (switch graphs=on) are not taken on these paths (cuBLAS's "
                        "own calls: f32 GEMM, f32 attention or GEMM kernel cublas); plain launches");

@@ -35,6 +35,10 @@ static void kv_case(q35_suite *s, q35_rng *r, const char *what, int64_t kv_dim, 
         q35_gpu_ok(q35_kv_append_rows(tok_k, tok_v, cache_stride, max_seq, dk + t * src_stride, dv + t * src_stride,
                                       src_stride, kv_dim, pos + t, 1, NULL, &err),
                    &err);
+    float *at_k = q35_gpu_from_host(kc, nc), *at_v = q35_gpu_from_host(vc, nc); /* the _at form */
+    int64_t *dpos = q35_gpu_pos(pos);
+    q35_gpu_ok(q35_kv_append_rows_at(at_k, at_v, cache_stride, max_seq, dk, dv, src_stride, kv_dim, dpos, T, NULL, &err),
+               &err);
     for (int64_t t = 0; t < T; t++) { /* the expected caches, in place */
         memcpy(kc + (pos + t) * cache_stride, k + t * src_stride, (size_t)kv_dim * sizeof *kc);
         memcpy(vc + (pos + t) * cache_stride, v + t * src_stride, (size_t)kv_dim * sizeof *vc);
@@ -42,14 +46,18 @@ static void kv_case(q35_suite *s, q35_rng *r, const char *what, int64_t kv_dim, 
     float *hk = q35_gpu_to_host(rows_k, nc), *hv = q35_gpu_to_host(rows_v, nc);
     float *tk = q35_gpu_to_host(tok_k, nc), *tv = q35_gpu_to_host(tok_v, nc);
     const q35_bitcmp bk = q35_bitwise_f32(hk, kc, nc), bv = q35_bitwise_f32(hv, vc, nc);
+    float *ak = q35_gpu_to_host(at_k, nc), *av = q35_gpu_to_host(at_v, nc);
     const q35_bitcmp tkc = q35_bitwise_f32(tk, hk, nc), tvc = q35_bitwise_f32(tv, hv, nc);
-    char a[200], b[200], c[200];
-    q35_case(s, bk.equal && bv.equal && tkc.equal && tvc.equal,
+    const q35_bitcmp akc = q35_bitwise_f32(ak, hk, nc), avc = q35_bitwise_f32(av, hv, nc);
+    char a[200], b[200], c[200], d[200];
+    q35_case(s, bk.equal && bv.equal && tkc.equal && tvc.equal && akc.equal && avc.equal,
              "kv_append_rows %-12s kv_dim %4" PRId64 " stride %4" PRId64 " max_seq %3" PRId64 " pos %3" PRId64
-             " T %3" PRId64 ": K %s, V %s (whole caches vs expected); per-token vs rows: %s",
+             " T %3" PRId64 ": K %s, V %s (whole caches vs expected); per-token vs rows: %s; _at vs rows: %s",
              what, kv_dim, cache_stride, max_seq, pos, T, q35_bitcmp_str(&bk, a, sizeof a),
-             q35_bitcmp_str(&bv, b, sizeof b), q35_bitcmp_str(tkc.equal ? &tvc : &tkc, c, sizeof c));
-    free(kc), free(vc), free(k), free(v), free(hk), free(hv), free(tk), free(tv);
+             q35_bitcmp_str(&bv, b, sizeof b), q35_bitcmp_str(tkc.equal ? &tvc : &tkc, c, sizeof c),
+             q35_bitcmp_str(akc.equal ? &avc : &akc, d, sizeof d));
+    free(kc), free(vc), free(k), free(v), free(hk), free(hv), free(tk), free(tv), free(ak), free(av);
+    q35_gpu_free(at_k), q35_gpu_free(at_v), q35_gpu_free(dpos);
     q35_gpu_free(dk), q35_gpu_free(dv), q35_gpu_free(rows_k), q35_gpu_free(rows_v), q35_gpu_free(tok_k),
         q35_gpu_free(tok_v);
 }
@@ -107,6 +115,12 @@ static void kv_case_f16(q35_suite *s, q35_rng *r, const char *what, int64_t kv_d
         q35_gpu_ok(q35_kv_append_rows_f16(tok_k, tok_v, cache_stride, max_seq, dk + t * src_stride,
                                           dv + t * src_stride, src_stride, kv_dim, pos + t, 1, NULL, &err),
                    &err);
+    uint16_t *at_k = q35_gpu_bytes((size_t)nc * 2), *at_v = q35_gpu_bytes((size_t)nc * 2); /* the _at form */
+    q35_gpu_upload(at_k, want_k, (size_t)nc * 2), q35_gpu_upload(at_v, want_v, (size_t)nc * 2);
+    int64_t *dpos = q35_gpu_pos(pos);
+    q35_gpu_ok(q35_kv_append_rows_f16_at(at_k, at_v, cache_stride, max_seq, dk, dv, src_stride, kv_dim, dpos, T, NULL,
+                                         &err),
+               &err);
     for (int64_t t = 0; t < T; t++) /* the expected caches, in place */
         for (int64_t i = 0; i < kv_dim; i++)
             want_k[(pos + t) * cache_stride + i] = q35_f32_to_f16(k[t * src_stride + i]),
@@ -118,13 +132,16 @@ static void kv_case_f16(q35_suite *s, q35_rng *r, const char *what, int64_t kv_d
     int64_t dk_n, dv_n;
     const int64_t fk = f16_first_diff(hk, want_k, nc, &dk_n), fv = f16_first_diff(hv, want_v, nc, &dv_n);
     const bool tok_same = memcmp(tk, hk, (size_t)nc * 2) == 0 && memcmp(tv, hv, (size_t)nc * 2) == 0;
-    q35_case(s, fk < 0 && fv < 0 && tok_same,
+    q35_gpu_download(tk, at_k, (size_t)nc * 2), q35_gpu_download(tv, at_v, (size_t)nc * 2);
+    const bool at_same = memcmp(tk, hk, (size_t)nc * 2) == 0 && memcmp(tv, hv, (size_t)nc * 2) == 0;
+    q35_case(s, fk < 0 && fv < 0 && tok_same && at_same,
              "kv_append_rows_f16 %-8s kv_dim %4" PRId64 " stride %4" PRId64 " max_seq %3" PRId64 " pos %3" PRId64
              " T %3" PRId64 ": K %" PRId64 " halves differ (first %" PRId64 ": 0x%04x, CPU 0x%04x), V %" PRId64
-             " (first %" PRId64 "); per-token vs rows %s",
+             " (first %" PRId64 "); per-token vs rows %s; _at vs rows %s",
              what, kv_dim, cache_stride, max_seq, pos, T, dk_n, fk, fk >= 0 ? hk[fk] : 0, fk >= 0 ? want_k[fk] : 0,
-             dv_n, fv, tok_same ? "bitwise equal" : "differ");
+             dv_n, fv, tok_same ? "bitwise equal" : "differ", at_same ? "bitwise equal" : "differ");
     free(k), free(v), free(want_k), free(want_v), free(hk), free(hv), free(tk), free(tv);
+    q35_gpu_free(at_k), q35_gpu_free(at_v), q35_gpu_free(dpos);
     q35_gpu_free(dk), q35_gpu_free(dv), q35_gpu_free(rows_k), q35_gpu_free(rows_v), q35_gpu_free(tok_k),
         q35_gpu_free(tok_v);
 }

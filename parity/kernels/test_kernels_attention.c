@@ -4,7 +4,8 @@
  * chunks continuing a cache (pos0 > 0; at the long contexts a few rows at the
  * end, where the float64 reference stays cheap):
  *   decode   against the reference (rel L-inf <= 1e-5); its rows form against
- *            per-token launches, bitwise; on sm_90 the cluster launch shape
+ *            per-token launches and the _at form (the position on the device),
+ *            bitwise; on sm_90 the cluster launch shape
  *            against the one-block shape, bitwise (the same arithmetic);
  *            over the f16 caches (attention_inputs.h): against the reference
  *            over the halves' values (1e-5) and the f32 caches' (2e-3: the
@@ -102,6 +103,19 @@ static float *check_decode(q35_suite *s, const att_inputs *in, const char *name)
     }
     snprintf(what, sizeof what, "decode rows        %s", name);
     check_output(s, in, what, rows, LIMIT_F32, h_tok, h_tok ? "per-token launches" : NULL, &h_rows);
+    if (per_token) { /* the _at form (the position on the device), row by row: bitwise the rows form */
+        float *at = att_output(in);
+        for (int64_t t = 0; t < in->T; t++) {
+            int64_t *dpos = q35_gpu_pos(in->pos0 + t);
+            q35_gpu_ok(q35_attention_decode_at(at + t * in->s.o_stride, in->dq + t * in->s.q_stride, in->dk, in->dv,
+                                               dpos, in->s, NULL, &err),
+                       &err);
+            q35_gpu_free(dpos);
+        }
+        snprintf(what, sizeof what, "decode _at         %s", name);
+        check_output(s, in, what, at, LIMIT_F32, h_rows, "the rows form", NULL);
+        q35_gpu_free(at);
+    }
     if (g_major >= 9) { /* the default is the cluster shape: the one-block shape must give the same bits */
         float *blk = att_output(in);
         q35_gpu_ok(q35_attention_decode_rows(blk, in->dq, in->dk, in->dv, in->pos0, in->T, in->s,
@@ -144,6 +158,17 @@ static void check_decode_f16(q35_suite *s, const att_inputs *in, const char *nam
     if (per_token) {
         snprintf(what, sizeof what, "decode f16 tokens  %s", name);
         check_output_ref(s, in, in->ref16, what, tok, LIMIT_F32, h_rows, "the f16 rows form", NULL);
+        float *at = att_output(in); /* the _at form (the position on the device), row by row */
+        for (int64_t t = 0; t < in->T; t++) {
+            int64_t *dpos = q35_gpu_pos(in->pos0 + t);
+            q35_gpu_ok(q35_attention_decode_f16_at(at + t * in->s.o_stride, in->dq + t * in->s.q_stride, in->dk16,
+                                                   in->dv16, dpos, in->s, NULL, &err),
+                       &err);
+            q35_gpu_free(dpos);
+        }
+        snprintf(what, sizeof what, "decode f16 _at     %s", name);
+        check_output_ref(s, in, in->ref16, what, at, LIMIT_F32, h_rows, "the f16 rows form", NULL);
+        q35_gpu_free(at);
     }
     snprintf(what, sizeof what, "decode f16 vs f32 caches' reference %s", name);
     const q35_cmp c = q35_compare_f32_f64(h_rows, in->ref, in->T * att_width(in));

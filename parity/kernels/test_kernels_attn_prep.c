@@ -133,15 +133,30 @@ static void run_chain(const prep_bufs *b, const prep_case *c)
                &err);
 }
 
-/* Rows t0 .. t0 + n - 1 of the fused op into the case's outputs (at +off). */
+/* Rows t0 .. t0 + n - 1 of the fused op into the case's outputs (at +off); dpos:
+ * through the _at form, the position (pos + t0) on the device there. */
+static void run_fused_at(const prep_bufs *b, const prep_case *c, float *q, float *g, uint16_t *kc, uint16_t *vc,
+                         int64_t t0, int64_t n, int64_t *dpos)
+{
+    q35_error err = {{0}};
+    if (dpos)
+        q35_gpu_ok(q35_attn_prep_rows_f16_at(q + c->off + t0 * b->qd, g + c->off + t0 * b->qd, kc + c->off,
+                                             vc + c->off, b->stride, b->max_seq, b->d_full + c->off + t0 * b->ld, b->ld,
+                                             b->d_qn, b->d_kn, c->heads, c->kv_heads, c->hd, c->n_rot, dpos, n, BASE,
+                                             EPS, NULL, &err),
+                   &err);
+    else
+        q35_gpu_ok(q35_attn_prep_rows_f16(q + c->off + t0 * b->qd, g + c->off + t0 * b->qd, kc + c->off, vc + c->off,
+                                          b->stride, b->max_seq, b->d_full + c->off + t0 * b->ld, b->ld, b->d_qn,
+                                          b->d_kn, c->heads, c->kv_heads, c->hd, c->n_rot, c->pos + t0, n, BASE, EPS,
+                                          NULL, &err),
+                   &err);
+}
+
 static void run_fused(const prep_bufs *b, const prep_case *c, float *q, float *g, uint16_t *kc, uint16_t *vc,
                       int64_t t0, int64_t n)
 {
-    q35_error err = {{0}};
-    q35_gpu_ok(q35_attn_prep_rows_f16(q + c->off + t0 * b->qd, g + c->off + t0 * b->qd, kc + c->off, vc + c->off,
-                                      b->stride, b->max_seq, b->d_full + c->off + t0 * b->ld, b->ld, b->d_qn, b->d_kn,
-                                      c->heads, c->kv_heads, c->hd, c->n_rot, c->pos + t0, n, BASE, EPS, NULL, &err),
-               &err);
+    run_fused_at(b, c, q, g, kc, vc, t0, n, NULL);
 }
 
 /* The halves of a cache that differ: in the chunk's rows (columns < kvd) from
@@ -244,6 +259,23 @@ static void check_prep(q35_suite *s, const prep_case *c)
         q35_case(s, same, "%s rows form vs per-token launches: %s", name, same ? "bitwise equal" : "differ");
         free(hq), free(hg), free(hk), free(hv);
         q35_gpu_free(tq), q35_gpu_free(tg), q35_gpu_free(tkc), q35_gpu_free(tvc);
+    }
+    /* (5) the _at form (the position on the device) over the whole chunk, into fresh outputs */
+    if (T > 0) {
+        float *aq = q35_gpu_bytes((size_t)nq * 4 + (size_t)c->off * 4), *ag = q35_gpu_bytes((size_t)nq * 4 + (size_t)c->off * 4);
+        uint16_t *akc = dev_copy(b.init, (size_t)nc * 2, (size_t)c->off * 2),
+                 *avc = dev_copy(b.init, (size_t)nc * 2, (size_t)c->off * 2);
+        int64_t *dpos = q35_gpu_pos(c->pos);
+        run_fused_at(&b, c, aq, ag, akc, avc, 0, T, dpos);
+        float *hq = q35_gpu_to_host(aq + c->off, nq), *hg = q35_gpu_to_host(ag + c->off, nq);
+        uint16_t *hk = malloc((size_t)nc * 2), *hv = malloc((size_t)nc * 2);
+        q35_gpu_download(hk, akc + c->off, (size_t)nc * 2), q35_gpu_download(hv, avc + c->off, (size_t)nc * 2);
+        const bool same = memcmp(hq, q, (size_t)nq * 4) == 0 && memcmp(hg, g, (size_t)nq * 4) == 0 &&
+                          memcmp(hk, kc, (size_t)nc * 2) == 0 && memcmp(hv, vc, (size_t)nc * 2) == 0;
+        q35_case(s, same, "%s the _at form (position on the device) vs the rows form: %s", name,
+                 same ? "bitwise equal" : "differ");
+        free(hq), free(hg), free(hk), free(hv);
+        q35_gpu_free(aq), q35_gpu_free(ag), q35_gpu_free(akc), q35_gpu_free(avc), q35_gpu_free(dpos);
     }
     free(q), free(g), free(kc), free(vc), free(cq), free(cg), free(ckc), free(cvc);
     free(rq), free(rg), free(rk), free(rv), free(qn), free(kn), free(wk), free(wv);

@@ -20,6 +20,9 @@
  *   gemm~gemv  gemm_f32 row t against q35_gemv of row t    <= 1e-5, all outputs
  *   gemv:<variant>  each per-token variant (gemv.h) on the first 2 rows:
  *              <= 1e-5, and bitwise (memcmp) the rows form, all outputs
+ *   gemv_group:<variant>  the grouped GEMV (the 9B's decode groups, odd
+ *              parts, a weight 2-byte aligned): bitwise (memcmp) each part's
+ *              q35_gemv alone, nothing written past a part; its refusals
  * at every projection of 0.8B, 9B and 27B (SPEC §1; alpha/beta, k/v, gate/up share
  * a shape) at 1 and 512 rows, the largest (27B lm_head) at 2048 through the GEMMs,
  * some at 7 and 64; over the types Q8_0 (0.8B), F16 (0.8B attention), Q4_K and
@@ -639,6 +642,86 @@ static void check_lt_refusals(q35_suite *s, float *d)
     q35_hgemm_destroy(h);
 }
 
+/* The grouped GEMV (q35_gemv_group): count parts of `type` (n[i] rows of k,
+ * each its own weight, the last `off` bytes off 16-byte alignment) against
+ * q35_gemv of each part alone, by every variant: bitwise (memcmp) every
+ * output, and the 8 floats past each part's output still poisoned. */
+static void check_group(q35_suite *s, const char *what, q35_type type, const int64_t *n, int count, int64_t k,
+                        size_t off)
+{
+    q35_error err = {{0}};
+    weight w[Q35_GEMV_GROUP_MAX];
+    float *x = q35_host_normal(k, 0.0, 1.0, &g_rng), *dx = q35_gpu_from_host(x, k);
+    for (int i = 0; i < count; i++)
+        weight_make(&w[i], "-", "-", type, n[i], k, i == count - 1 ? off : 0, 0);
+    for (int v = 0; v < q35_gemv_variant_count(); v++) {
+        float *alone[Q35_GEMV_GROUP_MAX], *grouped[Q35_GEMV_GROUP_MAX];
+        q35_gemv_part parts[Q35_GEMV_GROUP_MAX];
+        for (int i = 0; i < count; i++) {
+            alone[i] = q35_gpu_floats(n[i] + 8), grouped[i] = q35_gpu_floats(n[i] + 8);
+            q35_gpu_ok(q35_gemv(alone[i], w[i].dev + w[i].offset, type, n[i], k, dx, v, NULL, &err), &err);
+            parts[i] = (q35_gemv_part){.y = grouped[i], .w = w[i].dev + w[i].offset, .type = type, .n = n[i]};
+        }
+        q35_gpu_ok(q35_gemv_group(parts, count, type, k, dx, v, NULL, &err), &err);
+        int64_t differ = 0, past = 0, rows = 0;
+        for (int i = 0; i < count; i++) {
+            float *a = q35_gpu_to_host(alone[i], n[i] + 8), *g = q35_gpu_to_host(grouped[i], n[i] + 8);
+            for (int64_t o = 0; o < n[i]; o++)
+                differ += memcmp(&a[o], &g[o], sizeof *a) != 0;
+            for (int64_t o = n[i]; o < n[i] + 8; o++) {
+                uint32_t u;
+                memcpy(&u, &g[o], 4);
+                past += u != 0xffffffffu;
+            }
+            rows += n[i];
+            free(a), free(g);
+            q35_gpu_free(alone[i]), q35_gpu_free(grouped[i]);
+        }
+        q35_case(s, differ == 0 && past == 0,
+                 "gemv_group:%-9s %-4s %-14s %d parts, %6" PRId64 " rows of k %5" PRId64 ": %" PRId64
+                 " outputs differ from each part's gemv alone (memcmp), %" PRId64 " written past a part",
+                 q35_gemv_variant_name(v), q35_type_name(type), what, count, rows, k, differ, past);
+    }
+    for (int i = 0; i < count; i++)
+        weight_free(&w[i]);
+    free(x);
+    q35_gpu_free(dx);
+}
+
+static void check_groups(q35_suite *s)
+{
+    const bool quick = q35_quick();
+    const int64_t H = quick ? 512 : 4096;
+    const int64_t mix[] = {quick ? 1024 : 8192, 32, 32, H}, qkv[] = {H * 2, H / 4, H / 4}, gu[] = {3 * H, 3 * H};
+    check_group(s, "9B mix", Q35_TYPE_Q4_K, mix, 4, H, 0);
+    check_group(s, "9B attn q|k|v", Q35_TYPE_Q6_K, qkv, 3, H, 0);
+    check_group(s, "9B gate|up", Q35_TYPE_Q4_K, gu, 2, H, 0);
+    check_group(s, "odd", Q35_TYPE_Q8_0, (const int64_t[]){9, 3, 1}, 3, 1024, 0);
+    check_group(s, "odd", Q35_TYPE_Q5_K, (const int64_t[]){6, 5}, 2, 1280, 0);
+    check_group(s, "odd", Q35_TYPE_F16, (const int64_t[]){33, 5, 2, 1}, 4, 1000, 0);
+    check_group(s, "2-byte aligned", Q35_TYPE_Q4_K, (const int64_t[]){37, 64}, 2, 768, 2);
+    check_group(s, "one part", Q35_TYPE_Q6_K, (const int64_t[]){100}, 1, 512, 0);
+    q35_error err = {{0}};
+    float *d = q35_gpu_floats(4096);
+    q35_gemv_part p[5];
+    for (int i = 0; i < 5; i++)
+        p[i] = (q35_gemv_part){.y = d, .w = d, .type = Q35_TYPE_Q8_0, .n = 4};
+    p[1].type = Q35_TYPE_Q4_K;
+    int rc = q35_gemv_group(p, 2, Q35_TYPE_Q8_0, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gemv_group: part 1 is q4_K, the group q8_0"),
+             "gemv_group refuses parts of two types: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_gemv_group(p, 5, Q35_TYPE_Q8_0, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gemv_group: 5 parts (want 1 .. 4)"), "gemv_group refuses 5 parts: %s",
+             err.msg);
+    memset(&err, 0, sizeof err);
+    p[0].n = 300000, p[1] = p[0], p[1].n = 300000;
+    rc = q35_gemv_group(p, 2, Q35_TYPE_Q8_0, 256, d, Q35_VARIANT_DEFAULT, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gemv_group: n = 300000 rows (want 1..224280)"),
+             "gemv_group refuses rows past the limit summed: %s", err.msg);
+    q35_gpu_free(d);
+}
+
 static void check_refusals(q35_suite *s)
 {
     q35_error err = {{0}};
@@ -758,6 +841,9 @@ int main(void)
     check_one(&s, "odd", "-", Q35_TYPE_Q6_K, 5, 2048, 2, 5, 0, 0);    /* 2 units a lane a stage */
     check_one(&s, "odd", "-", Q35_TYPE_Q4_0, 3, 512, 2, 3, 0, 2);     /* x off 16-byte alignment */
     check_lt16_odd(&s);
+
+    printf("-- grouped GEMV: the projections of one input in one launch\n");
+    check_groups(&s);
 
     printf("-- refusals\n");
     check_refusals(&s);

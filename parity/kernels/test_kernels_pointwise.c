@@ -301,22 +301,25 @@ static void check_rope(q35_suite *s, const char *what, int heads, int hd, int n_
     const int64_t width = (int64_t)heads * hd, n = width * T;
     const double base = 1e7;
     float *x = q35_host_normal(n, 0.0, 1.0, &g_rng);
-    float *d1 = q35_gpu_from_host(x, n), *d2 = q35_gpu_from_host(x, n);
+    float *d1 = q35_gpu_from_host(x, n), *d2 = q35_gpu_from_host(x, n), *d3 = q35_gpu_from_host(x, n);
+    int64_t *dpos = q35_gpu_pos(pos0);
     q35_gpu_ok(q35_rope_neox_rows(d1, width, heads, hd, n_rot, pos0, T, base, NULL, &err), &err);
     for (int64_t t = 0; t < T; t++)
         q35_gpu_ok(q35_rope_neox(d2 + t * width, heads, hd, n_rot, pos0 + t, base, NULL, &err), &err);
-    float *h1 = q35_gpu_to_host(d1, n), *h2 = q35_gpu_to_host(d2, n);
+    q35_gpu_ok(q35_rope_neox_rows_at(d3, width, heads, hd, n_rot, dpos, T, base, NULL, &err), &err);
+    float *h1 = q35_gpu_to_host(d1, n), *h2 = q35_gpu_to_host(d2, n), *h3 = q35_gpu_to_host(d3, n);
     double *ref = q35_host_f64(x, n);
     for (int64_t t = 0; t < T; t++)
         q35_ref_rope_neox(ref + t * width, heads, hd, n_rot, pos0 + t, base);
     const q35_cmp c = q35_compare_f32_f64(h1, ref, n);
-    const q35_bitcmp bc = q35_bitwise_f32(h1, h2, n);
+    const q35_bitcmp b_tok = q35_bitwise_f32(h1, h2, n), b_at = q35_bitwise_f32(h1, h3, n);
+    const q35_bitcmp bc = b_tok.equal ? b_at : b_tok; /* per-token launches and the _at form: both the rows' bits */
     char name[160];
     snprintf(name, sizeof name, "rope_neox_rows    %-10s heads %2d hd %d n_rot %d pos0 %6" PRId64 " T %3" PRId64, what,
              heads, hd, n_rot, pos0, T);
     q35_case_unit(s, name, &c, LIMIT, &bc);
-    free(x), free(h1), free(h2), free(ref);
-    q35_gpu_free(d1), q35_gpu_free(d2);
+    free(x), free(h1), free(h2), free(h3), free(ref);
+    q35_gpu_free(d1), q35_gpu_free(d2), q35_gpu_free(d3), q35_gpu_free(dpos);
 }
 
 /* Bitwise, except that two NaNs count as equal (CPU and GPU NaNs differ in payload). */

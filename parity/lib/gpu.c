@@ -57,6 +57,13 @@ void *q35_gpu_bytes(size_t n)
     return p;
 }
 
+int64_t *q35_gpu_pos(int64_t pos)
+{
+    int64_t *d = q35_gpu_bytes(sizeof pos);
+    q35_gpu_upload(d, &pos, sizeof pos);
+    return d;
+}
+
 float *q35_gpu_floats(int64_t n)
 {
     return q35_gpu_bytes((size_t)n * sizeof(float));

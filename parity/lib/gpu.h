@@ -33,6 +33,8 @@ void q35_gpu_free(void *p);
 void q35_gpu_upload(void *dst, const void *src, size_t bytes);
 void q35_gpu_download(void *dst, const void *src, size_t bytes);
 float *q35_gpu_from_host(const float *src, int64_t n); /* alloc + upload */
+/* A device int64 holding pos: the position the kernels' _at forms read. */
+int64_t *q35_gpu_pos(int64_t pos);
 /* Host src [rows][width] into columns col .. col+width-1 of the device rows
  * at `stride` floats from d (a slice of a merged projection's output); the
  * rest of d as it was (NaN from q35_gpu_floats: a read of a gap shows). */

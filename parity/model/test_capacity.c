@@ -33,10 +33,11 @@
  *     151552: a row 2424832, 512 rows 1241513984 > 1 GiB: the budget,
  *       1073741824, passes of 442 rows
  *     262144: a row 4194304: 1073741824, passes of 256 rows
- *   ids 4*S; tail al(1024*4) + al(248320*4) = 4096 + 993280 = 997376
+ *   ids 4*S; tail al(1024*4) + al(248320*4) + al(8) (the decode position) = 4096 +
+ *   993280 + 256 = 997632
  *   overhead 512 MiB = 536870912
  *   total at 4096 = 424941568 + 100663296 + 20201472 + (86114304 + 33554432 +
- *     25165824 + 16384 + 997376 = 143751168) + 536870912 = 1228525568
+ *     25165824 + 16384 + 997632 = 143751424) + 536870912 = 1228525824
  *
  * 9B: H 4096, 32 layers (24/8), heads 16/4, ffn 12288, Hk 16, Hv 32, untied.
  *   conv_dim 8192; Hv*dv 4096; q 4096; kv 1024; rows of H cost 2304 bytes,
@@ -51,17 +52,17 @@
  *   KV(S) = 2*8*S*1024*4: 268435456, 9932111872, 17179869184
  *   recurrent = 24*4*(8192*3 + 32*128*128) = 52690944
  *   chunk row floats 97408: chunk 199491584; scores as 0.8B (heads/kv 4);
- *   tail 16384 + 993280 = 1009664
- *   total at 4096 = 6333564928; at 262144 = 24286218240 (23161.1 MiB), flash
- *   (no scores, an f16 KV cache: 8589934592, half the f32 path's) 14622541824
- *   (13945.1 MiB); at chunk rows 256 the chunk is 99745792: flash 14522796032
+ *   tail 16384 + 993280 + 256 = 1009920
+ *   total at 4096 = 6333565184; at 262144 = 24286218496 (23161.1 MiB), flash
+ *   (no scores, an f16 KV cache: 8589934592, half the f32 path's) 14622542080
+ *   (13945.1 MiB); at chunk rows 256 the chunk is 99745792: flash 14522796288
  *   (13849.9 MiB); at 128 the chunk is 49872896 and the scores 128 rows *
- *   4194304 = 536870912: f32 23599728640 (22506.5 MiB), flash 14472923136
- *   (13802.5 MiB); at 64 flash 14447986688 (13778.7 MiB)
+ *   4194304 = 536870912: f32 23599728896 (22506.5 MiB), flash 14472923392
+ *   (13802.5 MiB); at 64 flash 14447986944 (13778.7 MiB)
  *   f16 GEMM at 4096: + f16 set 13837008896, no dequant, + f16 activations
  *   512*12288*2 = 12582912, + the tuned GEMM's cuBLASLt workspace 32 MiB =
- *   33554432: 20015384576 (19981830144 with it off)
- *   deterministic at 4096: no scores, no dequant: 6098683904
+ *   33554432: 20015384832 (19981830400 with it off)
+ *   deterministic at 4096: no scores, no dequant: 6098684160
  *
  * 27B: H 5120, 64 layers (48/16), heads 24/4 (6 per KV head), ffn 17408, Hk
  * 16, Hv 48, untied.
@@ -69,11 +70,11 @@
  *   89128960; KV(S) = 2*16*S*1024*4: 536870912, 19864223744, 34359738368;
  *   recurrent 48*4*(10240*3 + 48*16384) = 156893184; chunk row floats
  *   134336: chunk 275120128; scores at 4096: 512 * 4*6*4096 = 50331648,
- *   then the budget (passes of 295 and 170 rows); tail 20480 + 993280
- *   total at 262144 = 51899041792 (49494.8 MiB), flash (f16 KV 17179869184)
- *   33645430784 (32086.8 MiB)
- * 0.8B flash at 262144: the f32 path's 8611532800 less the scores 1073741824
- * and half the KV 3221225472: 4316565504
+ *   then the budget (passes of 295 and 170 rows); tail 20480 + 993280 + 256
+ *   total at 262144 = 51899042048 (49494.8 MiB), flash (f16 KV 17179869184)
+ *   33645431040 (32086.8 MiB)
+ * 0.8B flash at 262144: the f32 path's 8611533056 less the scores 1073741824
+ * and half the KV 3221225472: 4316565760
  *
  * The KV term counts q35_kv_value_bytes: 4 bytes a value on f32 attention and
  * when deterministic, 2 on the flash path (its f16 cache); the figures above
@@ -97,19 +98,19 @@ typedef struct hand {
 } hand;
 
 static const hand k_hand[] = {
-    {"0.8b", 4096, 424941568, 995229696, 100663296, 20201472, 86114304, 33554432, 25165824, 1228525568, 512},
-    {"0.8b", 151552, 424941568, 995229696, 3724541952, 20201472, 86114304, 1073741824, 25165824, 5893181440, 442},
-    {"0.8b", 262144, 424941568, 995229696, 6442450944, 20201472, 86114304, 1073741824, 25165824, 8611532800, 256},
-    {"9b", 4096, 5040168960, 13837008896, 268435456, 52690944, 199491584, 33554432, 201326592, 6333564928, 512},
-    {"9b", 151552, 5040168960, 13837008896, 9932111872, 52690944, 199491584, 1073741824, 201326592, 17038018560,
+    {"0.8b", 4096, 424941568, 995229696, 100663296, 20201472, 86114304, 33554432, 25165824, 1228525824, 512},
+    {"0.8b", 151552, 424941568, 995229696, 3724541952, 20201472, 86114304, 1073741824, 25165824, 5893181696, 442},
+    {"0.8b", 262144, 424941568, 995229696, 6442450944, 20201472, 86114304, 1073741824, 25165824, 8611533056, 256},
+    {"9b", 4096, 5040168960, 13837008896, 268435456, 52690944, 199491584, 33554432, 201326592, 6333565184, 512},
+    {"9b", 151552, 5040168960, 13837008896, 9932111872, 52690944, 199491584, 1073741824, 201326592, 17038018816,
      442},
-    {"9b", 262144, 5040168960, 13837008896, 17179869184, 52690944, 199491584, 1073741824, 201326592, 24286218240,
+    {"9b", 262144, 5040168960, 13837008896, 17179869184, 52690944, 199491584, 1073741824, 201326592, 24286218496,
      256},
-    {"27b", 4096, 15138099200, 48701112320, 536870912, 156893184, 275120128, 50331648, 356515840, 17051731968, 512},
+    {"27b", 4096, 15138099200, 48701112320, 536870912, 156893184, 275120128, 50331648, 356515840, 17051732224, 512},
     {"27b", 151552, 15138099200, 48701112320, 19864223744, 156893184, 275120128, 1073741824, 356515840,
-     37403084800, 295},
+     37403085056, 295},
     {"27b", 262144, 15138099200, 48701112320, 34359738368, 156893184, 275120128, 1073741824, 356515840,
-     51899041792, 170},
+     51899042048, 170},
 };
 
 static const q35_attn_path k_both[] = {Q35_ATTN_F32, Q35_ATTN_FLASH};
@@ -238,7 +239,7 @@ static void check_kv_bytes(q35_suite *s)
 /* The cuBLASLt workspace (Q35_LT_WORKSPACE_BYTES, 32 MiB = 33554432): on GEMM
  * F16 (the tuned GEMM's context) unless gemm_lt_off, on GEMM FP8 (the FP8
  * GEMM's), never on F32 or when deterministic; counted in the total. 9B at
- * 4096, 512 rows: F16 20015384576, 19981830144 with gemm_lt_off. */
+ * 4096, 512 rows: F16 20015384832, 19981830400 with gemm_lt_off. */
 static void check_lt_workspace(q35_suite *s)
 {
     q35_hparams hp;
@@ -256,10 +257,10 @@ static void check_lt_workspace(q35_suite *s)
     r.gemm = Q35_GEMM_F16;
     r.deterministic = true;
     const uint64_t det = q35_capacity_terms_of(&r, Q35_ATTN_F32, 512, &ws).lt_workspace;
-    q35_case(s, f16.lt_workspace == 33554432 && f16.total == 20015384576 && off.lt_workspace == 0 &&
-                    off.total == 19981830144 && fp8 == 33554432 && f32 == 0 && det == 0,
-             "9b cuBLASLt workspace at 4096: f16 %" PRIu64 " (hand 33554432, total %" PRIu64 ", hand 20015384576), "
-             "f16 with it off %" PRIu64 " (total %" PRIu64 ", hand 19981830144), fp8 %" PRIu64 ", f32 %" PRIu64
+    q35_case(s, f16.lt_workspace == 33554432 && f16.total == 20015384832 && off.lt_workspace == 0 &&
+                    off.total == 19981830400 && fp8 == 33554432 && f32 == 0 && det == 0,
+             "9b cuBLASLt workspace at 4096: f16 %" PRIu64 " (hand 33554432, total %" PRIu64 ", hand 20015384832), "
+             "f16 with it off %" PRIu64 " (total %" PRIu64 ", hand 19981830400), fp8 %" PRIu64 ", f32 %" PRIu64
              ", deterministic %" PRIu64,
              f16.lt_workspace, f16.total, off.lt_workspace, off.total, fp8, f32, det);
 }
@@ -275,17 +276,17 @@ int main(void)
     check_lt_workspace(&s);
 
     /* an H200 (about 140 GiB free): everything fits on f32 attention at 512 rows */
-    check_pick(&s, "27b", 262144, 140 * 1024, Q35_GEMM_F32, false, Q35_ATTN_F32, 512, 51899041792);
-    check_pick(&s, "9b", 262144, 140 * 1024, Q35_GEMM_F32, false, Q35_ATTN_F32, 512, 24286218240);
+    check_pick(&s, "27b", 262144, 140 * 1024, Q35_GEMM_F32, false, Q35_ATTN_F32, 512, 51899042048);
+    check_pick(&s, "9b", 262144, 140 * 1024, Q35_GEMM_F32, false, Q35_ATTN_F32, 512, 24286218496);
     /* past the f32 scores, flash at the same chunk rows (its f16 KV: half the f32 path's) */
-    check_pick(&s, "27b", 262144, 48 * 1024, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 33645430784);
-    check_pick(&s, "9b", 262144, 22600, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 14622541824);
-    check_pick(&s, "0.8b", 262144, 8 * 1024, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 4316565504);
+    check_pick(&s, "27b", 262144, 48 * 1024, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 33645431040);
+    check_pick(&s, "9b", 262144, 22600, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 14622542080);
+    check_pick(&s, "0.8b", 262144, 8 * 1024, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 512, 4316565760);
     /* past flash at 512 and 256 rows: flash at 128 (f32 at 128 needs 22506.5 MiB) */
-    check_pick(&s, "9b", 262144, 13805, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 128, 14472923136);
+    check_pick(&s, "9b", 262144, 13805, Q35_GEMM_F32, false, Q35_ATTN_FLASH, 128, 14472923392);
     /* the f16 set and the deterministic mode */
-    check_pick(&s, "9b", 4096, 24 * 1024, Q35_GEMM_F16, false, Q35_ATTN_F32, 512, 20015384576);
-    check_pick(&s, "9b", 4096, 8 * 1024, Q35_GEMM_F32, true, Q35_ATTN_F32, 512, 6098683904);
+    check_pick(&s, "9b", 4096, 24 * 1024, Q35_GEMM_F16, false, Q35_ATTN_F32, 512, 20015384832);
+    check_pick(&s, "9b", 4096, 8 * 1024, Q35_GEMM_F32, true, Q35_ATTN_F32, 512, 6098684160);
     /* nothing fits: every candidate's total, the last one's terms */
     check_pick(&s, "9b", 262144, 12 * 1024, Q35_GEMM_F32, false, Q35_ATTN_DEFAULT, 0, 0);
     check_pick(&s, "27b", 4096, 15 * 1024, Q35_GEMM_F32, false, Q35_ATTN_DEFAULT, 0, 0);

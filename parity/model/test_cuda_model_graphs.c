@@ -14,7 +14,13 @@
  * and the graph counters say graphs ran (launched = layers x graph chunks,
  * each capture instantiated or updated), so the comparison cannot pass by
  * graphs silently not running. On a path that does not take graphs (f32 GEMM
- * with f32 attention: cuBLAS's own calls) nothing is captured. */
+ * with f32 attention: cuBLAS's own calls) nothing is captured.
+ *
+ * The decode graph (paths.decode_graph): after a prefill, decode steps with
+ * the graph give BITWISE the logits and the state of plain steps, over an f16
+ * cache (flash) and an f32 one (f32 attention; deterministic); the counters say
+ * the step was captured once and replayed at every later step, and captured
+ * anew for a step without logits and for another state. */
 #include "cuda_model_cases.h"
 
 #include <inttypes.h>
@@ -176,11 +182,81 @@ static void check_not_taken(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st
     run_free(&asked);
 }
 
+/* The paths' decode graph on or off; nothing else changed. */
+static void set_decode_graph(q35_cuda_model *cm, bool on)
+{
+    q35_cuda_paths p = *q35_cuda_model_paths(cm);
+    p.decode_graph = on;
+    q35_error err = {{0}};
+    if (q35_cuda_model_set_paths(cm, &p, &err))
+        fatal("setting the paths", &err);
+}
+
+#define STEPS 9
+
+/* Resets st, prefills tokens[0..n0), then STEPS decode steps of tokens[n0..]
+ * with their logits and one without; the logits and the state into out. */
+static void decode_run(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n0, run_out *out)
+{
+    const int vocab = q35_cuda_model_hparams(cm)->n_vocab;
+    out->logits = malloc((size_t)STEPS * (size_t)vocab * sizeof *out->logits);
+    q35_poison_f32(out->logits, (int64_t)STEPS * vocab);
+    q35_error err = {{0}};
+    if (q35_cuda_state_reset(st, &err) || q35_cuda_prefill(cm, st, tokens, n0, 0, NULL, NULL, &err))
+        fatal("the decode run's prefill", &err);
+    for (int i = 0; i <= STEPS; i++)
+        if (q35_cuda_forward_token(cm, st, tokens[n0 + i], n0 + i, i < STEPS ? out->logits + (int64_t)i * vocab : NULL,
+                                   NULL, &err))
+            fatal("decode step", &err);
+    cm_download(st, &out->h);
+}
+
+/* Plain decode steps, then the same with the decode graph, on this state and on a second one. */
+static void check_decode(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n)
+{
+    char name[32], what[160];
+    cm_paths_name(q35_cuda_model_paths(cm), name, sizeof name);
+    const int vocab = q35_cuda_model_hparams(cm)->n_vocab;
+    const int64_t n0 = n - STEPS - 1;
+    q35_error err = {{0}};
+    q35_cuda_state *st2 = NULL;
+    if (q35_cuda_state_create(&st2, cm, n, &err))
+        fatal("a second state", &err);
+    set_decode_graph(cm, false);
+    run_out plain, graph, other;
+    const q35_cuda_graph_stats s0 = *q35_cuda_model_graph_stats(cm);
+    decode_run(cm, st, tokens, n0, &plain);
+    const q35_cuda_graph_stats s1 = *q35_cuda_model_graph_stats(cm);
+    set_decode_graph(cm, true);
+    decode_run(cm, st, tokens, n0, &graph);
+    const q35_cuda_graph_stats s2 = *q35_cuda_model_graph_stats(cm);
+    decode_run(cm, st2, tokens, n0, &other);
+    const q35_cuda_graph_stats s3 = *q35_cuda_model_graph_stats(cm);
+    snprintf(what, sizeof what, "%-16s %d decode steps after %" PRId64 " tokens, with the decode graph", name, STEPS,
+             n0);
+    cm_case_same(s, what, plain.logits, &plain.h, graph.logits, &graph.h, STEPS * vocab);
+    snprintf(what, sizeof what, "%-16s the same on a second state (captured anew)", name);
+    cm_case_same(s, what, plain.logits, &plain.h, other.logits, &other.h, STEPS * vocab);
+    /* plain: nothing captured; with the graph, per state: the steps with logits captured once, the step
+       without them once, every step launched as the graph; the second state captures its own two */
+    const int64_t cap1 = s2.decode_captured - s1.decode_captured, run1 = s2.decode_launched - s1.decode_launched;
+    const int64_t cap2 = s3.decode_captured - s2.decode_captured, run2 = s3.decode_launched - s2.decode_launched;
+    q35_case(s, s1.decode_captured == s0.decode_captured && s1.decode_launched == s0.decode_launched && cap1 == 2 &&
+                    run1 == STEPS + 1 && cap2 == 2 && run2 == STEPS + 1,
+             "%-16s decode graph ran: plain %" PRId64 " launched; with it %" PRId64 " captured, %" PRId64
+             " launched (want 2, %d); second state %" PRId64 ", %" PRId64,
+             name, s1.decode_launched - s0.decode_launched, cap1, run1, STEPS + 1, cap2, run2);
+    run_free(&plain);
+    run_free(&graph);
+    run_free(&other);
+    q35_cuda_state_free(st2);
+}
+
 int main(void)
 {
     q35_suite s;
     q35_rng rng;
-    const int skip = q35_gpu_suite(&s, "CUDA model: prefill chunks as CUDA graphs vs plain launches", &rng);
+    const int skip = q35_gpu_suite(&s, "CUDA model: prefill chunks and decode steps as CUDA graphs vs plain launches", &rng);
     if (skip)
         return skip;
     const int64_t n = q35_quick() ? 3 * ROWS + 5 : 5 * ROWS + 11;
@@ -204,6 +280,13 @@ int main(void)
     check_path(&s, cm, st, tokens, n);
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, ROWS, false, 0);
     check_not_taken(&s, cm, st, tokens, n);
+
+    cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, ROWS, false, 0); /* an f16 cache */
+    check_decode(&s, cm, st, tokens, n);
+    cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, ROWS, false, 0);   /* an f32 cache */
+    check_decode(&s, cm, st, tokens, n);
+    cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, ROWS, true, 0);    /* deterministic */
+    check_decode(&s, cm, st, tokens, n);
 
     q35_cuda_state_free(st);
     free(tokens);
