@@ -35,6 +35,8 @@
  *   gemv            one token, straight from the blocks of `type`, through
  *                   `variant` (gemv.h: 0 registers, 1 staged)
  *   gemv_rows       the batch-invariant rows form, Q4_K, rows >= 64
+ *   gemv_q8         one token, 8-bit activations (kernels/gemv_q8.h; x quantized
+ *                   once, untimed), q4_K, q6_K, q8_0 (f16 skipped)
  * and at the FFN [gate | up] of each model (axis `model`: K = n_embd, F = n_ff;
  * x16 [T][K], the merged f16 weight [2F][K], gate rows then up rows):
  *   gemm_swiglu_sm90  q35_gemm_swiglu_sm90_f16 (kernels/gemm_sm90.h): the
@@ -72,6 +74,7 @@
 #include "kernels/gemm_lt.h"
 #include "kernels/gemm_sm90.h"
 #include "kernels/gemv.h"
+#include "kernels/gemv_q8.h"
 #include "kernels/pointwise.h"
 
 #include <cublas_v2.h>
@@ -383,9 +386,10 @@ struct bw_ctx {
     q35_type type;
     int64_t n, k, T;
     int half;   /* dequant: to f16 */
-    int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows */
+    int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows, 3 gemv_q8 */
     int variant; /* gemv: an index of q35_gemv's variants */
     float *x;
+    void *xq;   /* gemv_q8: x quantized (once, untimed) */
 };
 
 static int bw_launch(void *p, q35_error *err)
@@ -399,6 +403,8 @@ static int bw_launch(void *p, q35_error *err)
         int rc;
         if (c->gemv == 1)
             rc = q35_gemv(out, in, c->type, c->n, c->k, c->x, c->variant, NULL, err);
+        else if (c->gemv == 3)
+            rc = q35_gemv_q8(out, in, c->type, c->n, c->k, c->xq, NULL, err);
         else if (c->gemv == 2)
             rc = q35_gemv_rows(out, c->n, in, c->type, c->n, c->k, c->x, c->T, NULL, err);
         else if (c->half)
@@ -414,9 +420,13 @@ static int bw_launch(void *p, q35_error *err)
 static void bench_bw(q35_bench_state *st, void *kind)
 {
     const proj *p = &k_proj[q35_bench_arg(st, 0)];
-    const int k_kind = *(const int *)kind; /* 0 dequant_f32, 1 dequant_f16, 2 gemv, 3 gemv_rows */
+    const int k_kind = *(const int *)kind; /* 0 dequant_f32, 1 dequant_f16, 2 gemv, 3 gemv_rows, 4 gemv_q8 */
     struct bw_ctx c = {.n = p->n, .k = p->k, .T = 1, .half = k_kind == 1, .gemv = k_kind >= 2 ? k_kind - 1 : 0};
     c.type = k_kind == 3 ? Q35_TYPE_Q4_K : (q35_type)q35_bench_arg(st, 1);
+    if (k_kind == 4 && !q35_gemv_q8_takes(c.type)) {
+        q35_bench_skip(st, "gemv_q8 takes q4_K, q5_K, q6_K, q8_0");
+        return;
+    }
     if (k_kind == 3)
         c.T = q35_bench_arg(st, 1);
     if (k_kind == 2)
@@ -438,6 +448,19 @@ static void bench_bw(q35_bench_state *st, void *kind)
         rotation_free(&c.r);
         return;
     }
+    if (c.gemv == 3) { /* x quantized once, untimed */
+        q35_error qerr = {{0}};
+        if (!(c.xq = q35_bench_try_alloc(q35_gemv_q8_x_bytes(c.k), st)) ||
+            q35_gemv_q8_quantize(c.xq, c.x, c.k, NULL, &qerr)) {
+            if (c.xq)
+                q35_bench_skip(st, qerr.msg);
+            q35_bench_free(c.x);
+            if (c.xq)
+                q35_bench_free(c.xq);
+            rotation_free(&c.r);
+            return;
+        }
+    }
     q35_bench_time(st, bw_launch, &c);
     const double L = c.r.launches;
     q35_bench_rate(st, "bytes", L * ((double)w_bytes + (double)out_bytes + (c.gemv ? (double)(c.T * c.k) * 4.0 : 0.0)));
@@ -447,6 +470,8 @@ static void bench_bw(q35_bench_state *st, void *kind)
     q35_bench_value(st, "weight_MB", (double)w_bytes / 1e6);
     if (c.x)
         q35_bench_free(c.x);
+    if (c.xq)
+        q35_bench_free(c.xq);
     rotation_free(&c.r);
 }
 
@@ -456,7 +481,7 @@ int main(int argc, char **argv)
         return 1;
     static const int64_t projs[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, rows[] = {1, 64, 512, 2048}, rows_big[] = {64, 512, 2048};
     static const int64_t types[] = {Q35_TYPE_Q4_K, Q35_TYPE_Q6_K, Q35_TYPE_Q8_0, Q35_TYPE_F16};
-    static const int kinds[] = {0, 1, 2, 3};
+    static const int kinds[] = {0, 1, 2, 3, 4};
     const q35_bench_axis proj_axis = {"proj", projs, N_PROJ}, rows_axis = {"rows", rows, 4};
     const q35_bench_axis type_axis = {"type", types, 4};
     static int64_t variants[2];
@@ -499,6 +524,7 @@ int main(int argc, char **argv)
     q35_bench_register("dequant_f32", bench_bw, (void *)&kinds[0], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("dequant_f16", bench_bw, (void *)&kinds[1], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("gemv", bench_bw, (void *)&kinds[2], (q35_bench_axis[]){proj_axis, type_axis, variant_axis}, 3);
+    q35_bench_register("gemv_q8", bench_bw, (void *)&kinds[4], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("gemv_rows", bench_bw, (void *)&kinds[3], (q35_bench_axis[]){proj_axis, {"rows", rows_big, 3}},
                        2);
     q35_bench_context("proj", "9B: 0 attn_qkv 8192x4096, 1 attn_gate 4096x4096, 2 ssm_alpha/beta 32x4096, 3 ssm_out "

@@ -65,38 +65,57 @@ __device__ __forceinline__ float4 q35_decode_load4(const __half *p)
     return make_float4(a.x, a.y, b.x, b.y);
 }
 
+/* A tile's K and V rows (positions p0 .. p0 + TP - 1 of the slot) into
+ * registers, loaded together: one memory latency a tile, V's loads not waiting
+ * for the scores. A position past n_ctx reads the last row (in bounds) and is
+ * dropped by the caller. */
+template <int J, class C>
+__device__ __forceinline__ void q35_decode_tile(float4 (&kx)[TP][J], float4 (&vx)[TP][J], const C *k, const C *v,
+                                                int64_t kv_stride, int64_t p0, int64_t n_ctx)
+{
+    const int lane = threadIdx.x % 32;
+    const int nv = n_ctx - p0 < TP ? (int)(n_ctx - p0) : TP;
+#pragma unroll
+    for (int i = 0; i < TP; i++) {
+        const int64_t row = (p0 + (i < nv ? i : nv - 1)) * kv_stride;
+#pragma unroll
+        for (int j = 0; j < J; j++)
+            kx[i][j] = q35_decode_load4(k + row + 128 * j + 4 * lane);
+#pragma unroll
+        for (int j = 0; j < J; j++)
+            vx[i][j] = q35_decode_load4(v + row + 128 * j + 4 * lane);
+    }
+}
+
 /* Runs slot `slot` of one head: q in registers (lane's dims 4L + 128j), the
  * head's K and V columns at k, v (row stride kv_stride), over n_ctx rows.
- * Writes the slot's m, l and acc into the state at index `at`. */
-template <int HD, int N, class C>
+ * Writes the slot's m, l and acc into the state at index `at`. PREFETCH: the
+ * slot's next tile is loaded while this one is computed (twice the registers;
+ * the same arithmetic in the same order, so the same bits). */
+template <int HD, int N, bool PREFETCH, class C>
 __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int at, const float4 (&q)[HD / 128],
                                                 const C *k, const C *v, int64_t kv_stride, int64_t n_ctx,
                                                 int slot, float scale)
 {
     constexpr int J = HD / 128;
+    constexpr int64_t STRIDE = (int64_t)SLOTS * TP;
     const int lane = threadIdx.x % 32;
     float m = -INFINITY, l = 0.0f;
     float4 acc[J];
 #pragma unroll
     for (int j = 0; j < J; j++)
         acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int64_t p0 = (int64_t)slot * TP; p0 < n_ctx; p0 += (int64_t)SLOTS * TP) {
+    float4 kx[TP][J], vx[TP][J];
+    if (PREFETCH && (int64_t)slot * TP < n_ctx)
+        q35_decode_tile<J>(kx, vx, k, v, kv_stride, (int64_t)slot * TP, n_ctx);
+    for (int64_t p0 = (int64_t)slot * TP; p0 < n_ctx; p0 += STRIDE) {
         const int nv = n_ctx - p0 < TP ? (int)(n_ctx - p0) : TP;
+        float4 kn[TP][J], vn[TP][J];
+        if (!PREFETCH)
+            q35_decode_tile<J>(kx, vx, k, v, kv_stride, p0, n_ctx);
+        else if (p0 + STRIDE < n_ctx)
+            q35_decode_tile<J>(kn, vn, k, v, kv_stride, p0 + STRIDE, n_ctx);
         /* scores: the lane's partial dot products, then a fixed butterfly each */
-        /* the tile's K and V rows loaded together (one memory latency a tile, not
-         * two: V's loads do not wait for the scores); a position past n_ctx reads
-         * the last row (in bounds) and is dropped below */
-        float4 kx[TP][J], vx[TP][J];
-#pragma unroll
-        for (int i = 0; i < TP; i++) {
-            const int64_t row = (p0 + (i < nv ? i : nv - 1)) * kv_stride;
-#pragma unroll
-            for (int j = 0; j < J; j++)
-                kx[i][j] = q35_decode_load4(k + row + 128 * j + 4 * lane);
-#pragma unroll
-            for (int j = 0; j < J; j++)
-                vx[i][j] = q35_decode_load4(v + row + 128 * j + 4 * lane);
-        }
         float s[TP];
 #pragma unroll
         for (int i = 0; i < TP; i++) {
@@ -145,6 +164,13 @@ __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int
             }
         }
         m = m_new;
+        if (PREFETCH) {
+#pragma unroll
+            for (int i = 0; i < TP; i++)
+#pragma unroll
+                for (int j = 0; j < J; j++)
+                    kx[i][j] = kn[i][j], vx[i][j] = vn[i][j];
+        }
     }
     if (lane == 0) {
         st->m[at] = m;
@@ -201,7 +227,7 @@ __global__ void __launch_bounds__(32 * BLOCK_WARPS, 1)
     float4 qr[HD / 128];
     q35_decode_load_q<HD>(qr, q + t * sh.q_stride + (int64_t)h * HD);
     for (int s = warp; s < SLOTS; s += BLOCK_WARPS)
-        q35_decode_slot<HD, SLOTS>(&st, s, qr, k_cache + kv_off, v_cache + kv_off, sh.kv_stride, n_ctx, s, sh.scale);
+        q35_decode_slot<HD, SLOTS, false>(&st, s, qr, k_cache + kv_off, v_cache + kv_off, sh.kv_stride, n_ctx, s, sh.scale);
     __syncthreads();
     if (threadIdx.x < HD) {
         auto state = [&](int) { return (const q35_decode_slots<HD, SLOTS> *)&st; };
@@ -227,7 +253,7 @@ __global__ void __launch_bounds__(32 * CLUSTER_WARPS)
     float4 qr[HD / 128];
     q35_decode_load_q<HD>(qr, q + t * sh.q_stride + (int64_t)h * HD);
     const int slot = rank * CLUSTER_WARPS + warp;
-    q35_decode_slot<HD, CLUSTER_WARPS>(&st, warp, qr, k_cache + kv_off, v_cache + kv_off, sh.kv_stride, n_ctx, slot,
+    q35_decode_slot<HD, CLUSTER_WARPS, true>(&st, warp, qr, k_cache + kv_off, v_cache + kv_off, sh.kv_stride, n_ctx, slot,
                                         sh.scale);
     cluster.sync(); /* every block's slot states written */
     constexpr int DIMS = HD / CLUSTER_BLOCKS;

@@ -21,6 +21,7 @@
  * aligned. */
 #include "kernels/dequant_units.cuh"
 #include "kernels/gemv.h"
+#include "kernels/gemv_parts.cuh"
 #include "kernels/linear_args.cuh"
 #include "kernels/reduce.cuh"
 
@@ -48,43 +49,6 @@ constexpr int64_t kMaxGridY = 65535;
 template <int TYPE>
 constexpr int kTokenMinBlocks = TYPE == Q35_TYPE_Q6_K ? 3 : 4;
 constexpr int kTileMinBlocks = 2;
-
-/* The weights one launch computes, side by side (q35_gemv_group; a lone
- * weight is one part): every part of the same type and k, read against the
- * same x. Part p's rows are the warps' row groups g[p] .. g[p + 1] - 1 of NR
- * rows, its last group's rows past n[p] computed on its last row and not
- * written. */
-constexpr int kMaxParts = Q35_GEMV_GROUP_MAX;
-struct gemv_parts {
-    const uint8_t *w[kMaxParts];
-    float *y[kMaxParts];
-    int64_t n[kMaxParts];
-    int64_t g[kMaxParts + 1]; /* each part's first group, then the total */
-    int count;
-};
-
-/* Row group gi of the parts: its first row's bytes, its first output, the
- * index of its last valid row (0 .. NR - 1). Static indices only (the
- * parameter arrays stay in the constant bank). */
-struct gemv_group {
-    const uint8_t *w;
-    float *y;
-    int last;
-};
-
-template <int NR>
-__device__ __forceinline__ gemv_group locate(const gemv_parts &P, int64_t gi, int64_t row_bytes)
-{
-    const uint8_t *w = P.w[0];
-    float *y = P.y[0];
-    int64_t n = P.n[0], g0 = 0;
-#pragma unroll
-    for (int i = 1; i < kMaxParts; i++)
-        if (i < P.count && gi >= P.g[i])
-            w = P.w[i], y = P.y[i], n = P.n[i], g0 = P.g[i];
-    const int64_t r0 = (gi - g0) * NR, left = n - 1 - r0;
-    return {w + r0 * row_bytes, y + r0, (int)(left < NR - 1 ? left : NR - 1)};
-}
 
 /* v[j] = p[j] for j < count, else 0: four 16-byte loads when vec and the run is
  * whole (count the elements left in the unit: 16 or more). */
@@ -228,25 +192,6 @@ __global__ void __launch_bounds__(kWarps * 32, R == 1 ? kTokenMinBlocks<TYPE> : 
             if (lane == t * NR + i && t <= last_t && i <= last_i)
                 grp.y[(t0 + t) * ldy + i] = sum;
         }
-}
-
-/* The parts' row groups of NR rows (g[], the total last). */
-template <int NR>
-gemv_parts with_groups(gemv_parts P)
-{
-    P.g[0] = 0;
-    for (int i = 0; i < P.count; i++)
-        P.g[i + 1] = P.g[i] + (P.n[i] + NR - 1) / NR;
-    return P;
-}
-
-/* Whether every part's weight is 16-byte aligned (its rows of whole 16 bytes besides: the caller). */
-bool parts_aligned16(const gemv_parts &P)
-{
-    for (int i = 0; i < P.count; i++)
-        if ((uintptr_t)P.w[i] % 16 != 0)
-            return false;
-    return true;
 }
 
 template <int TYPE, int NR, int R>
@@ -475,12 +420,6 @@ int gemv(const char *who, gemv_parts P, q35_type type, int64_t ldy, int64_t k, c
     });
 }
 
-gemv_parts one_part(float *y, const void *w, int64_t n)
-{
-    gemv_parts P = {};
-    P.w[0] = static_cast<const uint8_t *>(w), P.y[0] = y, P.n[0] = n, P.count = 1;
-    return P;
-}
 
 } // namespace
 
@@ -518,16 +457,9 @@ int q35_gemv(float *y, const void *w, q35_type type, int64_t n, int64_t k, const
 int q35_gemv_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const float *x, int variant,
                    q35_stream stream, q35_error *err)
 {
-    if (count < 1 || count > kMaxParts || !parts)
-        return q35_fail(err, "gemv_group: %d parts (want 1 .. %d)", count, kMaxParts);
-    gemv_parts P = {};
-    for (int i = 0; i < count; i++) {
-        if (parts[i].type != type)
-            return q35_fail(err, "gemv_group: part %d is %s, the group %s (one type a launch)", i,
-                            q35_type_name(parts[i].type), q35_type_name(type));
-        P.w[i] = static_cast<const uint8_t *>(parts[i].w), P.y[i] = parts[i].y, P.n[i] = parts[i].n;
-    }
-    P.count = count;
+    gemv_parts P;
+    if (parts_of("gemv_group", parts, count, type, &P, err))
+        return -1;
     return per_token("gemv_group", P, type, k, x, variant, stream, err);
 }
 

@@ -49,6 +49,7 @@
 #include "kernels/gemm_lt.h"
 #include "kernels/gemm_sm90.h"
 #include "kernels/gemv.h"
+#include "kernels/gemv_q8.h"
 #include "kernels/kv_append.h"
 #include "kernels/l2norm.h"
 #include "kernels/pointwise.h"
@@ -294,11 +295,24 @@ static int proj(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dwe
     return q35_op_end(r, r->project(r, y, ldy, x, w));
 }
 
+/* Whether a decode step's projections of a k-input run through the
+ * 8-bit-activation GEMV (kernels/gemv_q8.h; q35_paths_decode_q8): the
+ * activation scratch holds the quantized x (the f16 and fp8 GEMM paths have
+ * one; too small, the exact GEMV runs). */
+static bool token_q8(const q35_run *r, int64_t k)
+{
+    const q35_cuda_model *cm = r->cm;
+    return r->per_token && q35_paths_decode_q8(&cm->paths) && cm->f16_act && k % 32 == 0 &&
+           (uint64_t)q35_gemv_q8_x_bytes(k) <= cm->ws.f16_act;
+}
+
 /* The projections of one input x: w[i] into y[i] (row stride ldy[i]), in
- * order. A decode step runs those of one type as one grouped GEMV
- * (q35_gemv_group, one op named `label`: each output bitwise its projection
- * alone), so a layer's [qkv | z | alpha | beta], [q | k | v] or [gate | up]
- * of one type is one launch; otherwise one projection each. */
+ * order. A decode step runs those of one type as one grouped GEMV (one op
+ * named `label`: each output bitwise its projection alone), so a layer's
+ * [qkv | z | alpha | beta], [q | k | v] or [gate | up] of one type is one
+ * launch; with the switch decode-q8 (token_q8) x is quantized once first and
+ * the types the 8-bit-activation GEMV takes go through it. Otherwise one
+ * projection each. */
 static int proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *x, const q35_dweight *const *w,
                      int n, const char *label)
 {
@@ -308,6 +322,12 @@ static int proj_many(q35_run *r, float *const *y, const int64_t *ldy, const floa
                 return -1;
         return 0;
     }
+    const int64_t k = w[0]->k;
+    bool q8 = token_q8(r, k);
+    for (int i = 0; q8 && i < n; i++)
+        q8 = w[i]->k == k;
+    void *xq = r->cm->f16_act;
+    bool quantized = false;
     bool done[Q35_GEMV_GROUP_MAX] = {false};
     for (int i = 0; i < n; i++) {
         if (done[i])
@@ -319,11 +339,19 @@ static int proj_many(q35_run *r, float *const *y, const int64_t *ldy, const floa
                 parts[c++] = (q35_gemv_part){.y = y[j], .w = w[j]->w, .type = w[j]->type, .n = w[j]->n};
                 done[j] = true;
             }
+        const bool by_q8 = q8 && q35_gemv_q8_takes(w[i]->type);
+        if (by_q8 && !quantized) {
+            q35_op_begin(r, Q35_OP_PROJ, "proj quantize x");
+            if (q35_op_end(r, q35_gemv_q8_quantize(xq, x, k, r->cm->stream, r->err)))
+                return -1;
+            quantized = true;
+        }
         q35_op_begin(r, Q35_OP_PROJ, c > 1 ? label : w[i]->label);
         for (int j = 0; j < c; j++)
             q35_op_flop(r, Q35_OP_PROJ, 2.0 * (double)parts[j].n * (double)w[i]->k);
-        if (q35_op_end(r, q35_gemv_group(parts, c, w[i]->type, w[i]->k, x, Q35_VARIANT_DEFAULT, r->cm->stream,
-                                         r->err)))
+        if (q35_op_end(r, by_q8 ? q35_gemv_q8_group(parts, c, w[i]->type, w[i]->k, xq, r->cm->stream, r->err)
+                                : q35_gemv_group(parts, c, w[i]->type, w[i]->k, x, Q35_VARIANT_DEFAULT,
+                                                 r->cm->stream, r->err)))
             return -1;
     }
     return 0;
@@ -392,7 +420,8 @@ static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last
         return q35_op_end(r, r->f16_inputs ? gemm_f16(r, BUF(r, X), H, in, w, OUT_F32_ADD)
                                            : gemm_fp8(r, BUF(r, X), H, in, w, OUT_F32_ADD));
     }
-    return proj(r, BUF(r, PROJ), H, in, w) || residual_add(r, last);
+    return proj_many(r, (float *const[]){BUF(r, PROJ)}, &H, in, (const q35_dweight *const[]){w}, 1, w->label) ||
+           residual_add(r, last);
 }
 
 /* Whether the FFN's merged [gate | up] is written in 16 bits (ffn_gu16): on
@@ -844,9 +873,14 @@ int q35_layer_tail(q35_run *r, int64_t row)
     q35_cuda_model *cm = r->cm;
     const q35_hparams *hp = &cm->hp;
     q35_op_begin(r, Q35_OP_TAIL, "tail");
+    /* a decode step's lm_head through the 8-bit-activation GEMV where the switch decode-q8 takes it */
+    const bool q8 = token_q8(r, hp->n_embd) && q35_gemv_q8_takes(cm->lm_type);
     const int rc = q35_rmsnorm(cm->tail_row, BUF(r, X) + row * hp->n_embd, cm->output_norm, hp->n_embd, hp->eps,
                                cm->stream, r->err) ||
-                   q35_gemv(cm->logits, cm->lm_head, cm->lm_type, hp->n_vocab, hp->n_embd, cm->tail_row,
-                            Q35_VARIANT_DEFAULT, cm->stream, r->err);
+                   (q8 ? q35_gemv_q8_quantize(cm->f16_act, cm->tail_row, hp->n_embd, cm->stream, r->err) ||
+                             q35_gemv_q8(cm->logits, cm->lm_head, cm->lm_type, hp->n_vocab, hp->n_embd, cm->f16_act,
+                                         cm->stream, r->err)
+                        : q35_gemv(cm->logits, cm->lm_head, cm->lm_type, hp->n_vocab, hp->n_embd, cm->tail_row,
+                                   Q35_VARIANT_DEFAULT, cm->stream, r->err));
     return q35_op_end(r, rc ? -1 : 0);
 }

@@ -163,6 +163,10 @@ typedef struct q35_cuda_paths {
     bool decode_graph;       /* switch decode-graph (on): the decode step as one CUDA graph,
                                 captured once and replayed (model/cuda_graph.c; the same bits as
                                 plain launches), on every path */
+    bool decode_q8;          /* switch decode-q8: a decode step's projections (and lm_head) with
+                                their activations rounded to 8 bits a block of 32 and integer
+                                dot products (kernels/gemv_q8.h), where q35_paths_decode_q8; not
+                                the exact GEMV's bits: the fast decode, with its own tier */
 } q35_cuda_paths;
 
 /* Whether a prefill on GEMM path gemm runs its projections through the f16
@@ -236,6 +240,15 @@ static inline bool q35_paths_graph_ok(const q35_cuda_paths *p)
 static inline bool q35_paths_graphs(const q35_cuda_paths *p)
 {
     return p->graphs && q35_paths_graph_ok(p);
+}
+
+/* Whether paths p run a decode step's projections with 8-bit activations
+ * (model/cuda_layers.c, token_q8): asked for, on the f16 or fp8 GEMM path
+ * (not deterministic: the parity oracle keeps the exact GEMV; the fast paths'
+ * activation scratch holds the quantized x). */
+static inline bool q35_paths_decode_q8(const q35_cuda_paths *p)
+{
+    return p->decode_q8 && !p->deterministic && (p->gemm == Q35_GEMM_F16 || p->gemm == Q35_GEMM_FP8);
 }
 
 /* Whether a prefill on paths p prunes its last layer (model/cuda_layers.c,

@@ -72,6 +72,7 @@ static const struct {
     [Q35_SW_FP8_GU_BF16] = {"fp8-gu-bf16", true},
     [Q35_SW_TUNE_STEADY] = {"tune-steady", false},
     [Q35_SW_DECODE_GRAPH] = {"decode-graph", true},
+    [Q35_SW_DECODE_Q8] = {"decode-q8", false},
 };
 
 const char *q35_switch_name(q35_switch s)
@@ -438,6 +439,10 @@ void q35_paths_apply(const q35_path_choice *c, bool flash_sm90_runs, bool gemm_s
     p->fp8_gu_f32 = !c->sw[Q35_SW_FP8_GU_BF16];
     p->gemm_tune_steady = c->sw[Q35_SW_TUNE_STEADY];
     p->decode_graph = c->sw[Q35_SW_DECODE_GRAPH];
+    p->decode_q8 = c->sw[Q35_SW_DECODE_Q8];
+    if (p->decode_q8 && !q35_paths_decode_q8(p))
+        q35_paths_note(log, cap, quiet, "note: the decode step's 8-bit activations (switch decode-q8=on) are taken "
+                       "on the f16 and fp8 GEMM paths only (not deterministic); exact GEMVs");
     if (p->graphs && !q35_paths_graph_ok(p))
         q35_paths_note(log, cap, quiet, "note: CUDA graphs (switch graphs=on) are not taken on these paths (cuBLAS's "
                        "own calls: f32 GEMM, f32 attention or GEMM kernel cublas); plain launches");

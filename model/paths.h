@@ -51,6 +51,7 @@ typedef enum q35_switch {
     Q35_SW_FP8_GU_BF16, /* the fp8 path's [gate | up] written in bf16 */
     Q35_SW_TUNE_STEADY, /* the tuned GEMM's candidates timed as the prefill runs them */
     Q35_SW_DECODE_GRAPH, /* the decode step as one CUDA graph, captured once and replayed */
+    Q35_SW_DECODE_Q8,    /* a decode step's projections with 8-bit activations (kernels/gemv_q8.h) */
     Q35_SW_COUNT
 } q35_switch;
 

@@ -14,6 +14,7 @@
 #include "kernels/gates.h"
 #include "kernels/l2norm.h"
 #include "core/half.h"
+#include "kernels/gemv_q8.h"
 #include "kernels/linear.h"
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
@@ -331,6 +332,28 @@ static void check_ggml_act(q35_suite *s)
     free(xr);
 }
 
+/* The fast decode's activation quantization (kernels/gemv_q8.h) on literals:
+ * max|x| 127 gives d = 1 and q = x rounded half to even, s = d * sum q; an
+ * all-zero block stays zero. */
+static void check_gemv_q8_quantize(q35_suite *s)
+{
+    float x[64];
+    int8_t q[64];
+    float d[2], sm[2];
+    for (int i = 0; i < 64; i++)
+        x[i] = i < 32 ? 0.5f : 0.0f;
+    x[0] = -127.0f, x[1] = 2.5f, x[2] = 3.5f, x[3] = -2.5f;
+    q35_ref_gemv_q8_quantize(q, d, sm, x, 64);
+    bool zeros = d[1] == 0.0f && sm[1] == 0.0f;
+    for (int i = 32; i < 64; i++)
+        zeros = zeros && q[i] == 0;
+    q35_case(s, d[0] == 1.0f && q[0] == -127 && q[1] == 2 && q[2] == 4 && q[3] == -2 && q[4] == 0 &&
+                    sm[0] == -127.0f + 2 + 4 - 2 && zeros,
+             "gemv_q8 quantize: -127, 2.5, 3.5, -2.5, 0.5 -> %d, %d, %d, %d, %d (d %g, s %g); a zero block: d %g, s %g%s",
+             q[0], q[1], q[2], q[3], q[4], (double)d[0], (double)sm[0], (double)d[1], (double)sm[1],
+             zeros ? "" : ", q not all zero");
+}
+
 int main(void)
 {
     const uint64_t seed = q35_test_seed();
@@ -376,5 +399,6 @@ int main(void)
     check_linear(&s, Q35_TYPE_Q4_K, 129, 512, 5);
     check_linear(&s, Q35_TYPE_Q8_0, 64, 1024, 1);
     check_ggml_act(&s);
+    check_gemv_q8_quantize(&s);
     return q35_suite_end(&s);
 }

@@ -20,8 +20,11 @@
  * the graph give BITWISE the logits and the state of plain steps, over an f16
  * cache (flash) and an f32 one (f32 attention; deterministic); the counters say
  * the step was captured once and replayed at every later step, and captured
- * anew for a step without logits and for another state. */
+ * anew for a step without logits and for another state. The 8-bit-activation
+ * decode (decode-q8) within the FP8 tier of the exact one, its graph bitwise
+ * its plain steps. */
 #include "cuda_model_cases.h"
+#include "model/accuracy.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -252,6 +255,37 @@ static void check_decode(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, c
     q35_cuda_state_free(st2);
 }
 
+/* The 8-bit-activation decode (switch decode-q8) against the exact GEMVs'
+ * decode on the same path: its logits within the FP8 tier's bounds
+ * (model/accuracy.h: rel L2 0.05 sqrt(layers), KL 2.5e-4 layers; its
+ * activations round to 1/254 of a block's largest, finer than e4m3's 1/16);
+ * and, through check_decode, its graph bitwise its plain steps. */
+static void check_decode_q8(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n)
+{
+    const int vocab = q35_cuda_model_hparams(cm)->n_vocab, L = q35_cuda_model_hparams(cm)->n_layer;
+    run_out exact, q8;
+    decode_run(cm, st, tokens, n - STEPS - 1, &exact);
+    q35_cuda_paths p = *q35_cuda_model_paths(cm);
+    p.decode_q8 = true;
+    q35_error err = {{0}};
+    if (q35_cuda_model_set_paths(cm, &p, &err))
+        fatal("setting the paths", &err);
+    const bool taken = q35_paths_decode_q8(q35_cuda_model_paths(cm));
+    decode_run(cm, st, tokens, n - STEPS - 1, &q8);
+    const q35_logit_tier t = q35_logit_tier_of(q8.logits, NULL, exact.logits, STEPS, vocab);
+    char line[200];
+    q35_case(s, taken && t.nonfinite == 0 && t.rel_l2_worst <= q35_fp8_tier_l2(L) && t.kl_worst <= q35_fp8_tier_kl(L),
+             "decode-q8 (8-bit activations) vs exact GEMVs, %d steps: %s (bounds rel L2 %.2f, KL %.1e)%s", STEPS,
+             q35_logit_tier_line(&t, line, (int)sizeof line), q35_fp8_tier_l2(L), q35_fp8_tier_kl(L),
+             taken ? "" : "; NOT TAKEN on these paths");
+    check_decode(s, cm, st, tokens, n); /* its graph bitwise its plain steps */
+    p.decode_q8 = false;
+    if (q35_cuda_model_set_paths(cm, &p, &err))
+        fatal("setting the paths", &err);
+    run_free(&exact);
+    run_free(&q8);
+}
+
 int main(void)
 {
     q35_suite s;
@@ -283,6 +317,7 @@ int main(void)
 
     cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, ROWS, false, 0); /* an f16 cache */
     check_decode(&s, cm, st, tokens, n);
+    check_decode_q8(&s, cm, st, tokens, n);
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, ROWS, false, 0);   /* an f32 cache */
     check_decode(&s, cm, st, tokens, n);
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, ROWS, true, 0);    /* deterministic */

@@ -1,0 +1,348 @@
+/* The 8-bit-activation GEMV (kernels/gemv_q8.h).
+ *
+ * The quantization: a warp a block of 32 (a lane an element): the block's
+ * largest magnitude by a butterfly of fmaxf (exact), d = amax / 127, q =
+ * round-to-even(x / d), the sum of q by a butterfly of integer adds (exact).
+ *
+ * The product: a warp owns NR output rows of a launch's parts
+ * (kernels/gemv_parts.cuh); the row's units (64 elements of a K-quant: a group
+ * of its super-block, two activation blocks; 32 of Q8_0: one block) go to the
+ * lanes in turn (lane l: units l, l + 32, ...). A lane loads its unit's
+ * activation blocks once (16-byte loads) and every row's unit bytes, then
+ * per row and sub-block the integer sum of level x activation with dp4a (4
+ * products an instruction, exact in int32), and one f32 multiply-add of it
+ * by (the sub-block's scale) x d, and for Q4_K/Q5_K one of the block's s by
+ * the sub-block's min. The lanes' sums then a fixed butterfly. Per unit's
+ * element that is a quarter of a dp4a and a share of a mask and a shift: the
+ * bytes of the weight bound it, not the issue rate (kernels/gemv.cu's f32
+ * form spends three instructions an element). */
+#include "kernels/dequant.cuh"
+#include "kernels/dequant_units.cuh"
+#include "kernels/gemv_parts.cuh"
+#include "kernels/gemv_q8.h"
+#include "kernels/linear_args.cuh"
+#include "kernels/reduce.cuh"
+
+#include <cuda_runtime.h>
+
+namespace {
+
+constexpr int kWarps = 4;                      /* warps per block */
+constexpr int64_t kMaxRows = 65535LL * 8 * 4;   /* q35_gemv's n limit (kernels/gemv.h) */
+
+/* ---- the quantization ---- */
+
+__global__ void __launch_bounds__(256) quantize_kernel(int8_t *q, float *d, float *s, const float *x, int64_t blocks)
+{
+    const int64_t b = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (b >= blocks)
+        return; /* the whole warp */
+    const float v = x[32 * b + lane];
+    float amax = fabsf(v);
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2)
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+    const float db = __fdiv_rn(amax, 127.0f);
+    const int qi = amax > 0.0f ? __float2int_rn(__fdiv_rn(v, db)) : 0;
+    int sum = qi;
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2)
+        sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    q[32 * b + lane] = (int8_t)qi;
+    if (lane == 0) {
+        d[b] = db;
+        s[b] = __fmul_rn(db, (float)sum);
+    }
+}
+
+/* ---- the units ---- */
+
+/* The activations a lane holds for a unit: NB blocks of 8 words, their d and s. */
+template <int NB>
+struct xblocks {
+    int w[NB][8];
+    float d[NB], s[NB];
+};
+
+template <int NB>
+__device__ __forceinline__ void load_x(xblocks<NB> &xb, const int8_t *q, const float *d, const float *s,
+                                       const int64_t (&blk)[NB])
+{
+#pragma unroll
+    for (int i = 0; i < NB; i++) {
+        const int4 *p = reinterpret_cast<const int4 *>(q + 32 * blk[i]);
+        const int4 a = __ldg(p), b = __ldg(p + 1);
+        xb.w[i][0] = a.x, xb.w[i][1] = a.y, xb.w[i][2] = a.z, xb.w[i][3] = a.w;
+        xb.w[i][4] = b.x, xb.w[i][5] = b.y, xb.w[i][6] = b.z, xb.w[i][7] = b.w;
+        xb.d[i] = __ldg(d + blk[i]), xb.s[i] = __ldg(s + blk[i]);
+    }
+}
+
+/* sum over i < N of dp4a(a[i], b[i]): exact in int32. */
+template <int N>
+__device__ __forceinline__ int dot_words(const uint32_t *a, const int *b)
+{
+    int acc = 0;
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        acc = __dp4a((int)a[i], b[i], acc);
+    return acc;
+}
+
+template <int TYPE>
+struct q8_unit;
+
+/* Q4_K, Q5_K: unit u = group g = u % 4 of super-block u / 4 (64 elements:
+ * sub-blocks 2g, low nibbles of qs[32g ..], and 2g + 1, high nibbles; Q5_K's
+ * fifth bit is bit 2g (2g + 1) of qh[l]); activation blocks 2u, 2u + 1. */
+template <bool FIFTH>
+struct q8_k_unit {
+    static constexpr int elems = 64, nb = 2, block_bytes = FIFTH ? 176 : 144, qs_at = FIFTH ? 48 : 16;
+    struct raw {
+        uint32_t h[4];  /* d | dmin << 16, the 12 scale bytes */
+        uint32_t q[8];  /* qs[32g .. 32g + 31] */
+        uint32_t qh[8]; /* Q5_K: qh[0 .. 31] */
+    };
+    static __device__ __forceinline__ void blocks(int64_t u, int64_t (&blk)[2]) { blk[0] = 2 * u, blk[1] = 2 * u + 1; }
+    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u)
+    {
+        const uint8_t *b = row + block_bytes * (u >> 2);
+        q35_ld_words(r.h, b, true);
+        uint32_t lo[4], hi[4];
+        q35_ld_words(lo, b + qs_at + 32 * (u & 3), true);
+        q35_ld_words(hi, b + qs_at + 32 * (u & 3) + 16, true);
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            r.q[i] = lo[i], r.q[4 + i] = hi[i];
+        if (FIFTH) {
+            uint32_t a[4], c[4];
+            q35_ld_words(a, b + 16, true);
+            q35_ld_words(c, b + 32, true);
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                r.qh[i] = a[i], r.qh[4 + i] = c[i];
+        }
+    }
+    static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
+    {
+        const int g = (int)(u & 3);
+        uint32_t sc, m;
+        q35_dev_k_scales(r.h[1], r.h[2], r.h[3], g >= 2, &sc, &m);
+        const float d = q35_dev_f16((uint16_t)r.h[0]), dmin = q35_dev_f16((uint16_t)(r.h[0] >> 16));
+#pragma unroll
+        for (int half = 0; half < 2; half++) { /* sub-block 2g + half */
+            const int sb = 2 * g + half;
+            uint32_t lv[8];
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                lv[i] = (r.q[i] >> (4 * half)) & 0x0F0F0F0Fu;
+                if (FIFTH)
+                    lv[i] |= ((r.qh[i] >> sb) & 0x01010101u) << 4;
+            }
+            const int sumi = dot_words<8>(lv, x.w[half]);
+            float d1, m1;
+            q35_dq_k_sub(d, dmin, q35_byte_level<0>(sc, sb & 3), q35_byte_level<0>(m, sb & 3), &d1, &m1);
+            acc = __fmaf_rn(__fmul_rn(d1, x.d[half]), (float)sumi, acc);
+            acc = __fmaf_rn(-m1, x.s[half], acc);
+        }
+        return acc;
+    }
+};
+
+template <>
+struct q8_unit<Q35_TYPE_Q4_K> : q8_k_unit<false> {};
+template <>
+struct q8_unit<Q35_TYPE_Q5_K> : q8_k_unit<true> {};
+
+/* Q6_K: unit u = pair qp = u % 2 of half h = (u / 2) % 2 of super-block u / 4
+ * (64 elements: quarters qp, the low nibbles of ql[64h + 32qp + l], and qp + 2,
+ * their high nibbles; the top two bits at bits 2 quarter of qh[32h + l]; level
+ * - 32; scales[8h + 2 quarter + l / 16]); activation blocks 8 (u / 4) + 4h + qp
+ * and that + 2. 2-byte aligned blocks of 210: 2-byte loads. */
+template <>
+struct q8_unit<Q35_TYPE_Q6_K> {
+    static constexpr int elems = 64, nb = 2;
+    struct raw {
+        uint32_t ql[8], qh[8];
+        uint32_t sc; /* scales[8h + 2qp .. + 1] (low half) and [8h + 2qp + 4 .. + 5] (high half) */
+        uint32_t d;
+    };
+    static __device__ __forceinline__ void blocks(int64_t u, int64_t (&blk)[2])
+    {
+        const int64_t b0 = 8 * (u >> 2) + 4 * ((u >> 1) & 1) + (u & 1);
+        blk[0] = b0, blk[1] = b0 + 2;
+    }
+    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u)
+    {
+        const int h = (int)((u >> 1) & 1), qp = (int)(u & 1);
+        const uint8_t *b = row + 210 * (u >> 2);
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            r.ql[i] = q35_ld_u32_2a(b + 64 * h + 32 * qp + 4 * i);
+            r.qh[i] = q35_ld_u32_2a(b + 128 + 32 * h + 4 * i);
+        }
+        const unsigned short *sc = reinterpret_cast<const unsigned short *>(b + 192 + 8 * h + 2 * qp);
+        r.sc = (uint32_t)__ldg(sc) | ((uint32_t)__ldg(sc + 2) << 16);
+        r.d = __ldg(reinterpret_cast<const unsigned short *>(b + 208));
+    }
+    static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
+    {
+        const int qp = (int)(u & 1);
+        const float d = q35_dev_f16((uint16_t)r.d);
+#pragma unroll
+        for (int half = 0; half < 2; half++) { /* quarter qp + 2 half: nibble `half` */
+            const int quarter = qp + 2 * half;
+            uint32_t lv[8];
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                lv[i] = __vsub4(((r.ql[i] >> (4 * half)) & 0x0F0F0F0Fu) |
+                                    (((r.qh[i] >> (2 * quarter)) & 0x03030303u) << 4),
+                                0x20202020u);
+            const int s0 = (int)(int8_t)(r.sc >> (16 * half)), s1 = (int)(int8_t)(r.sc >> (16 * half + 8));
+            const int isum = s0 * dot_words<4>(lv, x.w[half]) + s1 * dot_words<4>(lv + 4, x.w[half] + 4);
+            acc = __fmaf_rn(__fmul_rn(d, x.d[half]), (float)isum, acc);
+        }
+        return acc;
+    }
+};
+
+/* Q8_0: unit u = block u (34 bytes: d, then 32 int8; 2-byte aligned), activation block u. */
+template <>
+struct q8_unit<Q35_TYPE_Q8_0> {
+    static constexpr int elems = 32, nb = 1;
+    struct raw {
+        uint32_t q[8];
+        uint32_t d;
+    };
+    static __device__ __forceinline__ void blocks(int64_t u, int64_t (&blk)[1]) { blk[0] = u; }
+    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u)
+    {
+        const uint8_t *b = row + 34 * u;
+        r.d = __ldg(reinterpret_cast<const unsigned short *>(b));
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            r.q[i] = q35_ld_u32_2a(b + 2 + 4 * i);
+    }
+    static __device__ __forceinline__ float dot(const raw &r, int64_t, const xblocks<1> &x, float acc)
+    {
+        const int sumi = dot_words<8>(r.q, x.w[0]);
+        return __fmaf_rn(__fmul_rn(q35_dev_f16((uint16_t)r.d), x.d[0]), (float)sumi, acc);
+    }
+};
+
+/* ---- the product ---- */
+
+template <int TYPE, int NR>
+__global__ void __launch_bounds__(kWarps * 32)
+    gemv_q8_kernel(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
+{
+    using Unit = q8_unit<TYPE>;
+    constexpr int NB = Unit::nb;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int64_t gi = (int64_t)blockIdx.x * kWarps + warp;
+    if (gi >= P.g[P.count])
+        return; /* the whole warp */
+    const gemv_group grp = locate<NR>(P, gi, row_bytes);
+    const int64_t units = k / Unit::elems;
+    float acc[NR];
+#pragma unroll
+    for (int i = 0; i < NR; i++)
+        acc[i] = 0.0f;
+#pragma unroll 1
+    for (int64_t u = lane; u < units; u += 32) {
+        typename Unit::raw raw[NR];
+#pragma unroll
+        for (int i = 0; i < NR; i++) /* every row's bytes first: NR units in flight */
+            Unit::load(raw[i], grp.w + (i < grp.last ? i : grp.last) * row_bytes, u);
+        int64_t blk[NB];
+        Unit::blocks(u, blk);
+        xblocks<NB> x;
+        load_x<NB>(x, xq, xd, xs, blk);
+#pragma unroll
+        for (int i = 0; i < NR; i++)
+            acc[i] = Unit::dot(raw[i], u, x, acc[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < NR; i++) {
+        const float sum = q35_group_sum<32>(acc[i]);
+        if (lane == i && i <= grp.last)
+            grp.y[i] = sum;
+    }
+}
+
+constexpr int kRows = 4; /* output rows a warp */
+
+int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void *xq, q35_stream stream,
+            q35_error *err)
+{
+    if (!q35_gemv_q8_takes(type))
+        return q35_fail(err, "%s: type %s (the 8-bit-activation GEMV takes q4_K, q5_K, q6_K, q8_0)", who,
+                        q35_type_name(type));
+    int64_t rows = 0;
+    for (int i = 0; i < P.count; i++) {
+        if (q35_check_weight(who, type, P.n[i], 1, kMaxRows - rows, k, err))
+            return -1;
+        rows += P.n[i];
+    }
+    const bool wide = type == Q35_TYPE_Q4_K || type == Q35_TYPE_Q5_K;
+    for (int i = 0; i < P.count; i++)
+        if ((uintptr_t)P.w[i] % (wide ? 16 : 2) != 0)
+            return q35_fail(err, "%s: weight %d at %p (a %s weight must be %d-byte aligned)", who, i,
+                            (const void *)P.w[i], q35_type_name(type), wide ? 16 : 2);
+    if ((uintptr_t)xq % 16 != 0)
+        return q35_fail(err, "%s: the quantized x at %p (want 16-byte aligned)", who, xq);
+    const int64_t row_bytes = (int64_t)q35_row_bytes(type, k);
+    const int8_t *q = static_cast<const int8_t *>(xq);
+    const float *d = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_d_at(k));
+    const float *s = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_s_at(k));
+    P = with_groups<kRows>(P);
+    const unsigned blocks = (unsigned)((P.g[P.count] + kWarps - 1) / kWarps);
+    switch (type) {
+    case Q35_TYPE_Q4_K:
+        gemv_q8_kernel<Q35_TYPE_Q4_K, kRows><<<blocks, kWarps * 32, 0, stream>>>(P, row_bytes, k, q, d, s);
+        break;
+    case Q35_TYPE_Q5_K:
+        gemv_q8_kernel<Q35_TYPE_Q5_K, kRows><<<blocks, kWarps * 32, 0, stream>>>(P, row_bytes, k, q, d, s);
+        break;
+    case Q35_TYPE_Q6_K:
+        gemv_q8_kernel<Q35_TYPE_Q6_K, kRows><<<blocks, kWarps * 32, 0, stream>>>(P, row_bytes, k, q, d, s);
+        break;
+    default:
+        gemv_q8_kernel<Q35_TYPE_Q8_0, kRows><<<blocks, kWarps * 32, 0, stream>>>(P, row_bytes, k, q, d, s);
+        break;
+    }
+    return Q35_LAUNCH_CHECK(who, err);
+}
+
+} // namespace
+
+int q35_gemv_q8_quantize(void *xq, const float *x, int64_t k, q35_stream stream, q35_error *err)
+{
+    if (k < 32 || k % 32 != 0 || k > INT32_MAX)
+        return q35_fail(err, "gemv_q8_quantize: k = %lld (want a multiple of 32, 32..%d)", (long long)k, INT32_MAX);
+    if ((uintptr_t)xq % 16 != 0 || (uintptr_t)x % 4 != 0)
+        return q35_fail(err, "gemv_q8_quantize: the quantized x at %p (want 16-byte aligned), x at %p (4-byte)", xq,
+                        (const void *)x);
+    int8_t *q = static_cast<int8_t *>(xq);
+    float *d = reinterpret_cast<float *>(static_cast<char *>(xq) + q35_gemv_q8_d_at(k));
+    float *s = reinterpret_cast<float *>(static_cast<char *>(xq) + q35_gemv_q8_s_at(k));
+    const int64_t blocks = k / 32;
+    quantize_kernel<<<(unsigned)((blocks + 7) / 8), 256, 0, stream>>>(q, d, s, x, blocks);
+    return Q35_LAUNCH_CHECK("gemv_q8_quantize", err);
+}
+
+int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, q35_stream stream,
+                q35_error *err)
+{
+    return product("gemv_q8", one_part(y, w, n), type, k, xq, stream, err);
+}
+
+int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
+                      q35_stream stream, q35_error *err)
+{
+    gemv_parts P;
+    if (parts_of("gemv_q8_group", parts, count, type, &P, err))
+        return -1;
+    return product("gemv_q8_group", P, type, k, xq, stream, err);
+}

@@ -1,0 +1,92 @@
+/* The fast decode projection: a GEMV of 8-bit activations against the
+ * quantized weight's integer levels (SPEC §2's projection, with its input
+ * rounded as llama.cpp's CUDA backend rounds it, in our own arithmetic).
+ *
+ * x [k] is first quantized in blocks of 32 (q35_gemv_q8_quantize):
+ *
+ *     d = max|x_j| / 127 (f32),  q_j = round-to-even(x_j / d) in -127..127,
+ *     s = d * sum_j q_j (f32)                    (an all-zero block: d = q = s = 0)
+ *
+ * so the product takes x'_j = d q_j in place of x_j. Then each output is
+ *
+ *     y[o] = sum over the row's sub-blocks of  (W's scale) (d sum_j w_j q_j)  - (W's min) s
+ *
+ * with sum_j w_j q_j exact in 32-bit integers (dp4a: four products a
+ * step), one f32 multiply-add a sub-block: about a fifth of the
+ * instructions q35_gemv spends a weight (an f32 multiply-add on a level made
+ * from its bits), so the weight's bytes, not the issue rate, bound it.
+ *
+ * Not bitwise q35_gemv, and not its error: x' differs from x by up to d / 2
+ * an element (a relative 1/254 of the block's largest), the error of the
+ * "ggml" activations tier (docs/SPEC.md); the integer sums are exact and the
+ * f32 terms round once or twice each, so against the float64 product on x'
+ * (q35_ref_linear of q35_ref_gemv_q8_quantize's x') it stays within ~1e-5
+ * relative (test_kernels_linear holds it there). The decode path takes it
+ * where the switch decode-q8 is on (model/cuda_layers.c).
+ *
+ * Types: Q4_K, Q5_K, Q6_K, Q8_0 (q35_gemv_q8_takes); k a whole number of the
+ * type's blocks. kernels/gemv_q8.cu. */
+#ifndef Q35_KERNELS_GEMV_Q8_H
+#define Q35_KERNELS_GEMV_Q8_H
+
+#include "core/quant.h"
+#include "kernels/cuda.h"
+#include "kernels/gemv.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Whether q35_gemv_q8 computes weights of `type`. */
+static inline bool q35_gemv_q8_takes(q35_type type)
+{
+    return type == Q35_TYPE_Q4_K || type == Q35_TYPE_Q5_K || type == Q35_TYPE_Q6_K || type == Q35_TYPE_Q8_0;
+}
+
+/* A quantized x of k inputs (k a multiple of 32): q [k] int8 at 0, then d [k /
+ * 32] f32 at q35_gemv_q8_d_at(k), s [k / 32] f32 at q35_gemv_q8_s_at(k); each
+ * part 16-byte aligned from the start; q35_gemv_q8_x_bytes(k) in all. */
+static inline size_t q35_gemv_q8_d_at(int64_t k)
+{
+    return ((size_t)k + 15u) / 16u * 16u;
+}
+static inline size_t q35_gemv_q8_s_at(int64_t k)
+{
+    return q35_gemv_q8_d_at(k) + ((size_t)(k / 32) * 4u + 15u) / 16u * 16u;
+}
+static inline size_t q35_gemv_q8_x_bytes(int64_t k)
+{
+    return q35_gemv_q8_s_at(k) + ((size_t)(k / 32) * 4u + 15u) / 16u * 16u;
+}
+
+/* CPU: the quantization above in the GPU's arithmetic (bitwise its q, d, s):
+ * q [k], d and s [k / 32]; k a multiple of 32. */
+void q35_ref_gemv_q8_quantize(int8_t *q, float *d, float *s, const float *x, int64_t k);
+
+/* CUDA: x [k] (device, 4-byte aligned; k a multiple of 32, at most
+ * INT32_MAX) into xq (q35_gemv_q8_x_bytes(k) bytes, 16-byte aligned). A warp
+ * a block. */
+int q35_gemv_q8_quantize(void *xq, const float *x, int64_t k, q35_stream stream, q35_error *err);
+
+/* CUDA: y [n] = W x' for W [n] rows of `type` (q35_gemv_q8_takes; as the GGUF
+ * stores it, 2-byte aligned; Q4_K and Q5_K 16-byte aligned), xq from
+ * q35_gemv_q8_quantize of k inputs. n at most 524280. Refuses another type,
+ * k not a whole number of its blocks, a misaligned weight, each naming it. */
+int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, q35_stream stream,
+                q35_error *err);
+
+/* CUDA: the same for a group of weights of one type that read the same x
+ * (kernels/gemv.h's q35_gemv_part; 1 .. Q35_GEMV_GROUP_MAX parts): each output
+ * bitwise q35_gemv_q8 of its part alone. */
+int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
+                      q35_stream stream, q35_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* Q35_KERNELS_GEMV_Q8_H */
