@@ -77,7 +77,9 @@ static int token_step(q35_run *r, int32_t token, int64_t pos, float *logits)
     r->T = 1;
     r->pos = pos;
     r->n_keep = logits ? 1 : 0;
-    q35_trace_push("token");
+    char name[64];
+    snprintf(name, sizeof name, "chunk %" PRId64 "..%" PRId64, pos, pos);
+    q35_trace_push(name);
     int rc = Q35_CUDA_CHECK(cudaMemcpyAsync(cm->ids, &token, sizeof token, cudaMemcpyHostToDevice, stream), r->err) ||
              Q35_CUDA_CHECK(cudaMemcpyAsync(cm->dpos, &pos, sizeof pos, cudaMemcpyHostToDevice, stream), r->err);
     if (rc == 0)

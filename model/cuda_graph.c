@@ -42,7 +42,9 @@
  * paths were set again. The per-token launches are all the project's own
  * kernels (no cuBLAS), so every path can take it. The same kernels with the
  * same arguments: bitwise the plain step (test_cuda_model_graphs). A timed
- * step runs plain.
+ * step runs plain. NVTX: a step's ranges are pushed when it is captured; a
+ * replayed step pushes only its "forward_token" and "chunk" ranges (a
+ * profile shows the graph's kernels under its one launch).
  *
  * Executable graphs are kept per (layer, chunk kind): kind 0 for chunks of the
  * paths' chunk rows, kind 1 for any other row count (a prompt's last chunk),

@@ -57,6 +57,8 @@
 #include "kernels/rope.h"
 
 #include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <string.h>
 
 #define BUF(r, name) ((r)->cm->buf[Q35_BUF_##name])
 
@@ -308,13 +310,14 @@ static bool token_q8(const q35_run *r, int64_t k)
 
 /* The projections of one input x: w[i] into y[i] (row stride ldy[i]), in
  * order. A decode step runs those of one type as one grouped GEMV (one op
- * named `label`: each output bitwise its projection alone), so a layer's
+ * named by its parts, "proj attn_q+attn_k+attn_v": each output bitwise its
+ * projection alone), so a layer's
  * [qkv | z | alpha | beta], [q | k | v] or [gate | up] of one type is one
  * launch; with the switch decode-q8 (token_q8) x is quantized once first and
  * the types the 8-bit-activation GEMV takes go through it. Otherwise one
  * projection each. */
 static int proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *x, const q35_dweight *const *w,
-                     int n, const char *label)
+                     int n)
 {
     if (!r->per_token || n > Q35_GEMV_GROUP_MAX) {
         for (int i = 0; i < n; i++)
@@ -333,11 +336,17 @@ static int proj_many(q35_run *r, float *const *y, const int64_t *ldy, const floa
         if (done[i])
             continue;
         q35_gemv_part parts[Q35_GEMV_GROUP_MAX];
-        int c = 0;
+        char label[4 * sizeof w[0]->label];
+        int c = 0, used = 0;
         for (int j = i; j < n; j++)
             if (!done[j] && w[j]->type == w[i]->type && w[j]->k == w[i]->k) {
                 parts[c++] = (q35_gemv_part){.y = y[j], .w = w[j]->w, .type = w[j]->type, .n = w[j]->n};
                 done[j] = true;
+                /* "proj attn_qkv+ssm_alpha+...": the parts' labels, "proj " once */
+                used += snprintf(label + used, sizeof label - (size_t)used, "%s%s", c > 1 ? "+" : "",
+                                 c > 1 && strncmp(w[j]->label, "proj ", 5) == 0 ? w[j]->label + 5 : w[j]->label);
+                if (used >= (int)sizeof label)
+                    used = (int)sizeof label - 1;
             }
         const bool by_q8 = q8 && q35_gemv_q8_takes(w[i]->type);
         if (by_q8 && !quantized) {
@@ -346,7 +355,7 @@ static int proj_many(q35_run *r, float *const *y, const int64_t *ldy, const floa
                 return -1;
             quantized = true;
         }
-        q35_op_begin(r, Q35_OP_PROJ, c > 1 ? label : w[i]->label);
+        q35_op_begin(r, Q35_OP_PROJ, label);
         for (int j = 0; j < c; j++)
             q35_op_flop(r, Q35_OP_PROJ, 2.0 * (double)parts[j].n * (double)w[i]->k);
         if (q35_op_end(r, by_q8 ? q35_gemv_q8_group(parts, c, w[i]->type, w[i]->k, xq, r->cm->stream, r->err)
@@ -420,7 +429,7 @@ static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last
         return q35_op_end(r, r->f16_inputs ? gemm_f16(r, BUF(r, X), H, in, w, OUT_F32_ADD)
                                            : gemm_fp8(r, BUF(r, X), H, in, w, OUT_F32_ADD));
     }
-    return proj_many(r, (float *const[]){BUF(r, PROJ)}, &H, in, (const q35_dweight *const[]){w}, 1, w->label) ||
+    return proj_many(r, (float *const[]){BUF(r, PROJ)}, &H, in, (const q35_dweight *const[]){w}, 1) ||
            residual_add(r, last);
 }
 
@@ -500,7 +509,7 @@ static int ffn(q35_run *r, const q35_dlayer *l)
         return ffn_gu16(r, l);
     if (r->merge ? proj(r, g, 2 * ff, BUF(r, NORMED), &l->gu)
                  : proj_many(r, (float *const[]){g, u}, (const int64_t[]){2 * ff, 2 * ff}, BUF(r, NORMED),
-                             (const q35_dweight *const[]){&l->ffn_gate, &l->ffn_up}, 2, "proj ffn_gate+up"))
+                             (const q35_dweight *const[]){&l->ffn_gate, &l->ffn_up}, 2))
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
     const int rc =
@@ -688,8 +697,7 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
     if (residual_norm(r, l->attn_norm, k_attn_norm) ||
         (r->merge ? proj(r, mix, mc.width, x, &l->mix)
                   : proj_many(r, (float *const[]){mix + mc.qkv, mix + mc.alpha, mix + mc.beta, mix + mc.z}, w4, x,
-                              (const q35_dweight *const[]){&l->qkv, &l->alpha, &l->beta, &l->z}, 4,
-                              "proj attn_qkv+alpha+beta+gate")) ||
+                              (const q35_dweight *const[]){&l->qkv, &l->alpha, &l->beta, &l->z}, 4)) ||
         deltanet_prep(r, l, win) || delta_rule(r, S))
         return -1;
     if (pruned_here(r, l)) { /* the state is whole: o, z (MIX's slice) and x of the kept rows go on */
@@ -775,7 +783,7 @@ static int attention_in_token(q35_run *r, const q35_dlayer *l, uint16_t *kc, uin
     float *full = BUF(r, Q_FULL);
     if (residual_norm(r, l->attn_norm, k_attn_norm) ||
         proj_many(r, (float *const[]){full, full + 2 * qd, full + 2 * qd + kvd}, (const int64_t[]){ld, ld, ld},
-                  BUF(r, NORMED), (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3, "proj attn_q+k+v"))
+                  BUF(r, NORMED), (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3))
         return -1;
     q35_op_begin(r, Q35_OP_QK_NORM_ROPE, "qk_norm_rope");
     return q35_op_end(r, q35_attn_prep_rows_f16_at(BUF(r, Q), BUF(r, GATE), kc, vc, kvd, r->st->max_seq, full, ld,
@@ -820,8 +828,7 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
                                  : residual_norm(r, l->attn_norm, k_attn_norm) ||
                                      proj_many(r, (float *const[]){BUF(r, Q_FULL), BUF(r, K), v_rows},
                                                (const int64_t[]){2 * qd, kvd, kvd}, BUF(r, NORMED),
-                                               (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3,
-                                               "proj attn_q+k+v") ||
+                                               (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3) ||
                                      qk_norm_rope(r, l, k_rows, v_rows, kc, vc))
         return -1;
     const bool pruned = pruned_here(r, l);

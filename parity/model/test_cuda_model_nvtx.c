@@ -57,6 +57,61 @@ static const char *const k_ffn[N_FFN] = {
 };
 static const char *const k_edges[] = {"rmsnorm attn_norm", "add_rmsnorm attn_norm", "residual"};
 
+/* A decode step's grouped projections (model/cuda_layers.c, proj_many): the
+ * weights of one input in order, those of one type as one op named "proj
+ * a+b+..." (a lone one by its own name); their names into out (kept in a
+ * pool), the count. */
+static char g_pool[64][160];
+static int g_pooled;
+static int token_groups(const q35_weight *const *w, const char *const *names, int n, const char **out)
+{
+    bool done[4] = {false};
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        char *name = g_pool[g_pooled++ % 64];
+        int used = snprintf(name, 160, "proj %s", names[i]);
+        for (int j = i + 1; j < n; j++)
+            if (!done[j] && w[j]->type == w[i]->type) {
+                used += snprintf(name + used, 160 - (size_t)used, "+%s", names[j]);
+                done[j] = true;
+            }
+        out[k++] = name;
+    }
+    return k;
+}
+
+/* A decode step's ops of a layer (L its weights; an f32 cache: the
+ * attention's chain; the fused DeltaNet prologue), in order, into out; their
+ * count. */
+static int token_ops(const q35_layer *L, bool first, bool last, const char **out)
+{
+    int n = 0;
+    out[n++] = first ? "rmsnorm attn_norm" : "add_rmsnorm attn_norm";
+    if (L->kind == Q35_LAYER_ATTENTION) {
+        const q35_weight *w[3] = {&L->attn_q, &L->attn_k, &L->attn_v};
+        n += token_groups(w, (const char *const[]){"attn_q", "attn_k", "attn_v"}, 3, out + n);
+        static const char *const rest[] = {"qk_norm_rope", "attention", "out_gate", "proj attn_output"};
+        for (int i = 0; i < 4; i++)
+            out[n++] = rest[i];
+    } else {
+        const q35_weight *w[4] = {&L->attn_qkv, &L->ssm_alpha, &L->ssm_beta, &L->attn_gate};
+        n += token_groups(w, (const char *const[]){"attn_qkv", "ssm_alpha", "ssm_beta", "attn_gate"}, 4, out + n);
+        static const char *const rest[] = {"delta_prep", "delta_rule", "gated_norm", "proj ssm_out"};
+        for (int i = 0; i < 4; i++)
+            out[n++] = rest[i];
+    }
+    out[n++] = "add_rmsnorm post_attention_norm";
+    const q35_weight *w[2] = {&L->ffn_gate, &L->ffn_up};
+    n += token_groups(w, (const char *const[]){"ffn_gate", "ffn_up"}, 2, out + n);
+    out[n++] = "swiglu";
+    out[n++] = "proj ffn_down";
+    if (last)
+        out[n++] = "residual";
+    return n;
+}
+
 /* The ops of a layer, in order, into out (up to 1 + 10 + 1 + 5 + 1); their
  * count. fused: the DeltaNet prologue as one op (a prefill's chunks). kept:
  * the last layer of a pruned chunk (-1: not pruned) keeping that many rows:
@@ -148,9 +203,11 @@ static bool balanced(void)
 /* One top-level range `top` holding the chunks of rows `rows` over n tokens
  * (fused: the DeltaNet prologue as one op; pruned: a prefill's last layer
  * pruned where the chunk has fewer asked rows, here 0 or 1, than rows). */
-static void check_tree(q35_suite *s, const char *top, const q35_hparams *hp, int64_t pos0, int64_t n, int64_t rows,
+static void check_tree(q35_suite *s, const char *top, const q35_model *m, int64_t pos0, int64_t n, int64_t rows,
                        int64_t tail_row, bool fused, bool pruned)
 {
+    const q35_hparams *hp = &m->hp;
+    const bool token = strcmp(top, "forward_token") == 0; /* a decode step: its grouped projections */
     int tops[4], chunks[64], parts[64], ops[64];
     const int n_top = children(-1, tops, 4);
     bool ok = balanced() && n_top == 1 && strcmp(rec_at(tops[0])->name, top) == 0;
@@ -185,7 +242,8 @@ static void check_tree(q35_suite *s, const char *top, const q35_hparams *hp, int
             const char *want[1 + N_DELTANET_MIXER + 1 + N_FFN + 1];
             const bool last = il == hp->n_layer - 1;
             const int kept = last && pruned && (int64_t)has_tail < T ? (int)has_tail : -1;
-            const int n_want = layer_ops(attn, fused, il == 0, last, kept, want);
+            const int n_want = token ? token_ops(&m->layers[il], il == 0, last, want)
+                                     : layer_ops(attn, fused, il == 0, last, kept, want);
             const int n_ops = children(parts[1 + il], ops, 64);
             ok = strcmp(rec_at(parts[1 + il])->name, name) == 0 && n_ops == n_want;
             for (int k = 0; ok && k < n_ops; k++)
@@ -287,7 +345,7 @@ int main(void)
         printf("FAIL  prefill: %s\n", err.msg);
         return 1;
     }
-    check_tree(&s, "prefill", &m->hp, 0, 10, 4, 9, true, true);
+    check_tree(&s, "prefill", m, 0, 10, 4, 9, true, true);
     check_times(&s, &times, true);
     {   /* its FLOP: the shapes' (parity/model/flop_count.h), the last position's logits asked */
         const int64_t last = 9;
@@ -304,7 +362,7 @@ int main(void)
         printf("FAIL  forward_token: %s\n", err.msg);
         return 1;
     }
-    check_tree(&s, "forward_token", &m->hp, 10, 1, 1, 10, false, false);
+    check_tree(&s, "forward_token", m, 10, 1, 1, 10, false, false);
 
     rec_clear();
     const int64_t at[] = {12};
@@ -312,7 +370,7 @@ int main(void)
         printf("FAIL  prefill_logits_at: %s\n", err.msg);
         return 1;
     }
-    check_tree(&s, "prefill", &m->hp, 11, 5, 4, 12, true, true); /* the tail in the first chunk only */
+    check_tree(&s, "prefill", m, 11, 5, 4, 12, true, true); /* the tail in the first chunk only */
 
     q35_cuda_state_free(st);
     q35_cuda_model_free(cm);
