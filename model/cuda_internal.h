@@ -3,6 +3,8 @@
  *   cuda_model.c    load (plan, upload, f16 prewarm), paths, the workspace
  *   cuda_weight_sets.c  the fast GEMM paths' weight sets (f16, fp8)
  *   cuda_state.c    the per-request state
+ *   cuda_project.c  the projections: the per-call GEMV or GEMM, the fast paths'
+ *                   GEMM inputs, a decode step's grouped GEMVs
  *   cuda_layers.c   the DeltaNet, attention and FFN compositions over T rows,
  *                   with the projection and attention chosen per call
  *   cuda_forward.c  the refusals, the chunk loop, the tail: prefill and decode
@@ -199,6 +201,46 @@ q35_delta_dims q35_model_delta_dims(const q35_hparams *hp);
  * whether the kernel takes them. */
 q35_delta_prep_dims q35_model_delta_prep_dims(const q35_hparams *hp);
 bool q35_model_delta_prep_fits(const q35_hparams *hp);
+
+/* cuda_project.c: the projections. */
+/* The per-call projection y [T][ldy] = x [T][k] W^T (q35_run_choose's): decode
+ * (q35_gemv), deterministic (q35_gemv_rows), the prefill's GEMMs (f32, f16, fp8). */
+int q35_project_gemv(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w);
+int q35_project_gemv_rows(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w);
+int q35_project_gemm_f32(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w);
+int q35_project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w);
+int q35_project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w);
+/* What a fast path's GEMM writes: y = x W^T (f32), y += x W^T (f32, beta = 1 in
+ * the GEMM: an output projection's residual add), or y = x W^T rounded to 16
+ * bits, bf16 on the fp8 path (q35_gemm_fp8_bf16) and f16 on the f16 path's
+ * tuned GEMM (q35_hgemm_rounded_f16): the merged [gate | up], which only
+ * SwiGLU's 16-bit-input forms read. */
+typedef enum q35_gemm_out { Q35_OUT_F32, Q35_OUT_F32_ADD, Q35_OUT_16 } q35_gemm_out;
+/* A fast GEMM's input form made from x into the activation scratch (f16, or e4m3 codes and scales). */
+typedef int (*q35_input_fn)(q35_run *r, const float *x, const q35_dweight *w);
+int q35_round_f16(q35_run *r, const float *x, const q35_dweight *w);
+/* The scratch's form of x for w made by `make` unless it holds it already (r->x16_of). */
+int q35_gemm_input(q35_run *r, const float *x, const q35_dweight *w, q35_input_fn make);
+/* The fp8 input's codes [T][k], then its scales [T], in the activation scratch. */
+uint8_t *q35_fp8_codes(q35_run *r);
+float *q35_fp8_scales(q35_run *r, int64_t k);
+/* Whether the f16 path's GEMMs run through the tuned cuBLASLt context, not cublasGemmEx. */
+bool q35_hgemm_tuned(const q35_run *r);
+/* The f16 path's GEMM from f16 rows x16 (sm90: through the sm_90a GEMM where w fits it), from x
+ * (its f16 form made first), and the fp8 path's from x; each writes y as `out` says. */
+int q35_proj_f16_rows(q35_run *r, void *y, int64_t ldy, const uint16_t *x16, const q35_dweight *w, q35_gemm_out out,
+                      bool sm90);
+int q35_proj_f16(q35_run *r, void *y, int64_t ldy, const float *x, const q35_dweight *w, q35_gemm_out out);
+int q35_proj_fp8(q35_run *r, void *y, int64_t ldy, const float *x, const q35_dweight *w, q35_gemm_out out);
+/* A projection's op (NVTX range `label`, its 2 T n k FLOP counted) begun; one projection as an op. */
+void q35_proj_begin(q35_run *r, const q35_dweight *w, const char *label);
+int q35_proj(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w);
+/* Whether a decode step's projections of a k-input take the 8-bit-activation GEMV (switch decode-q8). */
+bool q35_token_q8(const q35_run *r, int64_t k);
+/* The projections of one input x: w[i] into y[i] (row stride ldy[i]), n <= Q35_GEMV_GROUP_MAX; a
+ * decode step's of one type as one grouped GEMV. */
+int q35_proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *x, const q35_dweight *const *w,
+                  int n);
 
 /* cuda_layers.c: the projection and attention of a call (decode, deterministic,
  * or the prefill paths), and the layer compositions over r->T rows. */

@@ -3,15 +3,22 @@
  * is the same composition with T = 1 through the per-token launchers; the
  * projection and the attention are chosen per call (q35_run_choose):
  *
- *   decode          q35_gemv                  q35_attention_decode (_f16 over an f16 cache)
+ *   decode          q35_gemv (grouped)        q35_attention_decode_at (_f16 over an f16 cache)
  *   deterministic   q35_gemv_rows             q35_attention_decode_rows
  *   prefill         q35_gemm_f32 / _f16       q35_attention_prefill_f32 / _flash_f16 (_flash over an f32 cache)
  *
+ * (cuda_project.c: a decode step's projections of one input and type as one
+ * grouped GEMV, or with the switch decode-q8 the 8-bit-activation GEMV.)
+ *
  * The KV cache holds f32 or f16 (the state's kv_f16, cuda_forward.c): over f32
- * the V projection writes its cache rows and K is normed and rotated in them;
- * over f16 both are made in the chunk's buffers (V in ATTN_O, free until the
- * attention writes it) and appended rounded (q35_kv_append_rows_f16, inside
- * qk_norm_rope's range).
+ * a prefill's V projection writes its cache rows and K is normed and rotated in
+ * them; over f16, and in a decode step, both are made in the chunk's buffers
+ * (V in ATTN_O, free until the attention writes it) and appended
+ * (q35_kv_append_rows_f16 rounded, inside qk_norm_rope's range). A decode
+ * step's launches take its position from the device (cm->dpos, the kernels'
+ * _at forms), so they are the same at every step (the decode graph,
+ * cuda_graph.c), and it runs the fused prologues (delta_prep, attn_prep over
+ * an f16 cache) at one row.
  *
  * Every op sits between q35_op_begin and q35_op_end: an NVTX range named after
  * it, and CUDA events when the call is timed.
@@ -61,144 +68,6 @@
 #include <string.h>
 
 #define BUF(r, name) ((r)->cm->buf[Q35_BUF_##name])
-
-/* ---- projections: y [T][ldy] = x [T][k] . W^T ---- */
-
-static int project_gemv(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
-{
-    (void)ldy; /* one row */
-    return q35_gemv(y, w->w, w->type, w->n, w->k, x, Q35_VARIANT_DEFAULT, r->cm->stream, r->err);
-}
-
-static int project_gemv_rows(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
-{
-    return q35_gemv_rows(y, ldy, w->w, w->type, w->n, w->k, x, r->T, r->cm->stream, r->err);
-}
-
-static int project_gemm_f32(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
-{
-    return q35_gemm_f32(r->cm->blas, y, ldy, x, r->T, w->w, w->type, w->n, w->k, r->cm->dequant, r->err);
-}
-
-/* The fast paths' GEMM input: x rounded to f16 (or quantized to e4m3 with a
- * scale a row) into cm->f16_act, once for the projections in a row that read
- * the same x (qkv, z, a, b; gate, up; q, k, v). */
-typedef int (*q35_input_fn)(q35_run *r, const float *x, const q35_dweight *w);
-
-static int round_f16(q35_run *r, const float *x, const q35_dweight *w)
-{
-    return q35_gemm_f16_round(r->cm->blas, r->cm->f16_act, x, r->T, w->k, r->err);
-}
-
-/* the fp8 input's codes [T][k], then its scales [T], in the activation scratch */
-static uint8_t *fp8_codes(q35_run *r)
-{
-    return (uint8_t *)r->cm->f16_act;
-}
-
-static float *fp8_scales(q35_run *r, int64_t k)
-{
-    return (float *)(fp8_codes(r) + q35_align_bytes((uint64_t)(r->T * k)));
-}
-
-static int quantize_fp8(q35_run *r, const float *x, const q35_dweight *w)
-{
-    return q35_fp8_quantize_rows(fp8_codes(r), fp8_scales(r, w->k), x, r->T, w->k, w->k, r->cm->stream, r->err);
-}
-
-static int gemm_input(q35_run *r, const float *x, const q35_dweight *w, q35_input_fn make)
-{
-    if (r->x16_of == x)
-        return 0;
-    if (x == r->x16_only)
-        return q35_fail(r->err, "%s: its input was written only in the GEMM's form, and another op has reused the "
-                        "scratch since (the layer's op order is wrong for the fast GEMM path)", w->label);
-    r->x16_of = NULL;
-    if (make(r, x, w))
-        return -1;
-    r->x16_of = x;
-    return 0;
-}
-
-/* After a GEMM into y: y's old input form is stale if y was the x it came from. */
-static int gemm_done(q35_run *r, const float *y, int rc)
-{
-    if (y == r->x16_of)
-        r->x16_of = NULL;
-    return rc;
-}
-
-/* What a fast path's GEMM writes: y = x W^T (f32), y += x W^T (f32, beta = 1 in
- * the GEMM: an output projection's residual add), or y = x W^T rounded to 16
- * bits, bf16 on the fp8 path (q35_gemm_fp8_bf16) and f16 on the f16 path's
- * tuned GEMM (q35_hgemm_rounded_f16): the merged [gate | up], which only
- * SwiGLU's 16-bit-input forms read */
-enum gemm_out { OUT_F32, OUT_F32_ADD, OUT_16 };
-
-/* Whether the f16 path's GEMMs run through the tuned cuBLASLt context (kernels/gemm_lt.h), not cublasGemmEx */
-static bool hgemm_tuned(const q35_run *r)
-{
-    return r->cm->hgemm && !r->cm->paths.gemm_lt_off;
-}
-
-/* y = x16 W^T as `out` says, x16 [T][w->k] f16 rows; f32 out through the sm_90a GEMM where `sm90`
- * allows it (the paths' choice for this projection) and w's shape fits it (n even, k a multiple of
- * 64), else through the tuned cuBLASLt context where the model has one, else cublasGemmEx (f32 out
- * only) */
-static int gemm_f16_rows(q35_run *r, void *y, int64_t ldy, const uint16_t *x16, const q35_dweight *w,
-                         enum gemm_out out, bool sm90)
-{
-    q35_error *err = r->err;
-    int rc;
-    if (out != OUT_16 && sm90 && w->n % 2 == 0 && w->k % 64 == 0)
-        rc = q35_gemm_sm90_f32((float *)y, ldy, x16, w->k, w->w16, w->k, w->n, w->k, r->T, out == OUT_F32_ADD,
-                               r->cm->paths.gemm_sm90_variant, r->cm->stream, err);
-    else if (out == OUT_16)
-        rc = q35_hgemm_rounded_f16(r->cm->hgemm, y, ldy, x16, r->T, w->w16, w->n, w->k, err);
-    else if (hgemm_tuned(r))
-        rc = q35_hgemm_rounded(r->cm->hgemm, y, ldy, x16, r->T, w->w16, w->n, w->k, out == OUT_F32_ADD, err);
-    else
-        rc = out == OUT_F32_ADD ? q35_gemm_f16_rounded_add(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, err)
-                                : q35_gemm_f16_rounded(r->cm->blas, y, ldy, x16, r->T, w->w16, w->n, w->k, err);
-    return gemm_done(r, y, rc);
-}
-
-/* y = x W^T as `out` says, x's f16 form (the activation scratch) made first where not current */
-static int gemm_f16(q35_run *r, void *y, int64_t ldy, const float *x, const q35_dweight *w, enum gemm_out out)
-{
-    if (!w->w16)
-        return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", w->label);
-    if (out == OUT_16 && !hgemm_tuned(r))
-        return q35_fail(r->err, "%s: f16 out needs the tuned cuBLASLt GEMM (off: GEMM kernel cublas)", w->label);
-    if (gemm_input(r, x, w, round_f16))
-        return -1;
-    return gemm_f16_rows(r, y, ldy, r->cm->f16_act, w, out, q35_paths_gemm_sm90_proj(&r->cm->paths));
-}
-
-static int project_gemm_f16(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
-{
-    return gemm_f16(r, y, ldy, x, w, OUT_F32);
-}
-
-static int gemm_fp8(q35_run *r, void *y, int64_t ldy, const float *x, const q35_dweight *w, enum gemm_out out)
-{
-    if (!w->w8)
-        return q35_fail(r->err, "%s: the fp8 GEMM path without its fp8 weight", w->label);
-    if (gemm_input(r, x, w, quantize_fp8))
-        return -1;
-    q35_fp8_gemm *g = r->cm->fp8_gemm;
-    const uint8_t *xq = fp8_codes(r);
-    const float *sx = fp8_scales(r, w->k);
-    const int rc = out == OUT_16 ? q35_gemm_fp8_bf16(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err)
-                   : out == OUT_F32_ADD ? q35_gemm_fp8_add(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err)
-                                        : q35_gemm_fp8(g, y, ldy, xq, sx, r->T, w->w8, w->s8, w->n, w->k, r->err);
-    return gemm_done(r, y, rc);
-}
-
-static int project_gemm_fp8(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
-{
-    return gemm_fp8(r, y, ldy, x, w, OUT_F32);
-}
 
 /* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */
 
@@ -250,15 +119,15 @@ void q35_run_choose(q35_run *r)
 {
     const q35_cuda_paths *p = &r->cm->paths;
     if (r->per_token) {
-        r->project = project_gemv;
+        r->project = q35_project_gemv;
         r->attend = attend_decode;
     } else if (p->deterministic) {
-        r->project = project_gemv_rows;
+        r->project = q35_project_gemv_rows;
         r->attend = attend_decode_rows;
     } else {
-        r->project = p->gemm == Q35_GEMM_F16   ? project_gemm_f16
-                     : p->gemm == Q35_GEMM_FP8 ? project_gemm_fp8
-                                               : project_gemm_f32;
+        r->project = p->gemm == Q35_GEMM_F16   ? q35_project_gemm_f16
+                     : p->gemm == Q35_GEMM_FP8 ? q35_project_gemm_fp8
+                                               : q35_project_gemm_f32;
         r->attend = p->attention == Q35_ATTN_FLASH ? attend_flash : attend_f32;
         r->f16_inputs = p->gemm == Q35_GEMM_F16;
         r->fp8_inputs = p->gemm == Q35_GEMM_FP8;
@@ -277,93 +146,11 @@ static int input_written(q35_run *r, const float *x, int rc)
 
 /* ---- the ops, per token or over rows ---- */
 
-/* A projection's op (NVTX range `label`) begun: r->T rows through w, its 2 T n k FLOP counted */
-static void proj_begin(q35_run *r, const q35_dweight *w, const char *label)
-{
-    q35_op_begin(r, Q35_OP_PROJ, label);
-    q35_op_flop(r, Q35_OP_PROJ, 2.0 * (double)r->T * (double)w->n * (double)w->k);
-}
-
 /* The attention op begun: `rows` query rows at positions pos.. (q35_attention_flop counted) */
 static void attn_begin(q35_run *r, int64_t pos, int64_t rows)
 {
     q35_op_begin(r, Q35_OP_ATTN, "attention");
     q35_op_flop(r, Q35_OP_ATTN, q35_attention_flop(r->cm->hp.n_head, r->cm->hp.head_dim, pos, rows));
-}
-
-static int proj(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w)
-{
-    proj_begin(r, w, w->label);
-    return q35_op_end(r, r->project(r, y, ldy, x, w));
-}
-
-/* Whether a decode step's projections of a k-input run through the
- * 8-bit-activation GEMV (kernels/gemv_q8.h; q35_paths_decode_q8): the
- * activation scratch holds the quantized x (the f16 and fp8 GEMM paths have
- * one; too small, the exact GEMV runs). */
-static bool token_q8(const q35_run *r, int64_t k)
-{
-    const q35_cuda_model *cm = r->cm;
-    return r->per_token && q35_paths_decode_q8(&cm->paths) && cm->f16_act && k % 32 == 0 &&
-           (uint64_t)q35_gemv_q8_x_bytes(k) <= cm->ws.f16_act;
-}
-
-/* The projections of one input x: w[i] into y[i] (row stride ldy[i]), in
- * order. A decode step runs those of one type as one grouped GEMV (one op
- * named by its parts, "proj attn_q+attn_k+attn_v": each output bitwise its
- * projection alone), so a layer's
- * [qkv | z | alpha | beta], [q | k | v] or [gate | up] of one type is one
- * launch; with the switch decode-q8 (token_q8) x is quantized once first and
- * the types the 8-bit-activation GEMV takes go through it. Otherwise one
- * projection each. */
-static int proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *x, const q35_dweight *const *w,
-                     int n)
-{
-    if (!r->per_token || n > Q35_GEMV_GROUP_MAX) {
-        for (int i = 0; i < n; i++)
-            if (proj(r, y[i], ldy[i], x, w[i]))
-                return -1;
-        return 0;
-    }
-    const int64_t k = w[0]->k;
-    bool q8 = token_q8(r, k);
-    for (int i = 0; q8 && i < n; i++)
-        q8 = w[i]->k == k;
-    void *xq = r->cm->f16_act;
-    bool quantized = false;
-    bool done[Q35_GEMV_GROUP_MAX] = {false};
-    for (int i = 0; i < n; i++) {
-        if (done[i])
-            continue;
-        q35_gemv_part parts[Q35_GEMV_GROUP_MAX];
-        char label[4 * sizeof w[0]->label];
-        int c = 0, used = 0;
-        for (int j = i; j < n; j++)
-            if (!done[j] && w[j]->type == w[i]->type && w[j]->k == w[i]->k) {
-                parts[c++] = (q35_gemv_part){.y = y[j], .w = w[j]->w, .type = w[j]->type, .n = w[j]->n};
-                done[j] = true;
-                /* "proj attn_qkv+ssm_alpha+...": the parts' labels, "proj " once */
-                used += snprintf(label + used, sizeof label - (size_t)used, "%s%s", c > 1 ? "+" : "",
-                                 c > 1 && strncmp(w[j]->label, "proj ", 5) == 0 ? w[j]->label + 5 : w[j]->label);
-                if (used >= (int)sizeof label)
-                    used = (int)sizeof label - 1;
-            }
-        const bool by_q8 = q8 && q35_gemv_q8_takes(w[i]->type);
-        if (by_q8 && !quantized) {
-            q35_op_begin(r, Q35_OP_PROJ, "proj quantize x");
-            if (q35_op_end(r, q35_gemv_q8_quantize(xq, x, k, r->cm->stream, r->err)))
-                return -1;
-            quantized = true;
-        }
-        q35_op_begin(r, Q35_OP_PROJ, label);
-        for (int j = 0; j < c; j++)
-            q35_op_flop(r, Q35_OP_PROJ, 2.0 * (double)parts[j].n * (double)w[i]->k);
-        if (q35_op_end(r, by_q8 ? q35_gemv_q8_group(parts, c, w[i]->type, w[i]->k, xq, r->cm->stream, r->err)
-                                : q35_gemv_group(parts, c, w[i]->type, w[i]->k, x, Q35_VARIANT_DEFAULT,
-                                                 r->cm->stream, r->err)))
-            return -1;
-    }
-    return 0;
 }
 
 /* `per_row` vectors of n per token (1 for the residual stream, the heads for q/k). */
@@ -393,9 +180,9 @@ static int residual_norm(q35_run *r, const float *w, const char *const names[2])
     if (r->fp8_inputs) /* NORMED as the projections' e4m3 input only */
         return input_written(
             r, BUF(r, NORMED),
-            q35_op_end(r, add ? q35_add_rmsnorm_rows_fp8(fp8_codes(r), fp8_scales(r, H), BUF(r, X), BUF(r, PROJ), w, H,
+            q35_op_end(r, add ? q35_add_rmsnorm_rows_fp8(q35_fp8_codes(r), q35_fp8_scales(r, H), BUF(r, X), BUF(r, PROJ), w, H,
                                                          r->T, cm->hp.eps, cm->stream, r->err)
-                              : q35_rmsnorm_rows_fp8(fp8_codes(r), fp8_scales(r, H), BUF(r, X), w, H, r->T, cm->hp.eps,
+                              : q35_rmsnorm_rows_fp8(q35_fp8_codes(r), q35_fp8_scales(r, H), BUF(r, X), w, H, r->T, cm->hp.eps,
                                                      cm->stream, r->err)));
     if (!add)
         return q35_op_end(r, rmsnorm(r, BUF(r, NORMED), BUF(r, X), w, H, 1));
@@ -425,11 +212,11 @@ static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last
 {
     const int64_t H = r->cm->hp.n_embd;
     if (r->f16_inputs || r->fp8_inputs) {
-        proj_begin(r, w, w->label);
-        return q35_op_end(r, r->f16_inputs ? gemm_f16(r, BUF(r, X), H, in, w, OUT_F32_ADD)
-                                           : gemm_fp8(r, BUF(r, X), H, in, w, OUT_F32_ADD));
+        q35_proj_begin(r, w, w->label);
+        return q35_op_end(r, r->f16_inputs ? q35_proj_f16(r, BUF(r, X), H, in, w, Q35_OUT_F32_ADD)
+                                           : q35_proj_fp8(r, BUF(r, X), H, in, w, Q35_OUT_F32_ADD));
     }
-    return proj_many(r, (float *const[]){BUF(r, PROJ)}, &H, in, (const q35_dweight *const[]){w}, 1) ||
+    return q35_proj_many(r, (float *const[]){BUF(r, PROJ)}, &H, in, (const q35_dweight *const[]){w}, 1) ||
            residual_add(r, last);
 }
 
@@ -442,7 +229,7 @@ static bool gu16(const q35_run *r)
 {
     const q35_cuda_paths *p = &r->cm->paths;
     return r->merge && (2 * r->cm->hp.n_ff) % 8 == 0 &&
-           (r->fp8_inputs ? !p->fp8_gu_f32 : r->f16_inputs && p->f16_gu && hgemm_tuned(r));
+           (r->fp8_inputs ? !p->fp8_gu_f32 : r->f16_inputs && p->f16_gu && q35_hgemm_tuned(r));
 }
 
 /* The fast paths' FFN with [gate | up] merged and written in 16 bits (gu16):
@@ -455,12 +242,12 @@ static int ffn_gu16(q35_run *r, const q35_dlayer *l)
 {
     const int64_t ff = r->cm->hp.n_ff;
     uint16_t *gu = (uint16_t *)(void *)BUF(r, GU);
-    proj_begin(r, &l->gu, l->gu.label);
-    if (q35_op_end(r, r->fp8_inputs ? gemm_fp8(r, gu, 2 * ff, BUF(r, NORMED), &l->gu, OUT_16)
-                                    : gemm_f16(r, gu, 2 * ff, BUF(r, NORMED), &l->gu, OUT_16)))
+    q35_proj_begin(r, &l->gu, l->gu.label);
+    if (q35_op_end(r, r->fp8_inputs ? q35_proj_fp8(r, gu, 2 * ff, BUF(r, NORMED), &l->gu, Q35_OUT_16)
+                                    : q35_proj_f16(r, gu, 2 * ff, BUF(r, NORMED), &l->gu, Q35_OUT_16)))
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
-    const int rc = r->fp8_inputs ? q35_swiglu_rows_bf16_fp8(fp8_codes(r), fp8_scales(r, ff), gu, gu + ff, 2 * ff, ff,
+    const int rc = r->fp8_inputs ? q35_swiglu_rows_bf16_fp8(q35_fp8_codes(r), q35_fp8_scales(r, ff), gu, gu + ff, 2 * ff, ff,
                                                             r->T, r->cm->stream, r->err)
                                  : q35_swiglu_rows_f16_f16(r->cm->f16_act, gu, gu + ff, 2 * ff, ff, r->T,
                                                            r->cm->stream, r->err);
@@ -484,15 +271,15 @@ static int ffn_swiglu_sm90(q35_run *r, const q35_dlayer *l)
     uint16_t *y16 = (uint16_t *)(void *)BUF(r, GU);
     if (!gu->w16 || !l->ffn_down.w16)
         return q35_fail(r->err, "%s: the f16 GEMM path without its f16 weight", gu->w16 ? l->ffn_down.label : gu->label);
-    if (gemm_input(r, BUF(r, NORMED), gu, round_f16))
+    if (q35_gemm_input(r, BUF(r, NORMED), gu, q35_round_f16))
         return -1;
-    proj_begin(r, gu, label);
+    q35_proj_begin(r, gu, label);
     if (q35_op_end(r, q35_gemm_swiglu_sm90_f16(y16, ff, r->cm->f16_act, gu->k, gu->w16, gu->k, ff, gu->k, r->T,
                                                r->cm->paths.gemm_sm90_variant, r->cm->stream, r->err)))
         return q35_fail_context(r->err, "layer %d", l->index);
     const q35_cuda_paths *p = &r->cm->paths;
-    proj_begin(r, &l->ffn_down, l->ffn_down.label);
-    return q35_op_end(r, gemm_f16_rows(r, BUF(r, X), r->cm->hp.n_embd, y16, &l->ffn_down, OUT_F32_ADD,
+    q35_proj_begin(r, &l->ffn_down, l->ffn_down.label);
+    return q35_op_end(r, q35_proj_f16_rows(r, BUF(r, X), r->cm->hp.n_embd, y16, &l->ffn_down, Q35_OUT_F32_ADD,
                                        q35_paths_gemm_sm90_proj(p)));
 }
 
@@ -507,8 +294,8 @@ static int ffn(q35_run *r, const q35_dlayer *l)
         return ffn_swiglu_sm90(r, l);
     if (gu16(r))
         return ffn_gu16(r, l);
-    if (r->merge ? proj(r, g, 2 * ff, BUF(r, NORMED), &l->gu)
-                 : proj_many(r, (float *const[]){g, u}, (const int64_t[]){2 * ff, 2 * ff}, BUF(r, NORMED),
+    if (r->merge ? q35_proj(r, g, 2 * ff, BUF(r, NORMED), &l->gu)
+                 : q35_proj_many(r, (float *const[]){g, u}, (const int64_t[]){2 * ff, 2 * ff}, BUF(r, NORMED),
                              (const q35_dweight *const[]){&l->ffn_gate, &l->ffn_up}, 2))
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
@@ -517,7 +304,7 @@ static int ffn(q35_run *r, const q35_dlayer *l)
                                       q35_op_end(r, q35_swiglu_rows_f16(r->cm->f16_act, g, u, 2 * ff, ff, r->T,
                                                                         r->cm->stream, r->err)))
         : r->fp8_inputs ? input_written(r, BUF(r, FFN_ACT),
-                                      q35_op_end(r, q35_swiglu_rows_fp8(fp8_codes(r), fp8_scales(r, ff), g, u, 2 * ff,
+                                      q35_op_end(r, q35_swiglu_rows_fp8(q35_fp8_codes(r), q35_fp8_scales(r, ff), g, u, 2 * ff,
                                                                         ff, r->T, r->cm->stream, r->err)))
                         : q35_op_end(r, q35_swiglu_rows(BUF(r, FFN_ACT), g, u, 2 * ff, ff, r->T, r->cm->stream, r->err));
     if (rc)
@@ -695,8 +482,8 @@ int q35_layer_deltanet(q35_run *r, const q35_dlayer *l)
      * rounding, which any op but a projection gives up) */
     const int64_t w4[4] = {mc.width, mc.width, mc.width, mc.width};
     if (residual_norm(r, l->attn_norm, k_attn_norm) ||
-        (r->merge ? proj(r, mix, mc.width, x, &l->mix)
-                  : proj_many(r, (float *const[]){mix + mc.qkv, mix + mc.alpha, mix + mc.beta, mix + mc.z}, w4, x,
+        (r->merge ? q35_proj(r, mix, mc.width, x, &l->mix)
+                  : q35_proj_many(r, (float *const[]){mix + mc.qkv, mix + mc.alpha, mix + mc.beta, mix + mc.z}, w4, x,
                               (const q35_dweight *const[]){&l->qkv, &l->alpha, &l->beta, &l->z}, 4)) ||
         deltanet_prep(r, l, win) || delta_rule(r, S))
         return -1;
@@ -763,7 +550,7 @@ static int attention_in_fast(q35_run *r, const q35_dlayer *l, uint16_t *kc, uint
 {
     const q35_hparams *hp = &r->cm->hp;
     const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = r->st->kv_dim, ld = 2 * qd + 2 * kvd;
-    if (residual_norm(r, l->attn_norm, k_attn_norm) || proj(r, BUF(r, Q_FULL), ld, BUF(r, NORMED), &l->qkv_a))
+    if (residual_norm(r, l->attn_norm, k_attn_norm) || q35_proj(r, BUF(r, Q_FULL), ld, BUF(r, NORMED), &l->qkv_a))
         return -1;
     q35_op_begin(r, Q35_OP_QK_NORM_ROPE, "qk_norm_rope");
     return q35_op_end(r, q35_attn_prep_rows_f16(BUF(r, Q), BUF(r, GATE), kc, vc, kvd, r->st->max_seq, BUF(r, Q_FULL), ld,
@@ -782,7 +569,7 @@ static int attention_in_token(q35_run *r, const q35_dlayer *l, uint16_t *kc, uin
     const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = r->st->kv_dim, ld = 2 * qd + 2 * kvd;
     float *full = BUF(r, Q_FULL);
     if (residual_norm(r, l->attn_norm, k_attn_norm) ||
-        proj_many(r, (float *const[]){full, full + 2 * qd, full + 2 * qd + kvd}, (const int64_t[]){ld, ld, ld},
+        q35_proj_many(r, (float *const[]){full, full + 2 * qd, full + 2 * qd + kvd}, (const int64_t[]){ld, ld, ld},
                   BUF(r, NORMED), (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3))
         return -1;
     q35_op_begin(r, Q35_OP_QK_NORM_ROPE, "qk_norm_rope");
@@ -826,7 +613,7 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
     if (r->per_token && fused_in ? attention_in_token(r, l, (uint16_t *)kc, (uint16_t *)vc)
         : r->merge && st->kv_f16 ? attention_in_fast(r, l, (uint16_t *)kc, (uint16_t *)vc)
                                  : residual_norm(r, l->attn_norm, k_attn_norm) ||
-                                     proj_many(r, (float *const[]){BUF(r, Q_FULL), BUF(r, K), v_rows},
+                                     q35_proj_many(r, (float *const[]){BUF(r, Q_FULL), BUF(r, K), v_rows},
                                                (const int64_t[]){2 * qd, kvd, kvd}, BUF(r, NORMED),
                                                (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3) ||
                                      qk_norm_rope(r, l, k_rows, v_rows, kc, vc))
@@ -881,7 +668,7 @@ int q35_layer_tail(q35_run *r, int64_t row)
     const q35_hparams *hp = &cm->hp;
     q35_op_begin(r, Q35_OP_TAIL, "tail");
     /* a decode step's lm_head through the 8-bit-activation GEMV where the switch decode-q8 takes it */
-    const bool q8 = token_q8(r, hp->n_embd) && q35_gemv_q8_takes(cm->lm_type);
+    const bool q8 = q35_token_q8(r, hp->n_embd) && q35_gemv_q8_takes(cm->lm_type);
     const int rc = q35_rmsnorm(cm->tail_row, BUF(r, X) + row * hp->n_embd, cm->output_norm, hp->n_embd, hp->eps,
                                cm->stream, r->err) ||
                    (q8 ? q35_gemv_q8_quantize(cm->f16_act, cm->tail_row, hp->n_embd, cm->stream, r->err) ||
