@@ -265,6 +265,11 @@ static void bench_decode(q35_bench_state *st, void *unused)
         }
     }
     q35_bench_rate(st, "tokens_per_s", 1.0);
+    { /* the switches that change a step (model/README.md), so a file says which configuration it measured */
+        const q35_cuda_paths *cp = q35_cuda_model_paths(cm);
+        q35_bench_value(st, "decode_graph", cp->decode_graph);
+        q35_bench_value(st, "decode_q8", q35_paths_decode_q8(cp));
+    }
 out:
     q35_cuda_state_free(state);
     free(tokens);
