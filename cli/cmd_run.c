@@ -81,6 +81,9 @@ static const char *const k_help_eval =
     "                    (mean +- its standard error, median, p90..p99.9, max), same top token %,\n"
     "                    perplexity against the reference's, dp (model/eval.h)\n"
     "  --eval-json F     the report as JSON too\n"
+    "  --eval-steps      the scored positions through decode steps (GPU): each window's first ctx/2\n"
+    "                    tokens prefilled, then one step a position: the decode path's logits (its\n"
+    "                    graph, grouped GEMVs, --switch decode-q8)\n"
     "model options (without --model):\n";
 
 enum {
@@ -88,7 +91,7 @@ enum {
     O_THREADS, O_CPU, O_DEVICE, O_ATTENTION, O_GEMM, O_DELTA, O_DETERMINISTIC, O_SCORES_BUDGET, O_FREE_CAP,
     O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_GEMM_SM90_VARIANT, O_DECODE, O_EXACT,
     O_FLASH_KERNEL, O_GEMM_KERNEL, O_SWITCH, O_ACT_QUANT, O_EVAL, O_CTX, O_CHUNKS, O_SAVE_LOGITS, O_REF_LOGITS,
-    O_EVAL_JSON, O_COUNT
+    O_EVAL_JSON, O_EVAL_STEPS, O_COUNT
 };
 static const cli_option k_opts[O_COUNT] = {
     CLI_MODEL_OPTIONS,
@@ -105,12 +108,14 @@ static const cli_option k_opts[O_COUNT] = {
     [O_GEMM_KERNEL] = {"--gemm-kernel", "K"}, [O_SWITCH] = {"--switch", "LIST"}, [O_ACT_QUANT] = {"--act-quant", "M"},
     [O_EVAL] = {"--eval", "FILE"}, [O_CTX] = {"--ctx", "N"}, [O_CHUNKS] = {"--chunks", "K"},
     [O_SAVE_LOGITS] = {"--save-logits", "F"}, [O_REF_LOGITS] = {"--ref-logits", "F"}, [O_EVAL_JSON] = {"--eval-json", "F"},
+    [O_EVAL_STEPS] = {"--eval-steps", NULL},
 };
 #define BIT(o) (UINT64_C(1) << (o))
 #define GPU_OPTIONS                                                                                                   \
     (BIT(O_DEVICE) | BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA) | BIT(O_DETERMINISTIC) | BIT(O_SCORES_BUDGET) |    \
      BIT(O_FREE_CAP) | BIT(O_FLASH_VARIANT) | BIT(O_DELTA_RULE_VARIANT) | BIT(O_DELTA_CHUNK_VARIANT) |                \
-     BIT(O_GEMM_SM90_VARIANT) | BIT(O_DECODE) | BIT(O_EXACT) | BIT(O_FLASH_KERNEL) | BIT(O_GEMM_KERNEL) | BIT(O_SWITCH))
+     BIT(O_GEMM_SM90_VARIANT) | BIT(O_DECODE) | BIT(O_EXACT) | BIT(O_FLASH_KERNEL) | BIT(O_GEMM_KERNEL) | BIT(O_SWITCH) |   \
+     BIT(O_EVAL_STEPS))
 static const cli_conflict k_conflicts[] = {
     {O_MODEL, CLI_MODEL_MASK, "the model options describe the built-in model, which --model replaces"},
     {O_PROMPT, BIT(O_RANDOM) | BIT(O_PROMPT_SEED),
@@ -123,7 +128,8 @@ static const cli_conflict k_conflicts[] = {
                  BIT(O_TOP_K),
      "--eval scores a token file, in place of a prompt and its report"},
 };
-#define EVAL_ONLY (BIT(O_CTX) | BIT(O_CHUNKS) | BIT(O_SAVE_LOGITS) | BIT(O_REF_LOGITS) | BIT(O_EVAL_JSON))
+#define EVAL_ONLY                                                                                                     \
+    (BIT(O_CTX) | BIT(O_CHUNKS) | BIT(O_SAVE_LOGITS) | BIT(O_REF_LOGITS) | BIT(O_EVAL_JSON) | BIT(O_EVAL_STEPS))
 
 /* --attention / --gemm / --delta: one of two names. */
 static int set_path(const char *opt, const char *v, const char *first, const char *second, bool *is_second)
@@ -187,6 +193,7 @@ static int set_option(run_args *a, int k, const char *v)
     case O_SAVE_LOGITS: a->save_logits = v; return 0;
     case O_REF_LOGITS: a->ref_logits = v; return 0;
     case O_EVAL_JSON: a->eval_json = v; return 0;
+    case O_EVAL_STEPS: a->eval_steps = true; return 0;
     case O_THREADS:
         if (cli_int(o, v, 1, 256, &n))
             return -1;
@@ -403,6 +410,10 @@ static int cpu_window(void *ctx, const int32_t *tokens, int64_t n, const int64_t
 static int run_cpu_eval(const run_args *a, const q35_model *m, const char *why)
 {
     char line[512];
+    if (a->eval_steps) {
+        cli_error("--eval-steps scores the GPU's decode steps, and this run is on the CPU reference (%s)", why);
+        return 1;
+    }
     snprintf(line, sizeof line, "CPU float64 reference%s", a->act == Q35_ACT_GGML ? ", --act-quant ggml" : "");
     printf("path    %s (%s), %d threads\n", line, why, q35_threads());
     cpu_eval e = {a, m};

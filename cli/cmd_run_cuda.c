@@ -207,6 +207,25 @@ static int cuda_window(void *ctx, const int32_t *tokens, int64_t n, const int64_
                : 0;
 }
 
+/* --eval-steps (run_window_fn): the state reset, the tokens before the first
+ * scored position prefilled, then a decode step a position up to the last
+ * scored one, each scored position's logits kept: the decode path's. */
+static int cuda_window_steps(void *ctx, const int32_t *tokens, int64_t n, const int64_t *at, int64_t n_at,
+                             float *logits, q35_error *err)
+{
+    cuda_eval *e = ctx;
+    const int64_t vocab = q35_cuda_model_hparams(e->cm)->n_vocab, p0 = n_at > 0 ? at[0] : n;
+    if (q35_cuda_state_reset(e->st, err) || (p0 > 0 && q35_cuda_prefill(e->cm, e->st, tokens, p0, 0, NULL, NULL, err)))
+        return -1;
+    for (int64_t pos = p0, k = 0; pos < n && k < n_at; pos++) {
+        float *out = at[k] == pos ? logits + k * vocab : NULL;
+        if (q35_cuda_forward_token(e->cm, e->st, tokens[pos], pos, out, NULL, err))
+            return -1;
+        k += out != NULL;
+    }
+    return 0;
+}
+
 int run_cuda_eval(const run_args *a, const q35_model *m, char *why, size_t cap)
 {
     if (q35_cuda_devices(why, cap) == 0)
@@ -225,8 +244,11 @@ int run_cuda_eval(const run_args *a, const q35_model *m, char *why, size_t cap)
     char paths[384], line[768];
     q35_cuda_paths_str(p, paths, sizeof paths);
     snprintf(line, sizeof line, "CUDA on %s (sm_%d): %s", in->device_name, in->sm, paths);
+    if (a->eval_steps) /* the scored logits are a decode step's */
+        snprintf(line + strlen(line), sizeof line - strlen(line), "; scored through decode steps%s",
+                 q35_paths_decode_q8(p) ? " (8-bit activations)" : "");
     printf("path    %s\ntier    %s\n", line, q35_paths_tier(p));
-    rc = run_eval(a, m->hp.n_vocab, line, cuda_window, &e);
+    rc = run_eval(a, m->hp.n_vocab, line, a->eval_steps ? cuda_window_steps : cuda_window, &e);
 out:
     q35_cuda_state_free(e.st);
     q35_cuda_model_free(e.cm);

@@ -26,6 +26,7 @@ typedef struct run_args {
     const char *eval;               /* --eval: a token file to score (run_eval.c), or NULL */
     int64_t ctx, chunks;            /* --ctx (window), --chunks (windows at most; 0 all) */
     const char *save_logits, *ref_logits, *eval_json; /* --save-logits, --ref-logits, --eval-json */
+    bool eval_steps;                /* --eval-steps: the scored positions through decode steps (GPU) */
 } run_args;
 
 /* One window through a path, from an empty state: the logits of positions

@@ -12,8 +12,9 @@ model file (F16: the weights as trained, rounded once), its log-probabilities
 saved. Then each mix: `q35 model quantize` and `q35 run --cpu --eval
 --ref-logits` (the CPU reference on those weights: what the weights alone cost);
 F16, Q8_0 and Q4_K_M also with --act-quant ggml (llama.cpp's CPU numerics). With --gpu, each GPU path on the f32 weights (--exact,
---deterministic, the default f16 fast path, --gemm fp8) and the default path on
-the Q8_0 and Q4_K_M files: what the path costs, and what both cost together.
+--deterministic, the default f16 fast path, --gemm fp8) and, on the Q8_0 and
+Q4_K_M files, the default path, fp8, and the decode path's logits (--eval-steps;
+with --switch decode-q8=on too): what the path costs, and what both cost together.
 Writes a markdown table (stdout, or -o) and every run's JSON (--json).
 """
 import argparse
@@ -100,6 +101,10 @@ def main():
                 if mix in files:
                     gpu_rows.append(evaluate(a, files[mix], work, f"{mix}, fast path", [], ref=ref))
                     gpu_rows.append(evaluate(a, files[mix], work, f"{mix}, fp8 GEMM", ["--gemm", "fp8"], ref=ref))
+                    # the decode path's logits (q35 run --eval-steps): its exact GEMVs, and 8-bit activations
+                    gpu_rows.append(evaluate(a, files[mix], work, f"{mix}, decode steps", ["--eval-steps"], ref=ref))
+                    gpu_rows.append(evaluate(a, files[mix], work, f"{mix}, decode steps, decode-q8",
+                                             ["--eval-steps", "--switch", "decode-q8=on"], ref=ref))
     head = ("| weights / path | MiB | perplexity | Δppl | mean KLD ± s.e. | p99 KLD | max KLD | same top % |\n"
             "|---|---|---|---|---|---|---|---|")
     n = base["positions"]
