@@ -241,7 +241,7 @@ int run_cuda_eval(const run_args *a, const q35_model *m, char *why, size_t cap)
     }
     const q35_cuda_info *in = q35_cuda_model_info(e.cm);
     const q35_cuda_paths *p = q35_cuda_model_paths(e.cm);
-    char paths[384], line[768];
+    char paths[512], line[1024];
     q35_cuda_paths_str(p, paths, sizeof paths);
     snprintf(line, sizeof line, "CUDA on %s (sm_%d): %s", in->device_name, in->sm, paths);
     if (a->eval_steps) /* the scored logits are a decode step's */
