@@ -38,11 +38,13 @@
  * position from cm->dpos (the kernels' _at forms) and writes K and V through
  * buffers, never at a position's address, so the graph is captured once and
  * replayed; captured anew only where what it baked in changed (the state's
- * memory and layout, its cache element, the workspace: q35_decode_key) or the
- * paths were set again. The per-token launches are all the project's own
- * kernels (no cuBLAS), so every path can take it. The same kernels with the
- * same arguments: bitwise the plain step (test_cuda_model_graphs). A timed
- * step runs plain. NVTX: a step's ranges are pushed when it is captured; a
+ * memory and layout, its cache element, the workspace, whether it ends in
+ * logits: q35_decode_key) or the paths were set again. Up to
+ * Q35_DECODE_GRAPHS are kept (the least recently run replaced), so states
+ * decoded in turn each replay their own. The per-token launches are all the
+ * project's own kernels (no cuBLAS), so every path can take it. The same
+ * kernels with the same arguments: bitwise the plain step
+ * (test_cuda_model_graphs). A timed step runs plain. NVTX: a step's ranges are pushed when it is captured; a
  * replayed step pushes only its "forward_token" and "chunk" ranges (a
  * profile shows the graph's kernels under its one launch).
  *
@@ -66,9 +68,11 @@ void q35_graphs_reset(q35_cuda_model *cm)
     g->exec = NULL;
     g->n = 0;
     g->n_warm = 0;
-    if (g->decode)
-        cudaGraphExecDestroy((cudaGraphExec_t)g->decode);
-    g->decode = NULL;
+    for (int i = 0; i < Q35_DECODE_GRAPHS; i++) {
+        if (g->decode[i])
+            cudaGraphExecDestroy((cudaGraphExec_t)g->decode[i]);
+        g->decode[i] = NULL;
+    }
 }
 
 /* What a chunk's GEMM shapes depend on besides the paths: its rows, and
@@ -192,10 +196,18 @@ int q35_graphs_decode(q35_run *r, int (*body)(q35_run *r))
     const q35_cuda_state *st = r->st;
     const q35_decode_key key = {st->conv, st->ssm,      st->k_cache, st->v_cache,
                                 st->max_seq, st->kv_f16, cm->ws_mem,  r->n_keep > 0};
-    if (!g->decode || !same_key(&g->decode_key, &key)) {
-        if (g->decode)
-            cudaGraphExecDestroy((cudaGraphExec_t)g->decode);
-        g->decode = NULL;
+    int at = -1, oldest = 0;
+    for (int i = 0; i < Q35_DECODE_GRAPHS && at < 0; i++) {
+        if (g->decode[i] && same_key(&g->decode_key[i], &key))
+            at = i;
+        else if (!g->decode[i] || (g->decode[oldest] && g->decode_used[i] < g->decode_used[oldest]))
+            oldest = i;
+    }
+    if (at < 0) { /* captured into the free or least recently run slot */
+        at = oldest;
+        if (g->decode[at])
+            cudaGraphExecDestroy((cudaGraphExec_t)g->decode[at]);
+        g->decode[at] = NULL;
         if (Q35_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), r->err)) {
             (void)cudaGetLastError();
             return -1;
@@ -212,15 +224,15 @@ int q35_graphs_decode(q35_run *r, int (*body)(q35_run *r))
             (void)cudaGetLastError();
             return q35_fail_context(r->err, "capturing the decode step into a CUDA graph");
         }
-        g->decode = made;
-        g->decode_key = key;
+        g->decode[at] = made;
+        g->decode_key[at] = key;
         g->stats.decode_captured++;
     }
-    if (Q35_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)g->decode, stream), r->err)) {
+    if (Q35_CUDA_CHECK(cudaGraphLaunch((cudaGraphExec_t)g->decode[at], stream), r->err)) {
         (void)cudaGetLastError();
         return q35_fail_context(r->err, "the decode step's CUDA graph");
     }
-    g->stats.decode_launched++;
+    g->decode_used[at] = ++g->stats.decode_launched;
     return 0;
 }
 

@@ -79,6 +79,10 @@ typedef struct q35_decode_key {
     bool tail;            /* the step computes logits */
 } q35_decode_key;
 
+/* Decode graphs kept: states decoded in turn, each with and without logits,
+ * replay their own instead of capturing anew at every step. */
+#define Q35_DECODE_GRAPHS 8
+
 /* The prefill's CUDA graphs (cuda_graph.c): an executable graph per (layer,
  * chunk kind), and the chunk row counts (with the cache element) that ran plain
  * since the paths were set. */
@@ -88,8 +92,10 @@ typedef struct q35_graphs {
     int n;                           /* layers */
     int64_t warm[Q35_GRAPH_WARM];    /* (row count, cache element) run plain: 2 T + kv_f16 */
     int n_warm;
-    void *decode;                    /* cudaGraphExec_t: the decode step, NULL until made */
-    q35_decode_key decode_key;       /* what it was captured over */
+    void *decode[Q35_DECODE_GRAPHS]; /* cudaGraphExec_t: decode steps, NULL until made */
+    q35_decode_key decode_key[Q35_DECODE_GRAPHS]; /* what each was captured over */
+    int64_t decode_used[Q35_DECODE_GRAPHS];       /* when each last ran (a count of launches): the
+                                                     least recent is captured over first */
     q35_cuda_graph_stats stats;
 } q35_graphs;
 

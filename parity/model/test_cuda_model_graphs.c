@@ -20,7 +20,8 @@
  * the graph give BITWISE the logits and the state of plain steps, over an f16
  * cache (flash) and an f32 one (f32 attention; deterministic); the counters say
  * the step was captured once and replayed at every later step, and captured
- * anew for a step without logits and for another state. The 8-bit-activation
+ * anew for a step without logits and for another state, whose turn leaves
+ * the first state's graphs to replay. The 8-bit-activation
  * decode (decode-q8) within the FP8 tier of the exact one, its graph bitwise
  * its plain steps. */
 #include "cuda_model_cases.h"
@@ -235,23 +236,31 @@ static void check_decode(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, c
     const q35_cuda_graph_stats s2 = *q35_cuda_model_graph_stats(cm);
     decode_run(cm, st2, tokens, n0, &other);
     const q35_cuda_graph_stats s3 = *q35_cuda_model_graph_stats(cm);
+    run_out again; /* the first state once more: its graphs kept (Q35_DECODE_GRAPHS), nothing captured */
+    decode_run(cm, st, tokens, n0, &again);
+    const q35_cuda_graph_stats s4 = *q35_cuda_model_graph_stats(cm);
     snprintf(what, sizeof what, "%-16s %d decode steps after %" PRId64 " tokens, with the decode graph", name, STEPS,
              n0);
     cm_case_same(s, what, plain.logits, &plain.h, graph.logits, &graph.h, STEPS * vocab);
     snprintf(what, sizeof what, "%-16s the same on a second state (captured anew)", name);
     cm_case_same(s, what, plain.logits, &plain.h, other.logits, &other.h, STEPS * vocab);
+    snprintf(what, sizeof what, "%-16s the same on the first state again (its graphs replayed)", name);
+    cm_case_same(s, what, plain.logits, &plain.h, again.logits, &again.h, STEPS * vocab);
     /* plain: nothing captured; with the graph, per state: the steps with logits captured once, the step
        without them once, every step launched as the graph; the second state captures its own two */
     const int64_t cap1 = s2.decode_captured - s1.decode_captured, run1 = s2.decode_launched - s1.decode_launched;
     const int64_t cap2 = s3.decode_captured - s2.decode_captured, run2 = s3.decode_launched - s2.decode_launched;
+    const int64_t cap3 = s4.decode_captured - s3.decode_captured, run3 = s4.decode_launched - s3.decode_launched;
     q35_case(s, s1.decode_captured == s0.decode_captured && s1.decode_launched == s0.decode_launched && cap1 == 2 &&
-                    run1 == STEPS + 1 && cap2 == 2 && run2 == STEPS + 1,
+                    run1 == STEPS + 1 && cap2 == 2 && run2 == STEPS + 1 && cap3 == 0 && run3 == STEPS + 1,
              "%-16s decode graph ran: plain %" PRId64 " launched; with it %" PRId64 " captured, %" PRId64
-             " launched (want 2, %d); second state %" PRId64 ", %" PRId64,
-             name, s1.decode_launched - s0.decode_launched, cap1, run1, STEPS + 1, cap2, run2);
+             " launched (want 2, %d); second state %" PRId64 ", %" PRId64 "; the first again %" PRId64 ", %" PRId64
+             " (want 0 captured)",
+             name, s1.decode_launched - s0.decode_launched, cap1, run1, STEPS + 1, cap2, run2, cap3, run3);
     run_free(&plain);
     run_free(&graph);
     run_free(&other);
+    run_free(&again);
     q35_cuda_state_free(st2);
 }
 
