@@ -392,20 +392,18 @@ int launch_staged(gemv_parts P, int64_t k, const float *x, q35_stream stream, q3
 
 /* grid.y counts blocks of row groups (the same limit for both forms, whose
  * groups have 2 rows at least); grid.x tiles of rows */
-constexpr int64_t kMaxRows = kMaxGridY * kWarps * 2;
+static_assert(kGemvMaxRows == kMaxGridY * kWarps * 2, "the parts' row limit is grid.y's");
 
-/* The parts' checks (their rows summed within kMaxRows, each part's n >= 1)
- * and the launch; T == 1 per token through `variant`'s rank. */
+/* The parts' checks (check_parts; each part's rows written at ldy) and the
+ * launch; T == 1 per token through `variant`'s rank. */
 int gemv(const char *who, gemv_parts P, q35_type type, int64_t ldy, int64_t k, const float *x, int64_t T,
          int variant, q35_stream stream, q35_error *err)
 {
-    int64_t rows = 0;
-    for (int i = 0; i < P.count; i++) {
-        if (q35_check_weight(who, type, P.n[i], 1, kMaxRows - rows, k, err) ||
-            q35_check_rows(who, P.n[i], T, (int64_t)INT32_MAX * kTileRows, ldy, err))
+    if (check_parts(who, P, type, k, err))
+        return -1;
+    for (int i = 0; i < P.count; i++)
+        if (q35_check_rows(who, P.n[i], T, (int64_t)INT32_MAX * kTileRows, ldy, err))
             return -1;
-        rows += P.n[i];
-    }
     if (T == 0)
         return 0;
     return q35_type_dispatch(type, [&](auto tc) {
@@ -419,7 +417,6 @@ int gemv(const char *who, gemv_parts P, q35_type type, int64_t ldy, int64_t k, c
                       : launch<TYPE, kTileOutRows, kTileRows>(who, P, ldy, k, x, T, stream, err);
     });
 }
-
 
 } // namespace
 

@@ -4,6 +4,7 @@
 #define Q35_KERNELS_GEMV_PARTS_CUH
 
 #include "kernels/gemv.h"
+#include "kernels/linear_args.cuh"
 
 #include <stdint.h>
 
@@ -63,6 +64,23 @@ inline bool parts_aligned16(const gemv_parts &P)
         if ((uintptr_t)P.w[i] % 16 != 0)
             return false;
     return true;
+}
+
+/* The rows a launch's parts may hold together: q35_gemv's n limit
+ * (kernels/gemv.h: 65535 blocks of 4 warps of 2 rows at least). */
+constexpr int64_t kGemvMaxRows = 65535LL * 4 * 2;
+
+/* Each part a weight of `type` with k inputs and 1 .. kGemvMaxRows rows, the
+ * parts' rows summed within it; -1 naming the first that is not. */
+inline int check_parts(const char *who, const gemv_parts &P, q35_type type, int64_t k, q35_error *err)
+{
+    int64_t rows = 0;
+    for (int i = 0; i < P.count; i++) {
+        if (q35_check_weight(who, type, P.n[i], 1, kGemvMaxRows - rows, k, err))
+            return -1;
+        rows += P.n[i];
+    }
+    return 0;
 }
 
 /* One weight as the parts of a launch. */

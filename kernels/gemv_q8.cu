@@ -27,8 +27,7 @@
 
 namespace {
 
-constexpr int kWarps = 4;                      /* warps per block */
-constexpr int64_t kMaxRows = 65535LL * 8 * 4;   /* q35_gemv's n limit (kernels/gemv.h) */
+constexpr int kWarps = 4; /* warps per block */
 
 /* ---- the quantization ---- */
 
@@ -109,20 +108,9 @@ struct q8_k_unit {
     {
         const uint8_t *b = row + block_bytes * (u >> 2);
         q35_ld_words(r.h, b, true);
-        uint32_t lo[4], hi[4];
-        q35_ld_words(lo, b + qs_at + 32 * (u & 3), true);
-        q35_ld_words(hi, b + qs_at + 32 * (u & 3) + 16, true);
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-            r.q[i] = lo[i], r.q[4 + i] = hi[i];
-        if (FIFTH) {
-            uint32_t a[4], c[4];
-            q35_ld_words(a, b + 16, true);
-            q35_ld_words(c, b + 32, true);
-#pragma unroll
-            for (int i = 0; i < 4; i++)
-                r.qh[i] = a[i], r.qh[4 + i] = c[i];
-        }
+        q35_ld_words(r.q, b + qs_at + 32 * (u & 3), true);
+        if (FIFTH)
+            q35_ld_words(r.qh, b + 16, true);
     }
     static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
     {
@@ -279,12 +267,8 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     if (!q35_gemv_q8_takes(type))
         return q35_fail(err, "%s: type %s (the 8-bit-activation GEMV takes q4_K, q5_K, q6_K, q8_0)", who,
                         q35_type_name(type));
-    int64_t rows = 0;
-    for (int i = 0; i < P.count; i++) {
-        if (q35_check_weight(who, type, P.n[i], 1, kMaxRows - rows, k, err))
-            return -1;
-        rows += P.n[i];
-    }
+    if (check_parts(who, P, type, k, err))
+        return -1;
     const bool wide = type == Q35_TYPE_Q4_K || type == Q35_TYPE_Q5_K;
     for (int i = 0; i < P.count; i++)
         if ((uintptr_t)P.w[i] % (wide ? 16 : 2) != 0)

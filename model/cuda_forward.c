@@ -60,10 +60,12 @@ static int tail(q35_run *r, int64_t row, float *out)
                ? -1 : 0;
 }
 
-/* A decode step's launches: the embedding, every layer, the tail's norm and
- * lm_head when the call wants logits (r->n_keep); no host wait. */
-static int step_body(q35_run *r)
+/* A decode step's launches (q35_graph_body; no layer of its own): the
+ * embedding, every layer, the tail's norm and lm_head when the call wants
+ * logits (r->n_keep); no host wait. */
+static int step_body(q35_run *r, const q35_dlayer *unused)
 {
+    (void)unused;
     return embed(r, r->cm->ids) || layers(r) || (r->n_keep > 0 && q35_layer_tail(r, 0));
 }
 
@@ -83,7 +85,7 @@ static int token_step(q35_run *r, int32_t token, int64_t pos, float *logits)
     int rc = Q35_CUDA_CHECK(cudaMemcpyAsync(cm->ids, &token, sizeof token, cudaMemcpyHostToDevice, stream), r->err) ||
              Q35_CUDA_CHECK(cudaMemcpyAsync(cm->dpos, &pos, sizeof pos, cudaMemcpyHostToDevice, stream), r->err);
     if (rc == 0)
-        rc = cm->paths.decode_graph && !r->times ? q35_graphs_decode(r, step_body) : step_body(r);
+        rc = cm->paths.decode_graph && !r->times ? q35_graphs_decode(r, step_body) : step_body(r, NULL);
     if (rc == 0)
         r->st->kv_len = pos + 1;
     if (rc == 0 && logits)

@@ -149,26 +149,40 @@ static int instantiate(q35_graphs *g, void **exec, cudaGraph_t graph, q35_error 
     return 0;
 }
 
-int q35_graphs_layer(q35_run *r, const q35_dlayer *l, int (*body)(q35_run *r, const q35_dlayer *l))
+/* body(r, l)'s launches captured from the model's stream into *graph (thread-
+ * local mode: a call not allowed while capturing fails instead of running
+ * against the capture). -1 with nothing kept where the body or the capture
+ * failed; the stream leaves capture mode either way. */
+static int capture(q35_run *r, const q35_dlayer *l, q35_graph_body body, cudaGraph_t *graph)
+{
+    const cudaStream_t stream = (cudaStream_t)r->cm->stream;
+    *graph = NULL;
+    if (Q35_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), r->err)) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    const int rc = body(r, l);
+    const cudaError_t ended = cudaStreamEndCapture(stream, graph); /* always: the stream must leave capture mode */
+    if (rc || Q35_CUDA_CHECK(ended, r->err)) {
+        if (*graph)
+            cudaGraphDestroy(*graph);
+        *graph = NULL;
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return 0;
+}
+
+int q35_graphs_layer(q35_run *r, const q35_dlayer *l, q35_graph_body body)
 {
     q35_cuda_model *cm = r->cm;
     const cudaStream_t stream = (cudaStream_t)cm->stream;
     void **exec = slot(r, l->index, r->err);
     if (!exec)
         return -1;
-    if (Q35_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), r->err)) {
-        (void)cudaGetLastError();
-        return -1;
-    }
-    const int rc = body(r, l);
     cudaGraph_t graph = NULL;
-    const cudaError_t ended = cudaStreamEndCapture(stream, &graph); /* always: the stream must leave capture mode */
-    if (rc || Q35_CUDA_CHECK(ended, r->err)) {
-        if (graph)
-            cudaGraphDestroy(graph);
-        (void)cudaGetLastError();
+    if (capture(r, l, body, &graph))
         return q35_fail_context(r->err, "capturing layer %d into a CUDA graph", l->index);
-    }
     cm->graphs.stats.layers_captured++;
     int failed = instantiate(&cm->graphs, exec, graph, r->err);
     cudaGraphDestroy(graph);
@@ -188,7 +202,7 @@ static bool same_key(const q35_decode_key *a, const q35_decode_key *b)
            a->max_seq == b->max_seq && a->kv_f16 == b->kv_f16 && a->ws_mem == b->ws_mem && a->tail == b->tail;
 }
 
-int q35_graphs_decode(q35_run *r, int (*body)(q35_run *r))
+int q35_graphs_decode(q35_run *r, q35_graph_body body)
 {
     q35_cuda_model *cm = r->cm;
     q35_graphs *g = &cm->graphs;
@@ -208,16 +222,10 @@ int q35_graphs_decode(q35_run *r, int (*body)(q35_run *r))
         if (g->decode[at])
             cudaGraphExecDestroy((cudaGraphExec_t)g->decode[at]);
         g->decode[at] = NULL;
-        if (Q35_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), r->err)) {
-            (void)cudaGetLastError();
-            return -1;
-        }
-        const int rc = body(r);
         cudaGraph_t graph = NULL;
-        const cudaError_t ended = cudaStreamEndCapture(stream, &graph); /* always: the stream leaves capture mode */
         cudaGraphExec_t made = NULL;
-        const int failed = rc || Q35_CUDA_CHECK(ended, r->err) || Q35_CUDA_CHECK(cudaGraphInstantiate(&made, graph, 0),
-                                                                                r->err);
+        const int failed = capture(r, NULL, body, &graph) ||
+                           Q35_CUDA_CHECK(cudaGraphInstantiate(&made, graph, 0), r->err);
         if (graph)
             cudaGraphDestroy(graph);
         if (failed) {

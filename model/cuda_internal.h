@@ -243,8 +243,8 @@ void q35_proj_begin(q35_run *r, const q35_dweight *w, const char *label);
 int q35_proj(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w);
 /* Whether a decode step's projections of a k-input take the 8-bit-activation GEMV (switch decode-q8). */
 bool q35_token_q8(const q35_run *r, int64_t k);
-/* The projections of one input x: w[i] into y[i] (row stride ldy[i]), n <= Q35_GEMV_GROUP_MAX; a
- * decode step's of one type as one grouped GEMV. */
+/* The projections of one input x (each w[i] of its k inputs): w[i] into y[i] (row stride ldy[i]); a
+ * decode step's of one type as one grouped GEMV (n <= Q35_GEMV_GROUP_MAX). */
 int q35_proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *x, const q35_dweight *const *w,
                   int n);
 
@@ -284,14 +284,16 @@ int q35_weight_set_build(q35_cuda_model *cm, q35_gemm_path gemm, q35_error *err)
  * on, not per token, not timed, its row count run plain before); after a plain
  * prefill chunk (timed or not), its row count noted; one layer captured by body and launched as a
  * graph; the executable graphs dropped (the paths changed, or the model's free). */
+/* What a graph captures: a layer's launches (l), or a decode step's (l NULL). */
+typedef int (*q35_graph_body)(q35_run *r, const q35_dlayer *l);
 bool q35_graphs_chunk(q35_run *r);
 void q35_graphs_ran_plain(q35_run *r);
-int q35_graphs_layer(q35_run *r, const q35_dlayer *l, int (*body)(q35_run *r, const q35_dlayer *l));
+int q35_graphs_layer(q35_run *r, const q35_dlayer *l, q35_graph_body body);
 void q35_graphs_reset(q35_cuda_model *cm);
 /* The decode step (body: everything from the embedding to the logits on the
  * device) launched as the decode graph: captured where there is none or what
  * it baked in changed (q35_decode_key), else the kept one replayed. */
-int q35_graphs_decode(q35_run *r, int (*body)(q35_run *r));
+int q35_graphs_decode(q35_run *r, q35_graph_body body);
 
 /* cuda_trace.c */
 void q35_trace_push(const char *name);

@@ -543,40 +543,32 @@ static int qk_norm_rope(q35_run *r, const q35_dlayer *l, float *k_rows, const fl
     return q35_op_end(r, rc ? -1 : 0);
 }
 
-/* The fast paths over an f16 cache: [q_full | k | v] in one merged GEMM into
- * Q_FULL's row, then one kernel (kernels/attn_prep.h) for the split, the q/k
- * norms, RoPE and the append: bitwise qk_norm_rope's chain. */
-static int attention_in_fast(q35_run *r, const q35_dlayer *l, uint16_t *kc, uint16_t *vc)
-{
-    const q35_hparams *hp = &r->cm->hp;
-    const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = r->st->kv_dim, ld = 2 * qd + 2 * kvd;
-    if (residual_norm(r, l->attn_norm, k_attn_norm) || q35_proj(r, BUF(r, Q_FULL), ld, BUF(r, NORMED), &l->qkv_a))
-        return -1;
-    q35_op_begin(r, Q35_OP_QK_NORM_ROPE, "qk_norm_rope");
-    return q35_op_end(r, q35_attn_prep_rows_f16(BUF(r, Q), BUF(r, GATE), kc, vc, kvd, r->st->max_seq, BUF(r, Q_FULL), ld,
-                                                l->q_norm, l->k_norm, hp->n_head, hp->n_head_kv, hp->head_dim,
-                                                hp->n_rot, r->pos, r->T, hp->rope_base, hp->eps, r->cm->stream,
-                                                r->err));
-}
-
-/* A decode step over an f16 cache where the fused prologue takes the heads:
- * attn_q, attn_k, attn_v into Q_FULL's row as [q_full | k | v], then
- * attention_in_fast's one kernel at the position on the device: bitwise
- * qk_norm_rope's chain, in one launch instead of six. */
-static int attention_in_token(q35_run *r, const q35_dlayer *l, uint16_t *kc, uint16_t *vc)
+/* Over an f16 cache, [q_full | k | v] into Q_FULL's row, then one kernel
+ * (kernels/attn_prep.h) for the split, the q/k norms, RoPE and the append:
+ * bitwise qk_norm_rope's chain, one launch instead of six. The fast paths'
+ * prefill projects through the merged weight (qkv_a) at the chunk's
+ * positions; a decode step through attn_q, attn_k, attn_v (one grouped GEMV
+ * where they share a type) at the position on the device. */
+static int attention_in_fused(q35_run *r, const q35_dlayer *l, uint16_t *kc, uint16_t *vc)
 {
     const q35_hparams *hp = &r->cm->hp;
     const int64_t qd = (int64_t)hp->n_head * hp->head_dim, kvd = r->st->kv_dim, ld = 2 * qd + 2 * kvd;
     float *full = BUF(r, Q_FULL);
     if (residual_norm(r, l->attn_norm, k_attn_norm) ||
-        q35_proj_many(r, (float *const[]){full, full + 2 * qd, full + 2 * qd + kvd}, (const int64_t[]){ld, ld, ld},
-                  BUF(r, NORMED), (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3))
+        (r->per_token ? q35_proj_many(r, (float *const[]){full, full + 2 * qd, full + 2 * qd + kvd},
+                                      (const int64_t[]){ld, ld, ld}, BUF(r, NORMED),
+                                      (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3)
+                      : q35_proj(r, full, ld, BUF(r, NORMED), &l->qkv_a)))
         return -1;
     q35_op_begin(r, Q35_OP_QK_NORM_ROPE, "qk_norm_rope");
-    return q35_op_end(r, q35_attn_prep_rows_f16_at(BUF(r, Q), BUF(r, GATE), kc, vc, kvd, r->st->max_seq, full, ld,
-                                                   l->q_norm, l->k_norm, hp->n_head, hp->n_head_kv, hp->head_dim,
-                                                   hp->n_rot, r->cm->dpos, 1, hp->rope_base, hp->eps, r->cm->stream,
-                                                   r->err));
+    return q35_op_end(
+        r, r->per_token
+               ? q35_attn_prep_rows_f16_at(BUF(r, Q), BUF(r, GATE), kc, vc, kvd, r->st->max_seq, full, ld, l->q_norm,
+                                           l->k_norm, hp->n_head, hp->n_head_kv, hp->head_dim, hp->n_rot, r->cm->dpos,
+                                           1, hp->rope_base, hp->eps, r->cm->stream, r->err)
+               : q35_attn_prep_rows_f16(BUF(r, Q), BUF(r, GATE), kc, vc, kvd, r->st->max_seq, full, ld, l->q_norm,
+                                        l->k_norm, hp->n_head, hp->n_head_kv, hp->head_dim, hp->n_rot, r->pos, r->T,
+                                        hp->rope_base, hp->eps, r->cm->stream, r->err));
 }
 
 /* The attention of the kept rows alone into ATTN_O's rows 0 .. n_keep - 1:
@@ -609,14 +601,13 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
     const bool buffered = st->kv_f16 || r->per_token;
     float *k_rows = buffered ? BUF(r, K) : (float *)kc + r->pos * kvd;
     float *v_rows = buffered ? BUF(r, ATTN_O) : (float *)vc + r->pos * kvd;
-    const bool fused_in = st->kv_f16 && hp->head_dim <= Q35_ATTN_PREP_MAX_HD;
-    if (r->per_token && fused_in ? attention_in_token(r, l, (uint16_t *)kc, (uint16_t *)vc)
-        : r->merge && st->kv_f16 ? attention_in_fast(r, l, (uint16_t *)kc, (uint16_t *)vc)
-                                 : residual_norm(r, l->attn_norm, k_attn_norm) ||
-                                     q35_proj_many(r, (float *const[]){BUF(r, Q_FULL), BUF(r, K), v_rows},
-                                               (const int64_t[]){2 * qd, kvd, kvd}, BUF(r, NORMED),
-                                               (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3) ||
-                                     qk_norm_rope(r, l, k_rows, v_rows, kc, vc))
+    const bool fused_in = st->kv_f16 && (r->merge || (r->per_token && hp->head_dim <= Q35_ATTN_PREP_MAX_HD));
+    if (fused_in ? attention_in_fused(r, l, (uint16_t *)kc, (uint16_t *)vc)
+                 : residual_norm(r, l->attn_norm, k_attn_norm) ||
+                       q35_proj_many(r, (float *const[]){BUF(r, Q_FULL), BUF(r, K), v_rows},
+                                     (const int64_t[]){2 * qd, kvd, kvd}, BUF(r, NORMED),
+                                     (const q35_dweight *const[]){&l->q, &l->k, &l->v}, 3) ||
+                       qk_norm_rope(r, l, k_rows, v_rows, kc, vc))
         return -1;
     const bool pruned = pruned_here(r, l);
     if (pruned && r->n_keep == 0) /* the cache holds this chunk's K and V: no row goes on */

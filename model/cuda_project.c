@@ -166,16 +166,15 @@ bool q35_token_q8(const q35_run *r, int64_t k)
            (uint64_t)q35_gemv_q8_x_bytes(k) <= cm->ws.f16_act;
 }
 
-/* The projections of one input x: w[i] into y[i] (row stride ldy[i]), in
- * order. A decode step runs those of one type as one grouped GEMV (one op
- * named by its parts, "proj attn_q+attn_k+attn_v": each output bitwise its
- * projection alone), so a layer's
- * [qkv | z | alpha | beta], [q | k | v] or [gate | up] of one type is one
- * launch; with the switch decode-q8 (q35_token_q8) x is quantized once first and
- * the types the 8-bit-activation GEMV takes go through it. Otherwise one
- * projection each. */
+/* The projections of one input x (every w[i] of its k inputs): w[i] into
+ * y[i] (row stride ldy[i]), in order. A decode step runs those of one type
+ * as one grouped GEMV (one op named by its parts, "proj attn_q+attn_k+attn_v":
+ * each output bitwise its projection alone), so a layer's [qkv | z | alpha |
+ * beta], [q | k | v] or [gate | up] of one type is one launch; with the switch
+ * decode-q8 (q35_token_q8) x is quantized once first and the types the
+ * 8-bit-activation GEMV takes go through it. Otherwise one projection each. */
 int q35_proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *x, const q35_dweight *const *w,
-                     int n)
+                  int n)
 {
     if (!r->per_token || n > Q35_GEMV_GROUP_MAX) {
         for (int i = 0; i < n; i++)
@@ -184,9 +183,7 @@ int q35_proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *
         return 0;
     }
     const int64_t k = w[0]->k;
-    bool q8 = q35_token_q8(r, k);
-    for (int i = 0; q8 && i < n; i++)
-        q8 = w[i]->k == k;
+    const bool q8 = q35_token_q8(r, k);
     void *xq = r->cm->f16_act;
     bool quantized = false;
     bool done[Q35_GEMV_GROUP_MAX] = {false};
@@ -197,7 +194,7 @@ int q35_proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *
         char label[4 * sizeof w[0]->label];
         int c = 0, used = 0;
         for (int j = i; j < n; j++)
-            if (!done[j] && w[j]->type == w[i]->type && w[j]->k == w[i]->k) {
+            if (!done[j] && w[j]->type == w[i]->type) {
                 parts[c++] = (q35_gemv_part){.y = y[j], .w = w[j]->w, .type = w[j]->type, .n = w[j]->n};
                 done[j] = true;
                 /* "proj attn_qkv+ssm_alpha+...": the parts' labels, "proj " once */
@@ -215,10 +212,10 @@ int q35_proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *
         }
         q35_op_begin(r, Q35_OP_PROJ, label);
         for (int j = 0; j < c; j++)
-            q35_op_flop(r, Q35_OP_PROJ, 2.0 * (double)parts[j].n * (double)w[i]->k);
-        if (q35_op_end(r, by_q8 ? q35_gemv_q8_group(parts, c, w[i]->type, w[i]->k, xq, r->cm->stream, r->err)
-                                : q35_gemv_group(parts, c, w[i]->type, w[i]->k, x, Q35_VARIANT_DEFAULT,
-                                                 r->cm->stream, r->err)))
+            q35_op_flop(r, Q35_OP_PROJ, 2.0 * (double)parts[j].n * (double)k);
+        if (q35_op_end(r, by_q8 ? q35_gemv_q8_group(parts, c, w[i]->type, k, xq, r->cm->stream, r->err)
+                                : q35_gemv_group(parts, c, w[i]->type, k, x, Q35_VARIANT_DEFAULT, r->cm->stream,
+                                                 r->err)))
             return -1;
     }
     return 0;
