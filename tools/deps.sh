@@ -8,12 +8,13 @@
 #   - from PyPI, pinned and hash-checked (tools/cuda-tools.txt): cuobjdump and
 #     nvdisasm, which the flash kernel's SASS check (kernels_flash_hmma) runs and
 #     not every CUDA toolkit carries, into ~/.cache/q35-tools/cuda-tools (only
-#     where the toolkit has no pair of its own); actionlint (tools/lint-tools.txt),
-#     which the workflow's lint (tools/tests/workflow.sh) runs, into
-#     ~/.cache/q35-tools/actionlint where none is on PATH: its build fetches the
-#     binary from actionlint's releases, so where that fails deps.sh says so,
-#     remembers it (ending the retries until the pin moves) and goes on, and that
-#     test is skipped.
+#     where the toolkit has no pair of its own); the workflow's two lints
+#     (tools/tests/workflow.sh): actionlint (tools/lint-tools.txt) into
+#     ~/.cache/q35-tools/actionlint where none is on PATH, and check-jsonschema
+#     (tools/workflow-schema.txt) into ~/.cache/q35-tools/workflow-schema.
+#     actionlint's build fetches its binary from actionlint's releases, so where
+#     that fails deps.sh says so, remembers it (ending the retries until the pin
+#     moves) and goes on, and that lint is skipped.
 # The CUDA toolkit (nvcc, cuBLAS) must already be there; this script finds it
 # under /usr/local/cuda when it is not on PATH. Source it (. tools/deps.sh) so
 # the PATH it sets stays set. With Q35_NO_INSTALL=1 (a machine with no package
@@ -78,22 +79,31 @@ elif [ $sass_needed = 1 ]; then
                     "kernels_flash_hmma needs cuobjdump and nvdisasm; Q35_NO_INSTALL=1 skips it instead"
           return 1 2>/dev/null || exit 1; }
 fi
-# actionlint: on PATH, else the pinned one; a failed install is remembered per pin
-# (the .failed copy of the pin file) and not fatal: only the workflow's lint needs it.
-q35_lint="${XDG_CACHE_HOME:-$HOME/.cache}/q35-tools/actionlint"
-if have actionlint || { [ -x "$q35_lint/bin/actionlint" ] && cmp -s tools/lint-tools.txt "$q35_lint/lint-tools.txt"; }; then
-    :
-elif [ "${Q35_NO_INSTALL:-0}" = 1 ]; then
-    echo "deps: missing: actionlint (Q35_NO_INSTALL=1: not installing tools/lint-tools.txt; the workflow lint is skipped)"
-elif cmp -s tools/lint-tools.txt "$q35_lint.failed" 2>/dev/null; then
-    echo "deps: actionlint: installing tools/lint-tools.txt failed before ($q35_lint.failed; remove it to try again): the workflow lint is skipped"
-else
-    echo "deps: installing actionlint (tools/lint-tools.txt, hash-checked) into $q35_lint"
-    rm -rf "$q35_lint" && mkdir -p "$(dirname "$q35_lint")" &&
-        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --require-hashes \
-            --target "$q35_lint" -r tools/lint-tools.txt >"$q35_lint.log" 2>&1 &&
-        [ -x "$q35_lint/bin/actionlint" ] && cp tools/lint-tools.txt "$q35_lint/lint-tools.txt" && rm -f "$q35_lint.failed" ||
-        { cp tools/lint-tools.txt "$q35_lint.failed"
-          echo "deps: could not install actionlint ($q35_lint.log: its build fetches the binary from actionlint's" \
-               "releases, beyond PyPI): the workflow lint is skipped; not fatal"; }
-fi
+# The workflow's two lints (tools/tests/workflow.sh), each pinned and installed
+# into ~/.cache/q35-tools/NAME: a failed install is remembered per pin (the
+# .failed copy of the pin file) and not fatal: only that lint needs it.
+#   lint_tool NAME PIN_FILE CHECK_FILE PIP_ARGS...: CHECK_FILE (under the folder)
+#   exists after a good install.
+lint_tool() {
+    lt_dir="${XDG_CACHE_HOME:-$HOME/.cache}/q35-tools/$1" lt_pin=$2 lt_check=$3
+    shift 3
+    if [ -e "$lt_dir/$lt_check" ] && cmp -s "$lt_pin" "$lt_dir/pin.txt"; then
+        :
+    elif [ "${Q35_NO_INSTALL:-0}" = 1 ]; then
+        echo "deps: missing: $lt_pin (Q35_NO_INSTALL=1: not installing it; its workflow lint is skipped)"
+    elif cmp -s "$lt_pin" "$lt_dir.failed" 2>/dev/null; then
+        echo "deps: installing $lt_pin failed before ($lt_dir.failed; remove it to try again): its workflow lint is skipped"
+    else
+        echo "deps: installing $lt_pin (hash-checked) into $lt_dir"
+        rm -rf "$lt_dir" && mkdir -p "$(dirname "$lt_dir")" &&
+            python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --require-hashes \
+                --target "$lt_dir" "$@" -r "$lt_pin" >"$lt_dir.log" 2>&1 &&
+            [ -e "$lt_dir/$lt_check" ] && cp "$lt_pin" "$lt_dir/pin.txt" && rm -f "$lt_dir.failed" ||
+            { cp "$lt_pin" "$lt_dir.failed"
+              echo "deps: could not install $lt_pin ($lt_dir.log): its workflow lint is skipped; not fatal"; }
+    fi
+}
+# actionlint (on PATH, else the pin): a source package whose build fetches the
+# binary from actionlint's releases, beyond PyPI. check-jsonschema: wheels only.
+have actionlint || lint_tool actionlint tools/lint-tools.txt bin/actionlint
+lint_tool workflow-schema tools/workflow-schema.txt check_jsonschema/__main__.py --only-binary :all:
