@@ -21,9 +21,14 @@
 #                                            16384); written as the project's JSON
 #                                            (bench/llama_peer.py) to $OUT/peer-llama-QUANT.json
 #   bench/llama_peer.sh ubsweep FILE         llama-bench at 4096 over -ub 512 .. 8192
-#   bench/llama_peer.sh ops                  test-backend-ops perf of the ops it shares with
-#                                            ours (GATED_DELTA_NET, SSM_CONV, FLASH_ATTN_EXT,
-#                                            MUL_MAT, RMS_NORM) into $OUT/llama-ops-OP.log
+#   bench/llama_peer.sh ops SHAPE QUANT FILE there: where llama.cpp's time goes on FILE: its own
+#                                            graph's ops (bench/llama_graph_ops.cpp, built as
+#                                            q35-graph-ops) for a prompt chunk of $LROWS rows
+#                                            (each of "2048 4096 16384" by default) and a decode
+#                                            step at that cache, each timed alone by
+#                                            test-backend-ops perf, written by bench/llama_ops.py
+#                                            to $OUT/peer-llama-ops-ROWS.json and a table
+#                                            $OUT/llama-ops-ROWS.md
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/out}
@@ -60,12 +65,15 @@ pack)
 build)
     if [ ! -f "$L/started" ]; then
         [ -r "$TARBALL" ] || { echo "llama_peer: no $TARBALL (bench/llama_peer.sh pack, here, then carry .llama)"; exit 1; }
-        mkdir -p "$L" && tar xJf "$TARBALL" -C "$L" && touch "$L/started" || exit 1
+        mkdir -p "$L" && tar xJf "$TARBALL" -C "$L" || exit 1
+        # ours, built in its tree against its libraries (never part of this project's build)
+        cp bench/llama_graph_ops.cpp "$L/llama.cpp/tests/q35-graph-ops.cpp" &&
+            echo 'llama_build(q35-graph-ops.cpp)' >>"$L/llama.cpp/tests/CMakeLists.txt" && touch "$L/started" || exit 1
         arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
         (cd "$L/llama.cpp" && setsid nohup bash -c "cmake -S . -B $L/build -G Ninja -DGGML_CUDA=ON \
             -DCMAKE_CUDA_ARCHITECTURES=${arch:-90} -DLLAMA_CURL=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
             -DLLAMA_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Release >$L/configure.log 2>&1 &&
-            cmake --build $L/build -j${LLAMA_JOBS:-10} --target llama-bench test-backend-ops >$L/build.log 2>&1;
+            cmake --build $L/build -j${LLAMA_JOBS:-10} --target llama-bench test-backend-ops q35-graph-ops >$L/build.log 2>&1;
             echo \$? >$L/done" </dev/null >/dev/null 2>&1 &)
     fi
     t0=$(date +%s)
@@ -90,10 +98,18 @@ ubsweep)
             jq -r ".[] | \"-ub $ub: \(.avg_ts | floor) tokens/s at 4096\""
     done ;;
 ops)
+    [ $# -eq 3 ] || { echo "usage: bench/llama_peer.sh ops SHAPE QUANT FILE"; exit 2; }
+    [ "$(cat "$L/done" 2>/dev/null)" = 0 ] || { echo "llama_peer: llama.cpp is not built (bench/llama_peer.sh build)"; exit 1; }
     mkdir -p "$OUT"
-    for op in GATED_DELTA_NET SSM_CONV FLASH_ATTN_EXT MUL_MAT RMS_NORM; do
-        timeout 120 "$L/build/bin/test-backend-ops" perf -b CUDA0 -o $op >"$OUT/llama-ops-$op.log" 2>&1
-        echo "$op: $(grep -c 'us/run' "$OUT/llama-ops-$op.log") cases (llama-ops-$op.log)"
+    for rows in ${LROWS:-2048 4096 16384}; do
+        g=$OUT/llama-graph-$rows.txt
+        "$L/build/bin/q35-graph-ops" -m "$3" -c "$rows" -ub "$rows" -b "$rows" -fa on -o "$g" >"$OUT/llama-graph-$rows.log" 2>&1 ||
+            { tail -3 "$OUT/llama-graph-$rows.log"; exit 1; }
+        cut -d' ' -f3- "$g" >"$g.cases"
+        "$L/build/bin/test-backend-ops" perf -b CUDA0 --test-file "$g.cases" --output sql >"$OUT/llama-ops-$rows.sql" \
+            2>"$OUT/llama-ops-$rows.log" || { tail -3 "$OUT/llama-ops-$rows.log"; exit 1; }
+        python3 bench/llama_ops.py --shape "$1" --quant "$2" --rows "$rows" --graph "$g" -o "$OUT/peer-llama-ops-$rows.json" \
+            --table "$OUT/llama-ops-$rows.md" "$OUT/llama-ops-$rows.sql" && cat "$OUT/llama-ops-$rows.md"
     done ;;
 *) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -10,7 +10,7 @@ src=$1 tmp=$2
 need_jq
 rm -rf "$tmp" && mkdir -p "$tmp"
 peer=$src/bench/hf_peer.py
-command -v python3 >/dev/null 2>&1 || { echo "SKIP  python3 not found (tools/deps.sh installs it)"; exit 77; }
+need_python3
 check "py_compile" python3 -c "import py_compile, sys; py_compile.compile(sys.argv[1], cfile='$tmp/peer.pyc', doraise=True)" "$peer"
 check "imports without torch or transformers" python3 -c "import sys; sys.path.insert(0, '$src/bench'); import hf_peer; assert 'torch' not in sys.modules"
 python3 "$peer" --show-config --shape 9b >"$tmp/9b.json"

@@ -1,9 +1,13 @@
 # Sourced by the shell tests of the benchmark tools: one PASS/FAIL line per
 # check, a non-zero exit at `finish` when any failed. JQ names jq; a test that
 # reads JSON calls need_jq first, which skips it without jq (exit 77, ctest's
-# skip code), saying so.
+# skip code), saying so; need_python3 likewise.
 JQ=${JQ:-jq}
 q35_fails=0
+
+need_python3() {
+    command -v python3 >/dev/null 2>&1 || { echo "SKIP  python3 not found (tools/deps.sh installs it)"; exit 77; }
+}
 
 need_jq() {
     [ -n "$JQ" ] && command -v "$JQ" >/dev/null 2>&1 || { echo "SKIP  jq not found (tools/deps.sh installs it)"; exit 77; }

@@ -12,7 +12,7 @@ src=$1 tmp=$2
 need_jq
 rm -rf "$tmp" && mkdir -p "$tmp"
 peers=$src/bench/peers.py
-command -v python3 >/dev/null 2>&1 || { echo "SKIP  python3 not found (tools/deps.sh installs it)"; exit 77; }
+need_python3
 check "py_compile of peers.py and peerlib.py" python3 -c "import py_compile, sys; [py_compile.compile(f, cfile='$tmp/x.pyc', doraise=True) for f in sys.argv[1:]]" "$peers" "$src/bench/peerlib.py"
 
 python3 "$peers" --show-axes >"$tmp/axes.json"
