@@ -30,7 +30,7 @@
  *   fp8     9b x q4_k x fp8 (opt-in) x flash x chunk {2048, 8192} x len {512 ..
  *           131072} (8192 paired with transformers too);
  *   quants  9b x {q6_k, q8_0, f16} x f16 x f32 x chunk 2048 x len 4096;
- *   decode  shape {0.8b, 9b, 27b} x q4_k x ctx {512, 4096, 16384};
+ *   decode  shape {0.8b, 9b, 27b} x q4_k x ctx {512, 4096, 16384, 65536};
  *   default the built-in default model (tiny, q4_k_m: what `q35 run` runs) x
  *           GEMM {f32, f16} x attention {f32, flash} x chunk 512 x len {512,
  *           4096}, and its decode at 512 (the main job's short sweep).
