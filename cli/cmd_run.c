@@ -39,8 +39,9 @@ static const char *const k_help =
     "                    written through a temporary file, renamed into place when complete)\n"
     "  --threads N       CPU threads (default: all)\n"
     "  --cpu             the float64 CPU reference even where a GPU is (no GPU option with it)\n"
-    "  --act-quant M     exact | ggml: runs the CPU reference; ggml rounds each product's activations\n"
-    "                    as llama.cpp's CPU backend does (docs/SPEC.md); default exact\n"
+    "  --act-quant M     exact | ggml | decode-q8: runs the CPU reference; ggml rounds each product's\n"
+    "                    activations as llama.cpp's CPU backend does (docs/SPEC.md), decode-q8 as the\n"
+    "                    decode step's 8-bit GEMV does (--switch decode-q8), in every product; default exact\n"
     "GPU options (each over its environment variable, over the default; model/README.md has the table).\n"
     "The default is the fast path: the f16 GEMM, flash attention, the chunked delta rule, the sm_90a\n"
     "kernels on sm_90; the first lines say which path ran and its accuracy tier.\n"
@@ -142,6 +143,13 @@ static int set_path(const char *opt, const char *v, const char *first, const cha
     return 0;
 }
 
+/* --act-quant's values, by q35_act_quant, and what each does (the tier line). */
+static const char *const k_act_names[] = {"exact", "ggml", "decode-q8"};
+static const char *const k_act_tiers[] = {
+    NULL, "each product's activations rounded as llama.cpp's CPU backend rounds them",
+    "each product's activations rounded to 8 bits in blocks of 32, as the decode step's GEMV rounds them "
+    "(--switch decode-q8), where the weight's type is one it takes"};
+
 /* Applies option k with value v; -1 after a usage error. */
 static int set_option(run_args *a, int k, const char *v)
 {
@@ -201,11 +209,14 @@ static int set_option(run_args *a, int k, const char *v)
         return 0;
     case O_CPU: a->cpu = true; return 0;
     case O_ACT_QUANT:
-        if (set_path(o, v, "exact", "ggml", &second))
-            return -1;
-        a->act = second ? Q35_ACT_GGML : Q35_ACT_EXACT;
-        a->cpu = true;
-        return 0;
+        for (int m = Q35_ACT_EXACT; m <= Q35_ACT_Q8; m++)
+            if (strcmp(v, k_act_names[m]) == 0) {
+                a->act = (q35_act_quant)m;
+                a->cpu = true;
+                return 0;
+            }
+        cli_error("%s wants exact, ggml or decode-q8, got '%s'", o, v);
+        return -1;
     case O_DEVICE:
         if (cli_int(o, v, 0, 1024, &n))
             return -1;
@@ -347,8 +358,8 @@ static int run_cpu(const run_args *a, const q35_model *m, const int32_t *tokens,
     printf("path    CPU float64 reference%s%s%s, %d threads\n", why ? " (" : "", why ? why : "", why ? ")" : "",
            q35_threads());
     printf("prompt  %" PRId64 " tokens, chunk rows %" PRId64 "\n", n, a->chunk_rows);
-    if (a->act == Q35_ACT_GGML)
-        printf("tier    --act-quant ggml: each product's activations rounded as llama.cpp's CPU backend rounds them\n");
+    if (a->act != Q35_ACT_EXACT)
+        printf("tier    --act-quant %s: %s\n", k_act_names[a->act], k_act_tiers[a->act]);
     if (!logits || !out) {
         cli_error("out of memory for the logits");
         goto out;
@@ -414,7 +425,8 @@ static int run_cpu_eval(const run_args *a, const q35_model *m, const char *why)
         cli_error("--eval-steps scores the GPU's decode steps, and this run is on the CPU reference (%s)", why);
         return 1;
     }
-    snprintf(line, sizeof line, "CPU float64 reference%s", a->act == Q35_ACT_GGML ? ", --act-quant ggml" : "");
+    snprintf(line, sizeof line, "CPU float64 reference%s%s", a->act != Q35_ACT_EXACT ? ", --act-quant " : "",
+             a->act != Q35_ACT_EXACT ? k_act_names[a->act] : "");
     printf("path    %s (%s), %d threads\n", line, why, q35_threads());
     cpu_eval e = {a, m};
     return run_eval(a, m->hp.n_vocab, line, cpu_window, &e);
@@ -456,7 +468,8 @@ int q35_cmd_run(int argc, char **argv)
     const q35_hparams *hp = &m->hp;
     /* on the GPU where the options and the device allow, else on the CPU reference (why says why) */
     char why[256];
-    snprintf(why, sizeof why, "%s", a.act == Q35_ACT_GGML ? "--act-quant ggml" : "--cpu");
+    snprintf(why, sizeof why, "%s%s", a.act != Q35_ACT_EXACT ? "--act-quant " : "--cpu",
+             a.act != Q35_ACT_EXACT ? k_act_names[a.act] : "");
     if (a.eval) {
         rc = a.cpu ? 2 : run_cuda_eval(&a, m, why, sizeof why);
         if (rc == 2)

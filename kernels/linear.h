@@ -26,6 +26,10 @@ typedef enum q35_act_quant {
     Q35_ACT_EXACT = 0, /* nothing: float64 activations times the dequantized weight */
     Q35_ACT_GGML = 1,  /* what ggml's CPU backend does (q35_ggml_act_row), so that the product is
                         * llama.cpp's up to its float32 summation order (SPEC.md, "llama.cpp's logits") */
+    Q35_ACT_Q8 = 2,    /* what the decode step's 8-bit GEMV does (kernels/gemv_q8.h, switch decode-q8):
+                        * x rounded to float32, then to int8 in blocks of 32 by q35_ref_gemv_q8_quantize
+                        * (bitwise the GPU's), the product taken on x' = d q; for the weight types it
+                        * takes (q35_gemv_q8_takes), the others exact */
 } q35_act_quant;
 
 /* q35_ref_linear with the activations first rounded as `act` says. For Q4_1 and

@@ -11,7 +11,9 @@ default data/golden/trained-bytes). The reference: `q35 run --cpu --eval` on the
 model file (F16: the weights as trained, rounded once), its log-probabilities
 saved. Then each mix: `q35 model quantize` and `q35 run --cpu --eval
 --ref-logits` (the CPU reference on those weights: what the weights alone cost);
-F16, Q8_0 and Q4_K_M also with --act-quant ggml (llama.cpp's CPU numerics). With --gpu, each GPU path on the f32 weights (--exact,
+F16, Q8_0 and Q4_K_M also with --act-quant ggml (llama.cpp's CPU numerics), Q8_0 and
+Q4_K_M with --act-quant decode-q8 (the decode step's 8-bit activations, in every
+product: the most that rounding can cost). With --gpu, each GPU path on the f32 weights (--exact,
 --deterministic, the default f16 fast path, --gemm fp8) and, on the Q8_0 and
 Q4_K_M files, the default path, fp8, and the decode path's logits (--eval-steps;
 with --switch decode-q8=on too): what the path costs, and what both cost together.
@@ -93,6 +95,10 @@ def main():
             if mix in files:
                 rows.append(evaluate(a, files[mix], work, f"{mix}, --act-quant ggml (llama.cpp's CPU numerics)",
                                      ["--act-quant", "ggml"], ref=ref))
+        for mix in ("q8_0", "q4_k_m"):  # the decode step's 8-bit activations (decode-q8), in every product
+            if mix in files:
+                rows.append(evaluate(a, files[mix], work, f"{mix}, --act-quant decode-q8 (every product)",
+                                     ["--act-quant", "decode-q8"], ref=ref))
         if a.gpu:
             for name, flags in GPU_PATHS:
                 gpu_rows.append(evaluate(a, f32, work, f"as trained, {name}", flags, ref=ref))

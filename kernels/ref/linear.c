@@ -1,6 +1,7 @@
 /* float64 reference of kernels/linear.h. */
 #include "core/half.h"
 #include "core/parallel.h"
+#include "kernels/gemv_q8.h"
 #include "kernels/linear.h"
 
 #include <stdbool.h>
@@ -99,6 +100,24 @@ int q35_ref_linear_act(double *y, const double *x, q35_type type, const void *w,
         free(tmp);
         j.x = xq;
         j.sdiff = sdiff;
+    }
+    if (act == Q35_ACT_Q8 && q35_gemv_q8_takes(type) && n_in % 32 == 0) {
+        xq = malloc((size_t)rows * (size_t)n_in * sizeof *xq);
+        float *xf = malloc((size_t)n_in * sizeof *xf), *d = malloc((size_t)(n_in / 32) * 2 * sizeof *d);
+        int8_t *q = malloc((size_t)n_in);
+        if (!xq || !xf || !d || !q) {
+            free(xq), free(xf), free(d), free(q);
+            return -1;
+        }
+        for (int64_t t = 0; t < rows; t++) {
+            for (int64_t i = 0; i < n_in; i++)
+                xf[i] = (float)x[t * n_in + i];
+            q35_ref_gemv_q8_quantize(q, d, d + n_in / 32, xf, n_in);
+            for (int64_t i = 0; i < n_in; i++)
+                xq[t * n_in + i] = (double)d[i / 32] * (double)q[i];
+        }
+        free(xf), free(d), free(q);
+        j.x = xq;
     }
     j.scratch = malloc((size_t)q35_threads() * (size_t)n_in * sizeof(float));
     if (!j.scratch) {

@@ -354,6 +354,40 @@ static void check_gemv_q8_quantize(q35_suite *s)
              zeros ? "" : ", q not all zero");
 }
 
+/* --act-quant decode-q8 (Q35_ACT_Q8): a product on a weight gemv_q8 takes is
+ * bitwise the exact product on x' = d q of q35_ref_gemv_q8_quantize (of x
+ * rounded to float32), not the product on x; on a weight it does not take
+ * (F16), bitwise the exact product. */
+static void check_act_q8(q35_suite *s)
+{
+    enum { N_IN = 512, N_OUT = 5, ROWS = 2 };
+    float wf[N_OUT * N_IN], xf[N_IN], d[2 * N_IN / 32];
+    int8_t q[N_IN];
+    for (int i = 0; i < N_OUT * N_IN; i++)
+        wf[i] = (float)(0.05 * normal());
+    static unsigned char wk[N_OUT * (N_IN / 256) * 144], wh[N_OUT * N_IN * 2];
+    q35_quantize(Q35_TYPE_Q4_K, wf, wk, N_OUT * N_IN);
+    q35_quantize(Q35_TYPE_F16, wf, wh, N_OUT * N_IN);
+    double *x = randn(ROWS * N_IN, 1.0), xr[ROWS * N_IN];
+    for (int t = 0; t < ROWS; t++) {
+        for (int i = 0; i < N_IN; i++)
+            xf[i] = (float)x[t * N_IN + i];
+        q35_ref_gemv_q8_quantize(q, d, d + N_IN / 32, xf, N_IN);
+        for (int i = 0; i < N_IN; i++)
+            xr[t * N_IN + i] = (double)d[i / 32] * (double)q[i];
+    }
+    double got[ROWS * N_OUT], want[ROWS * N_OUT], plain[ROWS * N_OUT];
+    int rc = q35_ref_linear_act(got, x, Q35_TYPE_Q4_K, wk, N_OUT, N_IN, ROWS, Q35_ACT_Q8) |
+             q35_ref_linear(want, xr, Q35_TYPE_Q4_K, wk, N_OUT, N_IN, ROWS) |
+             q35_ref_linear(plain, x, Q35_TYPE_Q4_K, wk, N_OUT, N_IN, ROWS);
+    q35_case(s, rc == 0 && memcmp(got, want, sizeof got) == 0 && memcmp(got, plain, sizeof got) != 0,
+             "act decode-q8, Q4_K: bitwise the product on x' (y[0] %.9g, on x %.9g)", got[0], plain[0]);
+    rc = q35_ref_linear_act(got, x, Q35_TYPE_F16, wh, N_OUT, N_IN, ROWS, Q35_ACT_Q8) |
+         q35_ref_linear(want, x, Q35_TYPE_F16, wh, N_OUT, N_IN, ROWS);
+    q35_case(s, rc == 0 && memcmp(got, want, sizeof got) == 0, "act decode-q8, F16 (not a gemv_q8 type): exact");
+    free(x);
+}
+
 int main(void)
 {
     const uint64_t seed = q35_test_seed();
@@ -400,5 +434,6 @@ int main(void)
     check_linear(&s, Q35_TYPE_Q8_0, 64, 1024, 1);
     check_ggml_act(&s);
     check_gemv_q8_quantize(&s);
+    check_act_q8(&s);
     return q35_suite_end(&s);
 }
