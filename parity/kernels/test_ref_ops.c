@@ -369,12 +369,14 @@ static void check_act_q8(q35_suite *s)
     q35_quantize(Q35_TYPE_Q4_K, wf, wk, N_OUT * N_IN);
     q35_quantize(Q35_TYPE_F16, wf, wh, N_OUT * N_IN);
     double *x = randn(ROWS * N_IN, 1.0), xr[ROWS * N_IN];
-    for (int t = 0; t < ROWS; t++) {
+    for (int t = 0; t < ROWS; t++) { /* x' = d q, a block at a time */
+        double *xt = x + t * N_IN, *rt = xr + t * N_IN;
         for (int i = 0; i < N_IN; i++)
-            xf[i] = (float)x[t * N_IN + i];
+            xf[i] = (float)xt[i];
         q35_ref_gemv_q8_quantize(q, d, d + N_IN / 32, xf, N_IN);
-        for (int i = 0; i < N_IN; i++)
-            xr[t * N_IN + i] = (double)d[i / 32] * (double)q[i];
+        for (int b = 0; b < N_IN / 32; b++)
+            for (int j = 0; j < 32; j++)
+                rt[32 * b + j] = (double)d[b] * q[32 * b + j]; /* exact in float64 */
     }
     double got[ROWS * N_OUT], want[ROWS * N_OUT], plain[ROWS * N_OUT];
     int rc = q35_ref_linear_act(got, x, Q35_TYPE_Q4_K, wk, N_OUT, N_IN, ROWS, Q35_ACT_Q8) |
