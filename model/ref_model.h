@@ -49,7 +49,8 @@ typedef struct q35_ref_state {
     double *v_cache;   /* [n_attn][max_seq][kv_dim] */
     q35_act_quant act; /* what each matrix product does to its activations (kernels/linear.h):
                         * Q35_ACT_EXACT from init; the caller may set Q35_ACT_GGML (llama.cpp's
-                        * numerics, `q35 run --cpu --act-quant ggml`); reset keeps it */
+                        * numerics, `q35 run --cpu --act-quant ggml`) or Q35_ACT_Q8 (the decode
+                        * step's 8-bit activations, `--act-quant decode-q8`); reset keeps it */
     q35_ref_fp8 fp8;   /* the projections rounded as an FP8 GEMM rounds them (none from init) */
 } q35_ref_state;
 

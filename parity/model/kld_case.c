@@ -37,12 +37,24 @@ void kld_case_free(kld_case *k)
     memset(k, 0, sizeof *k);
 }
 
+static float *ref_logits(const kld_case *k, const q35_model *m, q35_act_quant act, q35_ref_fp8 fp8);
+
 float *kld_ref_logits(const kld_case *k, const q35_model *m)
 {
-    return kld_ref_logits_fp8(k, m, (q35_ref_fp8){0});
+    return ref_logits(k, m, Q35_ACT_EXACT, (q35_ref_fp8){0});
 }
 
 float *kld_ref_logits_fp8(const kld_case *k, const q35_model *m, q35_ref_fp8 fp8)
+{
+    return ref_logits(k, m, Q35_ACT_EXACT, fp8);
+}
+
+float *kld_ref_logits_act(const kld_case *k, const q35_model *m, q35_act_quant act)
+{
+    return ref_logits(k, m, act, (q35_ref_fp8){0});
+}
+
+static float *ref_logits(const kld_case *k, const q35_model *m, q35_act_quant act, q35_ref_fp8 fp8)
 {
     const size_t rows = (size_t)(k->windows * k->scored), vocab = (size_t)k->vocab;
     float *out = malloc(rows * vocab * sizeof *out);
@@ -54,6 +66,7 @@ float *kld_ref_logits_fp8(const kld_case *k, const q35_model *m, q35_ref_fp8 fp8
         q35_poison_f64(d, k->scored * k->vocab);
         rc = q35_ref_state_init(&st, m, k->ctx, &err);
         st.fp8 = fp8;
+        st.act = act;
         rc = rc || q35_ref_prefill(m, &st, k->tokens + w * k->ctx, k->ctx, 0, 512, k->at, k->scored, d, NULL, &err);
         q35_ref_state_free(&st);
         for (size_t i = 0; rc == 0 && i < (size_t)k->scored * vocab; i++)

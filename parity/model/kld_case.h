@@ -33,6 +33,9 @@ float *kld_ref_logits(const kld_case *k, const q35_model *m);
  * (q35_ref_fp8, model/ref_model.h). */
 float *kld_ref_logits_fp8(const kld_case *k, const q35_model *m, q35_ref_fp8 fp8);
 
+/* The same with every product's activations rounded as act says (kernels/linear.h). */
+float *kld_ref_logits_act(const kld_case *k, const q35_model *m, q35_act_quant act);
+
 /* The report of logits against ref (both [windows * scored][vocab]). */
 q35_eval_report kld_report(const kld_case *k, const float *logits, const float *ref);
 

@@ -3,8 +3,10 @@
  * golden positions (rel L2 <= 1e-5, SPEC §4), then what each quant mix costs
  * on it (q35 model quantize's weights, in memory: model/requant.h) as
  * llama-perplexity --kl-divergence measures a quant: mean KLD against the
- * model's own F16 weights (as trained, rounded once) over 2 held-out windows of 256 tokens (254 scored positions), each
- * held to a bound set from its first measurement (the table's comments) with a
+ * model's own F16 weights (as trained, rounded once) over 2 held-out windows
+ * of 256 tokens (254 scored positions), and Q8_0 and Q4_K_M again with the
+ * decode step's 8-bit activations in every product (--act-quant decode-q8),
+ * each held to a bound set from its first measurement (the table's comments) with a
  * margin of 1.5x and the same-top share a point or three under it (the run is
  * deterministic: the margin is for another compiler's float64 rounding and
  * flags a quantizer that changed); the k-quant ladder in order (more bits,
@@ -28,21 +30,25 @@
 typedef struct tier {
     const char *mix;
     double kld, top;
+    q35_act_quant act; /* the reference's activations (exact unless said) */
 } tier;
 
 static const tier k_tiers[] = {
     /* first measured (CPU, 2026-12-06): mean KLD, same top */
-    {"f16", 1e-12, 1.0},       /* 0 (the file's own weights: copied, bitwise the same logits), 100 % */
-    {"bf16", 3e-6, 0.99},      /* 1.87e-6, 100 % */
-    {"q8_0", 2e-5, 0.99},      /* 1.31e-5, 100 % */
-    {"q6_k", 2.6e-4, 0.97},    /* 1.72e-4, 98.82 % */
-    {"q5_k_m", 7e-4, 0.97},    /* 4.63e-4, 98.82 % */
-    {"q4_k_m", 3.3e-3, 0.96},  /* 2.19e-3, 98.03 % */
-    {"q4_0", 3.9e-3, 0.96},    /* 2.56e-3, 98.03 % */
-    {"iq4_xs", 3.5e-3, 0.94},  /* 2.32e-3, 96.46 % */
-    {"q3_k_m", 9e-3, 0.94},    /* 5.99e-3, 96.85 % */
-    {"q2_k", 4.2e-2, 0.92},    /* 2.79e-2, 95.28 % */
-    {"pure-iq2_xxs", 0.14, 0.86}, /* 9.18e-2, 88.98 % */
+    {"f16", 1e-12, 1.0, Q35_ACT_EXACT},       /* 0 (the file's own weights: copied, bitwise the same logits), 100 % */
+    {"bf16", 3e-6, 0.99, Q35_ACT_EXACT},      /* 1.87e-6, 100 % */
+    {"q8_0", 2e-5, 0.99, Q35_ACT_EXACT},      /* 1.31e-5, 100 % */
+    {"q6_k", 2.6e-4, 0.97, Q35_ACT_EXACT},    /* 1.72e-4, 98.82 % */
+    {"q5_k_m", 7e-4, 0.97, Q35_ACT_EXACT},    /* 4.63e-4, 98.82 % */
+    {"q4_k_m", 3.3e-3, 0.96, Q35_ACT_EXACT},  /* 2.19e-3, 98.03 % */
+    {"q4_0", 3.9e-3, 0.96, Q35_ACT_EXACT},    /* 2.56e-3, 98.03 % */
+    {"iq4_xs", 3.5e-3, 0.94, Q35_ACT_EXACT},  /* 2.32e-3, 96.46 % */
+    {"q3_k_m", 9e-3, 0.94, Q35_ACT_EXACT},    /* 5.99e-3, 96.85 % */
+    {"q2_k", 4.2e-2, 0.92, Q35_ACT_EXACT},    /* 2.79e-2, 95.28 % */
+    {"pure-iq2_xxs", 0.14, 0.86, Q35_ACT_EXACT}, /* 9.18e-2, 88.98 % */
+    /* the decode step's 8-bit activations in every product (--act-quant decode-q8; CPU, 2026-12-07) */
+    {"q8_0", 1.0e-4, 0.99, Q35_ACT_Q8},   /* 6.78e-5, 100 % */
+    {"q4_k_m", 3.4e-3, 0.96, Q35_ACT_Q8}, /* 2.24e-3, 98.43 % */
 };
 
 /* The k-quant ladder: each costs more than the one before it. */
@@ -80,8 +86,8 @@ static void check_golden(q35_suite *s, const q35_model *m)
 }
 
 /* The mix's report against the F16 weights' reference logits. */
-static bool mix_report(const kld_case *k, const char *dir, const char *mix, const float *ref, q35_eval_report *r,
-                       q35_error *err)
+static bool mix_report(const kld_case *k, const char *dir, const char *mix, q35_act_quant act, const float *ref,
+                       q35_eval_report *r, q35_error *err)
 {
     char src[1024], out[1024];
     q35_repo_path(KLD_TRAINED "/model.gguf", src, sizeof src);
@@ -90,7 +96,7 @@ static bool mix_report(const kld_case *k, const char *dir, const char *mix, cons
     if (q35_requant_file(src, mix, out, NULL, err) || q35_model_open(&m, out, err))
         return false;
     unlink(out);
-    float *logits = kld_ref_logits(k, m);
+    float *logits = kld_ref_logits_act(k, m, act);
     q35_model_free(m);
     if (!logits)
         return false;
@@ -119,13 +125,16 @@ int main(void)
             const tier *t = &k_tiers[i];
             q35_eval_report r;
             err = (q35_error){{0}};
-            if (!q35_case(&s, mix_report(&k, dir, t->mix, ref, &r, &err), "%s quantized and scored %s", t->mix, err.msg))
+            char name[64];
+            snprintf(name, sizeof name, "%s%s", t->mix, t->act == Q35_ACT_Q8 ? ", decode-q8" : "");
+            if (!q35_case(&s, mix_report(&k, dir, t->mix, t->act, ref, &r, &err), "%s quantized and scored %s", name,
+                          err.msg))
                 continue;
             q35_case(&s, r.kld_mean <= t->kld && r.same_top >= t->top,
                      "%-12s mean KLD %.3e +- %.1e (<= %.1e), p99 %.3e, max %.3e, same top %.2f %% (>= %.0f %%), "
-                     "ppl %+.4f", t->mix, r.kld_mean, r.kld_err, t->kld, r.kld_p99, r.kld_max, 100 * r.same_top,
+                     "ppl %+.4f", name, r.kld_mean, r.kld_err, t->kld, r.kld_p99, r.kld_max, 100 * r.same_top,
                      100 * t->top, r.dppl);
-            for (size_t j = 0; j < sizeof k_ladder / sizeof k_ladder[0]; j++)
+            for (size_t j = 0; t->act == Q35_ACT_EXACT && j < sizeof k_ladder / sizeof k_ladder[0]; j++)
                 if (strcmp(k_ladder[j], t->mix) == 0)
                     ladder[j] = r.kld_mean;
         }
