@@ -5,9 +5,11 @@ timed one by one by test-backend-ops (`perf --test-file ... --output sql`),
 written as the project's benchmark JSON and as a table:
 
     peer_llama_ops/shape:9b/quant:q4_k/rows:4096/graph:pp/op:MUL_MAT/node:ffn_gate-0/manual_time
-        real_time: one run of the op (ms); values: count (runs a graph), graph_ms (count x time)
+        real_time: one run of the op (ms); rate bytes (its output and inputs, test-backend-ops'
+        size of the op: a GEMV's weight, mostly); values: count (runs a graph), graph_ms (count x time)
     peer_llama_ops/shape:9b/quant:q4_k/rows:4096/graph:pp/kind:MUL_MAT_q4_K/manual_time
-        the kind's share of the graph: real_time = the sum of count x time over its ops
+        the kind's share of the graph: real_time = the sum of count x time over its ops, bytes the
+        sum of count x bytes
 
     python3 bench/llama_ops.py --shape 9b --quant q4_k --rows 4096 --graph GRAPH_OPS.txt \\
         [-o OUT.json] [--table OUT.md] PERF.sql...
@@ -18,7 +20,10 @@ prompt chunk of ROWS rows, one output row) or tg (one decode step at a cache of
 the context the list was made for). The SQL's rows are matched to the list in
 order, by name: test-backend-ops prints nothing for a case it cannot build, so
 such an op is reported as not timed, never guessed. A kind is the op, and for
-MUL_MAT and GET_ROWS the weight's type. The sum over ops is the graph's kernel
+MUL_MAT and GET_ROWS the weight's type; a MUL_MAT kind's GB/s the bytes
+test-backend-ops counts for its ops (output and inputs: in a decode step, the
+weight, mostly) over their time (the JSON has every op's bytes; for other ops
+they count whole inputs, e.g. GET_ROWS its whole table, so the table leaves them out). The sum over ops is the graph's kernel
 time with no launch gaps and no fusion across ops: llama-bench's own figure for
 the same file is the whole graph's.
 """
@@ -117,7 +122,7 @@ def kind_of(r):
 
 
 def build(rows, timed, shape, quant, n_rows):
-    """(benchmarks, {graph: [(kind, nodes, ms)]}, {graph: [names not timed]})."""
+    """(benchmarks, {graph: [(kind, nodes, ms, bytes)]}, {graph: [names not timed]})."""
     benchmarks, kinds, untimed = [], {}, collections.defaultdict(list)
     idx = 0
     for graph in ("pp", "tg"):
@@ -129,16 +134,17 @@ def build(rows, timed, shape, quant, n_rows):
             if r is None or r.get("supported") != "1" or float(r.get("time_us", 0)) <= 0:
                 untimed[graph].append(name)
                 continue
-            ms = float(r["time_us"]) / 1e3
-            benchmarks += peerlib.entries(f"{base}/op:{r['op_name']}/node:{name}", idx, [ms],
+            ms, nbytes = float(r["time_us"]) / 1e3, 1024.0 * float(r.get("memory_kb") or 0)
+            benchmarks += peerlib.entries(f"{base}/op:{r['op_name']}/node:{name}", idx, [ms], rates={"bytes": nbytes},
                                           values={"count": count, "graph_ms": count * ms})
             idx += 1
             k = kind_of(r)
-            nodes, total = per_kind.get(k, (0, 0.0))
-            per_kind[k] = (nodes + count, total + count * ms)
-        ranked = sorted(((k, n, t) for k, (n, t) in per_kind.items()), key=lambda x: -x[2])
-        for k, n, t in ranked:
-            benchmarks += peerlib.entries(f"{base}/kind:{k.replace(' ', '_')}", idx, [t], values={"count": n})
+            nodes, total, moved = per_kind.get(k, (0, 0.0, 0.0))
+            per_kind[k] = (nodes + count, total + count * ms, moved + count * nbytes)
+        ranked = sorted(((k, n, t, b) for k, (n, t, b) in per_kind.items()), key=lambda x: -x[2])
+        for k, n, t, b in ranked:
+            benchmarks += peerlib.entries(f"{base}/kind:{k.replace(' ', '_')}", idx, [t], rates={"bytes": b},
+                                          values={"count": n})
             idx += 1
         kinds[graph] = ranked
     return benchmarks, kinds, untimed
@@ -150,11 +156,13 @@ def table(kinds, untimed, shape, quant, n_rows, device):
              f"decode step (tg, a cache of {n_rows}). Kernel time only: no launch gaps, no fusion across ops.", ""]
     for graph in ("pp", "tg"):
         ranked = kinds.get(graph, [])
-        total = sum(t for _, _, t in ranked)
-        lines += [f"| {graph} {n_rows}: kind | nodes | ms | share |", "|---|---:|---:|---:|"]
-        for k, n, t in ranked:
-            lines.append(f"| {k} | {n} | {t:.3f} | {100 * t / total:.1f} % |" if total > 0 else f"| {k} | {n} | {t:.3f} | - |")
-        lines.append(f"| **sum** | {sum(n for _, n, _ in ranked)} | **{total:.3f}** | |")
+        total = sum(t for _, _, t, _ in ranked)
+        lines += [f"| {graph} {n_rows}: kind | nodes | ms | share | GB/s |", "|---|---:|---:|---:|---:|"]
+        for k, n, t, b in ranked:
+            share = f"{100 * t / total:.1f} %" if total > 0 else "-"
+            gbs = f"{b / (t * 1e6):.1f}" if t > 0 and k.startswith("MUL_MAT") else "-"
+            lines.append(f"| {k} | {n} | {t:.3f} | {share} | {gbs} |")
+        lines.append(f"| **sum** | {sum(n for _, n, _, _ in ranked)} | **{total:.3f}** | | |")
         if untimed.get(graph):
             lines.append(f"\nnot timed ({len(untimed[graph])}: test-backend-ops could not build them): "
                          + ", ".join(untimed[graph]))

@@ -44,7 +44,10 @@ jq_check "$tmp/ops.json" "[.benchmarks[] | select(.name | test(\"graph:pp/kind:\
 jq_check "$tmp/ops.json" "([.benchmarks[] | select(.name | test(\"graph:pp/op:\")) | .graph_ms] | add) as \$s | [.benchmarks[] | select(.name | test(\"graph:pp/kind:\")) | .real_time] | add | (. / \$s - 1 | fabs) < 1e-9" \
     "the kinds' sums add up to the ops'"
 check "  the table names the op not timed, in each graph" sh -c "[ \$(grep -c 'not timed (1: .*cache_r_l0_(view)_(copy_of_)' '$tmp/ops.md') = 2 ]"
-check "  the table's sum row" grep -q '^| \*\*sum\*\* | 207 | \*\*167.667\*\* | |$' "$tmp/ops.md"
+check "  the table's sum row" grep -q '^| \*\*sum\*\* | 207 | \*\*167.667\*\* | | |$' "$tmp/ops.md"
+jq_check "$tmp/ops.json" ".benchmarks[] | select(.name == \"$b/graph:tg/op:MUL_MAT/node:node_13/manual_time\") | (.bytes / (3484 * 1024 / 0.205231589e-3) - 1 | fabs) < 1e-9" \
+    "  an op's bytes/s: test-backend-ops' size of the op (3484 kB) over its time"
+check "  the table's GB/s of a decode step's MUL_MAT kind, and none for the others" sh -c "grep -q '^| MUL_MAT q4_K | 18 | 3.694 | 78.9 % | 17.4 |$' '$tmp/ops.md' && grep -q '^| CONCAT | 18 | 0.605 | 12.9 % | - |$' '$tmp/ops.md'"
 sed 's/node_13/node_99/' "$sql" >"$tmp/other.sql"
 check "results for a node not in the list: refused" sh -c "! python3 '$src/bench/llama_ops.py' --shape 0.8b --quant q4_k --rows 64 --graph '$g' -o '$tmp/x.json' '$tmp/other.sql' 2>'$tmp/other.err'"
 check "  saying which" grep -q 'node_99 (MUL_MAT).*matches no later row' "$tmp/other.err"
