@@ -46,19 +46,16 @@ VALUE = re.compile(r"'((?:[^']|'')*)'")
 
 
 def read_graph(path):
-    """[(graph, count, ne, src0_type_number, name)] of a llama_graph_ops.cpp list."""
+    """[(graph, count, ne, name)] of a llama_graph_ops.cpp list (ne: "ne0,ne1,ne2,ne3")."""
     rows = []
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             w = line.split()
             if not w:
                 continue
-            if len(w) < 9 or w[0] not in ("pp", "tg") or not w[1].isdigit():
+            if len(w) < 9 or w[0] not in ("pp", "tg") or not w[1].isdigit() or not w[8].isdigit():
                 raise SystemExit(f"llama_ops: {path}:{n}: not a line of llama_graph_ops.cpp's list")
-            n_params = int(w[8])
-            n_src_at = 9 + n_params
-            src0 = int(w[n_src_at + 1]) if int(w[n_src_at]) > 0 else -1
-            rows.append((w[0], int(w[1]), ",".join(w[4:8]), src0, w[-1]))
+            rows.append((w[0], int(w[1]), ",".join(w[4:8]), w[-1]))
     if not rows:
         raise SystemExit(f"llama_ops: {path}: no ops")
     return rows
@@ -106,7 +103,7 @@ def match(rows, results):
     for r in results:
         name, ne = node_name(r.get("op_params", "")), node_ne(r.get("op_params", ""))
         j = i
-        while j < len(rows) and (rows[j][4] != name or rows[j][2] != ne):
+        while j < len(rows) and (rows[j][3] != name or rows[j][2] != ne):
             j += 1
         if j == len(rows):
             raise SystemExit(f"llama_ops: a result for {name or '?'} ({r.get('op_name')}) after row {i} of the list "
@@ -128,7 +125,7 @@ def build(rows, timed, shape, quant, n_rows):
     for graph in ("pp", "tg"):
         base = f"peer_llama_ops/shape:{shape}/quant:{quant}/rows:{n_rows}/graph:{graph}"
         per_kind = collections.OrderedDict()
-        for (g, count, _ne, _src, name), r in zip(rows, timed):
+        for (g, count, _ne, name), r in zip(rows, timed):
             if g != graph:
                 continue
             if r is None or r.get("supported") != "1" or float(r.get("time_us", 0)) <= 0:
