@@ -50,7 +50,7 @@ is_json() { case $1 in *.json) "$JQ" -e '.benchmarks | type == "array"' "$1" >/d
 
 # family FILE: the benchmark family of a results JSON (its executable:
 # bench_prefill -> prefill, hf_peer.py -> peer_hf; a merged file's sources
-# joined by +), else the kind of file: text, logs, plot, json (unreadable)
+# joined by +), else the kind of file: text, logs, plot, json (not a benchmark file)
 family() {
     if is_json "$1"; then
         "$JQ" -r '[(.context.sources // [.context])[] | .executable // "unknown" | split("/") | last
@@ -66,20 +66,31 @@ family() {
     esac
 }
 
-# headline FILE: a results JSON's figure: tokens/s at each prompt length per
-# configuration (the axes but len, in the name's order), else its count of points
+# headline FILE: a results JSON's figure: tokens/s at each prompt length (a
+# prefill) or cache length (a decode step, "ctx") per configuration (the axes
+# but that one, in the name's order), else its count of points; a KLD report's
+# rows; what any other file is
 headline() {
     if ! is_json "$1"; then
-        case $1 in *.json) echo "unreadable JSON" ;; *) echo "-" ;; esac
+        case $1 in
+        *.json) # tools/kld_report.py's --json: its rows per side; any other JSON named as such
+            "$JQ" -er 'select(type == "object" and (.cpu | type) == "array" and (.gpu | type) == "array")
+                       | "KLD report: \(.cpu | length) CPU rows, \(.gpu | length) GPU rows"' "$1" 2>/dev/null ||
+                echo "JSON, not a benchmark file" ;;
+        *) echo "-" ;;
+        esac
         return
     fi
     "$JQ" -f "$root/plots/points.jq" "$1" | "$JQ" -r '
-      def k: (. / 10 | round) as $c | "\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)k";
-      [.[] | select(.tokens_per_s != null and .axes.len != null)] as $p
+      def k: if . < 1000 then (. * 10 | round) / 10 | tostring
+             else (. / 10 | round) as $c | "\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)k" end;
+      def ax: if .axes.len != null then "len" else "ctx" end;  # a prefill'"'"'s prompt length, a decode step'"'"'s cache
+      [.[] | select(.tokens_per_s != null and (.axes.len // .axes.ctx) != null)] as $p
       | if ($p | length) == 0 then "\(length) points"
-        else $p | group_by([.family, (.axes | del(.len) | to_entries | map(.value))])
-          | map((.[0] | [.family] + (.axes | del(.len) | to_entries | map(.value)) | join("/")) + ": "
-                + (sort_by(.axes.len | tonumber) | map("\(.axes.len) \(.tokens_per_s | k)") | join(", ")))
+        else $p | group_by([.family, ax, (ax as $a | .axes | del(.[$a]) | to_entries | map(.value))])
+          | map((.[0] | ax as $a | [.family] + (.axes | del(.[$a]) | to_entries | map(.value)) | join("/")) + ": "
+                + (.[0] | ax | if . == "ctx" then "ctx " else "" end)
+                + (sort_by(.axes[ax] | tonumber) | map("\(.axes[ax]) \(.tokens_per_s | k)") | join(", ")))
           | join("; ")
           | if length > 400 then .[0:397] + "..." else . end
         end'

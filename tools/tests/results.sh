@@ -47,6 +47,15 @@ check "  its README names the device, the command and what it shows" sh -c "grep
 check "  the index: a header and a line a file" [ "$(wc -l <"$r/index.tsv")" -eq 3 ]
 check "  the prefill's line: family and headline" grep -q "	prefill	2026-12-06-h100-a53d6c0/h100-prefill-a53d6c0.json	prefill/9b/q4_k/f16/flash/8192: 512 35.76k, 4096 40.71k, 16384 38.91k; " "$r/index.tsv"
 check "  the peer's line" grep -q "	peer_hf	2026-12-06-h100-a53d6c0/h100-peer-hf-a53d6c0.json	peer_hf/9b/bf16: 512 7.95k, 4096 26.16k" "$r/index.tsv"
+check "a decode run's headline: tokens/s at each cache length" sh -c "'$file' --results '$r' --commit dd9378e \
+    '$res/2026-12-06-h100-dd9378e/h100-decode-dd9378e.json' >/dev/null 2>&1 &&
+    grep -q '	decode/9b/q4_k: ctx 512 183.3, 4096 163.9, 16384 119.7\$' '$r/index.tsv'"
+printf '{"cpu": [{}, {}], "gpu": [{}]}' >"$tmp/kld.json"
+printf '{"other": 1}' >"$tmp/odd.json"
+check "a KLD report's JSON and another JSON filed: named so in the index" sh -c "'$file' --results '$r' --commit a53d6c0 \
+    --device h100 --date 2026-12-06 --family json '$tmp/kld.json' '$tmp/odd.json' >/dev/null 2>&1 &&
+    grep -q '/kld.json	KLD report: 2 CPU rows, 1 GPU rows\$' '$r/index.tsv' &&
+    grep -q '/odd.json	JSON, not a benchmark file\$' '$r/index.tsv'"
 "$head" --results "$r" >"$tmp/head1.md" 2>&1
 check "the headline: ours f16" grep -qF "| H100, ours, f16 GEMM | 35.76k | 40.71k | 38.91k |" "$tmp/head1.md"
 check "  ours fp8" grep -qF "| H100, ours, fp8 GEMM (opt-in) | 50.30k | 59.54k | 56.66k |" "$tmp/head1.md"
