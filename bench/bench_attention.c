@@ -21,12 +21,18 @@
  *                  f32 path makes; shape 1 Q K^T, 3 P V (the f32 parts' ids);
  *   decode         one token over the cache (bytes/s: the K and V rows read
  *                  once; caches rotated so each launch reads past the L2);
- *   decode_rows    64 rows of the deterministic mode (contexts up to 16k).
+ *   decode_rows    64 rows of the deterministic mode (contexts up to 16k);
+ *   decode_f16     one token over f16 caches, the fast path's decode step:
+ *                  kernel 0 the exact kernel (q35_attention_decode_f16), 1 the
+ *                  split one (kernels/attention_decode_split.h, the splits the
+ *                  device takes for that cache; counter `splits`); bytes/s as
+ *                  decode's, the caches rotated the same way.
  * Points that do not fit the device (or the f32 scores budget's passes) are
  * skipped with the reason. */
 #include "bench/gpu_bench.h"
 #include "bench/models.h"
 #include "kernels/attention_decode.h"
+#include "kernels/attention_decode_split.h"
 #include "kernels/attention_f32.h"
 #include "kernels/attention_flash.h"
 #include "kernels/blas.h"
@@ -294,6 +300,64 @@ static void bench_decode(q35_bench_state *st, void *which)
     bufs_free(&c.b);
 }
 
+struct decode16_ctx {
+    q35_attn_shape s;
+    float *q, *o;
+    uint16_t *k[MAX_COPIES], *v[MAX_COPIES];
+    void *work;
+    int copies, next, splits; /* splits 0: the exact kernel */
+    int64_t n_ctx;
+};
+
+static int decode16_launch(void *p, q35_error *err)
+{
+    struct decode16_ctx *c = p;
+    const int i = c->next;
+    c->next = (c->next + 1) % c->copies;
+    return c->splits ? q35_attention_decode_split_f16(c->o, c->q, c->k[i], c->v[i], c->n_ctx, c->s, c->splits, c->work,
+                                                      NULL, err)
+                     : q35_attention_decode_f16(c->o, c->q, c->k[i], c->v[i], c->n_ctx, c->s, NULL, err);
+}
+
+static void bench_decode_f16(q35_bench_state *st, void *unused)
+{
+    (void)unused;
+    const q35_shape *m = q35_bench_model((int)q35_bench_arg(st, 0));
+    struct decode16_ctx c = {.s = shape_of(m), .n_ctx = q35_bench_arg(st, 1)};
+    int dev = 0, sms = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+        q35_bench_skip(st, "cannot read the device's multiprocessor count");
+        while (q35_bench_keep_running(st))
+            ;
+        return;
+    }
+    c.splits = q35_bench_arg(st, 2) ? q35_attention_decode_split_count(c.s, c.n_ctx, sms) : 0;
+    const size_t half = (size_t)c.n_ctx * (size_t)c.s.kv_stride * 2, cache = 2 * half;
+    int copies = (int)(ROTATE_BYTES / cache) + 1;
+    copies = copies > MAX_COPIES ? MAX_COPIES : copies;
+    const size_t work = c.splits ? q35_attention_decode_split_work_bytes(c.s, c.splits) : 16;
+    bool ok = (c.q = q35_bench_try_alloc((size_t)c.s.q_stride * sizeof(float), st)) &&
+              (c.o = q35_bench_try_alloc((size_t)c.s.o_stride * sizeof(float), st)) &&
+              (c.work = q35_bench_try_alloc(work, st));
+    for (; ok && c.copies < copies; c.copies++) { /* halves of 1.06 (0x3c3c): finite scores */
+        ok = (c.k[c.copies] = q35_bench_try_alloc(half, st)) && (c.v[c.copies] = q35_bench_try_alloc(half, st));
+        if (ok) {
+            q35_bench_check(cudaMemset(c.k[c.copies], 0x3c, half), "cudaMemset (K)");
+            q35_bench_check(cudaMemset(c.v[c.copies], 0x3c, half), "cudaMemset (V)");
+        }
+    }
+    if (ok) { /* (a failed allocation skipped the point, naming the size) */
+        q35_bench_time(st, decode16_launch, &c);
+        q35_bench_rate(st, "bytes", (double)cache);
+        q35_bench_rate(st, "FLOP", q35_bench_attn_flop(m, c.n_ctx - 1, 1));
+        q35_bench_value(st, "splits", c.splits);
+    }
+    for (int i = 0; i <= c.copies && i < MAX_COPIES; i++)
+        q35_bench_free(c.k[i]), q35_bench_free(c.v[i]);
+    q35_bench_free(c.q), q35_bench_free(c.o), q35_bench_free(c.work);
+}
+
 int main(int argc, char **argv)
 {
     if (q35_bench_gpu_init_blas(&argc, argv, &g_blas))
@@ -323,6 +387,9 @@ int main(int argc, char **argv)
     q35_bench_register("sgemm", bench_f32, (void *)&k_sgemm, (q35_bench_axis[]){model, ctx, {"shape", gemms, 2}}, 3);
     q35_bench_register("decode", bench_decode, (void *)&k_token, (q35_bench_axis[]){model, ctx}, 2);
     q35_bench_register("decode_rows", bench_decode, (void *)&k_rows, (q35_bench_axis[]){model, ctx}, 2);
+    static const int64_t kernels[] = {0, 1};
+    q35_bench_register("decode_f16", bench_decode_f16, NULL, (q35_bench_axis[]){model, ctx, {"kernel", kernels, 2}},
+                       3);
     q35_bench_axis_labels("variant", variant_labels, n_variants); /* flash_chunk/.../variant:pair_async */
     char models[256] = "";
     for (int i = 0; i < q35_bench_model_count(); i++) { /* "0 = 0.8B (8 heads / 2 kv), 1 = 9B (16 / 4), ..." */
@@ -338,6 +405,8 @@ int main(int argc, char **argv)
     q35_bench_context("flash_split", "0 = the launcher's choice, 1 = no KV split");
     q35_bench_context("flash_variant", variant_names);
     q35_bench_context("f32_part", "0 = all, 1 = Q K^T GEMMs, 2 = causal softmax, 3 = P V GEMMs");
+    q35_bench_context("decode_f16_kernel", "0 = the exact kernel (attention_decode.h), 1 = split over the cache "
+                      "(attention_decode_split.h)");
     q35_bench_context("sgemm_shape", "1 = the Q K^T products, 3 = the P V products, cuBLAS choosing freely");
     const int rc = q35_bench_main(argc, argv);
     q35_blas_destroy(g_blas);

@@ -269,6 +269,7 @@ static void bench_decode(q35_bench_state *st, void *unused)
         const q35_cuda_paths *cp = q35_cuda_model_paths(cm);
         q35_bench_value(st, "decode_graph", cp->decode_graph);
         q35_bench_value(st, "decode_q8", q35_paths_decode_q8(cp));
+        q35_bench_value(st, "decode_split", q35_paths_decode_split(cp));
     }
 out:
     q35_cuda_state_free(state);

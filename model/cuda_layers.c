@@ -41,6 +41,7 @@
 #include "cuda_internal.h"
 
 #include "kernels/attention_decode.h"
+#include "kernels/attention_decode_split.h"
 #include "kernels/attention_f32.h"
 #include "kernels/attention_flash.h"
 #include "kernels/attention_flash_sm90.h"
@@ -71,8 +72,28 @@
 
 /* ---- attention: o [T][heads*hd] for q [T][heads*hd] at positions pos.. ---- */
 
+/* The splits of a decode step's split attention (switch decode-split) over this
+ * state's cache, or 0 for the exact kernel: not asked for, an f32 cache, or a
+ * chunked delta rule's workspace (which a decode step does not use, and lends
+ * the partials) too small for them. Fixed by the state's capacity, so a decode
+ * graph captured once keeps its launches. */
+static int decode_splits(const q35_run *r)
+{
+    const q35_cuda_model *cm = r->cm;
+    if (!r->st->kv_f16 || !q35_paths_decode_split(&cm->paths) || !cm->delta_ws)
+        return 0;
+    const int splits = q35_attention_decode_split_count(cm->attn, r->st->max_seq, cm->info.sms);
+    return q35_attention_decode_split_work_bytes(cm->attn, splits) <= cm->ws.delta ? splits : 0;
+}
+
 static int attend_decode(q35_run *r, float *o, const float *q, const void *kc, const void *vc)
 {
+    const int splits = decode_splits(r);
+    if (splits) /* at the device's position in a step (a graph's launches the same at every step) */
+        return r->per_token ? q35_attention_decode_split_f16_at(o, q, kc, vc, r->cm->dpos, r->cm->attn, splits,
+                                                                r->cm->delta_ws, r->cm->stream, r->err)
+                            : q35_attention_decode_split_f16(o, q, kc, vc, r->pos + 1, r->cm->attn, splits,
+                                                             r->cm->delta_ws, r->cm->stream, r->err);
     if (r->per_token) /* the step's position on the device (its launches the same at every step) */
         return r->st->kv_f16 ? q35_attention_decode_f16_at(o, q, kc, vc, r->cm->dpos, r->cm->attn, r->cm->stream, r->err)
                              : q35_attention_decode_at(o, q, kc, vc, r->cm->dpos, r->cm->attn, r->cm->stream, r->err);

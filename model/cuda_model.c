@@ -92,6 +92,7 @@ static int open_device(q35_cuda_model *cm, const q35_path_env *env, q35_error *e
     in->device = dev;
     snprintf(in->device_name, sizeof in->device_name, "%s", p.name);
     in->sm = p.major * 10 + p.minor;
+    in->sms = p.multiProcessorCount;
     in->unified = p.integrated != 0;
     in->total_bytes = total_b;
     in->free_bytes = cm->opts.free_cap > 0 && cm->opts.free_cap < free_b ? cm->opts.free_cap : free_b;

@@ -51,6 +51,7 @@ typedef struct q35_cuda_info {
     int device;                 /* CUDA ordinal */
     char device_name[256];      /* cudaDeviceProp.name */
     int sm;                     /* compute capability, major * 10 + minor */
+    int sms;                    /* multiprocessors (cudaDeviceProp.multiProcessorCount) */
     bool unified;               /* cudaDeviceProp.integrated: memory shared with the host */
     bool flash_supported;       /* q35_attention_flash_supported for these heads */
     bool flash_sm90;            /* q35_attention_flash_sm90_supported for these heads */

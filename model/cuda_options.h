@@ -167,6 +167,9 @@ typedef struct q35_cuda_paths {
                                 their activations rounded to 8 bits a block of 32 and integer
                                 dot products (kernels/gemv_q8.h), where q35_paths_decode_q8; not
                                 the exact GEMV's bits: the fast decode, with its own tier */
+    bool decode_split;       /* switch decode-split: a decode step's attention over an f16 cache
+                                split over the cache (kernels/attention_decode_split.h), where
+                                q35_paths_decode_split; not the exact decode kernel's bits */
 } q35_cuda_paths;
 
 /* Whether a prefill on GEMM path gemm runs its projections through the f16
@@ -249,6 +252,14 @@ static inline bool q35_paths_graphs(const q35_cuda_paths *p)
 static inline bool q35_paths_decode_q8(const q35_cuda_paths *p)
 {
     return p->decode_q8 && !p->deterministic && (p->gemm == Q35_GEMM_F16 || p->gemm == Q35_GEMM_FP8);
+}
+
+/* Whether paths p run a decode step's attention split over the cache
+ * (model/cuda_layers.c, attend_decode): asked for, on the flash path (its f16
+ * cache), not deterministic (the parity oracle keeps the exact kernel). */
+static inline bool q35_paths_decode_split(const q35_cuda_paths *p)
+{
+    return p->decode_split && !p->deterministic && p->attention == Q35_ATTN_FLASH;
 }
 
 /* Whether a prefill on paths p prunes its last layer (model/cuda_layers.c,

@@ -72,7 +72,8 @@ static const struct {
     [Q35_SW_FP8_GU_BF16] = {"fp8-gu-bf16", true},
     [Q35_SW_TUNE_STEADY] = {"tune-steady", false},
     [Q35_SW_DECODE_GRAPH] = {"decode-graph", true},
-    [Q35_SW_DECODE_Q8] = {"decode-q8", false},
+    [Q35_SW_DECODE_Q8] = {"decode-q8", true},
+    [Q35_SW_DECODE_SPLIT] = {"decode-split", false},
 };
 
 const char *q35_switch_name(q35_switch s)
@@ -120,6 +121,18 @@ int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], q35_error *err)
             return q35_fail(err, "switch list '%s' ends with a comma", list);
     }
     return 0;
+}
+
+/* Whether a switch list names switch sw (=on or =off): parsed over all-off and
+ * all-on, only the switches it names agree. False for no list or a bad one. */
+static bool switch_named(const char *list, q35_switch sw)
+{
+    bool off[Q35_SW_COUNT] = {0}, on[Q35_SW_COUNT];
+    for (int i = 0; i < Q35_SW_COUNT; i++)
+        on[i] = true;
+    q35_error why = {{0}};
+    return list && q35_switches_parse(list, off, &why) == 0 && q35_switches_parse(list, on, &why) == 0 &&
+           off[sw] == on[sw];
 }
 
 void q35_cuda_options_init(q35_cuda_options *o)
@@ -411,6 +424,8 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
     }
     if (o->switches && q35_switches_parse(o->switches, c->sw, err))
         return q35_fail_context(err, "cuda options: switches");
+    for (int i = 0; i < Q35_SW_COUNT; i++)
+        c->sw_named[i] = switch_named(env->switches, (q35_switch)i) || switch_named(o->switches, (q35_switch)i);
 
     c->max_seq = o->max_seq > 0 ? o->max_seq : 4096;
     return 0;
@@ -440,7 +455,8 @@ void q35_paths_apply(const q35_path_choice *c, bool flash_sm90_runs, bool gemm_s
     p->gemm_tune_steady = c->sw[Q35_SW_TUNE_STEADY];
     p->decode_graph = c->sw[Q35_SW_DECODE_GRAPH];
     p->decode_q8 = c->sw[Q35_SW_DECODE_Q8];
-    if (p->decode_q8 && !q35_paths_decode_q8(p))
+    p->decode_split = c->sw[Q35_SW_DECODE_SPLIT];
+    if (p->decode_q8 && !q35_paths_decode_q8(p) && c->sw_named[Q35_SW_DECODE_Q8]) /* on by default: asked */
         q35_paths_note(log, cap, quiet, "note: the decode step's 8-bit activations (switch decode-q8=on) are taken "
                        "on the f16 and fp8 GEMM paths only (not deterministic); exact GEMVs");
     if (p->graphs && !q35_paths_graph_ok(p))

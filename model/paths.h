@@ -52,6 +52,7 @@ typedef enum q35_switch {
     Q35_SW_TUNE_STEADY, /* the tuned GEMM's candidates timed as the prefill runs them */
     Q35_SW_DECODE_GRAPH, /* the decode step as one CUDA graph, captured once and replayed */
     Q35_SW_DECODE_Q8,    /* a decode step's projections with 8-bit activations (kernels/gemv_q8.h) */
+    Q35_SW_DECODE_SPLIT, /* a decode step's attention split over the cache (kernels/attention_decode_split.h) */
     Q35_SW_COUNT
 } q35_switch;
 
@@ -93,6 +94,7 @@ typedef struct q35_path_choice {
     q35_flash_kernel flash_kernel;     /* SM90 or MMA as asked; DEFAULT: sm90 where it runs */
     q35_gemm_kernel gemm_kernel;       /* CUBLASLT, CUBLAS or SM90 */
     bool sw[Q35_SW_COUNT];             /* each switch on or off */
+    bool sw_named[Q35_SW_COUNT];       /* each switch named by $Q35_SWITCHES or the option (not its default) */
     int64_t max_seq;
 } q35_path_choice;
 

@@ -108,7 +108,9 @@ def main():
                     gpu_rows.append(evaluate(a, files[mix], work, f"{mix}, fast path", [], ref=ref))
                     gpu_rows.append(evaluate(a, files[mix], work, f"{mix}, fp8 GEMM", ["--gemm", "fp8"], ref=ref))
                     # the decode path's logits (q35 run --eval-steps): its exact GEMVs, and 8-bit activations
-                    gpu_rows.append(evaluate(a, files[mix], work, f"{mix}, decode steps", ["--eval-steps"], ref=ref))
+                    # (decode-q8, the fast path's default: named both ways)
+                    gpu_rows.append(evaluate(a, files[mix], work, f"{mix}, decode steps",
+                                             ["--eval-steps", "--switch", "decode-q8=off"], ref=ref))
                     gpu_rows.append(evaluate(a, files[mix], work, f"{mix}, decode steps, decode-q8",
                                              ["--eval-steps", "--switch", "decode-q8=on"], ref=ref))
     head = ("| weights / path | MiB | perplexity | Δppl | mean KLD ± s.e. | p99 KLD | max KLD | same top % |\n"

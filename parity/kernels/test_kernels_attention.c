@@ -25,6 +25,7 @@
 #include "parity/lib/gpu.h"
 
 #include "kernels/attention_decode.h"
+#include "kernels/attention_decode_split.h"
 #include "kernels/attention_f32.h"
 #include "kernels/attention_flash.h"
 #include "kernels/blas.h"
@@ -40,7 +41,7 @@
 
 static q35_rng g_rng;
 static q35_blas g_blas;
-static int g_device, g_major;
+static int g_device, g_major, g_sms;
 
 /* A device output against the reference ref, and (when partner is given)
  * bitwise against another output of the same rows, named partner_name. */
@@ -177,6 +178,87 @@ static void check_decode_f16(q35_suite *s, const att_inputs *in, const char *nam
     q35_gpu_free(rows), q35_gpu_free(tok), q35_gpu_free(wide);
 }
 
+/* The split decode over the f16 caches (attention_decode_split.h), row by row
+ * at n_ctx = pos0 + t + 1: against the reference over the halves (LIMIT_F32,
+ * the exact decode's bound) at the splits the device would take for these
+ * caches, one, an odd count and the most (most of them empty); the partials'
+ * buffer poisoned (NaN) first; the _at form bitwise the plain one. */
+static void check_decode_split(q35_suite *s, const att_inputs *in, const char *name, int sms)
+{
+    q35_error err = {{0}};
+    char what[200];
+    const int counts[4] = {q35_attention_decode_split_count(in->s, in->n_ctx, sms), 1, 7, Q35_DECODE_SPLITS_MAX};
+    const int64_t rows = q35_per_token_launches(in->T) ? in->T : 1;
+    const size_t wb = q35_attention_decode_split_work_bytes(in->s, Q35_DECODE_SPLITS_MAX);
+    void *work = q35_gpu_bytes(wb);
+    float *h_first = NULL;
+    for (int c = 0; c < 4; c++) {
+        float *o = att_output(in);
+        for (int64_t t = in->T - rows; t < in->T; t++)
+            q35_gpu_ok(q35_attention_decode_split_f16(o + t * in->s.o_stride, in->dq + t * in->s.q_stride, in->dk16,
+                                                      in->dv16, in->pos0 + t + 1, in->s, counts[c], work, NULL, &err),
+                       &err);
+        /* the rows not run (racecheck: the last only) are left NaN: compare the rows run */
+        att_inputs last = *in;
+        last.T = rows, last.pos0 = in->pos0 + in->T - rows;
+        last.dq = in->dq + (in->T - rows) * in->s.q_stride;
+        last.ref16 = in->ref16 + (in->T - rows) * att_width(in);
+        snprintf(what, sizeof what, "decode split %3d   %s", counts[c], name);
+        check_output_ref(s, &last, last.ref16, what, o + (in->T - rows) * in->s.o_stride, LIMIT_F32, NULL, NULL,
+                         c == 0 ? &h_first : NULL);
+        q35_gpu_free(o);
+    }
+    float *at = att_output(in);
+    for (int64_t t = in->T - rows; t < in->T; t++) {
+        int64_t *dpos = q35_gpu_pos(in->pos0 + t);
+        q35_gpu_ok(q35_attention_decode_split_f16_at(at + t * in->s.o_stride, in->dq + t * in->s.q_stride, in->dk16,
+                                                     in->dv16, dpos, in->s, counts[0], work, NULL, &err),
+                   &err);
+        q35_gpu_free(dpos);
+    }
+    att_inputs last = *in;
+    last.T = rows, last.pos0 = in->pos0 + in->T - rows;
+    last.ref16 = in->ref16 + (in->T - rows) * att_width(in);
+    snprintf(what, sizeof what, "decode split _at   %s", name);
+    check_output_ref(s, &last, last.ref16, what, at + (in->T - rows) * in->s.o_stride, LIMIT_F32, h_first,
+                     "the plain form", NULL);
+    free(h_first);
+    q35_gpu_free(at), q35_gpu_free(work);
+}
+
+/* The split decode's refusals, each naming its limit. */
+static void check_split_refusals(q35_suite *s)
+{
+    const q35_attn_shape ok = {16, 4, 256, 16 * 256, 16 * 256, 4 * 256, 0.0625f};
+    float *d = q35_gpu_floats(1 << 20);
+    const uint16_t *kv = (const uint16_t *)d;
+    static const struct {
+        const char *what, *want;
+        int heads, kv_heads, head_dim, splits;
+        int64_t kv_stride, n_ctx;
+    } bad[] = {
+        {"head_dim 64", "head_dim 64 (the split decode kernel takes 128 or 256)", 16, 4, 64, 8, 256, 10},
+        {"17 heads a KV head", "17 query heads a KV head (at most 16)", 34, 2, 128, 8, 256, 10},
+        {"0 splits", "0 splits (want 1..256)", 16, 4, 256, 0, 1024, 10},
+        {"257 splits", "257 splits (want 1..256)", 16, 4, 256, 257, 1024, 10},
+        {"kv stride 1028", "a multiple of 8 halves", 16, 4, 256, 8, 1028, 10},
+        {"n_ctx 0", "n_ctx 0 (>= 1)", 16, 4, 256, 8, 1024, 0},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        q35_attn_shape sh = ok;
+        sh.heads = bad[i].heads, sh.kv_heads = bad[i].kv_heads, sh.head_dim = bad[i].head_dim;
+        sh.q_stride = sh.o_stride = (int64_t)sh.heads * sh.head_dim, sh.kv_stride = bad[i].kv_stride;
+        q35_error err = {{0}};
+        const int rc = q35_attention_decode_split_f16(d, d, kv, kv, bad[i].n_ctx, sh, bad[i].splits, d, NULL, &err);
+        q35_case(s, rc == -1 && strstr(err.msg, bad[i].want), "decode split refuses %s: %s", bad[i].what, err.msg);
+    }
+    q35_error err = {{0}};
+    const int rc = q35_attention_decode_split_f16_at(d, d, kv, kv, NULL, ok, 8, d, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "no position pointer"), "decode split _at refuses no position: %s",
+             err.msg);
+    q35_gpu_free(d);
+}
+
 /* The f32 path: one pass against the reference; the budget forced down to >= 10
  * passes, bitwise; against decode. */
 static void check_f32(q35_suite *s, const att_inputs *in, const char *name, const float *decode)
@@ -274,6 +356,7 @@ static void check_case(q35_suite *s, const att_layout *l, int head_dim, int64_t 
              n_ctx, n_ctx - T, T);
     float *decode = check_decode(s, &in, name);
     check_decode_f16(s, &in, name);
+    check_decode_split(s, &in, name, g_sms);
     check_f32(s, &in, name, decode);
     if (head_dim == 256)
         check_flash(s, &in, name, decode);
@@ -289,7 +372,8 @@ int main(void)
         return skip;
     q35_error err = {{0}};
     if (cudaGetDevice(&g_device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&g_major, cudaDevAttrComputeCapabilityMajor, g_device) != cudaSuccess) {
+        cudaDeviceGetAttribute(&g_major, cudaDevAttrComputeCapabilityMajor, g_device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, g_device) != cudaSuccess) {
         printf("FAIL  cannot read the device's compute capability\n");
         return 1;
     }
@@ -321,6 +405,7 @@ int main(void)
     for (int l = 0; l < 4; l++)
         check_case(&s, &groupings[l], 256, q35_quick() ? 200 : 400, q35_quick() ? 150 : 140);
 
+    check_split_refusals(&s);
     att_check_kv_append(&s, &g_rng);
     att_check_refusals(&s, g_blas, g_major);
     q35_blas_destroy(g_blas);

@@ -70,7 +70,9 @@ void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gem
        that GEMM, q, k in f16 to the chunked rule and the last layer pruned as loaded (all on by default;
        Q35_SWITCHES=swiglu=off runs the sweep without the first, qk16=off without the second, prune=off
        without the third); the decode graph as loaded (on by default: every suite's decode steps replay it;
-       decode-graph=off runs them plain); every other opt-in off */
+       decode-graph=off runs them plain); the decode step's 8-bit activations off (on by default on the f16
+       and fp8 paths: test_cuda_model_graphs holds them to their own bound, the sweeps the exact GEMVs to
+       theirs); every other opt-in off */
     const q35_cuda_paths *now = q35_cuda_model_paths(cm);
     const q35_cuda_paths p = {.attention = attention, .gemm = gemm, .delta = delta, .chunk_rows = chunk_rows,
                               .deterministic = deterministic,
@@ -83,7 +85,8 @@ void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gem
                               .gemm_swiglu = now->gemm_swiglu,
                               .delta_qk16 = now->delta_qk16,
                               .prune_off = now->prune_off,
-                              .decode_graph = now->decode_graph};
+                              .decode_graph = now->decode_graph,
+                              .decode_q8 = false};
     q35_error err = {{0}};
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);

@@ -22,8 +22,9 @@
  * the step was captured once and replayed at every later step, and captured
  * anew for a step without logits and for another state, whose turn leaves
  * the first state's graphs to replay. The 8-bit-activation
- * decode (decode-q8) within the FP8 tier of the exact one, its graph bitwise
- * its plain steps. */
+ * decode (decode-q8) within the FP8 tier of the exact one, the split decode
+ * attention (decode-split) within the f32 paths' bound of the exact kernel,
+ * each one's graph bitwise its plain steps. */
 #include "cuda_model_cases.h"
 #include "model/accuracy.h"
 
@@ -264,35 +265,60 @@ static void check_decode(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, c
     q35_cuda_state_free(st2);
 }
 
-/* The 8-bit-activation decode (switch decode-q8) against the exact GEMVs'
- * decode on the same path: its logits within the FP8 tier's bounds
- * (model/accuracy.h: rel L2 0.05 sqrt(layers), KL 2.5e-4 layers; its
- * activations round to 1/254 of a block's largest, finer than e4m3's 1/16);
- * and, through check_decode, its graph bitwise its plain steps. */
-static void check_decode_q8(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n)
+/* A decode switch's steps against the exact decode's on the same path: the
+ * switch on (set), taken there (taken), its logits within rel L2 `l2` and KL
+ * `kl` of the exact steps'; then, through check_decode, its graph bitwise its
+ * plain steps; the switch off again. */
+static void check_decode_switch(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens,
+                                int64_t n, const char *what, void (*set)(q35_cuda_paths *, bool),
+                                bool (*taken_on)(const q35_cuda_paths *), double l2, double kl)
 {
-    const int vocab = q35_cuda_model_hparams(cm)->n_vocab, L = q35_cuda_model_hparams(cm)->n_layer;
-    run_out exact, q8;
+    const int vocab = q35_cuda_model_hparams(cm)->n_vocab;
+    run_out exact, on;
     decode_run(cm, st, tokens, n - STEPS - 1, &exact);
     q35_cuda_paths p = *q35_cuda_model_paths(cm);
-    p.decode_q8 = true;
+    set(&p, true);
     q35_error err = {{0}};
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);
-    const bool taken = q35_paths_decode_q8(q35_cuda_model_paths(cm));
-    decode_run(cm, st, tokens, n - STEPS - 1, &q8);
-    const q35_logit_tier t = q35_logit_tier_of(q8.logits, NULL, exact.logits, STEPS, vocab);
+    const bool taken = taken_on(q35_cuda_model_paths(cm));
+    decode_run(cm, st, tokens, n - STEPS - 1, &on);
+    const q35_logit_tier t = q35_logit_tier_of(on.logits, NULL, exact.logits, STEPS, vocab);
     char line[200];
-    q35_case(s, taken && t.nonfinite == 0 && t.rel_l2_worst <= q35_fp8_tier_l2(L) && t.kl_worst <= q35_fp8_tier_kl(L),
-             "decode-q8 (8-bit activations) vs exact GEMVs, %d steps: %s (bounds rel L2 %.2f, KL %.1e)%s", STEPS,
-             q35_logit_tier_line(&t, line, (int)sizeof line), q35_fp8_tier_l2(L), q35_fp8_tier_kl(L),
-             taken ? "" : "; NOT TAKEN on these paths");
-    check_decode(s, cm, st, tokens, n); /* its graph bitwise its plain steps */
-    p.decode_q8 = false;
+    q35_case(s, taken && t.nonfinite == 0 && t.rel_l2_worst <= l2 && t.kl_worst <= kl,
+             "%s, %d steps: %s (bounds rel L2 %.2g, KL %.1e)%s", what, STEPS,
+             q35_logit_tier_line(&t, line, (int)sizeof line), l2, kl, taken ? "" : "; NOT TAKEN on these paths");
+    check_decode(s, cm, st, tokens, n);
+    set(&p, false);
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);
     run_free(&exact);
-    run_free(&q8);
+    run_free(&on);
+}
+
+static void set_q8(q35_cuda_paths *p, bool on)
+{
+    p->decode_q8 = on;
+}
+
+static void set_split(q35_cuda_paths *p, bool on)
+{
+    p->decode_split = on;
+}
+
+/* The 8-bit-activation decode (switch decode-q8) against the exact GEMVs:
+ * within the FP8 tier's bounds (model/accuracy.h: rel L2 0.05 sqrt(layers),
+ * KL 2.5e-4 layers; its activations round to 1/254 of a block's largest,
+ * finer than e4m3's 1/16). The split decode attention (switch decode-split)
+ * against the exact kernel: within the f32 paths' bound (CM_LIMIT_F32 rel L2;
+ * the kernel is within 1e-5 of the float64 attention, as the exact one is). */
+static void check_decode_fast(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n)
+{
+    const int L = q35_cuda_model_hparams(cm)->n_layer;
+    check_decode_switch(s, cm, st, tokens, n, "decode-q8 (8-bit activations) vs exact GEMVs", set_q8,
+                        q35_paths_decode_q8, q35_fp8_tier_l2(L), q35_fp8_tier_kl(L));
+    check_decode_switch(s, cm, st, tokens, n, "decode-split (attention split over the cache) vs the exact kernel",
+                        set_split, q35_paths_decode_split, CM_LIMIT_F32, 1e-6);
 }
 
 int main(void)
@@ -326,7 +352,7 @@ int main(void)
 
     cm_set(cm, Q35_ATTN_FLASH, Q35_GEMM_F16, ROWS, false, 0); /* an f16 cache */
     check_decode(&s, cm, st, tokens, n);
-    check_decode_q8(&s, cm, st, tokens, n);
+    check_decode_fast(&s, cm, st, tokens, n);
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, ROWS, false, 0);   /* an f32 cache */
     check_decode(&s, cm, st, tokens, n);
     cm_set(cm, Q35_ATTN_F32, Q35_GEMM_F32, ROWS, true, 0);    /* deterministic */

@@ -377,8 +377,8 @@ static void check_kernels_and_switches(q35_suite *s)
             [Q35_SW_QK16] = p.delta_qk16, [Q35_SW_PRUNE] = !p.prune_off, [Q35_SW_GATE] = p.flash_gate,
             [Q35_SW_GRAPHS] = p.graphs, [Q35_SW_F16_GU] = p.f16_gu, [Q35_SW_FP8_GU_BF16] = !p.fp8_gu_f32,
             [Q35_SW_TUNE_STEADY] = p.gemm_tune_steady, [Q35_SW_DECODE_GRAPH] = p.decode_graph,
-            [Q35_SW_DECODE_Q8] = p.decode_q8};
-        _Static_assert(Q35_SW_COUNT == Q35_SW_DECODE_Q8 + 1, "every switch's field above");
+            [Q35_SW_DECODE_Q8] = p.decode_q8, [Q35_SW_DECODE_SPLIT] = p.decode_split};
+        _Static_assert(Q35_SW_COUNT == Q35_SW_DECODE_SPLIT + 1, "every switch's field above");
         o.switches = opt_list;
         rc = q35_paths_resolve(&c, &o, &env_sw, true, "", false, log, sizeof log, &err);
         o.switches = NULL;
@@ -401,6 +401,28 @@ static void check_kernels_and_switches(q35_suite *s)
     rc = q35_paths_resolve(&c, &o, &env_bad, true, "", false, log, sizeof log, &err);
     q35_case(s, rc == 0 && !c.sw[Q35_SW_GRAPHS] && strstr(log, "Q35_SWITCHES=\"graphs=on,nope=off\": switch 'nope'"),
              "env switch list with an unknown name: all at their defaults, said");
+
+    /* decode-q8, on by default, is taken on the f16 and fp8 paths only: on the exact path its default says
+       nothing, naming it (option or environment) says it is not taken */
+    const q35_cuda_paths f32p = {.attention = Q35_ATTN_F32, .gemm = Q35_GEMM_F32, .delta = Q35_DELTA_SCAN};
+    const char *const lists[3] = {NULL, "decode-q8=on", "prune=on,decode-q8=on"};
+    for (int i = 0; i < 3; i++) {
+        const q35_path_env env_q8 = {.switches = i == 2 ? lists[i] : NULL};
+        o.switches = i == 1 ? lists[i] : NULL;
+        log[0] = '\0';
+        rc = q35_paths_resolve(&c, &o, &env_q8, true, "", false, log, sizeof log, &err);
+        p = f32p;
+        q35_paths_apply(&c, true, true, &p, log, sizeof log, true);
+        const bool said = strstr(log, "decode-q8=on) are taken on the f16 and fp8 GEMM paths only") != NULL;
+        q35_case(s, rc == 0 && p.decode_q8 && !q35_paths_decode_q8(&p) && said == (i > 0),
+                 "decode-q8 on the f32 GEMM path, %s: not taken, %s", i == 0 ? "by default" :
+                 i == 1 ? "named by the option" : "named by Q35_SWITCHES", said ? "said" : "nothing said");
+    }
+    o.switches = NULL;
+    rc = q35_paths_resolve(&c, &o, &none, true, "", false, log, sizeof log, &err);
+    p = base;
+    q35_paths_apply(&c, true, true, &p, log, sizeof log, true);
+    q35_case(s, rc == 0 && q35_paths_decode_q8(&p), "decode-q8 taken on the fast path by default");
 
     /* the tier line names each kind of path */
     const q35_cuda_paths exact = {.attention = Q35_ATTN_F32, .gemm = Q35_GEMM_F32, .delta = Q35_DELTA_SCAN},
