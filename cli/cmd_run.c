@@ -150,6 +150,15 @@ static const char *const k_act_tiers[] = {
     "each product's activations rounded to 8 bits in blocks of 32, as the decode step's GEMV rounds them "
     "(--switch decode-q8), where the weight's type is one it takes"};
 
+/* "--act-quant NAME" of a run's rounding, or `otherwise` for the exact one. */
+static const char *act_flag(q35_act_quant act, const char *otherwise, char *buf, size_t cap)
+{
+    if (act == Q35_ACT_EXACT)
+        return otherwise;
+    snprintf(buf, cap, "--act-quant %s", k_act_names[act]);
+    return buf;
+}
+
 /* Applies option k with value v; -1 after a usage error. */
 static int set_option(run_args *a, int k, const char *v)
 {
@@ -425,8 +434,9 @@ static int run_cpu_eval(const run_args *a, const q35_model *m, const char *why)
         cli_error("--eval-steps scores the GPU's decode steps, and this run is on the CPU reference (%s)", why);
         return 1;
     }
-    snprintf(line, sizeof line, "CPU float64 reference%s%s", a->act != Q35_ACT_EXACT ? ", --act-quant " : "",
-             a->act != Q35_ACT_EXACT ? k_act_names[a->act] : "");
+    char flag[64];
+    snprintf(line, sizeof line, "CPU float64 reference%s%s", a->act != Q35_ACT_EXACT ? ", " : "",
+             act_flag(a->act, "", flag, sizeof flag));
     printf("path    %s (%s), %d threads\n", line, why, q35_threads());
     cpu_eval e = {a, m};
     return run_eval(a, m->hp.n_vocab, line, cpu_window, &e);
@@ -468,8 +478,8 @@ int q35_cmd_run(int argc, char **argv)
     const q35_hparams *hp = &m->hp;
     /* on the GPU where the options and the device allow, else on the CPU reference (why says why) */
     char why[256];
-    snprintf(why, sizeof why, "%s%s", a.act != Q35_ACT_EXACT ? "--act-quant " : "--cpu",
-             a.act != Q35_ACT_EXACT ? k_act_names[a.act] : "");
+    char flag[64];
+    snprintf(why, sizeof why, "%s", act_flag(a.act, "--cpu", flag, sizeof flag));
     if (a.eval) {
         rc = a.cpu ? 2 : run_cuda_eval(&a, m, why, sizeof why);
         if (rc == 2)
