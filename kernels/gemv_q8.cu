@@ -16,12 +16,14 @@
  * element that is a quarter of a dp4a and a share of a mask and a shift: the
  * bytes of the weight bound it, not the issue rate (kernels/gemv.cu's f32
  * form spends three instructions an element). */
+#include "kernels/cluster_launch.cuh"
 #include "kernels/dequant.cuh"
 #include "kernels/dequant_units.cuh"
 #include "kernels/gemv_parts.cuh"
 #include "kernels/gemv_q8.h"
 #include "kernels/linear_args.cuh"
 #include "kernels/reduce.cuh"
+#include "kernels/sm90.cuh"
 
 #include <cuda_runtime.h>
 
@@ -33,6 +35,7 @@ constexpr int kWarps = 4; /* warps per block */
 
 __global__ void __launch_bounds__(256) quantize_kernel(int8_t *q, float *d, float *s, const float *x, int64_t blocks)
 {
+    q35_grid_launch_dependents(); /* an early GEMV after it may start (it waits for this grid) */
     const int64_t b = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (b >= blocks)
@@ -221,15 +224,30 @@ struct q8_unit<Q35_TYPE_Q8_0> {
 
 /* ---- the product ---- */
 
-template <int TYPE, int NR>
+/* EARLY: launched early (programmatic dependent launch, sm_90): the warp's rows
+ * prefetched into L2 while the grid before it finishes (they are no output of
+ * it), then griddepcontrol.wait before x is read or y written. Either way the
+ * grid lets an early one after it start at once. The same arithmetic. */
+template <int TYPE, int NR, bool EARLY>
 __global__ void __launch_bounds__(kWarps * 32)
     gemv_q8_kernel(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
 {
     using Unit = q8_unit<TYPE>;
     constexpr int NB = Unit::nb;
+    q35_grid_launch_dependents();
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int64_t gi = (int64_t)blockIdx.x * kWarps + warp;
-    if (gi >= P.g[P.count])
+    const bool active = gi < P.g[P.count];
+    if (EARLY) {
+        if (active) {
+            const gemv_group g = locate<NR>(P, gi, row_bytes);
+            for (int i = 0; i <= g.last; i++)
+                for (int64_t at = 128 * (int64_t)lane; at < row_bytes; at += 32 * 128)
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(g.w + i * row_bytes + at));
+        }
+        q35_grid_dependency_wait();
+    }
+    if (!active)
         return; /* the whole warp */
     const gemv_group grp = locate<NR>(P, gi, row_bytes);
     const int64_t units = k / Unit::elems;
@@ -261,7 +279,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 
 constexpr int kRows = 4; /* output rows a warp */
 
-int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void *xq, q35_stream stream,
+int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void *xq, bool early, q35_stream stream,
             q35_error *err)
 {
     if (!q35_gemv_q8_takes(type))
@@ -282,21 +300,37 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     const float *s = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_s_at(k));
     P = with_groups<kRows>(P);
     const unsigned blocks = (unsigned)((P.g[P.count] + kWarps - 1) / kWarps);
+    void (*fn)(gemv_parts, int64_t, int64_t, const int8_t *, const float *, const float *);
     switch (type) {
     case Q35_TYPE_Q4_K:
-        gemv_q8_kernel<Q35_TYPE_Q4_K, kRows><<<blocks, kWarps * 32, 0, stream>>>(P, row_bytes, k, q, d, s);
+        fn = early ? gemv_q8_kernel<Q35_TYPE_Q4_K, kRows, true> : gemv_q8_kernel<Q35_TYPE_Q4_K, kRows, false>;
         break;
     case Q35_TYPE_Q5_K:
-        gemv_q8_kernel<Q35_TYPE_Q5_K, kRows><<<blocks, kWarps * 32, 0, stream>>>(P, row_bytes, k, q, d, s);
+        fn = early ? gemv_q8_kernel<Q35_TYPE_Q5_K, kRows, true> : gemv_q8_kernel<Q35_TYPE_Q5_K, kRows, false>;
         break;
     case Q35_TYPE_Q6_K:
-        gemv_q8_kernel<Q35_TYPE_Q6_K, kRows><<<blocks, kWarps * 32, 0, stream>>>(P, row_bytes, k, q, d, s);
+        fn = early ? gemv_q8_kernel<Q35_TYPE_Q6_K, kRows, true> : gemv_q8_kernel<Q35_TYPE_Q6_K, kRows, false>;
         break;
     default:
-        gemv_q8_kernel<Q35_TYPE_Q8_0, kRows><<<blocks, kWarps * 32, 0, stream>>>(P, row_bytes, k, q, d, s);
+        fn = early ? gemv_q8_kernel<Q35_TYPE_Q8_0, kRows, true> : gemv_q8_kernel<Q35_TYPE_Q8_0, kRows, false>;
         break;
     }
+    q35_cluster_launch l(dim3(blocks), dim3(kWarps * 32), 0, (cudaStream_t)stream, 1);
+    if (early)
+        l.early();
+    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, fn, P, row_bytes, k, q, d, s), err))
+        return -1;
     return Q35_LAUNCH_CHECK(who, err);
+}
+
+/* Whether the current device launches grids early (compute capability 9.0+);
+ * elsewhere the early forms launch plainly (the same bits). */
+bool early_here(q35_error *err, int *ok)
+{
+    int dev = 0, major = 0;
+    *ok = Q35_CUDA_CHECK(cudaGetDevice(&dev), err) == 0 &&
+          Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), err) == 0;
+    return *ok && major >= 9;
 }
 
 } // namespace
@@ -319,7 +353,7 @@ int q35_gemv_q8_quantize(void *xq, const float *x, int64_t k, q35_stream stream,
 int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, q35_stream stream,
                 q35_error *err)
 {
-    return product("gemv_q8", one_part(y, w, n), type, k, xq, stream, err);
+    return product("gemv_q8", one_part(y, w, n), type, k, xq, false, stream, err);
 }
 
 int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
@@ -328,5 +362,16 @@ int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int6
     gemv_parts P;
     if (parts_of("gemv_q8_group", parts, count, type, &P, err))
         return -1;
-    return product("gemv_q8_group", P, type, k, xq, stream, err);
+    return product("gemv_q8_group", P, type, k, xq, false, stream, err);
+}
+
+int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
+                            q35_stream stream, q35_error *err)
+{
+    gemv_parts P;
+    int ok = 0;
+    const bool early = early_here(err, &ok);
+    if (!ok || parts_of("gemv_q8_group_early", parts, count, type, &P, err))
+        return -1;
+    return product("gemv_q8_group_early", P, type, k, xq, early, stream, err);
 }

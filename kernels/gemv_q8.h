@@ -85,6 +85,18 @@ int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, co
 int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
                       q35_stream stream, q35_error *err);
 
+/* CUDA: q35_gemv_q8_group launched early (programmatic dependent launch, on
+ * compute capability 9.0+; plainly elsewhere): its blocks may start while the
+ * grid before it in the stream finishes, prefetch their rows of the weights
+ * into L2 (no output of that grid), then wait for it (griddepcontrol.wait)
+ * before reading xq or writing y. Bitwise q35_gemv_q8_group. The grid before
+ * it lets it start early by triggering its dependents (the quantization and
+ * the GEMVs here do, at their start); any other grid, at its end. Nothing
+ * but the prefetches runs before the wait, so whatever that grid reads or
+ * writes, the result is the plain launch's. */
+int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
+                            q35_stream stream, q35_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,7 @@
 #include "kernels/blas.h"
 #include "kernels/delta_prep.h"
 #include "kernels/delta_rule.h"
+#include "kernels/gemv.h"
 #include "model/capacity.h"
 #include "model/cuda_model.h"
 #include "model/paths.h"
@@ -243,6 +244,11 @@ void q35_proj_begin(q35_run *r, const q35_dweight *w, const char *label);
 int q35_proj(q35_run *r, float *y, int64_t ldy, const float *x, const q35_dweight *w);
 /* Whether a decode step's projections of a k-input take the 8-bit-activation GEMV (switch decode-q8). */
 bool q35_token_q8(const q35_run *r, int64_t k);
+
+/* A decode step's 8-bit-activation GEMV of parts of one type on xq (kernels/gemv_q8.h),
+ * launched early where the switch decode-pdl takes it (q35_paths_decode_pdl). */
+int q35_token_gemv_q8(const q35_run *r, const q35_gemv_part *parts, int count, q35_type type, int64_t k,
+                      const void *xq);
 /* The projections of one input x (each w[i] of its k inputs): w[i] into y[i] (row stride ldy[i]); a
  * decode step's of one type as one grouped GEMV (n <= Q35_GEMV_GROUP_MAX). */
 int q35_proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *x, const q35_dweight *const *w,

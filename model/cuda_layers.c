@@ -684,8 +684,9 @@ int q35_layer_tail(q35_run *r, int64_t row)
     const int rc = q35_rmsnorm(cm->tail_row, BUF(r, X) + row * hp->n_embd, cm->output_norm, hp->n_embd, hp->eps,
                                cm->stream, r->err) ||
                    (q8 ? q35_gemv_q8_quantize(cm->f16_act, cm->tail_row, hp->n_embd, cm->stream, r->err) ||
-                             q35_gemv_q8(cm->logits, cm->lm_head, cm->lm_type, hp->n_vocab, hp->n_embd, cm->f16_act,
-                                         cm->stream, r->err)
+                             q35_token_gemv_q8(r, &(q35_gemv_part){.y = cm->logits, .w = cm->lm_head,
+                                                                   .type = cm->lm_type, .n = hp->n_vocab},
+                                               1, cm->lm_type, hp->n_embd, cm->f16_act)
                         : q35_gemv(cm->logits, cm->lm_head, cm->lm_type, hp->n_vocab, hp->n_embd, cm->tail_row,
                                    Q35_VARIANT_DEFAULT, cm->stream, r->err));
     return q35_op_end(r, rc ? -1 : 0);

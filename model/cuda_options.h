@@ -170,6 +170,9 @@ typedef struct q35_cuda_paths {
     bool decode_split;       /* switch decode-split: a decode step's attention over an f16 cache
                                 split over the cache (kernels/attention_decode_split.h), where
                                 q35_paths_decode_split; not the exact decode kernel's bits */
+    bool decode_pdl;         /* switch decode-pdl: a decode step's 8-bit-activation GEMVs launched
+                                early (q35_gemv_q8_group_early: the weights prefetched while the
+                                grid before finishes), where q35_paths_decode_pdl; the same bits */
 } q35_cuda_paths;
 
 /* Whether a prefill on GEMM path gemm runs its projections through the f16
@@ -260,6 +263,13 @@ static inline bool q35_paths_decode_q8(const q35_cuda_paths *p)
 static inline bool q35_paths_decode_split(const q35_cuda_paths *p)
 {
     return p->decode_split && !p->deterministic && p->attention == Q35_ATTN_FLASH;
+}
+
+/* Whether paths p launch a decode step's 8-bit-activation GEMVs early: asked
+ * for, where those GEMVs run (q35_paths_decode_q8). */
+static inline bool q35_paths_decode_pdl(const q35_cuda_paths *p)
+{
+    return p->decode_pdl && q35_paths_decode_q8(p);
 }
 
 /* Whether a prefill on paths p prunes its last layer (model/cuda_layers.c,

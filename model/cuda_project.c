@@ -166,6 +166,14 @@ bool q35_token_q8(const q35_run *r, int64_t k)
            (uint64_t)q35_gemv_q8_x_bytes(k) <= cm->ws.f16_act;
 }
 
+int q35_token_gemv_q8(const q35_run *r, const q35_gemv_part *parts, int count, q35_type type, int64_t k,
+                      const void *xq)
+{
+    return q35_paths_decode_pdl(&r->cm->paths)
+               ? q35_gemv_q8_group_early(parts, count, type, k, xq, r->cm->stream, r->err)
+               : q35_gemv_q8_group(parts, count, type, k, xq, r->cm->stream, r->err);
+}
+
 /* The projections of one input x (every w[i] of its k inputs): w[i] into
  * y[i] (row stride ldy[i]), in order. A decode step runs those of one type
  * as one grouped GEMV (one op named by its parts, "proj attn_q+attn_k+attn_v":
@@ -213,7 +221,7 @@ int q35_proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *
         q35_op_begin(r, Q35_OP_PROJ, label);
         for (int j = 0; j < c; j++)
             q35_op_flop(r, Q35_OP_PROJ, 2.0 * (double)parts[j].n * (double)k);
-        if (q35_op_end(r, by_q8 ? q35_gemv_q8_group(parts, c, w[i]->type, k, xq, r->cm->stream, r->err)
+        if (q35_op_end(r, by_q8 ? q35_token_gemv_q8(r, parts, c, w[i]->type, k, xq)
                                 : q35_gemv_group(parts, c, w[i]->type, k, x, Q35_VARIANT_DEFAULT, r->cm->stream,
                                                  r->err)))
             return -1;

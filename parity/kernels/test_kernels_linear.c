@@ -57,6 +57,7 @@
 #include "kernels/linear.h"
 #include "model/capacity.h"
 
+#include <cuda_runtime_api.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -797,8 +798,19 @@ static void check_q8(q35_suite *s, const char *what, q35_type type, int64_t n, i
     weight_free(&w);
 }
 
+/* Every bit of n bytes at d set (NaN), in the legacy stream's order. */
+static void poison_async(void *d, size_t n)
+{
+    const cudaError_t e = cudaMemsetAsync(d, 0xff, n, NULL);
+    if (e != cudaSuccess) {
+        printf("FAIL  cudaMemsetAsync of %zu bytes: %s\n", n, cudaGetErrorString(e));
+        exit(1);
+    }
+}
+
 /* The 8-bit-activation GEMV's group: the 9B's [qkv | alpha | beta | gate] in
- * one launch, each part bitwise its q35_gemv_q8 alone; and its refusals. */
+ * one launch, each part bitwise its q35_gemv_q8 alone, and so launched early
+ * (q35_gemv_q8_group_early) right behind x's quantization; and its refusals. */
 static void check_q8_group(q35_suite *s)
 {
     q35_error err = {{0}};
@@ -821,11 +833,32 @@ static void check_q8_group(q35_suite *s)
         float *a = q35_gpu_to_host(alone[i], n[i]), *g = q35_gpu_to_host(grouped[i], n[i]);
         differ += memcmp(a, g, (size_t)n[i] * 4) != 0;
         free(a), free(g);
-        q35_gpu_free(alone[i]), q35_gpu_free(grouped[i]);
-        weight_free(&w[i]);
     }
     q35_case(s, differ == 0, "gemv_q8_group q4_K 9B mix, 4 parts: %" PRId64 " parts differ from gemv_q8 alone (memcmp)",
              differ);
+    /* launched early, right behind the quantization of x into a buffer poisoned just before (in the stream):
+       a block that read x before the wait would read the poison or half of x; REPS times, every output bitwise */
+    enum { REPS = 16 };
+    int64_t early_differ = 0;
+    for (int rep = 0; rep < REPS; rep++) {
+        for (int i = 0; i < 4; i++)
+            poison_async(grouped[i], (size_t)n[i] * 4);
+        poison_async(dq, q35_gemv_q8_x_bytes(k));
+        q35_gpu_ok(q35_gemv_q8_quantize(dq, dx, k, NULL, &err), &err);
+        q35_gpu_ok(q35_gemv_q8_group_early(parts, 4, Q35_TYPE_Q4_K, k, dq, NULL, &err), &err);
+        for (int i = 0; i < 4; i++) {
+            float *a = q35_gpu_to_host(alone[i], n[i]), *g = q35_gpu_to_host(grouped[i], n[i]);
+            early_differ += memcmp(a, g, (size_t)n[i] * 4) != 0;
+            free(a), free(g);
+        }
+    }
+    q35_case(s, early_differ == 0,
+             "gemv_q8_group_early right behind x's quantization into a poisoned buffer, %d times: %" PRId64
+             " parts differ from gemv_q8 alone (memcmp)", REPS, early_differ);
+    for (int i = 0; i < 4; i++) {
+        q35_gpu_free(alone[i]), q35_gpu_free(grouped[i]);
+        weight_free(&w[i]);
+    }
     float *d = q35_gpu_floats(4096);
     memset(&err, 0, sizeof err);
     int rc = q35_gemv_q8((float *)d, d, Q35_TYPE_Q4_0, 8, 256, dq, NULL, &err);

@@ -24,7 +24,8 @@
  * the first state's graphs to replay. The 8-bit-activation
  * decode (decode-q8) within the FP8 tier of the exact one, the split decode
  * attention (decode-split) within the f32 paths' bound of the exact kernel,
- * each one's graph bitwise its plain steps. */
+ * the 8-bit GEMVs launched early (decode-pdl) with the logits of them launched
+ * plainly; each one's graph bitwise its plain steps. */
 #include "cuda_model_cases.h"
 #include "model/accuracy.h"
 
@@ -306,6 +307,11 @@ static void set_split(q35_cuda_paths *p, bool on)
     p->decode_split = on;
 }
 
+static void set_pdl(q35_cuda_paths *p, bool on)
+{
+    p->decode_pdl = on;
+}
+
 /* The 8-bit-activation decode (switch decode-q8) against the exact GEMVs:
  * within the FP8 tier's bounds (model/accuracy.h: rel L2 0.05 sqrt(layers),
  * KL 2.5e-4 layers; its activations round to 1/254 of a block's largest,
@@ -319,6 +325,17 @@ static void check_decode_fast(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *
                         q35_paths_decode_q8, q35_fp8_tier_l2(L), q35_fp8_tier_kl(L));
     check_decode_switch(s, cm, st, tokens, n, "decode-split (attention split over the cache) vs the exact kernel",
                         set_split, q35_paths_decode_split, CM_LIMIT_F32, 1e-6);
+    /* the 8-bit GEMVs launched early (decode-pdl) against them launched plainly: the same logits */
+    q35_cuda_paths p = *q35_cuda_model_paths(cm);
+    q35_error err = {{0}};
+    set_q8(&p, true);
+    if (q35_cuda_model_set_paths(cm, &p, &err))
+        fatal("setting the paths", &err);
+    check_decode_switch(s, cm, st, tokens, n, "decode-pdl (8-bit GEMVs launched early) vs launched plainly", set_pdl,
+                        q35_paths_decode_pdl, 0.0, 0.0);
+    set_q8(&p, false);
+    if (q35_cuda_model_set_paths(cm, &p, &err))
+        fatal("setting the paths", &err);
 }
 
 int main(void)
