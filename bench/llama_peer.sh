@@ -28,7 +28,9 @@
 #                                            step at that cache, each timed alone by
 #                                            test-backend-ops perf, written by bench/llama_ops.py
 #                                            to $OUT/peer-llama-ops-ROWS.json and a table
-#                                            $OUT/llama-ops-ROWS.md
+#                                            $OUT/llama-ops-ROWS.md; with $Q35 (our q35)
+#                                            set, ours on FILE at ROWS beside it
+#                                            (bench/ops_beside.py: $OUT/ops-beside-ROWS.md)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/out}
@@ -110,6 +112,12 @@ ops)
             2>"$OUT/llama-ops-$rows.log" || { tail -3 "$OUT/llama-ops-$rows.log"; exit 1; }
         python3 bench/llama_ops.py --shape "$1" --quant "$2" --rows "$rows" --graph "$g" -o "$OUT/peer-llama-ops-$rows.json" \
             --table "$OUT/llama-ops-$rows.md" "$OUT/llama-ops-$rows.sql" && cat "$OUT/llama-ops-$rows.md"
+        if [ -n "${Q35:-}" ]; then # ours on the same file and rows, beside it
+            "$Q35" run --model "$3" --random "$rows" --decode 64 >"$OUT/q35-run-$rows.log" 2>&1 ||
+                { tail -3 "$OUT/q35-run-$rows.log"; exit 1; }
+            python3 bench/ops_beside.py --ours "$OUT/q35-run-$rows.log" --llama "$OUT/peer-llama-ops-$rows.json" \
+                -o "$OUT/ops-beside-$rows.md" && cat "$OUT/ops-beside-$rows.md"
+        fi
     done ;;
 *) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac

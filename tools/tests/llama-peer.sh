@@ -55,4 +55,15 @@ check "  saying which" grep -q 'node_99 (MUL_MAT).*matches no later row' "$tmp/o
 check "no results: refused" sh -c "! python3 '$src/bench/llama_ops.py' --shape 0.8b --quant q4_k --rows 64 --graph '$g' '$tmp/empty.sql' >/dev/null 2>&1"
 echo "pp 1 40 0" >"$tmp/bad.txt"
 check "a list that is not llama_graph_ops.cpp's: refused" sh -c "! python3 '$src/bench/llama_ops.py' --shape 0.8b --quant q4_k --rows 64 --graph '$tmp/bad.txt' '$sql' >/dev/null 2>&1"
+# bench/ops_beside.py: ours (a q35 run log's tables) beside llama_ops.py's kinds
+ours=$src/tools/tests/data/q35-run-decode.log
+check "ops beside: converts" sh -c "python3 '$src/bench/ops_beside.py' --ours '$ours' --llama '$tmp/ops.json' -o '$tmp/beside.md'"
+check "  a prefill's groups: proj and tail the projections, beside MUL_MAT" grep -q '^| projections | 6.500 | 144.429 | 0.05x |$' "$tmp/beside.md"
+check "  the totals: ours the table's, llama.cpp's the sum of its kinds" grep -q '^| \*\*total\*\* | \*\*10.000\*\* | \*\*167.667\*\* | 0.06x |$' "$tmp/beside.md"
+check "  a decode step: the steps' table over their count (4)" sh -c "grep -q '^| attention | 1.000 | 0.000 | - |$' '$tmp/beside.md' && grep -q '^| \*\*total\*\* | \*\*5.000\*\* | \*\*4.680\*\* | 1.07x |$' '$tmp/beside.md'"
+check "  the ungapped: our untimed time its own row" grep -q '^| gaps | 0.500 | 0.000 | - |$' "$tmp/beside.md"
+sed '/^timed decode/,$d' "$ours" >"$tmp/nodecode.log"
+check "a log without the decode table: refused, naming it" sh -c "! python3 '$src/bench/ops_beside.py' --ours '$tmp/nodecode.log' --llama '$tmp/ops.json' 2>'$tmp/nd.err' && grep -q 'no table .timed decode' '$tmp/nd.err'"
+sed 's/^prompt  64 tokens/prompt  65 tokens/' "$ours" >"$tmp/rows65.log"
+check "a log at other rows than the JSON's: refused" sh -c "! python3 '$src/bench/ops_beside.py' --ours '$tmp/rows65.log' --llama '$tmp/ops.json' 2>'$tmp/r.err' && grep -q 'no pp kinds at rows 65' '$tmp/r.err'"
 finish
