@@ -41,7 +41,13 @@ __device__ __forceinline__ float4 q35_split_load4(const __half *p)
     return make_float4(a.x, a.y, b.x, b.y);
 }
 
-/* The partials: work holds [heads][splits][2] (m, l), then [heads][splits][HD] (acc). */
+/* The partials: work holds [heads][splits][2] (m, l), padded to whole float4s,
+ * then [heads][splits][HD] (acc). */
+__host__ __device__ __forceinline__ int64_t q35_split_acc_at(int heads, int splits)
+{
+    return ((int64_t)heads * splits * 2 + 3) / 4 * 4;
+}
+
 template <int HD>
 __global__ void __launch_bounds__(32 * MAX_GROUP)
     q35_decode_split_kernel(float *work, const float *q, const __half *k_cache, const __half *v_cache, int64_t n_ctx,
@@ -57,7 +63,7 @@ __global__ void __launch_bounds__(32 * MAX_GROUP)
     c = (c + TILE - 1) / TILE * TILE;
     const int64_t begin = (int64_t)p * c, end = begin + c < n_ctx ? begin + c : n_ctx;
     float *ml = work + ((int64_t)h * splits + p) * 2;
-    float *acc_out = work + (int64_t)sh.heads * splits * 2 + ((int64_t)h * splits + p) * HD;
+    float *acc_out = work + q35_split_acc_at(sh.heads, splits) + ((int64_t)h * splits + p) * HD;
     if (begin >= end) { /* the whole block: no barrier has been reached */
         if (lane == 0)
             ml[0] = -INFINITY, ml[1] = 0.0f;
@@ -150,7 +156,7 @@ __global__ void __launch_bounds__(HD) q35_decode_split_combine(float *o, const f
 {
     const int h = blockIdx.x, d = threadIdx.x;
     const float *ml = work + (int64_t)h * splits * 2;
-    const float *acc = work + (int64_t)sh.heads * splits * 2 + (int64_t)h * splits * HD;
+    const float *acc = work + q35_split_acc_at(sh.heads, splits) + (int64_t)h * splits * HD;
     float M = -INFINITY;
     for (int p = 0; p < splits; p++)
         M = fmaxf(M, ml[2 * p]);
@@ -178,7 +184,8 @@ extern "C" size_t q35_attention_decode_split_work_bytes(q35_attn_shape s, int sp
 {
     if (s.heads < 1 || s.head_dim < 1 || splits < 1)
         return 0;
-    return (size_t)s.heads * (size_t)splits * (size_t)(s.head_dim + 2) * sizeof(float);
+    return ((size_t)q35_split_acc_at(s.heads, splits) + (size_t)s.heads * (size_t)splits * (size_t)s.head_dim) *
+           sizeof(float);
 }
 
 static int split_run(const char *who, float *o, const float *q, const uint16_t *k_cache, const uint16_t *v_cache,

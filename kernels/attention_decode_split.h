@@ -37,7 +37,8 @@ extern "C" {
  * capacity keeps it for every position (stretches past n_ctx are empty). */
 int q35_attention_decode_split_count(q35_attn_shape s, int64_t n_ctx_max, int sms);
 
-/* Bytes of the partials of `splits` splits: heads x splits x (head_dim + 2) floats. */
+/* Bytes of the partials of `splits` splits: heads x splits x (head_dim + 2)
+ * floats (the (m, l) pairs padded to a multiple of 4). */
 size_t q35_attention_decode_split_work_bytes(q35_attn_shape s, int splits);
 
 /* CUDA: o [heads*head_dim] (one row) from q [heads*head_dim] over cache rows

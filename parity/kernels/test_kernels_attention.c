@@ -406,6 +406,10 @@ int main(void)
         check_case(&s, &groupings[l], 256, q35_quick() ? 200 : 400, q35_quick() ? 150 : 140);
 
     check_split_refusals(&s);
+    /* three heads on one KV head: an odd count of (m, l) pairs at an odd split count (the split decode's
+       partials padded to whole float4s) */
+    static const att_layout odd_heads = {"g3o", 3, 1};
+    check_case(&s, &odd_heads, 128, 77, 5);
     att_check_kv_append(&s, &g_rng);
     att_check_refusals(&s, g_blas, g_major);
     q35_blas_destroy(g_blas);
