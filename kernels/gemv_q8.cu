@@ -1,8 +1,7 @@
 /* The 8-bit-activation GEMV (kernels/gemv_q8.h).
  *
- * The quantization: a warp a block of 32 (a lane an element): the block's
- * largest magnitude by a butterfly of fmaxf (exact), d = amax / 127, q =
- * round-to-even(x / d), the sum of q by a butterfly of integer adds (exact).
+ * The quantization: a warp a block of 32 (a lane an element),
+ * kernels/q8_block.cuh.
  *
  * The product: a warp owns NR output rows of a launch's parts
  * (kernels/gemv_parts.cuh); the row's units (64 elements of a K-quant: a group
@@ -22,6 +21,7 @@
 #include "kernels/gemv_parts.cuh"
 #include "kernels/gemv_q8.h"
 #include "kernels/linear_args.cuh"
+#include "kernels/q8_block.cuh"
 #include "kernels/reduce.cuh"
 #include "kernels/sm90.cuh"
 
@@ -40,22 +40,7 @@ __global__ void __launch_bounds__(256) quantize_kernel(int8_t *q, float *d, floa
     const int lane = threadIdx.x % 32;
     if (b >= blocks)
         return; /* the whole warp */
-    const float v = x[32 * b + lane];
-    float amax = fabsf(v);
-#pragma unroll
-    for (int o = 16; o > 0; o /= 2)
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-    const float db = __fdiv_rn(amax, 127.0f);
-    const int qi = amax > 0.0f ? __float2int_rn(__fdiv_rn(v, db)) : 0;
-    int sum = qi;
-#pragma unroll
-    for (int o = 16; o > 0; o /= 2)
-        sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    q[32 * b + lane] = (int8_t)qi;
-    if (lane == 0) {
-        d[b] = db;
-        s[b] = __fmul_rn(db, (float)sum);
-    }
+    q35_q8_block(q, d, s, b, x[32 * b + lane], lane);
 }
 
 /* ---- the units ---- */

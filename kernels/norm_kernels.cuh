@@ -9,6 +9,8 @@
 #define Q35_KERNELS_NORM_KERNELS_CUH
 
 #include "kernels/fp8_row.cuh"
+#include "kernels/gemv_q8.h"
+#include "kernels/q8_block.cuh"
 #include "kernels/reduce.cuh"
 
 #include <cuda_fp16.h>
@@ -413,6 +415,70 @@ static int q35_norm_fp8_launch(const char *who, uint8_t *q, float *scale, const 
     if (tokens == 0)
         return 0;
     kernel<<<(unsigned)tokens, threads == 32 ? 256 : threads, bytes, s>>>(q, scale, x, z, w, n, heads, z_stride, eps, xs);
+    return Q35_LAUNCH_CHECK(who, err);
+}
+
+/* The 8-bit output (kernels/gemv_q8.h's x', one token, a decode step's):
+ * the f32 y of the f32 form (every value stored, the same bits) and its
+ * quantization, q [cols] then d, s [cols / 32] at d_at, s_at from q. A block
+ * for the token, vectors as q35_norm_fp8_kernel takes them, each staged in
+ * shared memory too; then a warp a block of 32 (kernels/q8_block.cuh). */
+struct q35_q8_stage {
+    float *y, *ys;
+    int n;
+    bool vec;
+    __device__ __forceinline__ void operator()(int qd, float4 a)
+    {
+        q35_norm_store(y, qd, n, vec, a);
+        q35_norm_store(ys, qd, n, false, a);
+    }
+};
+
+template <int THREADS, int KIND, int GROUPS>
+__global__ void __launch_bounds__(THREADS *GROUPS)
+    q35_norm_q8_kernel(float *y, int8_t *q, float *d, float *s, const float *x, const float *z, const float *w, int n,
+                       int heads, float eps, float *xs)
+{
+    static_assert(GROUPS == 1 || THREADS == 32, "several vectors at once only at a warp a vector");
+    float *ys = q35_fp8_staged_row();
+    const int64_t cols = (int64_t)heads * n;
+    const bool with_z = q35_norm_gated(KIND) || KIND == Q35_NORM_ADD_RMS;
+    for (int h = threadIdx.x / THREADS; h < heads; h += GROUPS) { /* the same count for a group's threads */
+        const int64_t off = (int64_t)h * n;
+        q35_q8_stage put{y + off, ys + off, n, q35_norm_out_vec(y + off)};
+        q35_norm_vector<THREADS, KIND>(x + off, with_z ? z + off : nullptr, KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr,
+                                       w, n, eps, threadIdx.x % THREADS, put);
+    }
+    __syncthreads(); /* the row staged */
+    const int lane = threadIdx.x % 32, warps = THREADS * GROUPS / 32;
+    for (int64_t b = threadIdx.x / 32; b < cols / 32; b += warps)
+        q35_q8_block(q, d, s, b, ys[32 * b + lane], lane);
+}
+
+/* Launches the 8-bit form of KIND over one token of heads vectors of n (cols
+ * a multiple of 32, at most Q35_FP8_ROW_MAX), with the threads a vector of the
+ * f32 form (q35_norm_threads); xq as q35_gemv_q8_quantize writes it. */
+template <int KIND>
+static int q35_norm_q8_launch(const char *who, float *y, void *xq, const float *x, const float *z, const float *w,
+                              int n, int heads, float eps, cudaStream_t st, float *xs, q35_error *err)
+{
+    const int threads = q35_norm_threads(n);
+    auto kernel = threads == 256  ? q35_norm_q8_kernel<256, KIND, 1>
+                  : threads == 64 ? q35_norm_q8_kernel<64, KIND, 1>
+                                  : q35_norm_q8_kernel<32, KIND, 8>;
+    const int64_t cols = (int64_t)heads * n;
+    size_t bytes = 0;
+    if (cols % 32 != 0)
+        return q35_fail(err, "%s: a row of %lld values (want a multiple of 32: the 8-bit blocks)", who,
+                        (long long)cols);
+    if ((uintptr_t)xq % 16 != 0)
+        return q35_fail(err, "%s: the quantized x at %p (want 16-byte aligned)", who, xq);
+    if (q35_fp8_stage_ready(who, kernel, cols, &bytes, err))
+        return -1;
+    char *base = (char *)xq;
+    kernel<<<1, threads == 32 ? 256 : threads, bytes, st>>>(y, (int8_t *)base, (float *)(base + q35_gemv_q8_d_at(cols)),
+                                                             (float *)(base + q35_gemv_q8_s_at(cols)), x, z, w, n, heads,
+                                                             eps, xs);
     return Q35_LAUNCH_CHECK(who, err);
 }
 

@@ -92,6 +92,22 @@ int q35_add_rmsnorm_rows_fp8(uint8_t *q, float *scale, float *x, const float *r,
                                                  stream, x, err);
 }
 
+int q35_rmsnorm_q8(float *y, void *xq, const float *x, const float *w, int64_t n, float eps, q35_stream stream,
+                   q35_error *err)
+{
+    if (check_shape("rmsnorm_q8", n, 1, err))
+        return -1;
+    return q35_norm_q8_launch<Q35_NORM_RMS>("rmsnorm_q8", y, xq, x, nullptr, w, (int)n, 1, eps, stream, nullptr, err);
+}
+
+int q35_add_rmsnorm_q8(float *y, void *xq, float *x, const float *r, const float *w, int64_t n, float eps,
+                       q35_stream stream, q35_error *err)
+{
+    if (check_add("add_rmsnorm_q8", "y", y, x, r, n, 1, err))
+        return -1;
+    return q35_norm_q8_launch<Q35_NORM_ADD_RMS>("add_rmsnorm_q8", y, xq, x, r, w, (int)n, 1, eps, stream, x, err);
+}
+
 int q35_rmsnorm(float *y, const float *x, const float *w, int64_t n, float eps, q35_stream stream, q35_error *err)
 {
     return q35_rmsnorm_rows(y, x, w, n, 1, eps, stream, err);

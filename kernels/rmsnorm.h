@@ -49,6 +49,17 @@ int q35_rmsnorm_rows_f16(uint16_t *y16, const float *x, const float *w, int64_t 
 int q35_add_rmsnorm_rows_f16(uint16_t *y16, float *x, const float *r, const float *w, int64_t n, int64_t rows,
                              float eps, q35_stream stream, q35_error *err);
 
+/* CUDA, one token with its 8-bit form (a decode step's 8-bit-activation
+ * GEMVs' input, kernels/gemv_q8.h): y [n] bitwise q35_rmsnorm's (the fused
+ * form: x += r too, bitwise q35_add_rmsnorm_rows' at one row) and xq bitwise
+ * q35_gemv_q8_quantize(xq, y, n)'s, in one launch (a block, the row staged in
+ * shared memory). n a multiple of 32 in 32..24576 (Q35_FP8_ROW_MAX), xq 16-byte
+ * aligned; refused otherwise. y may be x in the plain form, not in the fused. */
+int q35_rmsnorm_q8(float *y, void *xq, const float *x, const float *w, int64_t n, float eps, q35_stream stream,
+                   q35_error *err);
+int q35_add_rmsnorm_q8(float *y, void *xq, float *x, const float *r, const float *w, int64_t n, float eps,
+                       q35_stream stream, q35_error *err);
+
 /* CUDA, FP8 out (the next FP8 GEMM's input, kernels/fp8.h): e4m3 codes
  * q [rows][n] and one f32 scale a row, scale [rows], bitwise
  * q35_fp8_quantize_rows(q, scale, y, rows, n, n) of the f32 y the form above

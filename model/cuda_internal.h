@@ -169,6 +169,8 @@ struct q35_run {
     q35_attend_fn attend;
     const float *x16_of;      /* f16 GEMM: the x whose rounding cm->f16_act holds (NULL: none); any op
                                  but a projection clears it (q35_op_begin) */
+    const float *xq_of;       /* decode-q8: the x whose 8-bit form cm->f16_act holds, written by a norm
+                                 with it (switch decode-fuse); cleared as x16_of is */
     bool f16_inputs;          /* the f16 GEMM path (prefill, not deterministic): the residual norms, the
                                  gated norm and SwiGLU write their projections' input as f16 straight
                                  into cm->f16_act (x16_of), its f32 copy not written; and the output

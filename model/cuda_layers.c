@@ -165,6 +165,22 @@ static int input_written(q35_run *r, const float *x, int rc)
     return rc;
 }
 
+/* Whether a decode step's norm writes the 8-bit form of its k outputs too
+ * (switch decode-fuse): where the projections after it take the 8-bit GEMV
+ * (q35_token_q8) and the row fits the norm's shared memory. */
+static bool fuse_q8(const q35_run *r, int64_t k)
+{
+    return q35_paths_decode_fuse(&r->cm->paths) && q35_token_q8(r, k) && k <= Q35_FP8_ROW_MAX;
+}
+
+/* After a norm with its 8-bit form: cm->f16_act holds x's (q35_proj_many reads it). */
+static int q8_written(q35_run *r, const float *x, int rc)
+{
+    if (rc == 0)
+        r->xq_of = x;
+    return rc;
+}
+
 /* ---- the ops, per token or over rows ---- */
 
 /* The attention op begun: `rows` query rows at positions pos.. (q35_attention_flop counted) */
@@ -205,6 +221,12 @@ static int residual_norm(q35_run *r, const float *w, const char *const names[2])
                                                          r->T, cm->hp.eps, cm->stream, r->err)
                               : q35_rmsnorm_rows_fp8(q35_fp8_codes(r), q35_fp8_scales(r, H), BUF(r, X), w, H, r->T, cm->hp.eps,
                                                      cm->stream, r->err)));
+    if (fuse_q8(r, H)) /* a decode step: NORMED and its 8-bit form for the projections after it */
+        return q8_written(r, BUF(r, NORMED),
+                          q35_op_end(r, add ? q35_add_rmsnorm_q8(BUF(r, NORMED), cm->f16_act, BUF(r, X), BUF(r, PROJ),
+                                                                 w, H, cm->hp.eps, cm->stream, r->err)
+                                            : q35_rmsnorm_q8(BUF(r, NORMED), cm->f16_act, BUF(r, X), w, H, cm->hp.eps,
+                                                             cm->stream, r->err)));
     if (!add)
         return q35_op_end(r, rmsnorm(r, BUF(r, NORMED), BUF(r, X), w, H, 1));
     return q35_op_end(r, q35_add_rmsnorm_rows(BUF(r, NORMED), BUF(r, X), BUF(r, PROJ), w, H, r->T, cm->hp.eps,
@@ -440,6 +462,10 @@ static int gated_norm(q35_run *r, const q35_dlayer *l)
     const q35_mix_cols mc = q35_mix_cols_of(hp);
     const float *z = BUF(r, MIX) + mc.z;
     q35_op_begin(r, Q35_OP_GATED_NORM, "gated_norm");
+    if (fuse_q8(r, hp->ssm_dv * hp->ssm_hv)) /* a decode step: O and its 8-bit form for ssm_out */
+        return q8_written(r, BUF(r, O),
+                          q35_op_end(r, q35_gated_rmsnorm_q8(BUF(r, O), r->cm->f16_act, BUF(r, O), z, l->ssm_norm,
+                                                             hp->ssm_dv, hp->ssm_hv, hp->eps, r->cm->stream, r->err)));
     if (r->per_token)
         return q35_op_end(r, q35_gated_rmsnorm(BUF(r, O), BUF(r, O), z, l->ssm_norm, hp->ssm_dv, hp->ssm_hv, hp->eps,
                                                r->cm->stream, r->err));

@@ -173,6 +173,9 @@ typedef struct q35_cuda_paths {
     bool decode_pdl;         /* switch decode-pdl: a decode step's 8-bit-activation GEMVs launched
                                 early (q35_gemv_q8_group_early: the weights prefetched while the
                                 grid before finishes), where q35_paths_decode_pdl; the same bits */
+    bool decode_fuse;        /* switch decode-fuse: a decode step's residual and gated norms write the
+                                8-bit form of their output too (q35_rmsnorm_q8, q35_add_rmsnorm_q8,
+                                q35_gated_rmsnorm_q8), where q35_paths_decode_fuse; the same bits */
 } q35_cuda_paths;
 
 /* Whether a prefill on GEMM path gemm runs its projections through the f16
@@ -270,6 +273,13 @@ static inline bool q35_paths_decode_split(const q35_cuda_paths *p)
 static inline bool q35_paths_decode_pdl(const q35_cuda_paths *p)
 {
     return p->decode_pdl && q35_paths_decode_q8(p);
+}
+
+/* Whether paths p fuse a decode step's norms with their 8-bit form: asked for,
+ * where the 8-bit GEMVs run (q35_paths_decode_q8). */
+static inline bool q35_paths_decode_fuse(const q35_cuda_paths *p)
+{
+    return p->decode_fuse && q35_paths_decode_q8(p);
 }
 
 /* Whether a prefill on paths p prunes its last layer (model/cuda_layers.c,

@@ -124,7 +124,7 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                  p->chunk_rows);
     const size_t used = strlen(buf);
     const bool sm90 = q35_paths_gemm_swiglu(p) || q35_paths_gemm_sm90_proj(p);
-    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s%s%s%s%s%s%s%s%s%s",
+    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s%s%s%s%s%s%s%s%s%s%s",
              paths_delta_qk16(p) ? ", q and k in f16 to the chunked rule" : "",
              q35_paths_flash_gate(p) ? ", out gate in the flash epilogue" : "",
              q35_paths_gemm_swiglu(p) ? ", SwiGLU in the sm_90a [gate | up] GEMM" : "",
@@ -135,6 +135,7 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
              p->decode_graph ? "; decode: one CUDA graph a step" : "; decode: plain launches",
              q35_paths_decode_q8(p) ? ", 8-bit activations (decode-q8)" : "",
              q35_paths_decode_pdl(p) ? " launched early (decode-pdl)" : "",
+             q35_paths_decode_fuse(p) ? ", written by the norms (decode-fuse)" : "",
              q35_paths_decode_split(p) ? ", attention split over the cache (decode-split)" : "");
     return buf;
 }

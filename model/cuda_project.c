@@ -74,6 +74,8 @@ static int gemm_done(q35_run *r, const float *y, int rc)
 {
     if (y == r->x16_of)
         r->x16_of = NULL;
+    if (y == r->xq_of)
+        r->xq_of = NULL;
     return rc;
 }
 
@@ -212,6 +214,8 @@ int q35_proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *
                     used = (int)sizeof label - 1;
             }
         const bool by_q8 = q8 && q35_gemv_q8_takes(w[i]->type);
+        if (by_q8 && !quantized && r->xq_of == x) /* the norm that wrote x wrote its 8-bit form too */
+            quantized = true;
         if (by_q8 && !quantized) {
             q35_op_begin(r, Q35_OP_PROJ, "proj quantize x");
             if (q35_op_end(r, q35_gemv_q8_quantize(xq, x, k, r->cm->stream, r->err)))
@@ -226,6 +230,7 @@ int q35_proj_many(q35_run *r, float *const *y, const int64_t *ldy, const float *
                                                  r->err)))
             return -1;
     }
+    r->xq_of = NULL; /* its one reader done */
     return 0;
 }
 

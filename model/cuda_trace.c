@@ -46,8 +46,8 @@ static int timer_grow(q35_timer *t, q35_error *err)
 void q35_op_begin(q35_run *r, q35_op op, const char *name)
 {
     nvtxRangePushA(name);
-    if (op != Q35_OP_PROJ) /* it may rewrite the x that the f16 scratch rounds */
-        r->x16_of = NULL;
+    if (op != Q35_OP_PROJ) /* it may rewrite the x that the f16 scratch rounds (or holds in 8 bits) */
+        r->x16_of = r->xq_of = NULL;
     if (!r->times)
         return;
     q35_timer *t = &r->cm->timer;

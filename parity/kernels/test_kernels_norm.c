@@ -18,13 +18,17 @@
  * 1..24576 values a row (the shared memory opt-in past 47 KiB) and 2048 rows;
  * and the shapes they refuse. The gated norm's f16 form with the fast SiLU (an
  * experiment, kernels/experiments/gated_rmsnorm_fast.h) within 1e-3 of
- * float64, every value written, where the experiments are built. */
+ * float64, every value written, where the experiments are built. The 8-bit
+ * forms (a decode step's norms with their quantization, kernels/gemv_q8.h)
+ * bitwise the f32 form then q35_gemv_q8_quantize (memcmp), and their
+ * refusals. */
 #include "parity/lib/gpu.h"
 
 #include "kernels/experiments/gated_rmsnorm_fast.h"
 #include "kernels/experiments/gated_rmsnorm_fp8.h"
 #include "kernels/fp8.h"
 #include "kernels/gated_rmsnorm.h"
+#include "kernels/gemv_q8.h"
 #include "kernels/l2norm.h"
 #include "kernels/pointwise.h"
 #include "kernels/rmsnorm.h"
@@ -340,6 +344,50 @@ static void check_order(q35_suite *s, int n, int64_t rows)
     q35_gpu_free(dx), q35_gpu_free(dw), q35_gpu_free(dy);
 }
 
+/* The 8-bit forms (a decode step's norms with their quantization, kernels/
+ * gemv_q8.h's x'): kind 0 RMSNorm, 1 the fused add + RMSNorm, 2 gated RMSNorm
+ * (heads of n, in place as the model runs it); y, xq (and the fused form's x)
+ * bitwise the f32 form's then q35_gemv_q8_quantize's (memcmp), over outputs
+ * poisoned first. */
+static void check_q8_form(q35_suite *s, const char *what, int kind, int64_t n, int64_t heads)
+{
+    q35_error err = {{0}};
+    const int64_t cols = n * heads;
+    const size_t xb = q35_gemv_q8_x_bytes(cols);
+    float *x = q35_host_normal(cols, 0.0, 1.0, &g_rng), *w = q35_host_normal(n, 1.0, 0.1, &g_rng),
+          *z = q35_host_normal(cols, 0.0, 1.0, &g_rng);
+    float *dx1 = q35_gpu_from_host(x, cols), *dx2 = q35_gpu_from_host(x, cols), *dw = q35_gpu_from_host(w, n),
+          *dz = q35_gpu_from_host(z, cols), *y1 = q35_gpu_floats(cols), *y2 = q35_gpu_floats(cols);
+    void *q1 = q35_gpu_bytes(xb), *q2 = q35_gpu_bytes(xb);
+    if (kind == 0) {
+        q35_gpu_ok(q35_rmsnorm(y1, dx1, dw, n, EPS, NULL, &err), &err);
+        q35_gpu_ok(q35_rmsnorm_q8(y2, q2, dx2, dw, n, EPS, NULL, &err), &err);
+    } else if (kind == 1) {
+        q35_gpu_ok(q35_add_rmsnorm_rows(y1, dx1, dz, dw, n, 1, EPS, NULL, &err), &err);
+        q35_gpu_ok(q35_add_rmsnorm_q8(y2, q2, dx2, dz, dw, n, EPS, NULL, &err), &err);
+    } else { /* in place: y is o */
+        q35_gpu_ok(q35_gated_rmsnorm(dx1, dx1, dz, dw, n, heads, EPS, NULL, &err), &err);
+        q35_gpu_ok(q35_gated_rmsnorm_q8(dx2, q2, dx2, dz, dw, n, heads, EPS, NULL, &err), &err);
+        y1 = (q35_gpu_free(y1), dx1), y2 = (q35_gpu_free(y2), dx2);
+    }
+    q35_gpu_ok(q35_gemv_q8_quantize(q1, y1, cols, NULL, &err), &err);
+    float *h1 = q35_gpu_to_host(y1, cols), *h2 = q35_gpu_to_host(y2, cols);
+    float *s1 = q35_gpu_to_host(dx1, cols), *s2 = q35_gpu_to_host(dx2, cols);
+    uint8_t *b1 = malloc(xb), *b2 = malloc(xb);
+    q35_gpu_download(b1, q1, xb), q35_gpu_download(b2, q2, xb);
+    const bool y_same = memcmp(h1, h2, (size_t)cols * 4) == 0, q_same = memcmp(b1, b2, xb) == 0,
+               x_same = memcmp(s1, s2, (size_t)cols * 4) == 0;
+    static const char *const names[] = {"rmsnorm_q8", "add_rmsnorm_q8", "gated_rmsnorm_q8"};
+    q35_case(s, y_same && q_same && x_same,
+             "%-16s %-14s %5" PRId64 " x %2" PRId64 ": y %s, x' %s%s the f32 form then gemv_q8_quantize (memcmp)",
+             names[kind], what, n, heads, y_same ? "bitwise" : "DIFFERS from", q_same ? "bitwise" : "DIFFERS from",
+             kind == 1 ? (x_same ? ", the sum bitwise" : ", the sum DIFFERS") : "");
+    free(x), free(w), free(z), free(h1), free(h2), free(s1), free(s2), free(b1), free(b2);
+    if (kind != 2)
+        q35_gpu_free(y1), q35_gpu_free(y2);
+    q35_gpu_free(dx1), q35_gpu_free(dx2), q35_gpu_free(dw), q35_gpu_free(dz), q35_gpu_free(q1), q35_gpu_free(q2);
+}
+
 static void check_refusals(q35_suite *s)
 {
     q35_error err = {{0}};
@@ -353,6 +401,22 @@ static void check_refusals(q35_suite *s)
     memset(&err, 0, sizeof err);
     rc = q35_add_rmsnorm_rows(d, d + 8, d + 16, d + 32, 0, 1, EPS, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "n = 0 (want 1..") != NULL, "add_rmsnorm_rows refuses n = 0: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_rmsnorm_q8(d, d + 32, d, d, 40, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "a row of 40 values (want a multiple of 32") != NULL,
+             "rmsnorm_q8 refuses n = 40: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_rmsnorm_q8(d, d + 1, d + 32, d, 32, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "(want 16-byte aligned)") != NULL,
+             "rmsnorm_q8 refuses x' off 16 bytes: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_add_rmsnorm_q8(d, d + 32, d, d + 16, d + 8, 32, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "must not alias x or r") != NULL, "add_rmsnorm_q8 refuses y = x: %s",
+             err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_gated_rmsnorm_q8(d, d + 32, d, d, d, 128, 200, EPS, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "a row of 25600 values (want 1..24576") != NULL,
+             "gated_rmsnorm_q8 refuses a row past the shared memory's: %s", err.msg);
     memset(&err, 0, sizeof err);
     rc = q35_l2norm_rows(d, 128, 2, 3, 200, EPS, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "row stride 200") != NULL,
@@ -485,6 +549,17 @@ int main(void)
     static const int order_n[] = {128, 37, 100, 256, 300, 511, 1000, 4096};
     for (size_t i = 0; i < sizeof order_n / sizeof order_n[0]; i++)
         check_order(&s, order_n[i], 67);
+
+    /* the 8-bit forms at the models' decode rows: the residual norms (0.8B, 9B, 27B: 5 quads a thread, one
+       read back), the gated norm's heads of 128 */
+    static const int64_t widths[] = {1024, 4096, 5120};
+    for (int i = 0; i < 3; i++) {
+        check_q8_form(&s, "residual", 0, widths[i], 1);
+        check_q8_form(&s, "residual", 1, widths[i], 1);
+    }
+    check_q8_form(&s, "0.8B heads", 2, 128, 16);
+    check_q8_form(&s, "9B heads", 2, 128, 32);
+    check_q8_form(&s, "27B heads", 2, 128, 48);
 
     check_refusals(&s);
     return q35_suite_end(&s);

@@ -24,8 +24,9 @@
  * the first state's graphs to replay. The 8-bit-activation
  * decode (decode-q8) within the FP8 tier of the exact one, the split decode
  * attention (decode-split) within the f32 paths' bound of the exact kernel,
- * the 8-bit GEMVs launched early (decode-pdl) with the logits of them launched
- * plainly; each one's graph bitwise its plain steps. */
+ * the 8-bit GEMVs launched early (decode-pdl) and the norms writing the 8-bit
+ * x (decode-fuse) with the logits of the plain forms; each one's graph
+ * bitwise its plain steps. */
 #include "cuda_model_cases.h"
 #include "model/accuracy.h"
 
@@ -312,6 +313,11 @@ static void set_pdl(q35_cuda_paths *p, bool on)
     p->decode_pdl = on;
 }
 
+static void set_fuse(q35_cuda_paths *p, bool on)
+{
+    p->decode_fuse = on;
+}
+
 /* The 8-bit-activation decode (switch decode-q8) against the exact GEMVs:
  * within the FP8 tier's bounds (model/accuracy.h: rel L2 0.05 sqrt(layers),
  * KL 2.5e-4 layers; its activations round to 1/254 of a block's largest,
@@ -325,7 +331,8 @@ static void check_decode_fast(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *
                         q35_paths_decode_q8, q35_fp8_tier_l2(L), q35_fp8_tier_kl(L));
     check_decode_switch(s, cm, st, tokens, n, "decode-split (attention split over the cache) vs the exact kernel",
                         set_split, q35_paths_decode_split, CM_LIMIT_F32, 1e-6);
-    /* the 8-bit GEMVs launched early (decode-pdl) against them launched plainly: the same logits */
+    /* the 8-bit GEMVs launched early (decode-pdl) against them launched plainly, and the norms writing the
+       8-bit x (decode-fuse) against its quantization apart: the same logits */
     q35_cuda_paths p = *q35_cuda_model_paths(cm);
     q35_error err = {{0}};
     set_q8(&p, true);
@@ -333,6 +340,8 @@ static void check_decode_fast(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *
         fatal("setting the paths", &err);
     check_decode_switch(s, cm, st, tokens, n, "decode-pdl (8-bit GEMVs launched early) vs launched plainly", set_pdl,
                         q35_paths_decode_pdl, 0.0, 0.0);
+    check_decode_switch(s, cm, st, tokens, n, "decode-fuse (the norms write the 8-bit x) vs quantized apart", set_fuse,
+                        q35_paths_decode_fuse, 0.0, 0.0);
     set_q8(&p, false);
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);
