@@ -90,8 +90,9 @@ int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int6
  * grid before it in the stream finishes, prefetch their rows of the weights
  * into L2 (no output of that grid), then wait for it (griddepcontrol.wait)
  * before reading xq or writing y. Bitwise q35_gemv_q8_group. The grid before
- * it lets it start early by triggering its dependents (the quantization and
- * the GEMVs here do, at their start); any other grid, at its end. Nothing
+ * it lets it start early by triggering its dependents (the quantization, the
+ * GEMVs here and the norms' 8-bit forms do, at their start); any other grid,
+ * at its end. Nothing
  * but the prefetches runs before the wait, so whatever that grid reads or
  * writes, the result is the plain launch's. */
 int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,

@@ -11,6 +11,7 @@
 #include "kernels/fp8_row.cuh"
 #include "kernels/gemv_q8.h"
 #include "kernels/q8_block.cuh"
+#include "kernels/sm90.cuh"
 #include "kernels/reduce.cuh"
 
 #include <cuda_fp16.h>
@@ -440,6 +441,7 @@ __global__ void __launch_bounds__(THREADS *GROUPS)
                        int heads, float eps, float *xs)
 {
     static_assert(GROUPS == 1 || THREADS == 32, "several vectors at once only at a warp a vector");
+    q35_grid_launch_dependents(); /* an early GEMV after it may start (it waits for this grid) */
     float *ys = q35_fp8_staged_row();
     const int64_t cols = (int64_t)heads * n;
     const bool with_z = q35_norm_gated(KIND) || KIND == Q35_NORM_ADD_RMS;
