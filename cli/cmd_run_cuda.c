@@ -101,9 +101,12 @@ static int run_decode(q35_cuda_model *cm, q35_cuda_state *st, const run_args *a,
     if (decode_steps(cm, st, tokens, n, a->decode, logits, NULL))
         return 1;
     const double s = q35_now() - t0;
+    char graph[64] = ", plain launches";
+    if (q35_cuda_model_paths(cm)->decode_graph)
+        snprintf(graph, sizeof graph, ", each the decode graph (%" PRId64 " nodes) replayed",
+                 q35_cuda_model_graph_stats(cm)->decode_nodes);
     printf("decode  %" PRId64 " steps untimed (after the timed ones%s): %.3f ms a step, %.1f tokens/s\n", a->decode,
-           q35_cuda_model_paths(cm)->decode_graph ? ", each the decode graph replayed" : ", plain launches",
-           1e3 * s / (double)a->decode, s > 0 ? (double)a->decode / s : 0.0);
+           graph, 1e3 * s / (double)a->decode, s > 0 ? (double)a->decode / s : 0.0);
     return 0;
 }
 

@@ -224,8 +224,11 @@ int q35_graphs_decode(q35_run *r, q35_graph_body body)
         g->decode[at] = NULL;
         cudaGraph_t graph = NULL;
         cudaGraphExec_t made = NULL;
+        size_t nodes = 0;
         const int failed = capture(r, NULL, body, &graph) ||
+                           Q35_CUDA_CHECK(cudaGraphGetNodes(graph, NULL, &nodes), r->err) ||
                            Q35_CUDA_CHECK(cudaGraphInstantiate(&made, graph, 0), r->err);
+        g->stats.decode_nodes = failed ? 0 : (int64_t)nodes;
         if (graph)
             cudaGraphDestroy(graph);
         if (failed) {

@@ -269,15 +269,17 @@ static void check_decode(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, c
 
 /* A decode switch's steps against the exact decode's on the same path: the
  * switch on (set), taken there (taken), its logits within rel L2 `l2` and KL
- * `kl` of the exact steps'; then, through check_decode, its graph bitwise its
- * plain steps; the switch off again. */
+ * `kl` of the exact steps', its decode graph's nodes more (nodes > 0), as many
+ * (0) or fewer (< 0) than theirs; then, through check_decode, its graph bitwise
+ * its plain steps; the switch off again. */
 static void check_decode_switch(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens,
                                 int64_t n, const char *what, void (*set)(q35_cuda_paths *, bool),
-                                bool (*taken_on)(const q35_cuda_paths *), double l2, double kl)
+                                bool (*taken_on)(const q35_cuda_paths *), double l2, double kl, int nodes)
 {
     const int vocab = q35_cuda_model_hparams(cm)->n_vocab;
     run_out exact, on;
     decode_run(cm, st, tokens, n - STEPS - 1, &exact);
+    const int64_t nodes_exact = q35_cuda_model_graph_stats(cm)->decode_nodes;
     q35_cuda_paths p = *q35_cuda_model_paths(cm);
     set(&p, true);
     q35_error err = {{0}};
@@ -285,11 +287,14 @@ static void check_decode_switch(q35_suite *s, q35_cuda_model *cm, q35_cuda_state
         fatal("setting the paths", &err);
     const bool taken = taken_on(q35_cuda_model_paths(cm));
     decode_run(cm, st, tokens, n - STEPS - 1, &on);
+    const int64_t nodes_on = q35_cuda_model_graph_stats(cm)->decode_nodes, dn = nodes_on - nodes_exact;
+    const bool nodes_ok = nodes_exact > 0 && (nodes > 0 ? dn > 0 : nodes < 0 ? dn < 0 : dn == 0);
     const q35_logit_tier t = q35_logit_tier_of(on.logits, NULL, exact.logits, STEPS, vocab);
     char line[200];
-    q35_case(s, taken && t.nonfinite == 0 && t.rel_l2_worst <= l2 && t.kl_worst <= kl,
-             "%s, %d steps: %s (bounds rel L2 %.2g, KL %.1e)%s", what, STEPS,
-             q35_logit_tier_line(&t, line, (int)sizeof line), l2, kl, taken ? "" : "; NOT TAKEN on these paths");
+    q35_case(s, taken && nodes_ok && t.nonfinite == 0 && t.rel_l2_worst <= l2 && t.kl_worst <= kl,
+             "%s, %d steps: %s (bounds rel L2 %.2g, KL %.1e); graph nodes %" PRId64 " against %" PRId64 " (want %s)%s",
+             what, STEPS, q35_logit_tier_line(&t, line, (int)sizeof line), l2, kl, nodes_on, nodes_exact,
+             nodes > 0 ? "more" : nodes < 0 ? "fewer" : "as many", taken ? "" : "; NOT TAKEN on these paths");
     check_decode(s, cm, st, tokens, n);
     set(&p, false);
     if (q35_cuda_model_set_paths(cm, &p, &err))
@@ -328,9 +333,9 @@ static void check_decode_fast(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *
 {
     const int L = q35_cuda_model_hparams(cm)->n_layer;
     check_decode_switch(s, cm, st, tokens, n, "decode-q8 (8-bit activations) vs exact GEMVs", set_q8,
-                        q35_paths_decode_q8, q35_fp8_tier_l2(L), q35_fp8_tier_kl(L));
+                        q35_paths_decode_q8, q35_fp8_tier_l2(L), q35_fp8_tier_kl(L), 1);
     check_decode_switch(s, cm, st, tokens, n, "decode-split (attention split over the cache) vs the exact kernel",
-                        set_split, q35_paths_decode_split, CM_LIMIT_F32, 1e-6);
+                        set_split, q35_paths_decode_split, CM_LIMIT_F32, 1e-6, 1);
     /* the 8-bit GEMVs launched early (decode-pdl) against them launched plainly, and the norms writing the
        8-bit x (decode-fuse) against its quantization apart: the same logits */
     q35_cuda_paths p = *q35_cuda_model_paths(cm);
@@ -339,9 +344,9 @@ static void check_decode_fast(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);
     check_decode_switch(s, cm, st, tokens, n, "decode-pdl (8-bit GEMVs launched early) vs launched plainly", set_pdl,
-                        q35_paths_decode_pdl, 0.0, 0.0);
+                        q35_paths_decode_pdl, 0.0, 0.0, 0);
     check_decode_switch(s, cm, st, tokens, n, "decode-fuse (the norms write the 8-bit x) vs quantized apart", set_fuse,
-                        q35_paths_decode_fuse, 0.0, 0.0);
+                        q35_paths_decode_fuse, 0.0, 0.0, -1);
     set_q8(&p, false);
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);
