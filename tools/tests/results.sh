@@ -1,6 +1,7 @@
 #!/bin/sh
 # The record a reader sees, checked on the CPU: README's headline table is the
-# one tools/headline.sh writes from bench/results/index.tsv; the index is the
+# one tools/headline.sh writes from bench/results/index.tsv (and its decode
+# table, --decode); the index is the
 # one tools/results-file.sh --reindex writes from the run folders; every entry
 # of bench/results/ sorts by date (a run folder <date>-<device>-<commit>/, else
 # the layout's few names); every row of docs/STATUS.md's tables fits 200
@@ -21,9 +22,10 @@ a53=$res/2026-12-06-h100-a53d6c0
 
 # --- the repository's record
 check "README's table is the one the index gives" "$head" --check "$src/README.md"
-check "README's 'Where it stands': the generated table and at most 8 lines of prose" sh -c \
-    "[ \$(awk '/^## Where it stands/ { f = 1; next } /^## / { f = 0 } /headline:begin/ { t = 1 } /headline:end/ { t = 0; next }
-          f && !t' '$src/README.md' | wc -l) -le 8 ]"
+check "README's decode table is the one the index gives" "$head" --decode --check "$src/README.md"
+check "README's 'Where it stands': the generated tables and at most 8 lines of prose" sh -c \
+    "[ \$(awk '/^## Where it stands/ { f = 1; next } /^## / { f = 0 } /(headline|decode):begin/ { t = 1 }
+          /(headline|decode):end/ { t = 0; next } f && !t && NF' '$src/README.md' | wc -l) -le 8 ]"
 mkdir -p "$tmp/repo"
 cp -R "$res"/. "$tmp/repo/"
 check "the index is the one --reindex writes" sh -c "'$file' --results '$tmp/repo' --reindex >/dev/null &&
@@ -50,6 +52,17 @@ check "  the peer's line" grep -q "	peer_hf	2026-12-06-h100-a53d6c0/h100-peer-hf
 check "a decode run's headline: tokens/s at each cache length" sh -c "'$file' --results '$r' --commit dd9378e \
     '$res/2026-12-06-h100-dd9378e/h100-decode-dd9378e.json' >/dev/null 2>&1 &&
     grep -q '	decode/9b/q4_k: ctx 512 183.3, 4096 163.9, 16384 119.7\$' '$r/index.tsv'"
+e8=$res/2026-12-07-h100-ebb8e64
+mkdir -p "$tmp/dres"
+check "the decode table: the fast path, the exact GEMVs, llama.cpp and the ratio" sh -c "'$file' --results '$tmp/dres' \
+    --commit ebb8e64 '$e8/decode-q8.json' '$e8/decode.json' '$e8/decode-graph-off.json' '$e8/peer-llama-q4_k.json' \
+    '$res/2026-12-06-h100-dd9378e/h100-decode-dd9378e.json' >/dev/null 2>&1 &&
+    '$head' --results '$tmp/dres' --decode >'$tmp/dec.md' 2>&1 &&
+    grep -qF '| H100, ours, fast path (8-bit activations) | 295.3 | 275.8 | 228.1 |' '$tmp/dec.md' &&
+    grep -qF '| H100, ours, exact GEMVs | 249.2 | 236.4 | 201.4 |' '$tmp/dec.md' &&
+    grep -qF '| H100, llama.cpp tg, same file | 248.9 | 245.0 | 230.6 |' '$tmp/dec.md' &&
+    grep -qF '| H100, fast path / llama.cpp | 1.19x | 1.13x | 0.99x |' '$tmp/dec.md'"
+check "  no graph (decode-graph-off.json) and no counters (dd9378e's file) left out" sh -c "! grep -qE '230.2|183.3' '$tmp/dec.md'"
 printf '{"cpu": [{}, {}], "gpu": [{}]}' >"$tmp/kld.json"
 printf '{"other": 1}' >"$tmp/odd.json"
 check "a KLD report's JSON and another JSON filed: named so in the index" sh -c "'$file' --results '$r' --commit a53d6c0 \
