@@ -27,6 +27,8 @@
  *            streams through many SMs, not heads-many. */
 #include "kernels/attention_decode.h"
 
+#include "kernels/attention_decode.cuh"
+
 #include "kernels/cluster_launch.cuh"
 #include "kernels/reduce.cuh"
 
@@ -51,19 +53,6 @@ struct q35_decode_slots {
     float l[N];
     float4 acc[N][HD / 4];
 };
-
-/* Four consecutive cache values as f32 (an f16 one widened exactly). */
-__device__ __forceinline__ float4 q35_decode_load4(const float *p)
-{
-    return *(const float4 *)p;
-}
-
-__device__ __forceinline__ float4 q35_decode_load4(const __half *p)
-{
-    const uint2 u = *(const uint2 *)p;
-    const float2 a = __half22float2(*(const __half2 *)&u.x), b = __half22float2(*(const __half2 *)&u.y);
-    return make_float4(a.x, a.y, b.x, b.y);
-}
 
 /* A tile's K and V rows (positions p0 .. p0 + TP - 1 of the slot) into
  * registers, loaded together: one memory latency a tile, V's loads not waiting
@@ -121,13 +110,8 @@ __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int
         for (int i = 0; i < TP; i++) {
             float d = 0.0f;
 #pragma unroll
-            for (int j = 0; j < J; j++) {
-                const float4 x = kx[i][j];
-                d = fmaf(q[j].x, x.x, d);
-                d = fmaf(q[j].y, x.y, d);
-                d = fmaf(q[j].z, x.z, d);
-                d = fmaf(q[j].w, x.w, d);
-            }
+            for (int j = 0; j < J; j++)
+                d = q35_decode_dot4(d, q[j], kx[i][j]);
             s[i] = d;
         }
         float tile_max = -INFINITY;
@@ -142,25 +126,16 @@ __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int
         const float c = expf(m - m_new); /* 0 on the slot's first tile (m = -inf) */
         l *= c;
 #pragma unroll
-        for (int j = 0; j < J; j++) {
-            acc[j].x *= c;
-            acc[j].y *= c;
-            acc[j].z *= c;
-            acc[j].w *= c;
-        }
+        for (int j = 0; j < J; j++)
+            q35_decode_scale4(acc[j], c);
 #pragma unroll
         for (int i = 0; i < TP; i++) {
             if (i < nv) {
                 const float p = expf(s[i] - m_new);
                 l += p;
 #pragma unroll
-                for (int j = 0; j < J; j++) {
-                    const float4 x = vx[i][j];
-                    acc[j].x = fmaf(p, x.x, acc[j].x);
-                    acc[j].y = fmaf(p, x.y, acc[j].y);
-                    acc[j].z = fmaf(p, x.z, acc[j].z);
-                    acc[j].w = fmaf(p, x.w, acc[j].w);
-                }
+                for (int j = 0; j < J; j++)
+                    q35_decode_add4(acc[j], p, vx[i][j]);
             }
         }
         m = m_new;

@@ -15,6 +15,8 @@
  *             splits in order. */
 #include "kernels/attention_decode_split.h"
 
+#include "kernels/attention_decode.cuh"
+
 #include "kernels/mma.cuh"
 #include "kernels/reduce.cuh"
 
@@ -32,14 +34,6 @@ struct q35_split_stage {
     __half k[TILE][HD];
     __half v[TILE][HD];
 };
-
-/* Four consecutive halves of shared memory, widened exactly. */
-__device__ __forceinline__ float4 q35_split_load4(const __half *p)
-{
-    const uint2 u = *(const uint2 *)p;
-    const float2 a = __half22float2(*(const __half2 *)&u.x), b = __half22float2(*(const __half2 *)&u.y);
-    return make_float4(a.x, a.y, b.x, b.y);
-}
 
 /* The partials: work holds [heads][splits][2] (m, l), padded to whole float4s,
  * then [heads][splits][HD] (acc). */
@@ -108,13 +102,8 @@ __global__ void __launch_bounds__(32 * MAX_GROUP)
         for (int i = 0; i < TILE; i++) {
             float d = 0.0f;
 #pragma unroll
-            for (int j = 0; j < J; j++) {
-                const float4 x = q35_split_load4(st.k[i] + 128 * j + 4 * lane);
-                d = fmaf(qr[j].x, x.x, d);
-                d = fmaf(qr[j].y, x.y, d);
-                d = fmaf(qr[j].z, x.z, d);
-                d = fmaf(qr[j].w, x.w, d);
-            }
+            for (int j = 0; j < J; j++)
+                d = q35_decode_dot4(d, qr[j], q35_decode_load4(st.k[i] + 128 * j + 4 * lane));
             sc[i] = q35_group_sum<32>(d) * sh.scale;
             if (i < nv)
                 tile_max = fmaxf(tile_max, sc[i]);
@@ -123,20 +112,15 @@ __global__ void __launch_bounds__(32 * MAX_GROUP)
         l *= rescale;
 #pragma unroll
         for (int j = 0; j < J; j++)
-            acc[j].x *= rescale, acc[j].y *= rescale, acc[j].z *= rescale, acc[j].w *= rescale;
+            q35_decode_scale4(acc[j], rescale);
 #pragma unroll
         for (int i = 0; i < TILE; i++) {
             if (i < nv) {
                 const float pr = expf(sc[i] - m_new);
                 l += pr;
 #pragma unroll
-                for (int j = 0; j < J; j++) {
-                    const float4 x = q35_split_load4(st.v[i] + 128 * j + 4 * lane);
-                    acc[j].x = fmaf(pr, x.x, acc[j].x);
-                    acc[j].y = fmaf(pr, x.y, acc[j].y);
-                    acc[j].z = fmaf(pr, x.z, acc[j].z);
-                    acc[j].w = fmaf(pr, x.w, acc[j].w);
-                }
+                for (int j = 0; j < J; j++)
+                    q35_decode_add4(acc[j], pr, q35_decode_load4(st.v[i] + 128 * j + 4 * lane));
             }
         }
         m = m_new;
