@@ -98,7 +98,8 @@ char *q35_switches_list(char *buf, size_t cap)
     return buf;
 }
 
-int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], q35_error *err)
+/* q35_switches_parse, and where named is given each switch the list names set there. */
+static int parse_switches(const char *list, bool on[Q35_SW_COUNT], bool *named, q35_error *err)
 {
     char names[512];
     for (const char *item = list; item && *item;) {
@@ -118,6 +119,8 @@ int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], q35_error *err)
         if (!is_on && !is_off)
             return q35_fail(err, "switch '%.*s' wants =on or =off, got '%.*s'", (int)nlen, item, (int)len, item);
         on[found] = is_on;
+        if (named)
+            named[found] = true;
         item += len;
         if (*item == ',' && *++item == '\0')
             return q35_fail(err, "switch list '%s' ends with a comma", list);
@@ -125,16 +128,9 @@ int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], q35_error *err)
     return 0;
 }
 
-/* Whether a switch list names switch sw (=on or =off): parsed over all-off and
- * all-on, only the switches it names agree. False for no list or a bad one. */
-static bool switch_named(const char *list, q35_switch sw)
+int q35_switches_parse(const char *list, bool on[Q35_SW_COUNT], q35_error *err)
 {
-    bool off[Q35_SW_COUNT] = {0}, on[Q35_SW_COUNT];
-    for (int i = 0; i < Q35_SW_COUNT; i++)
-        on[i] = true;
-    q35_error why = {{0}};
-    return list && q35_switches_parse(list, off, &why) == 0 && q35_switches_parse(list, on, &why) == 0 &&
-           off[sw] == on[sw];
+    return parse_switches(list, on, NULL, err);
 }
 
 void q35_cuda_options_init(q35_cuda_options *o)
@@ -413,21 +409,19 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
 
     /* the switches: their defaults, then the environment's list, then the option's */
     for (int i = 0; i < Q35_SW_COUNT; i++)
-        c->sw[i] = q35_switch_default((q35_switch)i);
+        c->sw[i] = q35_switch_default((q35_switch)i), c->sw_named[i] = false;
     if (env->switches && env->switches[0]) {
-        bool from_env[Q35_SW_COUNT];
+        bool from_env[Q35_SW_COUNT], named[Q35_SW_COUNT] = {false};
         memcpy(from_env, c->sw, sizeof from_env);
         q35_error why = {{0}};
-        if (q35_switches_parse(env->switches, from_env, &why) == 0)
-            memcpy(c->sw, from_env, sizeof from_env);
+        if (parse_switches(env->switches, from_env, named, &why) == 0)
+            memcpy(c->sw, from_env, sizeof from_env), memcpy(c->sw_named, named, sizeof named);
         else
             q35_paths_note(log, cap, quiet, "warning: Q35_SWITCHES=\"%s\": %s; the switches at their defaults",
                            env->switches, why.msg);
     }
-    if (o->switches && q35_switches_parse(o->switches, c->sw, err))
+    if (o->switches && parse_switches(o->switches, c->sw, c->sw_named, err))
         return q35_fail_context(err, "cuda options: switches");
-    for (int i = 0; i < Q35_SW_COUNT; i++)
-        c->sw_named[i] = switch_named(env->switches, (q35_switch)i) || switch_named(o->switches, (q35_switch)i);
 
     c->max_seq = o->max_seq > 0 ? o->max_seq : 4096;
     return 0;
