@@ -341,11 +341,13 @@ static void bench_decode_f16(q35_bench_state *st, void *unused)
               (c.o = q35_bench_try_alloc((size_t)c.s.o_stride * sizeof(float), st)) &&
               (c.work = q35_bench_try_alloc(work, st));
     for (; ok && c.copies < copies; c.copies++) { /* halves of 1.06 (0x3c3c): finite scores */
-        ok = (c.k[c.copies] = q35_bench_try_alloc(half, st)) && (c.v[c.copies] = q35_bench_try_alloc(half, st));
-        if (ok) {
-            q35_bench_check(cudaMemset(c.k[c.copies], 0x3c, half), "cudaMemset (K)");
-            q35_bench_check(cudaMemset(c.v[c.copies], 0x3c, half), "cudaMemset (V)");
+        if (!(c.k[c.copies] = q35_bench_try_alloc(half, st)) || !(c.v[c.copies] = q35_bench_try_alloc(half, st))) {
+            q35_bench_free(c.k[c.copies]);
+            ok = false;
+            break;
         }
+        q35_bench_check(cudaMemset(c.k[c.copies], 0x3c, half), "cudaMemset (K)");
+        q35_bench_check(cudaMemset(c.v[c.copies], 0x3c, half), "cudaMemset (V)");
     }
     if (ok) { /* (a failed allocation skipped the point, naming the size) */
         q35_bench_time(st, decode16_launch, &c);
@@ -353,7 +355,7 @@ static void bench_decode_f16(q35_bench_state *st, void *unused)
         q35_bench_rate(st, "FLOP", q35_bench_attn_flop(m, c.n_ctx - 1, 1));
         q35_bench_value(st, "splits", c.splits);
     }
-    for (int i = 0; i <= c.copies && i < MAX_COPIES; i++)
+    for (int i = 0; i < c.copies; i++)
         q35_bench_free(c.k[i]), q35_bench_free(c.v[i]);
     q35_bench_free(c.q), q35_bench_free(c.o), q35_bench_free(c.work);
 }

@@ -308,14 +308,17 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     return Q35_LAUNCH_CHECK(who, err);
 }
 
-/* Whether the current device launches grids early (compute capability 9.0+);
- * elsewhere the early forms launch plainly (the same bits). */
-bool early_here(q35_error *err, int *ok)
+/* *early: whether the current device launches grids early (compute capability
+ * 9.0+); elsewhere the early forms launch plainly (the same bits). -1 when the
+ * device cannot be read. */
+int early_here(bool *early, q35_error *err)
 {
     int dev = 0, major = 0;
-    *ok = Q35_CUDA_CHECK(cudaGetDevice(&dev), err) == 0 &&
-          Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), err) == 0;
-    return *ok && major >= 9;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), err))
+        return -1;
+    *early = major >= 9;
+    return 0;
 }
 
 } // namespace
@@ -354,9 +357,8 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
                             q35_stream stream, q35_error *err)
 {
     gemv_parts P;
-    int ok = 0;
-    const bool early = early_here(err, &ok);
-    if (!ok || parts_of("gemv_q8_group_early", parts, count, type, &P, err))
+    bool early = false;
+    if (early_here(&early, err) || parts_of("gemv_q8_group_early", parts, count, type, &P, err))
         return -1;
     return product("gemv_q8_group_early", P, type, k, xq, early, stream, err);
 }

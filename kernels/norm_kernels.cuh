@@ -11,8 +11,8 @@
 #include "kernels/fp8_row.cuh"
 #include "kernels/gemv_q8.h"
 #include "kernels/q8_block.cuh"
-#include "kernels/sm90.cuh"
 #include "kernels/reduce.cuh"
+#include "kernels/sm90.cuh"
 
 #include <cuda_fp16.h>
 #include <stdint.h>

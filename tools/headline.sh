@@ -58,7 +58,7 @@ points() {
           | if $kind == "decode" then
               ((.decode_split // 0) + (.decode_pdl // 0) + (.decode_fuse // 0)) as $others
               | (if .family == "decode" and $a.shape == "9b" and $a.quant == "q4_k" and .decode_graph == 1 and $others == 0
-                    and .decode_q8 != null then (if .decode_q8 == 1 then "ours_f16" else "ours_exact" end)
+                    and .decode_q8 != null then (if .decode_q8 == 1 then "ours_q8" else "ours_exact" end)
                  elif .family == "peer_llama/decode" and $a.shape == "9b" and $a.quant == "q4_k" then "peer_llama"
                  else empty end) as $row
               | [$dev, $t, $commit, $row, $a.ctx, .tokens_per_s, .device] | @tsv
@@ -76,9 +76,7 @@ points() {
 # one with the newest point first), a column a length where ours was measured;
 # then a line: each device's name, dates and commits, the command
 table() {
-    "$JQ" -R -s -r --arg chunk "$chunk" --arg kind "$kind" '
-      def k1: (. / 10 | round) as $c | "\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)k";
-      def k: if . < 1000 then (. * 10 | round / 10 | tostring) | (if test("[.]") then . else . + ".0" end) else k1 end;
+    "$JQ" -L "$root/plots" -R -s -r --arg chunk "$chunk" --arg kind "$kind" 'include "fmt";
       def x: (. * 100 | round) as $c | "\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)x";
       def lenlabel: tonumber | if . >= 1024 and . % 1024 == 0 then "\(. / 1024)k" else tostring end;
       def cell($r; $l): map(select(.row == $r and .len == $l)) | first;
@@ -93,13 +91,14 @@ table() {
       | ["| tokens/s | " + ($lens | map(lenlabel) | join(" | ")) + " |", "|---|" + ($lens | map("---|") | join(""))]
         + [$devs[] as $p | ($p[0].dev | ascii_upcase) as $d
            | def row($name; $r): if any($p[]; .row == $r)
-               then "| \($d), \($name) | " + ($lens | map(. as $l | $p | cell($r; $l) | if . then .v | k else "" end) | join(" | ")) + " |"
+               then "| \($d), \($name) | " + ($lens | map(. as $l | $p | cell($r; $l) | if . then .v | tokens_k else "" end) | join(" | ")) + " |"
                else empty end;
-             def ratio($name; $r): if any($p[]; .row == "ours_f16") and any($p[]; .row == $r) then
-                "| \($d), \(if $kind == "decode" then "fast path" else "f16" end) / \($name) | " + ($lens | map(. as $l | [($p | cell("ours_f16"; $l)), ($p | cell($r; $l))]
+             def ratio($name; $r): (if $kind == "decode" then ["ours_q8", "fast path"] else ["ours_f16", "f16"] end) as [$b, $bn]
+               | if any($p[]; .row == $b) and any($p[]; .row == $r) then
+                "| \($d), \($bn) / \($name) | " + ($lens | map(. as $l | [($p | cell($b; $l)), ($p | cell($r; $l))]
                   | if .[0] and .[1] then .[0].v / .[1].v | x else "" end) | join(" | ")) + " |" else empty end;
              if $kind == "decode" then
-               row("ours, fast path (8-bit activations)"; "ours_f16"), row("ours, exact GEMVs"; "ours_exact"),
+               row("ours, fast path (8-bit activations)"; "ours_q8"), row("ours, exact GEMVs"; "ours_exact"),
                row("llama.cpp tg, same file"; "peer_llama"), ratio("llama.cpp"; "peer_llama")
              else
                row("ours, f16 GEMM"; "ours_f16"), row("ours, fp8 GEMM (opt-in)"; "ours_fp8"), row("transformers + fla"; "peer_hf"),
@@ -110,7 +109,7 @@ table() {
            ([$devs[] as $p
              | "\($p[0].dev | ascii_upcase): \($p[0].name), " + ([$p[].t[0:10]] | unique | if length == 1 then .[0] else "\(first) to \(last)" end)
                + ", commits " + ([$lens[] as $l | {l: $l, c: ([($p | cell("ours_f16"; $l)), ($p | cell("ours_fp8"; $l)), ($p | cell("peer_hf"; $l)),
-                     ($p | cell("ours_exact"; $l)), ($p | cell("peer_llama"; $l))]
+                     ($p | cell("ours_q8"; $l)), ($p | cell("ours_exact"; $l)), ($p | cell("peer_llama"; $l))]
                    | map(select(.) | .commit) | uniq | join(" / "))} | select(.c != "")]
                   | reduce .[] as $e ([]; if length > 0 and .[-1].c == $e.c then .[-1].ls += [$e.l] else . + [{c: $e.c, ls: [$e.l]}] end)
                   | map((.ls | if length == 1 then (.[0] | lenlabel) else "\(.[0] | lenlabel)-\(.[-1] | lenlabel)" end) + " " + .c)

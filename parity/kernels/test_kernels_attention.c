@@ -191,6 +191,10 @@ static void check_decode_split(q35_suite *s, const att_inputs *in, const char *n
     const int64_t rows = q35_per_token_launches(in->T) ? in->T : 1;
     const size_t wb = q35_attention_decode_split_work_bytes(in->s, Q35_DECODE_SPLITS_MAX);
     void *work = q35_gpu_bytes(wb);
+    /* the rows not run (racecheck: the last only) are left NaN: the rows run are compared */
+    att_inputs last = *in;
+    last.T = rows, last.pos0 = in->pos0 + in->T - rows;
+    last.ref16 = in->ref16 + (in->T - rows) * att_width(in);
     float *h_first = NULL;
     for (int c = 0; c < 4; c++) {
         float *o = att_output(in);
@@ -198,11 +202,6 @@ static void check_decode_split(q35_suite *s, const att_inputs *in, const char *n
             q35_gpu_ok(q35_attention_decode_split_f16(o + t * in->s.o_stride, in->dq + t * in->s.q_stride, in->dk16,
                                                       in->dv16, in->pos0 + t + 1, in->s, counts[c], work, NULL, &err),
                        &err);
-        /* the rows not run (racecheck: the last only) are left NaN: compare the rows run */
-        att_inputs last = *in;
-        last.T = rows, last.pos0 = in->pos0 + in->T - rows;
-        last.dq = in->dq + (in->T - rows) * in->s.q_stride;
-        last.ref16 = in->ref16 + (in->T - rows) * att_width(in);
         snprintf(what, sizeof what, "decode split %3d   %s", counts[c], name);
         check_output_ref(s, &last, last.ref16, what, o + (in->T - rows) * in->s.o_stride, LIMIT_F32, NULL, NULL,
                          c == 0 ? &h_first : NULL);
@@ -216,9 +215,6 @@ static void check_decode_split(q35_suite *s, const att_inputs *in, const char *n
                    &err);
         q35_gpu_free(dpos);
     }
-    att_inputs last = *in;
-    last.T = rows, last.pos0 = in->pos0 + in->T - rows;
-    last.ref16 = in->ref16 + (in->T - rows) * att_width(in);
     snprintf(what, sizeof what, "decode split _at   %s", name);
     check_output_ref(s, &last, last.ref16, what, at + (in->T - rows) * in->s.o_stride, LIMIT_F32, h_first,
                      "the plain form", NULL);
