@@ -119,14 +119,13 @@ report_md() {
     echo "## The prefill against the peers"
     echo
     if [ -f "$dir/prefill.json" ]; then
-        points "$dir/prefill.json" "$dir/peer-hf.json" "$dir/peer-llama-q4_k.json" | "$JQ" -r '
-          def k: (. / 10 | round) as $c | "\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)k";
+        points "$dir/prefill.json" "$dir/peer-hf.json" "$dir/peer-llama-q4_k.json" | "$JQ" -L plots -r 'include "fmt";
           map(select(.tokens_per_s != null and .axes.len != null)) as $p
           | ($p | map(.axes.len | tonumber) | unique) as $lens
           | "| tokens/s | \($lens | map(tostring) | join(" | ")) |", "|---|\($lens | map("---") | join("|"))|",
             ($p | group_by(.family + (.axes | del(.len) | tostring))[]
              | (map({(.axes.len): .tokens_per_s}) | add) as $row
-             | "| \(.[0].id | sub("/len:[0-9]+"; "")) | \($lens | map(tostring | $row[.] // null | if . then k else "" end) | join(" | ")) |")'
+             | "| \(.[0].id | sub("/len:[0-9]+"; "")) | \($lens | map(tostring | $row[.] // null | if . then tokens_k else "" end) | join(" | ")) |")'
         [ -f "$dir/prefill-compare.txt" ] &&
             printf '\nOurs against each peer by `bench/peers.map` (B/A > 1: ours faster):\n\n```text\n%s\n```\n' \
                 "$(grep -E '  vs  |^bench-compare: [0-9]' "$dir/prefill-compare.txt")"

@@ -81,16 +81,14 @@ headline() {
         esac
         return
     fi
-    "$JQ" -f "$root/plots/points.jq" "$1" | "$JQ" -r '
-      def k: if . < 1000 then (. * 10 | round) / 10 | tostring
-             else (. / 10 | round) as $c | "\($c / 100 | floor).\($c % 100 | tostring | if length < 2 then "0" + . else . end)k" end;
+    "$JQ" -f "$root/plots/points.jq" "$1" | "$JQ" -L "$root/plots" -r 'include "fmt";
       def ax: if .axes.len != null then "len" else "ctx" end;  # a prefill'"'"'s prompt length, a decode step'"'"'s cache
       [.[] | select(.tokens_per_s != null and (.axes.len // .axes.ctx) != null)] as $p
       | if ($p | length) == 0 then "\(length) points"
         else $p | group_by([.family, ax, (ax as $a | .axes | del(.[$a]) | to_entries | map(.value))])
           | map((.[0] | ax as $a | [.family] + (.axes | del(.[$a]) | to_entries | map(.value)) | join("/")) + ": "
                 + (.[0] | ax | if . == "ctx" then "ctx " else "" end)
-                + (sort_by(.axes[ax] | tonumber) | map("\(.axes[ax]) \(.tokens_per_s | k)") | join(", ")))
+                + (sort_by(.axes[ax] | tonumber) | map("\(.axes[ax]) \(.tokens_per_s | tokens_k)") | join(", ")))
           | join("; ")
           | if length > 400 then .[0:397] + "..." else . end
         end'
