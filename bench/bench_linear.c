@@ -36,7 +36,8 @@
  *                   `variant` (gemv.h: 0 registers, 1 staged)
  *   gemv_rows       the batch-invariant rows form, Q4_K, rows >= 64
  *   gemv_q8         one token, 8-bit activations (kernels/gemv_q8.h; x quantized
- *                   once, untimed), q4_K, q6_K, q8_0 (f16 skipped)
+ *                   once, untimed), q4_K, q6_K, q8_0 (f16 skipped), through
+ *                   `q8_variant` (gemv_q8.h: registers, resident, rows2, unroll2)
  * and at the FFN [gate | up] of each model (axis `model`: K = n_embd, F = n_ff;
  * x16 [T][K], the merged f16 weight [2F][K], gate rows then up rows):
  *   gemm_swiglu_sm90  q35_gemm_swiglu_sm90_f16 (kernels/gemm_sm90.h): the
@@ -387,7 +388,7 @@ struct bw_ctx {
     int64_t n, k, T;
     int half;   /* dequant: to f16 */
     int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows, 3 gemv_q8 */
-    int variant; /* gemv: an index of q35_gemv's variants */
+    int variant; /* gemv: an index of q35_gemv's variants; gemv_q8: of q35_gemv_q8's */
     float *x;
     void *xq;   /* gemv_q8: x quantized (once, untimed) */
 };
@@ -404,7 +405,7 @@ static int bw_launch(void *p, q35_error *err)
         if (c->gemv == 1)
             rc = q35_gemv(out, in, c->type, c->n, c->k, c->x, c->variant, NULL, err);
         else if (c->gemv == 3)
-            rc = q35_gemv_q8(out, in, c->type, c->n, c->k, c->xq, NULL, err);
+            rc = q35_gemv_q8(out, in, c->type, c->n, c->k, c->xq, c->variant, NULL, err);
         else if (c->gemv == 2)
             rc = q35_gemv_rows(out, c->n, in, c->type, c->n, c->k, c->x, c->T, NULL, err);
         else if (c->half)
@@ -429,7 +430,7 @@ static void bench_bw(q35_bench_state *st, void *kind)
     }
     if (k_kind == 3)
         c.T = q35_bench_arg(st, 1);
-    if (k_kind == 2)
+    if (k_kind == 2 || k_kind == 4)
         c.variant = (int)q35_bench_arg(st, 2);
     const size_t w_bytes = q35_row_bytes(c.type, c.k) * (size_t)c.n;
     const size_t out_bytes = c.gemv ? (size_t)(c.T * c.n) * 4 : (size_t)(c.n * c.k) * (c.half ? 2 : 4);
@@ -490,6 +491,12 @@ int main(int argc, char **argv)
     for (int v = 0; v < n_variants; v++)
         variants[v] = v, variant_names[v] = q35_gemv_variant_name(v);
     const q35_bench_axis variant_axis = {"variant", variants, n_variants};
+    static int64_t q8_variants[8];
+    static const char *q8_names[8];
+    const int n_q8 = q35_gemv_q8_variant_count() < 8 ? q35_gemv_q8_variant_count() : 8;
+    for (int v = 0; v < n_q8; v++)
+        q8_variants[v] = v, q8_names[v] = q35_gemv_q8_variant_name(v);
+    const q35_bench_axis q8_axis = {"q8_variant", q8_variants, n_q8}; /* gemv_q8's variants */
     q35_bench_register("gemm_f32", bench_gemm, (void *)&k_which[GEMM_F32], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("gemm_f16", bench_gemm, (void *)&k_which[GEMM_F16], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
     q35_bench_register("ceiling/sgemm", bench_gemm, (void *)&k_which[SGEMM], (q35_bench_axis[]){proj_axis, rows_axis}, 2);
@@ -524,7 +531,7 @@ int main(int argc, char **argv)
     q35_bench_register("dequant_f32", bench_bw, (void *)&kinds[0], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("dequant_f16", bench_bw, (void *)&kinds[1], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("gemv", bench_bw, (void *)&kinds[2], (q35_bench_axis[]){proj_axis, type_axis, variant_axis}, 3);
-    q35_bench_register("gemv_q8", bench_bw, (void *)&kinds[4], (q35_bench_axis[]){proj_axis, type_axis}, 2);
+    q35_bench_register("gemv_q8", bench_bw, (void *)&kinds[4], (q35_bench_axis[]){proj_axis, type_axis, q8_axis}, 3);
     q35_bench_register("gemv_rows", bench_bw, (void *)&kinds[3], (q35_bench_axis[]){proj_axis, {"rows", rows_big, 3}},
                        2);
     q35_bench_context("proj", "9B: 0 attn_qkv 8192x4096, 1 attn_gate 4096x4096, 2 ssm_alpha/beta 32x4096, 3 ssm_out "
@@ -532,6 +539,7 @@ int main(int argc, char **argv)
                               "ffn_gate/up 12288x4096, 8 ffn_down 4096x12288, 9 lm_head 248320x4096 (n x k)");
     q35_bench_context("type", "ggml ids: 12 = q4_K, 14 = q6_K, 8 = q8_0, 1 = f16");
     q35_bench_axis_labels("variant", variant_names, n_variants);
+    q35_bench_axis_labels("q8_variant", q8_names, n_q8);
     q35_bench_context("variant", "gemv: 0 registers, 1 staged (cp.async through shared memory; other types and "
                                  "unaligned weights run 0); q35_gemv runs 1 for q4_K, q5_K, q6_K, 0 for the rest");
     q35_bench_context("ceilings", "gemm_f32: ceiling/sgemm; gemm_f16: ceiling/hgemm (and hgemm_f16out, hgemm_lt: the fastest "

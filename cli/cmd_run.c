@@ -41,7 +41,8 @@ static const char *const k_help =
     "  --cpu             the float64 CPU reference even where a GPU is (no GPU option with it)\n"
     "  --act-quant M     exact | ggml | decode-q8: runs the CPU reference; ggml rounds each product's\n"
     "                    activations as llama.cpp's CPU backend does (docs/SPEC.md), decode-q8 as the\n"
-    "                    decode step's 8-bit GEMV does (--switch decode-q8), in every product; default exact\n"
+    "                    decode step's 8-bit GEMV does (--switch decode-q8), in every product; default exact\n";
+static const char *const k_help_gpu =
     "GPU options (each over its environment variable, over the default; model/README.md has the table).\n"
     "The default is the fast path: the f16 GEMM, flash attention, the chunked delta rule, the sm_90a\n"
     "kernels on sm_90; the first lines say which path ran and its accuracy tier.\n"
@@ -58,7 +59,7 @@ static const char *const k_help =
     "                    cublaslt, its candidates timed per shape)\n"
     "  --switch LIST     name=on|off,...: the switches (Q35_SWITCHES; each name given overrides it):\n"
     "                    merge, swiglu, prep, qk16, prune (on), gate, graphs, f16-gu, fp8-gu-bf16 (on),\n"
-    "                    tune-steady, decode-graph (on), decode-q8 (on), decode-split, -pdl, -fuse\n"
+    "                    tune-steady, decode-graph (on), decode-q8 (on), decode-split (on), -pdl, -fuse\n"
     "  --scores-budget B bytes of f32 attention scores per pass (Q35_ATTN_SCORES_BUDGET; 1 GiB)\n"
     "  --flash-variant V a variant of the chosen flash kernel (Q35_FLASH_VARIANT; its default: overlap on\n"
     "                    sm90, kv64 on mma where it fits); an unknown name is refused, listing the names\n"
@@ -68,6 +69,8 @@ static const char *const k_help =
     "                    the chunked delta rule's variant (Q35_DELTA_CHUNK_VARIANT; tb4wm2kh on sm_90, else tb4)\n"
     "  --gemm-sm90-variant V\n"
     "                    the sm_90a GEMM's variant, where the model runs it (Q35_GEMM_SM90_VARIANT; default persist_tail)\n"
+    "  --gemv-q8-variant V\n"
+    "                    the 8-bit-activation GEMV's variant, where decode-q8 runs it (Q35_GEMV_Q8_VARIANT; registers)\n"
     "                    (a variant this build lacks, or one the device cannot run: a warning, the default)\n"
     "  --free-cap MIB    plan as if the device had at most this much free memory\n";
 
@@ -90,7 +93,7 @@ static const char *const k_help_eval =
 enum {
     O_MODEL = CLI_MODEL_OPTS, O_PROMPT, O_RANDOM, O_PROMPT_SEED, O_CHUNK_ROWS, O_TOP_K, O_LOGITS_AT, O_LOGITS_OUT,
     O_THREADS, O_CPU, O_DEVICE, O_ATTENTION, O_GEMM, O_DELTA, O_DETERMINISTIC, O_SCORES_BUDGET, O_FREE_CAP,
-    O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_GEMM_SM90_VARIANT, O_DECODE, O_EXACT,
+    O_FLASH_VARIANT, O_DELTA_RULE_VARIANT, O_DELTA_CHUNK_VARIANT, O_GEMM_SM90_VARIANT, O_GEMV_Q8_VARIANT, O_DECODE, O_EXACT,
     O_FLASH_KERNEL, O_GEMM_KERNEL, O_SWITCH, O_ACT_QUANT, O_EVAL, O_CTX, O_CHUNKS, O_SAVE_LOGITS, O_REF_LOGITS,
     O_EVAL_JSON, O_EVAL_STEPS, O_COUNT
 };
@@ -105,6 +108,7 @@ static const cli_option k_opts[O_COUNT] = {
     [O_SCORES_BUDGET] = {"--scores-budget", "B"}, [O_FREE_CAP] = {"--free-cap", "MIB"},
     [O_FLASH_VARIANT] = {"--flash-variant", "V"}, [O_DELTA_RULE_VARIANT] = {"--delta-rule-variant", "V"},
     [O_DELTA_CHUNK_VARIANT] = {"--delta-chunk-variant", "V"}, [O_GEMM_SM90_VARIANT] = {"--gemm-sm90-variant", "V"},
+    [O_GEMV_Q8_VARIANT] = {"--gemv-q8-variant", "V"},
     [O_DECODE] = {"--decode", "N"}, [O_EXACT] = {"--exact", NULL}, [O_FLASH_KERNEL] = {"--flash-kernel", "K"},
     [O_GEMM_KERNEL] = {"--gemm-kernel", "K"}, [O_SWITCH] = {"--switch", "LIST"}, [O_ACT_QUANT] = {"--act-quant", "M"},
     [O_EVAL] = {"--eval", "FILE"}, [O_CTX] = {"--ctx", "N"}, [O_CHUNKS] = {"--chunks", "K"},
@@ -115,7 +119,7 @@ static const cli_option k_opts[O_COUNT] = {
 #define GPU_OPTIONS                                                                                                   \
     (BIT(O_DEVICE) | BIT(O_ATTENTION) | BIT(O_GEMM) | BIT(O_DELTA) | BIT(O_DETERMINISTIC) | BIT(O_SCORES_BUDGET) |    \
      BIT(O_FREE_CAP) | BIT(O_FLASH_VARIANT) | BIT(O_DELTA_RULE_VARIANT) | BIT(O_DELTA_CHUNK_VARIANT) |                \
-     BIT(O_GEMM_SM90_VARIANT) | BIT(O_DECODE) | BIT(O_EXACT) | BIT(O_FLASH_KERNEL) | BIT(O_GEMM_KERNEL) | BIT(O_SWITCH) |   \
+     BIT(O_GEMM_SM90_VARIANT) | BIT(O_GEMV_Q8_VARIANT) | BIT(O_DECODE) | BIT(O_EXACT) | BIT(O_FLASH_KERNEL) | BIT(O_GEMM_KERNEL) | BIT(O_SWITCH) |   \
      BIT(O_EVAL_STEPS))
 static const cli_conflict k_conflicts[] = {
     {O_MODEL, CLI_MODEL_MASK, "the model options describe the built-in model, which --model replaces"},
@@ -267,6 +271,7 @@ static int set_option(run_args *a, int k, const char *v)
     case O_DELTA_RULE_VARIANT: a->cuda.delta_rule_variant = v; return 0;
     case O_DELTA_CHUNK_VARIANT: a->cuda.delta_chunk_variant = v; return 0;
     case O_GEMM_SM90_VARIANT: a->cuda.gemm_sm90_variant = v; return 0;
+    case O_GEMV_Q8_VARIANT: a->cuda.gemv_q8_variant = v; return 0;
     default: return cli_model_set(&a->model, k, v);
     }
 }
@@ -287,7 +292,7 @@ static int parse(int argc, char **argv, run_args *a)
     cli_args_init(&args, k_opts, O_COUNT, argc, argv, 1);
     for (int k; (k = cli_next(&args)) != CLI_END;) {
         if (k == CLI_HELP) {
-            printf("%s%s%s%s", k_help, k_help_eval, cli_model_options_help, cli_exit_help);
+            printf("%s%s%s%s%s", k_help, k_help_gpu, k_help_eval, cli_model_options_help, cli_exit_help);
             return 0;
         }
         if (k == CLI_ERROR || set_option(a, k, args.value))

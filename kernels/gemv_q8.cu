@@ -212,9 +212,13 @@ struct q8_unit<Q35_TYPE_Q8_0> {
 /* EARLY: launched early (programmatic dependent launch, sm_90): the warp's rows
  * prefetched into L2 while the grid before it finishes (they are no output of
  * it), then griddepcontrol.wait before x is read or y written. Either way the
- * grid lets an early one after it start at once. The same arithmetic. */
-template <int TYPE, int NR, bool EARLY>
-__global__ void __launch_bounds__(kWarps * 32)
+ * grid lets an early one after it start at once. NR rows a warp; MINB blocks
+ * an SM the registers must allow (1: as many as the compiler likes); UNR
+ * iterations of a lane's units loaded before any is computed. Every row's sum
+ * is the same whatever the three: units in ascending order, then the same
+ * butterfly. */
+template <int TYPE, int NR, bool EARLY, int MINB, int UNR>
+__global__ void __launch_bounds__(kWarps * 32, MINB)
     gemv_q8_kernel(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
 {
     using Unit = q8_unit<TYPE>;
@@ -241,18 +245,28 @@ __global__ void __launch_bounds__(kWarps * 32)
     for (int i = 0; i < NR; i++)
         acc[i] = 0.0f;
 #pragma unroll 1
-    for (int64_t u = lane; u < units; u += 32) {
-        typename Unit::raw raw[NR];
+    for (int64_t u0 = lane; u0 < units; u0 += 32 * UNR) {
+        typename Unit::raw raw[UNR][NR];
 #pragma unroll
-        for (int i = 0; i < NR; i++) /* every row's bytes first: NR units in flight */
-            Unit::load(raw[i], grp.w + (i < grp.last ? i : grp.last) * row_bytes, u);
-        int64_t blk[NB];
-        Unit::blocks(u, blk);
-        xblocks<NB> x;
-        load_x<NB>(x, xq, xd, xs, blk);
+        for (int j = 0; j < UNR; j++) { /* every row's bytes of every iteration first */
+            const int64_t u = u0 + 32 * j < units ? u0 + 32 * j : u0;
 #pragma unroll
-        for (int i = 0; i < NR; i++)
-            acc[i] = Unit::dot(raw[i], u, x, acc[i]);
+            for (int i = 0; i < NR; i++)
+                Unit::load(raw[j][i], grp.w + (i < grp.last ? i : grp.last) * row_bytes, u);
+        }
+#pragma unroll
+        for (int j = 0; j < UNR; j++) {
+            const int64_t u = u0 + 32 * j;
+            if (j > 0 && u >= units)
+                break;
+            int64_t blk[NB];
+            Unit::blocks(u, blk);
+            xblocks<NB> x;
+            load_x<NB>(x, xq, xd, xs, blk);
+#pragma unroll
+            for (int i = 0; i < NR; i++)
+                acc[i] = Unit::dot(raw[j][i], u, x, acc[i]);
+        }
     }
 #pragma unroll
     for (int i = 0; i < NR; i++) {
@@ -262,14 +276,50 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
 }
 
-constexpr int kRows = 4; /* output rows a warp */
+/* The variants (kernels/gemv_q8.h): rows a warp, blocks an SM, iterations in flight. */
+struct shape {
+    int nr, minb, unr;
+};
+constexpr shape kShapes[] = {{4, 1, 1}, {4, 5, 1}, {2, 1, 1}, {4, 1, 2}}; /* resident: Q5_K 4, Q6_K 3 */
+const q35_variant k_variant_table[] = {
+    {"registers", 0, &kShapes[0]}, {"resident", 1, &kShapes[1]}, {"rows2", 2, &kShapes[2]}, {"unroll2", 3, &kShapes[3]}};
+const q35_variant_set k_variants = {Q35_VARIANT_TABLE(k_variant_table), NULL, NULL};
 
-int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void *xq, bool early, q35_stream stream,
-            q35_error *err)
+using kernel_fn = void (*)(gemv_parts, int64_t, int64_t, const int8_t *, const float *, const float *);
+
+/* The early form keeps the compiler's registers (capped, its prefetch spills on Q5_K and Q6_K). */
+template <int TYPE, int NR, int MINB, int UNR>
+kernel_fn pick_early(bool early)
+{
+    return early ? gemv_q8_kernel<TYPE, NR, true, 1, UNR> : gemv_q8_kernel<TYPE, NR, false, MINB, UNR>;
+}
+
+template <int TYPE>
+kernel_fn pick(int rank, bool early)
+{
+    switch (rank) {
+    case 1: /* Q5_K capped at 128 registers, Q6_K at 168 (any lower spills on sm_80 .. sm_90) */
+        return pick_early<TYPE, 4, TYPE == Q35_TYPE_Q6_K ? 3 : TYPE == Q35_TYPE_Q5_K ? 4 : 5, 1>(early);
+    case 2:
+        return pick_early<TYPE, 2, 1, 1>(early);
+    case 3:
+        return pick_early<TYPE, 4, 1, 2>(early);
+    default:
+        return pick_early<TYPE, 4, 1, 1>(early);
+    }
+}
+
+int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void *xq, int variant, bool early,
+            q35_stream stream, q35_error *err)
 {
     if (!q35_gemv_q8_takes(type))
         return q35_fail(err, "%s: type %s (the 8-bit-activation GEMV takes q4_K, q5_K, q6_K, q8_0)", who,
                         q35_type_name(type));
+    if (variant == Q35_VARIANT_DEFAULT)
+        variant = q35_gemv_q8_variant_default();
+    const q35_variant *v = q35_variant_at(&k_variants, variant);
+    if (!v)
+        return q35_fail(err, "%s: variant %d (want 0 .. %d)", who, variant, q35_gemv_q8_variant_count() - 1);
     if (check_parts(who, P, type, k, err))
         return -1;
     const bool wide = type == Q35_TYPE_Q4_K || type == Q35_TYPE_Q5_K;
@@ -283,23 +333,13 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     const int8_t *q = static_cast<const int8_t *>(xq);
     const float *d = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_d_at(k));
     const float *s = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_s_at(k));
-    P = with_groups<kRows>(P);
+    const shape *sh = static_cast<const shape *>(v->impl);
+    P = sh->nr == 2 ? with_groups<2>(P) : with_groups<4>(P);
     const unsigned blocks = (unsigned)((P.g[P.count] + kWarps - 1) / kWarps);
-    void (*fn)(gemv_parts, int64_t, int64_t, const int8_t *, const float *, const float *);
-    switch (type) {
-    case Q35_TYPE_Q4_K:
-        fn = early ? gemv_q8_kernel<Q35_TYPE_Q4_K, kRows, true> : gemv_q8_kernel<Q35_TYPE_Q4_K, kRows, false>;
-        break;
-    case Q35_TYPE_Q5_K:
-        fn = early ? gemv_q8_kernel<Q35_TYPE_Q5_K, kRows, true> : gemv_q8_kernel<Q35_TYPE_Q5_K, kRows, false>;
-        break;
-    case Q35_TYPE_Q6_K:
-        fn = early ? gemv_q8_kernel<Q35_TYPE_Q6_K, kRows, true> : gemv_q8_kernel<Q35_TYPE_Q6_K, kRows, false>;
-        break;
-    default:
-        fn = early ? gemv_q8_kernel<Q35_TYPE_Q8_0, kRows, true> : gemv_q8_kernel<Q35_TYPE_Q8_0, kRows, false>;
-        break;
-    }
+    const kernel_fn fn = type == Q35_TYPE_Q4_K   ? pick<Q35_TYPE_Q4_K>(v->rank, early)
+                         : type == Q35_TYPE_Q5_K ? pick<Q35_TYPE_Q5_K>(v->rank, early)
+                         : type == Q35_TYPE_Q6_K ? pick<Q35_TYPE_Q6_K>(v->rank, early)
+                                                 : pick<Q35_TYPE_Q8_0>(v->rank, early);
     q35_cluster_launch l(dim3(blocks), dim3(kWarps * 32), 0, (cudaStream_t)stream, 1);
     if (early)
         l.early();
@@ -338,27 +378,34 @@ int q35_gemv_q8_quantize(void *xq, const float *x, int64_t k, q35_stream stream,
     return Q35_LAUNCH_CHECK("gemv_q8_quantize", err);
 }
 
-int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, q35_stream stream,
-                q35_error *err)
+Q35_VARIANT_REGISTRY(gemv_q8, k_variants)
+
+int q35_gemv_q8_variant_default(void)
 {
-    return product("gemv_q8", one_part(y, w, n), type, k, xq, false, stream, err);
+    return q35_gemv_q8_variant_find("registers");
 }
 
-int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
+int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, int variant,
+                q35_stream stream, q35_error *err)
+{
+    return product("gemv_q8", one_part(y, w, n), type, k, xq, variant, false, stream, err);
+}
+
+int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq, int variant,
                       q35_stream stream, q35_error *err)
 {
     gemv_parts P;
     if (parts_of("gemv_q8_group", parts, count, type, &P, err))
         return -1;
-    return product("gemv_q8_group", P, type, k, xq, false, stream, err);
+    return product("gemv_q8_group", P, type, k, xq, variant, false, stream, err);
 }
 
 int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
-                            q35_stream stream, q35_error *err)
+                            int variant, q35_stream stream, q35_error *err)
 {
     gemv_parts P;
     bool early = false;
     if (early_here(&early, err) || parts_of("gemv_q8_group_early", parts, count, type, &P, err))
         return -1;
-    return product("gemv_q8_group_early", P, type, k, xq, early, stream, err);
+    return product("gemv_q8_group_early", P, type, k, xq, variant, early, stream, err);
 }

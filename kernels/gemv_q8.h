@@ -32,6 +32,7 @@
 #include "core/quant.h"
 #include "kernels/cuda.h"
 #include "kernels/gemv.h"
+#include "kernels/variant.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -75,14 +76,16 @@ int q35_gemv_q8_quantize(void *xq, const float *x, int64_t k, q35_stream stream,
 /* CUDA: y [n] = W x' for W [n] rows of `type` (q35_gemv_q8_takes; as the GGUF
  * stores it, 2-byte aligned; Q4_K and Q5_K 16-byte aligned), xq from
  * q35_gemv_q8_quantize of k inputs. n at most 524280. Refuses another type,
- * k not a whole number of its blocks, a misaligned weight, each naming it. */
-int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, q35_stream stream,
-                q35_error *err);
+ * k not a whole number of its blocks, a misaligned weight, a variant outside
+ * the registry, each naming it. `variant`: below (Q35_VARIANT_DEFAULT: the
+ * type's default). */
+int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, int variant,
+                q35_stream stream, q35_error *err);
 
 /* CUDA: the same for a group of weights of one type that read the same x
  * (kernels/gemv.h's q35_gemv_part; 1 .. Q35_GEMV_GROUP_MAX parts): each output
  * bitwise q35_gemv_q8 of its part alone. */
-int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
+int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq, int variant,
                       q35_stream stream, q35_error *err);
 
 /* CUDA: q35_gemv_q8_group launched early (programmatic dependent launch, on
@@ -96,7 +99,27 @@ int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int6
  * but the prefetches runs before the wait, so whatever that grid reads or
  * writes, the result is the plain launch's. */
 int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
-                            q35_stream stream, q35_error *err);
+                            int variant, q35_stream stream, q35_error *err);
+
+/* The variants (kernels/variant.h), all in the model's library: the same
+ * arithmetic in the same order, so bitwise the same outputs; they differ in
+ * how a warp's work and its registers are cut.
+ *   registers  a warp 4 rows, a lane its units one at a time (each row's
+ *              bytes of a unit loaded, then computed); registers as the
+ *              compiler likes (4 blocks of 128 threads an SM on sm_90).
+ *   resident   the same, its registers capped so that 5 blocks fit an SM
+ *              (Q5_K 4, Q6_K 3: any fewer registers spill), so more of a
+ *              GEMV's warps run in its first wave.
+ *   rows2      a warp 2 rows: twice the warps, each half the bytes in
+ *              flight and about two thirds of the registers.
+ *   unroll2    a warp 4 rows, a lane's two next units loaded before either
+ *              is computed: twice the bytes in flight a warp.
+ * The default: registers (bench_linear gemv_q8's variant axis). */
+int q35_gemv_q8_variant_count(void);
+const char *q35_gemv_q8_variant_name(int variant);
+int q35_gemv_q8_variant_find(const char *name);
+int q35_gemv_q8_variant_production(int variant);
+int q35_gemv_q8_variant_default(void);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include "kernels/fp8.h"
 #include "kernels/gemm_lt.h"
 #include "kernels/gemm_sm90.h"
+#include "kernels/gemv_q8.h"
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
@@ -440,6 +441,9 @@ int q35_cuda_model_set_paths(q35_cuda_model *cm, const q35_cuda_paths *p, q35_er
     if (p->gemm_sm90_variant < 0 || p->gemm_sm90_variant >= q35_gemm_sm90_variant_count())
         return q35_fail(err, "cuda model paths: gemm_sm90 variant %d (want 0..%d)", p->gemm_sm90_variant,
                         q35_gemm_sm90_variant_count() - 1);
+    if (p->gemv_q8_variant < 0 || p->gemv_q8_variant >= q35_gemv_q8_variant_count())
+        return q35_fail(err, "cuda model paths: gemv_q8 variant %d (want 0..%d)", p->gemv_q8_variant,
+                        q35_gemv_q8_variant_count() - 1);
     if (p->delta == Q35_DELTA_CHUNKED && p->deterministic)
         return q35_fail(err, "cuda model paths: delta chunked is not batch-invariant (deterministic mode runs the scan)");
     if (p->attention == Q35_ATTN_FLASH && !cm->info.flash_supported) {

@@ -91,6 +91,7 @@ typedef struct q35_cuda_options {
     const char *delta_rule_variant;  /* NULL: $Q35_DELTA_RULE_VARIANT, else the scan's default for these heads */
     const char *delta_chunk_variant; /* NULL: $Q35_DELTA_CHUNK_VARIANT, else the chunked delta rule's default */
     const char *gemm_sm90_variant;   /* NULL: $Q35_GEMM_SM90_VARIANT, else the sm_90a GEMM's default */
+    const char *gemv_q8_variant;     /* NULL: $Q35_GEMV_Q8_VARIANT, else the 8-bit-activation GEMV's default */
     q35_flash_kernel flash_kernel;   /* DEFAULT: $Q35_FLASH_KERNEL, else sm90 where it runs */
     q35_gemm_kernel gemm_kernel;     /* DEFAULT: $Q35_GEMM_KERNEL, else cublaslt */
     const char *switches;            /* "name=on|off,...": the switches of model/paths.h (fusions, the
@@ -114,6 +115,7 @@ typedef struct q35_cuda_paths {
     int delta_rule_variant;  /* the scan's (prefill and decode alike): kernels/delta_rule.h's */
     int delta_chunk_variant; /* the chunked delta rule's: kernels/delta_chunk.h's */
     int gemm_sm90_variant;   /* the sm_90a GEMM's (where it runs: gemm_sm90 below): kernels/gemm_sm90.h's */
+    int gemv_q8_variant;     /* the 8-bit-activation GEMV's (where decode-q8 runs it): kernels/gemv_q8.h's */
     /* The kernel choices and the switches (model/paths.h has the switches' names and
      * defaults, model/README.md what each measured): */
     bool flash_sm90;         /* flash over the f16 cache through the sm_90a kernel

@@ -10,6 +10,7 @@
 #include "kernels/delta_prep.h"
 #include "kernels/delta_rule.h"
 #include "kernels/gemm_sm90.h"
+#include "kernels/gemv_q8.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -60,6 +61,8 @@ int q35_model_pick_variants(q35_cuda_model *cm, const q35_path_choice *c, q35_er
                                      q35_delta_chunk_variant_default(), NULL, NULL};
     const q35_path_variants gemm90 = {"gemm_sm90", q35_gemm_sm90_variant_find, q35_gemm_sm90_variant_name,
                                       q35_gemm_sm90_variant_default(), NULL, NULL};
+    const q35_path_variants gemv_q8 = {"gemv_q8", q35_gemv_q8_variant_find, q35_gemv_q8_variant_name,
+                                       q35_gemv_q8_variant_default(), NULL, NULL};
     const q35_path_name none = {NULL, NULL, NULL};
     const bool sm90 = cm->paths.flash_sm90;
     q35_cuda_paths *p = &cm->paths;
@@ -71,8 +74,9 @@ int q35_model_pick_variants(q35_cuda_model *cm, const q35_path_choice *c, q35_er
     p->delta_rule_variant = q35_paths_variant(&c->delta_rule_variant, &scan, log, cap, quiet, err);
     p->delta_chunk_variant = q35_paths_variant(&c->delta_chunk_variant, &chunk, log, cap, quiet, err);
     p->gemm_sm90_variant = q35_paths_variant(&c->gemm_sm90_variant, &gemm90, log, cap, quiet, err);
+    p->gemv_q8_variant = q35_paths_variant(&c->gemv_q8_variant, &gemv_q8, log, cap, quiet, err);
     if (p->flash_variant < 0 || p->flash_sm90_variant < 0 || p->delta_rule_variant < 0 || p->delta_chunk_variant < 0 ||
-        p->gemm_sm90_variant < 0)
+        p->gemm_sm90_variant < 0 || p->gemv_q8_variant < 0)
         return q35_fail_context(err, "cuda model");
     return 0;
 }
@@ -124,7 +128,7 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                  p->chunk_rows);
     const size_t used = strlen(buf);
     const bool sm90 = q35_paths_gemm_swiglu(p) || q35_paths_gemm_sm90_proj(p);
-    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s%s%s%s%s%s%s%s%s%s%s",
+    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s",
              paths_delta_qk16(p) ? ", q and k in f16 to the chunked rule" : "",
              q35_paths_flash_gate(p) ? ", out gate in the flash epilogue" : "",
              q35_paths_gemm_swiglu(p) ? ", SwiGLU in the sm_90a [gate | up] GEMM" : "",
@@ -133,7 +137,9 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
              q35_paths_graphs(p) ? ", CUDA graphs (a layer each)" : "",
              q35_paths_prune(p) ? ", last layer pruned to the asked rows" : "",
              p->decode_graph ? "; decode: one CUDA graph a step" : "; decode: plain launches",
-             q35_paths_decode_q8(p) ? ", 8-bit activations (decode-q8)" : "",
+             q35_paths_decode_q8(p) ? ", 8-bit activations (decode-q8, gemv_q8 " : "",
+             q35_paths_decode_q8(p) ? q35_gemv_q8_variant_name(p->gemv_q8_variant) : "",
+             q35_paths_decode_q8(p) ? ")" : "",
              q35_paths_decode_pdl(p) ? " launched early (decode-pdl)" : "",
              q35_paths_decode_fuse(p) ? ", written by the norms (decode-fuse)" : "",
              q35_paths_decode_split(p) ? ", attention split over the cache (decode-split)" : "");

@@ -172,8 +172,8 @@ int q35_token_gemv_q8(const q35_run *r, const q35_gemv_part *parts, int count, q
                       const void *xq)
 {
     return q35_paths_decode_pdl(&r->cm->paths)
-               ? q35_gemv_q8_group_early(parts, count, type, k, xq, r->cm->stream, r->err)
-               : q35_gemv_q8_group(parts, count, type, k, xq, r->cm->stream, r->err);
+               ? q35_gemv_q8_group_early(parts, count, type, k, xq, r->cm->paths.gemv_q8_variant, r->cm->stream, r->err)
+               : q35_gemv_q8_group(parts, count, type, k, xq, r->cm->paths.gemv_q8_variant, r->cm->stream, r->err);
 }
 
 /* The projections of one input x (every w[i] of its k inputs): w[i] into

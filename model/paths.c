@@ -73,7 +73,7 @@ static const struct {
     [Q35_SW_TUNE_STEADY] = {"tune-steady", false},
     [Q35_SW_DECODE_GRAPH] = {"decode-graph", true},
     [Q35_SW_DECODE_Q8] = {"decode-q8", true},
-    [Q35_SW_DECODE_SPLIT] = {"decode-split", false},
+    [Q35_SW_DECODE_SPLIT] = {"decode-split", true},
     [Q35_SW_DECODE_PDL] = {"decode-pdl", false},
     [Q35_SW_DECODE_FUSE] = {"decode-fuse", false},
 };
@@ -156,6 +156,7 @@ q35_path_env q35_path_env_get(void)
         .delta_rule_variant = getenv("Q35_DELTA_RULE_VARIANT"),
         .delta_chunk_variant = getenv("Q35_DELTA_CHUNK_VARIANT"),
         .gemm_sm90_variant = getenv("Q35_GEMM_SM90_VARIANT"),
+        .gemv_q8_variant = getenv("Q35_GEMV_Q8_VARIANT"),
         .flash_kernel = getenv("Q35_FLASH_KERNEL"),
         .gemm_kernel = getenv("Q35_GEMM_KERNEL"),
         .switches = getenv("Q35_SWITCHES"),
@@ -388,6 +389,8 @@ int q35_paths_resolve(q35_path_choice *c, const q35_cuda_options *o, const q35_p
         pick_name(o->delta_chunk_variant, "delta_chunk_variant", env->delta_chunk_variant, "Q35_DELTA_CHUNK_VARIANT");
     c->gemm_sm90_variant =
         pick_name(o->gemm_sm90_variant, "gemm_sm90_variant", env->gemm_sm90_variant, "Q35_GEMM_SM90_VARIANT");
+    c->gemv_q8_variant =
+        pick_name(o->gemv_q8_variant, "gemv_q8_variant", env->gemv_q8_variant, "Q35_GEMV_Q8_VARIANT");
 
     /* the kernels */
     c->flash_kernel = o->flash_kernel;

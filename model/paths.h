@@ -30,6 +30,7 @@ typedef struct q35_path_env {
     const char *delta_rule_variant;  /* Q35_DELTA_RULE_VARIANT */
     const char *delta_chunk_variant; /* Q35_DELTA_CHUNK_VARIANT */
     const char *gemm_sm90_variant;   /* Q35_GEMM_SM90_VARIANT */
+    const char *gemv_q8_variant;     /* Q35_GEMV_Q8_VARIANT */
     const char *flash_kernel;  /* Q35_FLASH_KERNEL */
     const char *gemm_kernel;   /* Q35_GEMM_KERNEL */
     const char *switches;      /* Q35_SWITCHES */
@@ -93,6 +94,7 @@ typedef struct q35_path_choice {
     q35_path_name delta_rule_variant;  /* the scan's */
     q35_path_name delta_chunk_variant; /* the chunked delta rule's */
     q35_path_name gemm_sm90_variant;   /* the sm_90a GEMM's */
+    q35_path_name gemv_q8_variant;     /* the 8-bit-activation GEMV's (decode-q8) */
     q35_flash_kernel flash_kernel;     /* SM90 or MMA as asked; DEFAULT: sm90 where it runs */
     q35_gemm_kernel gemm_kernel;       /* CUBLASLT, CUBLAS or SM90 */
     bool sw[Q35_SW_COUNT];             /* each switch on or off */

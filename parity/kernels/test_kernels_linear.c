@@ -746,7 +746,7 @@ static void check_q8(q35_suite *s, const char *what, q35_type type, int64_t n, i
     uint8_t *dq = q35_gpu_bytes(xb), *hq = malloc(xb), *rq = calloc(1, xb);
     q35_gpu_ok(q35_gemv_q8_quantize(dq, dx, k, NULL, &err), &err);
     float *dy = q35_gpu_floats(n + 8);
-    q35_gpu_ok(q35_gemv_q8(dy, w.dev + w.offset, type, n, k, dq, NULL, &err), &err);
+    q35_gpu_ok(q35_gemv_q8(dy, w.dev + w.offset, type, n, k, dq, Q35_VARIANT_DEFAULT, NULL, &err), &err);
     q35_gpu_download(hq, dq, xb);
     q35_ref_gemv_q8_quantize((int8_t *)rq, (float *)(rq + q35_gemv_q8_d_at(k)), (float *)(rq + q35_gemv_q8_s_at(k)), x,
                              k);
@@ -793,6 +793,19 @@ static void check_q8(q35_suite *s, const char *what, q35_type type, int64_t n, i
              "gemv_q8 %-4s %-14s vs float64 on x itself: worst output at %.2f of sum |W| d/2 (<= 1), rel L2 %.2e; "
              "%" PRId64 " written past n",
              q35_type_name(type), what, used, ce.rel_l2, past);
+    /* every variant: the same arithmetic in the same order, so the default's bits, and nothing past n */
+    for (int v = 0; v < q35_gemv_q8_variant_count(); v++) {
+        if (v == q35_gemv_q8_variant_default())
+            continue;
+        float *dv = q35_gpu_floats(n + 8);
+        q35_gpu_ok(q35_gemv_q8(dv, w.dev + w.offset, type, n, k, dq, v, NULL, &err), &err);
+        float *yv = q35_gpu_to_host(dv, n + 8);
+        const bool same = memcmp(yv, y, (size_t)(n + 8) * 4) == 0;
+        q35_case(s, same, "gemv_q8 %-4s %-14s variant %-9s %s the default's (memcmp, with the 8 past n)",
+                 q35_type_name(type), what, q35_gemv_q8_variant_name(v), same ? "bitwise" : "DIFFERS from");
+        free(yv);
+        q35_gpu_free(dv);
+    }
     free(row), free(x), free(hq), free(rq), free(xp), free(xe), free(ref), free(ref_x), free(y);
     q35_gpu_free(dx), q35_gpu_free(dq), q35_gpu_free(dy);
     weight_free(&w);
@@ -824,10 +837,10 @@ static void check_q8_group(q35_suite *s)
     for (int i = 0; i < 4; i++) {
         weight_make(&w[i], "-", "-", Q35_TYPE_Q4_K, n[i], k, 0, 0);
         alone[i] = q35_gpu_floats(n[i]), grouped[i] = q35_gpu_floats(n[i]);
-        q35_gpu_ok(q35_gemv_q8(alone[i], w[i].dev, Q35_TYPE_Q4_K, n[i], k, dq, NULL, &err), &err);
+        q35_gpu_ok(q35_gemv_q8(alone[i], w[i].dev, Q35_TYPE_Q4_K, n[i], k, dq, Q35_VARIANT_DEFAULT, NULL, &err), &err);
         parts[i] = (q35_gemv_part){.y = grouped[i], .w = w[i].dev, .type = Q35_TYPE_Q4_K, .n = n[i]};
     }
-    q35_gpu_ok(q35_gemv_q8_group(parts, 4, Q35_TYPE_Q4_K, k, dq, NULL, &err), &err);
+    q35_gpu_ok(q35_gemv_q8_group(parts, 4, Q35_TYPE_Q4_K, k, dq, Q35_VARIANT_DEFAULT, NULL, &err), &err);
     int64_t differ = 0;
     for (int i = 0; i < 4; i++) {
         float *a = q35_gpu_to_host(alone[i], n[i]), *g = q35_gpu_to_host(grouped[i], n[i]);
@@ -845,7 +858,9 @@ static void check_q8_group(q35_suite *s)
             poison_async(grouped[i], (size_t)n[i] * 4);
         poison_async(dq, q35_gemv_q8_x_bytes(k));
         q35_gpu_ok(q35_gemv_q8_quantize(dq, dx, k, NULL, &err), &err);
-        q35_gpu_ok(q35_gemv_q8_group_early(parts, 4, Q35_TYPE_Q4_K, k, dq, NULL, &err), &err);
+        const int v = rep % (q35_gemv_q8_variant_count() + 1) - 1; /* each variant in turn, and the default */
+        q35_gpu_ok(q35_gemv_q8_group_early(parts, 4, Q35_TYPE_Q4_K, k, dq, v < 0 ? Q35_VARIANT_DEFAULT : v, NULL, &err),
+                   &err);
         for (int i = 0; i < 4; i++) {
             float *a = q35_gpu_to_host(alone[i], n[i]), *g = q35_gpu_to_host(grouped[i], n[i]);
             early_differ += memcmp(a, g, (size_t)n[i] * 4) != 0;
@@ -853,7 +868,7 @@ static void check_q8_group(q35_suite *s)
         }
     }
     q35_case(s, early_differ == 0,
-             "gemv_q8_group_early right behind x's quantization into a poisoned buffer, %d times: %" PRId64
+             "gemv_q8_group_early right behind x's quantization into a poisoned buffer, %d times (the variants in turn): %" PRId64
              " parts differ from gemv_q8 alone (memcmp)", REPS, early_differ);
     for (int i = 0; i < 4; i++) {
         q35_gpu_free(alone[i]), q35_gpu_free(grouped[i]);
@@ -861,11 +876,15 @@ static void check_q8_group(q35_suite *s)
     }
     float *d = q35_gpu_floats(4096);
     memset(&err, 0, sizeof err);
-    int rc = q35_gemv_q8((float *)d, d, Q35_TYPE_Q4_0, 8, 256, dq, NULL, &err);
+    int rc = q35_gemv_q8((float *)d, d, Q35_TYPE_Q4_0, 8, 256, dq, Q35_VARIANT_DEFAULT, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "gemv_q8: type q4_0"), "gemv_q8 refuses q4_0: %s", err.msg);
     memset(&err, 0, sizeof err);
-    rc = q35_gemv_q8((float *)d, (char *)d + 2, Q35_TYPE_Q4_K, 8, 256, dq, NULL, &err);
+    rc = q35_gemv_q8((float *)d, (char *)d + 2, Q35_TYPE_Q4_K, 8, 256, dq, Q35_VARIANT_DEFAULT, NULL, &err);
     q35_case(s, rc == -1 && strstr(err.msg, "must be 16-byte aligned"), "gemv_q8 refuses a q4_K weight off 16 bytes: %s",
+             err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_gemv_q8((float *)d, d, Q35_TYPE_Q4_K, 8, 256, dq, q35_gemv_q8_variant_count(), NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "gemv_q8: variant"), "gemv_q8 refuses a variant past its registry: %s",
              err.msg);
     memset(&err, 0, sizeof err);
     rc = q35_gemv_q8_quantize(dq, d, 100, NULL, &err);

@@ -18,6 +18,7 @@
 #include "kernels/delta_rule.h"
 #include "kernels/gemm_sm90.h"
 #include "kernels/gemv.h"
+#include "kernels/gemv_q8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -77,6 +78,8 @@ int main(void)
          "w4 tb4 tb4wtkh tb4wm2kh"},
         {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, q35_gemv_variant_production,
          "registers staged", "registers staged"},
+        {"gemv_q8", q35_gemv_q8_variant_count, q35_gemv_q8_variant_name, q35_gemv_q8_variant_find,
+         q35_gemv_q8_variant_production, "registers resident rows2 unroll2", "registers resident rows2 unroll2"},
         {"flash_sm90", q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,
          q35_attention_flash_sm90_variant_find, q35_attention_flash_sm90_variant_production,
          "serial pingpong fa3turn overlap persist", "serial pingpong fa3turn overlap persist"},
@@ -109,6 +112,8 @@ int main(void)
              strcmp(q35_attention_flash_sm90_variant_name(q35_attention_flash_sm90_variant_default()), "overlap") == 0 &&
                  strcmp(q35_gemm_sm90_variant_name(q35_gemm_sm90_variant_default()), "persist_tail") == 0,
              "defaults: flash_sm90 overlap, gemm_sm90 persist_tail");
+    q35_case(&s, strcmp(q35_gemv_q8_variant_name(q35_gemv_q8_variant_default()), "registers") == 0,
+             "defaults: gemv_q8 registers");
 
     /* the chunked delta rule's families: which variants the suite holds to each other's bits */
     char fam[256] = "";

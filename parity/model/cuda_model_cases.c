@@ -86,7 +86,8 @@ void cm_set_delta(q35_cuda_model *cm, q35_attn_path attention, q35_gemm_path gem
                               .delta_qk16 = now->delta_qk16,
                               .prune_off = now->prune_off,
                               .decode_graph = now->decode_graph,
-                              .decode_q8 = false};
+                              .decode_q8 = false,
+                              .gemv_q8_variant = now->gemv_q8_variant};
     q35_error err = {{0}};
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);

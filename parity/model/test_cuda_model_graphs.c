@@ -334,8 +334,14 @@ static void check_decode_fast(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *
     const int L = q35_cuda_model_hparams(cm)->n_layer;
     check_decode_switch(s, cm, st, tokens, n, "decode-q8 (8-bit activations) vs exact GEMVs", set_q8,
                         q35_paths_decode_q8, q35_fp8_tier_l2(L), q35_fp8_tier_kl(L), 1);
-    check_decode_switch(s, cm, st, tokens, n, "decode-split (attention split over the cache) vs the exact kernel",
+    /* the split runs on a state of 1024 positions or more (model/cuda_layers.c: below, the exact kernel) */
+    q35_cuda_state *big = NULL;
+    q35_error serr = {{0}};
+    if (q35_cuda_state_create(&big, cm, n > 1024 ? n : 1024, &serr))
+        fatal("a state of 1024 positions", &serr);
+    check_decode_switch(s, cm, big, tokens, n, "decode-split (attention split over the cache) vs the exact kernel",
                         set_split, q35_paths_decode_split, CM_LIMIT_F32, 1e-6, 1);
+    q35_cuda_state_free(big);
     /* the 8-bit GEMVs launched early (decode-pdl) against them launched plainly, and the norms writing the
        8-bit x (decode-fuse) against its quantization apart: the same logits */
     q35_cuda_paths p = *q35_cuda_model_paths(cm);
