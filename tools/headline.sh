@@ -56,7 +56,7 @@ points() {
           ($doc[0].context | .date // ([.sources[]?.date] | max) // "") as $t
           | .[] | select(.tokens_per_s != null) | .axes as $a
           | if $kind == "decode" then
-              ((.decode_split // 0) + (.decode_pdl // 0) + (.decode_fuse // 0)) as $others
+              ((.decode_pdl // 0) + (.decode_fuse // 0)) as $others
               | (if .family == "decode" and $a.shape == "9b" and $a.quant == "q4_k" and .decode_graph == 1 and $others == 0
                     and .decode_q8 != null then (if .decode_q8 == 1 then "ours_q8" else "ours_exact" end)
                  elif .family == "peer_llama/decode" and $a.shape == "9b" and $a.quant == "q4_k" then "peer_llama"

@@ -5,8 +5,8 @@
  * windows (kld_case.h), as a markdown table on stdout:
  *
  *   fp8_study [CTX WINDOWS]      (default 256 2)
- *   fp8_study --depth SHAPE N    random models of SHAPE (model/shapes.c) at
- *                                4, 8, 16, 32, 64 layers, N tokens: rel L2,
+ *   fp8_study --depth SHAPE N [L]  random models of SHAPE (model/shapes.c) at
+ *                                4, 8, .. L (64) layers, N tokens: rel L2,
  *                                KL and top-1 of every projection in fp8 against
  *                                the exact reference (model/accuracy.h): how
  *                                the error grows with depth
@@ -71,7 +71,7 @@ static double *random_logits(const q35_model *m, const int32_t *tok, int64_t n, 
     return y;
 }
 
-static int depth(const char *shape, int64_t n)
+static int depth(const char *shape, int64_t n, int max_layers)
 {
     const q35_shape *sh = q35_shape_find(shape);
     if (!sh || n < 1) {
@@ -82,7 +82,7 @@ static int depth(const char *shape, int64_t n)
            "(q35 model make, f16 weights, vocab 4096, seed 1), %" PRId64 " random tokens, against the exact reference."
            "\n\n| layers | rel L2 worst | rel L2 mean | KL worst | KL mean | top-1 |\n|---|---|---|---|---|---|\n",
            shape, n);
-    for (int layers = 4; layers <= 64; layers *= 2) {
+    for (int layers = 4; layers <= max_layers; layers *= 2) {
         q35_gen_options o = q35_gen_defaults(sh);
         o.shape.n_layer = layers;
         o.shape.n_vocab = 4096;
@@ -121,7 +121,7 @@ static int depth(const char *shape, int64_t n)
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--depth") == 0)
-        return depth(argc > 2 ? argv[2] : "tiny", argc > 3 ? atoll(argv[3]) : 32);
+        return depth(argc > 2 ? argv[2] : "tiny", argc > 3 ? atoll(argv[3]) : 32, argc > 4 ? atoi(argv[4]) : 64);
     const int64_t ctx = argc > 1 ? atoll(argv[1]) : 256, windows = argc > 2 ? atoll(argv[2]) : 2;
     char path[1024];
     q35_error err = {{0}};
