@@ -209,35 +209,17 @@ struct q8_unit<Q35_TYPE_Q8_0> {
 
 /* ---- the product ---- */
 
-/* EARLY: launched early (programmatic dependent launch, sm_90): the warp's rows
- * prefetched into L2 while the grid before it finishes (they are no output of
- * it), then griddepcontrol.wait before x is read or y written. Either way the
- * grid lets an early one after it start at once. NR rows a warp; MINB blocks
- * an SM the registers must allow (1: as many as the compiler likes); UNR
- * iterations of a lane's units loaded before any is computed. Every row's sum
- * is the same whatever the three: units in ascending order, then the same
- * butterfly. */
-template <int TYPE, int NR, bool EARLY, int MINB, int UNR>
-__global__ void __launch_bounds__(kWarps * 32, MINB)
-    gemv_q8_kernel(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
+/* One warp's group gi (NR rows; gemv_parts.cuh): each row's sum over its
+ * units in ascending order (a lane units lane, lane + 32, ...), then the same
+ * butterfly, whatever NR and UNR (UNR iterations of a lane's units loaded
+ * before any is computed), so every variant gives the same bits. */
+template <int TYPE, int NR, int UNR>
+__device__ __forceinline__ void gemv_q8_group(const gemv_parts &P, int64_t gi, int64_t row_bytes, int64_t k,
+                                              const int8_t *xq, const float *xd, const float *xs)
 {
     using Unit = q8_unit<TYPE>;
     constexpr int NB = Unit::nb;
-    q35_grid_launch_dependents();
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int64_t gi = (int64_t)blockIdx.x * kWarps + warp;
-    const bool active = gi < P.g[P.count];
-    if (EARLY) {
-        if (active) {
-            const gemv_group g = locate<NR>(P, gi, row_bytes);
-            for (int i = 0; i <= g.last; i++)
-                for (int64_t at = 128 * (int64_t)lane; at < row_bytes; at += 32 * 128)
-                    asm volatile("prefetch.global.L2 [%0];" ::"l"(g.w + i * row_bytes + at));
-        }
-        q35_grid_dependency_wait();
-    }
-    if (!active)
-        return; /* the whole warp */
+    const int lane = threadIdx.x % 32;
     const gemv_group grp = locate<NR>(P, gi, row_bytes);
     const int64_t units = k / Unit::elems;
     float acc[NR];
@@ -276,37 +258,99 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
     }
 }
 
-/* The variants (kernels/gemv_q8.h): rows a warp, blocks an SM, iterations in flight. */
+/* A warp a group (gi = its index in the grid). EARLY: launched early
+ * (programmatic dependent launch, sm_90): the warp's rows prefetched into L2
+ * while the grid before it finishes (they are no output of it), then
+ * griddepcontrol.wait before x is read or y written. Either way the grid lets
+ * an early one after it start at once. */
+template <int TYPE, int NR, bool EARLY, int UNR>
+__global__ void __launch_bounds__(kWarps * 32)
+    gemv_q8_kernel(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
+{
+    q35_grid_launch_dependents();
+    const int64_t gi = (int64_t)blockIdx.x * kWarps + threadIdx.x / 32;
+    const bool active = gi < P.g[P.count];
+    if (EARLY) {
+        if (active) {
+            const gemv_group g = locate<NR>(P, gi, row_bytes);
+            for (int i = 0; i <= g.last; i++)
+                for (int64_t at = 128 * (int64_t)(threadIdx.x % 32); at < row_bytes; at += 32 * 128)
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(g.w + i * row_bytes + at));
+        }
+        q35_grid_dependency_wait();
+    }
+    if (active) /* the whole warp */
+        gemv_q8_group<TYPE, NR, UNR>(P, gi, row_bytes, k, xq, xd, xs);
+}
+
+/* The resident grid (as many blocks as fit the SMs at once): each warp takes
+ * groups gi, gi + the grid's warps, ... At least 4 blocks an SM (without a
+ * floor the loop's state spills on Q5_K). Not Q6_K: in this loop it spills at
+ * any floor, and takes 255 registers without one (kPersists). */
+template <int TYPE>
+constexpr bool kPersists = TYPE != Q35_TYPE_Q6_K;
+
+template <int TYPE, int NR>
+__global__ void __launch_bounds__(kWarps * 32, 4)
+    gemv_q8_kernel_persist(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd,
+                           const float *xs)
+{
+    q35_grid_launch_dependents();
+    const int64_t groups = P.g[P.count], stride = (int64_t)gridDim.x * kWarps;
+#pragma unroll 1
+    for (int64_t gi = (int64_t)blockIdx.x * kWarps + threadIdx.x / 32; gi < groups; gi += stride)
+        gemv_q8_group<TYPE, NR, 1>(P, gi, row_bytes, k, xq, xd, xs);
+}
+
+/* The variants (kernels/gemv_q8.h): rows a warp, iterations in flight, a resident grid. */
 struct shape {
-    int nr, minb, unr;
+    int nr, unr;
+    bool persist;
 };
-constexpr shape kShapes[] = {{4, 1, 1}, {4, 5, 1}, {2, 1, 1}, {4, 1, 2}}; /* resident: Q5_K 4, Q6_K 3 */
+constexpr shape kShapes[] = {{4, 1, false}, {2, 1, true}, {2, 1, false}, {4, 2, false}};
 const q35_variant k_variant_table[] = {
-    {"registers", 0, &kShapes[0]}, {"resident", 1, &kShapes[1]}, {"rows2", 2, &kShapes[2]}, {"unroll2", 3, &kShapes[3]}};
+    {"registers", 0, &kShapes[0]}, {"persist", 1, &kShapes[1]}, {"rows2", 2, &kShapes[2]}, {"unroll2", 3, &kShapes[3]}};
 const q35_variant_set k_variants = {Q35_VARIANT_TABLE(k_variant_table), NULL, NULL};
 
 using kernel_fn = void (*)(gemv_parts, int64_t, int64_t, const int8_t *, const float *, const float *);
 
-/* The early form keeps the compiler's registers (capped, its prefetch spills on Q5_K and Q6_K). */
-template <int TYPE, int NR, int MINB, int UNR>
+template <int TYPE, int NR, int UNR>
 kernel_fn pick_early(bool early)
 {
-    return early ? gemv_q8_kernel<TYPE, NR, true, 1, UNR> : gemv_q8_kernel<TYPE, NR, false, MINB, UNR>;
+    return early ? gemv_q8_kernel<TYPE, NR, true, UNR> : gemv_q8_kernel<TYPE, NR, false, UNR>;
 }
 
+/* persist's early form, and its Q6_K form, are rows2's (decode-pdl: its
+ * prefetch is a group's). */
 template <int TYPE>
 kernel_fn pick(int rank, bool early)
 {
     switch (rank) {
-    case 1: /* Q5_K capped at 128 registers, Q6_K at 168 (any lower spills on sm_80 .. sm_90) */
-        return pick_early<TYPE, 4, TYPE == Q35_TYPE_Q6_K ? 3 : TYPE == Q35_TYPE_Q5_K ? 4 : 5, 1>(early);
+    case 1:
+        if constexpr (kPersists<TYPE>)
+            return early ? gemv_q8_kernel<TYPE, 2, true, 1> : gemv_q8_kernel_persist<TYPE, 2>;
+        return pick_early<TYPE, 2, 1>(early);
     case 2:
-        return pick_early<TYPE, 2, 1, 1>(early);
+        return pick_early<TYPE, 2, 1>(early);
     case 3:
-        return pick_early<TYPE, 4, 1, 2>(early);
+        return pick_early<TYPE, 4, 2>(early);
     default:
-        return pick_early<TYPE, 4, 1, 1>(early);
+        return pick_early<TYPE, 4, 1>(early);
     }
+}
+
+/* The blocks of fn resident on the current device at once (its SMs times the
+ * blocks an SM holds), at least 1. */
+int resident_blocks(kernel_fn fn, unsigned *blocks, q35_error *err)
+{
+    int dev = 0, sms = 0, per_sm = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err) ||
+        Q35_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, kWarps * 32, 0), err))
+        return -1;
+    const int64_t r = (int64_t)sms * per_sm;
+    *blocks = r < 1 ? 1u : (unsigned)r;
+    return 0;
 }
 
 int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void *xq, int variant, bool early,
@@ -335,11 +379,17 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     const float *s = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_s_at(k));
     const shape *sh = static_cast<const shape *>(v->impl);
     P = sh->nr == 2 ? with_groups<2>(P) : with_groups<4>(P);
-    const unsigned blocks = (unsigned)((P.g[P.count] + kWarps - 1) / kWarps);
+    unsigned blocks = (unsigned)((P.g[P.count] + kWarps - 1) / kWarps);
     const kernel_fn fn = type == Q35_TYPE_Q4_K   ? pick<Q35_TYPE_Q4_K>(v->rank, early)
                          : type == Q35_TYPE_Q5_K ? pick<Q35_TYPE_Q5_K>(v->rank, early)
                          : type == Q35_TYPE_Q6_K ? pick<Q35_TYPE_Q6_K>(v->rank, early)
                                                  : pick<Q35_TYPE_Q8_0>(v->rank, early);
+    if (sh->persist && !early && type != Q35_TYPE_Q6_K) { /* the resident grid (pick: kPersists) */
+        unsigned resident = 0;
+        if (resident_blocks(fn, &resident, err))
+            return -1;
+        blocks = blocks < resident ? blocks : resident;
+    }
     q35_cluster_launch l(dim3(blocks), dim3(kWarps * 32), 0, (cudaStream_t)stream, 1);
     if (early)
         l.early();

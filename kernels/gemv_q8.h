@@ -105,13 +105,14 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  * arithmetic in the same order, so bitwise the same outputs; they differ in
  * how a warp's work and its registers are cut.
  *   registers  a warp 4 rows, a lane its units one at a time (each row's
- *              bytes of a unit loaded, then computed); registers as the
- *              compiler likes (4 blocks of 128 threads an SM on sm_90).
- *   resident   the same, its registers capped so that 5 blocks fit an SM
- *              (Q5_K 4, Q6_K 3: any fewer registers spill), so more of a
- *              GEMV's warps run in its first wave.
+ *              bytes of a unit loaded, then computed); a warp a group, as
+ *              many blocks as groups.
+ *   persist    a warp 2 rows a group, a grid of the blocks the SMs hold at
+ *              once, each warp taking groups in turn: no second wave, and a
+ *              finer share of the last groups (Q6_K, and launched early:
+ *              rows2).
  *   rows2      a warp 2 rows: twice the warps, each half the bytes in
- *              flight and about two thirds of the registers.
+ *              flight and about three quarters of the registers.
  *   unroll2    a warp 4 rows, a lane's two next units loaded before either
  *              is computed: twice the bytes in flight a warp.
  * The default: registers (bench_linear gemv_q8's variant axis). */

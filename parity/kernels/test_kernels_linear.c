@@ -1028,6 +1028,9 @@ int main(void)
         check_q8(&s, "odd", Q35_TYPE_Q6_K, 3, 512);
         check_q8(&s, "odd", Q35_TYPE_Q8_0, 37, 96);
         check_q8(&s, "odd", Q35_TYPE_Q5_K, 1, 768);
+        /* more groups than the resident grid holds (persist's warps take several each; odd: the last alone) */
+        check_q8(&s, "many groups", Q35_TYPE_Q4_K, 40000, 256);
+        check_q8(&s, "many groups", Q35_TYPE_Q8_0, 30001, 64);
         check_q8_group(&s);
     }
 
