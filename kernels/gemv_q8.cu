@@ -1,35 +1,18 @@
 /* The 8-bit-activation GEMV (kernels/gemv_q8.h).
  *
  * The quantization: a warp a block of 32 (a lane an element),
- * kernels/q8_block.cuh.
- *
- * The product: a warp owns NR output rows of a launch's parts
- * (kernels/gemv_parts.cuh); the row's units (64 elements of a K-quant: a group
- * of its super-block, two activation blocks; 32 of Q8_0: one block) go to the
- * lanes in turn (lane l: units l, l + 32, ...). A lane loads its unit's
- * activation blocks once (16-byte loads) and every row's unit bytes, then
- * per row and sub-block the integer sum of level x activation with dp4a (4
- * products an instruction, exact in int32), and one f32 multiply-add of it
- * by (the sub-block's scale) x d, and for Q4_K/Q5_K one of the block's s by
- * the sub-block's min. The lanes' sums then a fixed butterfly. Per unit's
- * element that is a quarter of a dp4a and a share of a mask and a shift: the
- * bytes of the weight bound it, not the issue rate (kernels/gemv.cu's f32
- * form spends three instructions an element). */
+ * kernels/q8_block.cuh. The product: kernels/gemv_q8.cuh; its production
+ * variant (registers) here, the others in kernels/experiments/gemv_q8.cu. */
 #include "kernels/cluster_launch.cuh"
-#include "kernels/dequant.cuh"
-#include "kernels/dequant_units.cuh"
-#include "kernels/gemv_parts.cuh"
-#include "kernels/gemv_q8.h"
+#include "kernels/gemv_q8.cuh"
 #include "kernels/linear_args.cuh"
 #include "kernels/q8_block.cuh"
-#include "kernels/reduce.cuh"
-#include "kernels/sm90.cuh"
 
 #include <cuda_runtime.h>
 
-namespace {
+#pragma weak q35_gemv_q8_experiments
 
-constexpr int kWarps = 4; /* warps per block */
+namespace {
 
 /* ---- the quantization ---- */
 
@@ -43,310 +26,18 @@ __global__ void __launch_bounds__(256) quantize_kernel(int8_t *q, float *d, floa
     q35_q8_block(q, d, s, b, x[32 * b + lane], lane);
 }
 
-/* ---- the units ---- */
-
-/* The activations a lane holds for a unit: NB blocks of 8 words, their d and s. */
-template <int NB>
-struct xblocks {
-    int w[NB][8];
-    float d[NB], s[NB];
-};
-
-template <int NB>
-__device__ __forceinline__ void load_x(xblocks<NB> &xb, const int8_t *q, const float *d, const float *s,
-                                       const int64_t (&blk)[NB])
-{
-#pragma unroll
-    for (int i = 0; i < NB; i++) {
-        const int4 *p = reinterpret_cast<const int4 *>(q + 32 * blk[i]);
-        const int4 a = __ldg(p), b = __ldg(p + 1);
-        xb.w[i][0] = a.x, xb.w[i][1] = a.y, xb.w[i][2] = a.z, xb.w[i][3] = a.w;
-        xb.w[i][4] = b.x, xb.w[i][5] = b.y, xb.w[i][6] = b.z, xb.w[i][7] = b.w;
-        xb.d[i] = __ldg(d + blk[i]), xb.s[i] = __ldg(s + blk[i]);
-    }
-}
-
-/* sum over i < N of dp4a(a[i], b[i]): exact in int32. */
-template <int N>
-__device__ __forceinline__ int dot_words(const uint32_t *a, const int *b)
-{
-    int acc = 0;
-#pragma unroll
-    for (int i = 0; i < N; i++)
-        acc = __dp4a((int)a[i], b[i], acc);
-    return acc;
-}
-
-template <int TYPE>
-struct q8_unit;
-
-/* Q4_K, Q5_K: unit u = group g = u % 4 of super-block u / 4 (64 elements:
- * sub-blocks 2g, low nibbles of qs[32g ..], and 2g + 1, high nibbles; Q5_K's
- * fifth bit is bit 2g (2g + 1) of qh[l]); activation blocks 2u, 2u + 1. */
-template <bool FIFTH>
-struct q8_k_unit {
-    static constexpr int elems = 64, nb = 2, block_bytes = FIFTH ? 176 : 144, qs_at = FIFTH ? 48 : 16;
-    struct raw {
-        uint32_t h[4];  /* d | dmin << 16, the 12 scale bytes */
-        uint32_t q[8];  /* qs[32g .. 32g + 31] */
-        uint32_t qh[8]; /* Q5_K: qh[0 .. 31] */
-    };
-    static __device__ __forceinline__ void blocks(int64_t u, int64_t (&blk)[2]) { blk[0] = 2 * u, blk[1] = 2 * u + 1; }
-    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u)
-    {
-        const uint8_t *b = row + block_bytes * (u >> 2);
-        q35_ld_words(r.h, b, true);
-        q35_ld_words(r.q, b + qs_at + 32 * (u & 3), true);
-        if (FIFTH)
-            q35_ld_words(r.qh, b + 16, true);
-    }
-    static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
-    {
-        const int g = (int)(u & 3);
-        uint32_t sc, m;
-        q35_dev_k_scales(r.h[1], r.h[2], r.h[3], g >= 2, &sc, &m);
-        const float d = q35_dev_f16((uint16_t)r.h[0]), dmin = q35_dev_f16((uint16_t)(r.h[0] >> 16));
-#pragma unroll
-        for (int half = 0; half < 2; half++) { /* sub-block 2g + half */
-            const int sb = 2 * g + half;
-            uint32_t lv[8];
-#pragma unroll
-            for (int i = 0; i < 8; i++) {
-                lv[i] = (r.q[i] >> (4 * half)) & 0x0F0F0F0Fu;
-                if (FIFTH)
-                    lv[i] |= ((r.qh[i] >> sb) & 0x01010101u) << 4;
-            }
-            const int sumi = dot_words<8>(lv, x.w[half]);
-            float d1, m1;
-            q35_dq_k_sub(d, dmin, q35_byte_level<0>(sc, sb & 3), q35_byte_level<0>(m, sb & 3), &d1, &m1);
-            acc = __fmaf_rn(__fmul_rn(d1, x.d[half]), (float)sumi, acc);
-            acc = __fmaf_rn(-m1, x.s[half], acc);
-        }
-        return acc;
-    }
-};
-
-template <>
-struct q8_unit<Q35_TYPE_Q4_K> : q8_k_unit<false> {};
-template <>
-struct q8_unit<Q35_TYPE_Q5_K> : q8_k_unit<true> {};
-
-/* Q6_K: unit u = pair qp = u % 2 of half h = (u / 2) % 2 of super-block u / 4
- * (64 elements: quarters qp, the low nibbles of ql[64h + 32qp + l], and qp + 2,
- * their high nibbles; the top two bits at bits 2 quarter of qh[32h + l]; level
- * - 32; scales[8h + 2 quarter + l / 16]); activation blocks 8 (u / 4) + 4h + qp
- * and that + 2. 2-byte aligned blocks of 210: 2-byte loads. */
-template <>
-struct q8_unit<Q35_TYPE_Q6_K> {
-    static constexpr int elems = 64, nb = 2;
-    struct raw {
-        uint32_t ql[8], qh[8];
-        uint32_t sc; /* scales[8h + 2qp .. + 1] (low half) and [8h + 2qp + 4 .. + 5] (high half) */
-        uint32_t d;
-    };
-    static __device__ __forceinline__ void blocks(int64_t u, int64_t (&blk)[2])
-    {
-        const int64_t b0 = 8 * (u >> 2) + 4 * ((u >> 1) & 1) + (u & 1);
-        blk[0] = b0, blk[1] = b0 + 2;
-    }
-    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u)
-    {
-        const int h = (int)((u >> 1) & 1), qp = (int)(u & 1);
-        const uint8_t *b = row + 210 * (u >> 2);
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            r.ql[i] = q35_ld_u32_2a(b + 64 * h + 32 * qp + 4 * i);
-            r.qh[i] = q35_ld_u32_2a(b + 128 + 32 * h + 4 * i);
-        }
-        const unsigned short *sc = reinterpret_cast<const unsigned short *>(b + 192 + 8 * h + 2 * qp);
-        r.sc = (uint32_t)__ldg(sc) | ((uint32_t)__ldg(sc + 2) << 16);
-        r.d = __ldg(reinterpret_cast<const unsigned short *>(b + 208));
-    }
-    static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
-    {
-        const int qp = (int)(u & 1);
-        const float d = q35_dev_f16((uint16_t)r.d);
-#pragma unroll
-        for (int half = 0; half < 2; half++) { /* quarter qp + 2 half: nibble `half` */
-            const int quarter = qp + 2 * half;
-            uint32_t lv[8];
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-                lv[i] = __vsub4(((r.ql[i] >> (4 * half)) & 0x0F0F0F0Fu) |
-                                    (((r.qh[i] >> (2 * quarter)) & 0x03030303u) << 4),
-                                0x20202020u);
-            const int s0 = (int)(int8_t)(r.sc >> (16 * half)), s1 = (int)(int8_t)(r.sc >> (16 * half + 8));
-            const int isum = s0 * dot_words<4>(lv, x.w[half]) + s1 * dot_words<4>(lv + 4, x.w[half] + 4);
-            acc = __fmaf_rn(__fmul_rn(d, x.d[half]), (float)isum, acc);
-        }
-        return acc;
-    }
-};
-
-/* Q8_0: unit u = block u (34 bytes: d, then 32 int8; 2-byte aligned), activation block u. */
-template <>
-struct q8_unit<Q35_TYPE_Q8_0> {
-    static constexpr int elems = 32, nb = 1;
-    struct raw {
-        uint32_t q[8];
-        uint32_t d;
-    };
-    static __device__ __forceinline__ void blocks(int64_t u, int64_t (&blk)[1]) { blk[0] = u; }
-    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u)
-    {
-        const uint8_t *b = row + 34 * u;
-        r.d = __ldg(reinterpret_cast<const unsigned short *>(b));
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            r.q[i] = q35_ld_u32_2a(b + 2 + 4 * i);
-    }
-    static __device__ __forceinline__ float dot(const raw &r, int64_t, const xblocks<1> &x, float acc)
-    {
-        const int sumi = dot_words<8>(r.q, x.w[0]);
-        return __fmaf_rn(__fmul_rn(q35_dev_f16((uint16_t)r.d), x.d[0]), (float)sumi, acc);
-    }
-};
-
-/* ---- the product ---- */
-
-/* One warp's group gi (NR rows; gemv_parts.cuh): each row's sum over its
- * units in ascending order (a lane units lane, lane + 32, ...), then the same
- * butterfly, whatever NR and UNR (UNR iterations of a lane's units loaded
- * before any is computed), so every variant gives the same bits. */
-template <int TYPE, int NR, int UNR>
-__device__ __forceinline__ void gemv_q8_group(const gemv_parts &P, int64_t gi, int64_t row_bytes, int64_t k,
-                                              const int8_t *xq, const float *xd, const float *xs)
-{
-    using Unit = q8_unit<TYPE>;
-    constexpr int NB = Unit::nb;
-    const int lane = threadIdx.x % 32;
-    const gemv_group grp = locate<NR>(P, gi, row_bytes);
-    const int64_t units = k / Unit::elems;
-    float acc[NR];
-#pragma unroll
-    for (int i = 0; i < NR; i++)
-        acc[i] = 0.0f;
-#pragma unroll 1
-    for (int64_t u0 = lane; u0 < units; u0 += 32 * UNR) {
-        typename Unit::raw raw[UNR][NR];
-#pragma unroll
-        for (int j = 0; j < UNR; j++) { /* every row's bytes of every iteration first */
-            const int64_t u = u0 + 32 * j < units ? u0 + 32 * j : u0;
-#pragma unroll
-            for (int i = 0; i < NR; i++)
-                Unit::load(raw[j][i], grp.w + (i < grp.last ? i : grp.last) * row_bytes, u);
-        }
-#pragma unroll
-        for (int j = 0; j < UNR; j++) {
-            const int64_t u = u0 + 32 * j;
-            if (j > 0 && u >= units)
-                break;
-            int64_t blk[NB];
-            Unit::blocks(u, blk);
-            xblocks<NB> x;
-            load_x<NB>(x, xq, xd, xs, blk);
-#pragma unroll
-            for (int i = 0; i < NR; i++)
-                acc[i] = Unit::dot(raw[j][i], u, x, acc[i]);
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < NR; i++) {
-        const float sum = q35_group_sum<32>(acc[i]);
-        if (lane == i && i <= grp.last)
-            grp.y[i] = sum;
-    }
-}
-
-/* A warp a group (gi = its index in the grid). EARLY: launched early
- * (programmatic dependent launch, sm_90): the warp's rows prefetched into L2
- * while the grid before it finishes (they are no output of it), then
- * griddepcontrol.wait before x is read or y written. Either way the grid lets
- * an early one after it start at once. */
-template <int TYPE, int NR, bool EARLY, int UNR>
-__global__ void __launch_bounds__(kWarps * 32)
-    gemv_q8_kernel(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
-{
-    q35_grid_launch_dependents();
-    const int64_t gi = (int64_t)blockIdx.x * kWarps + threadIdx.x / 32;
-    const bool active = gi < P.g[P.count];
-    if (EARLY) {
-        if (active) {
-            const gemv_group g = locate<NR>(P, gi, row_bytes);
-            for (int i = 0; i <= g.last; i++)
-                for (int64_t at = 128 * (int64_t)(threadIdx.x % 32); at < row_bytes; at += 32 * 128)
-                    asm volatile("prefetch.global.L2 [%0];" ::"l"(g.w + i * row_bytes + at));
-        }
-        q35_grid_dependency_wait();
-    }
-    if (active) /* the whole warp */
-        gemv_q8_group<TYPE, NR, UNR>(P, gi, row_bytes, k, xq, xd, xs);
-}
-
-/* The resident grid (as many blocks as fit the SMs at once): each warp takes
- * groups gi, gi + the grid's warps, ... At least 4 blocks an SM (without a
- * floor the loop's state spills on Q5_K). Not Q6_K: in this loop it spills at
- * any floor, and takes 255 registers without one (kPersists). */
-template <int TYPE>
-constexpr bool kPersists = TYPE != Q35_TYPE_Q6_K;
-
-template <int TYPE, int NR>
-__global__ void __launch_bounds__(kWarps * 32, 4)
-    gemv_q8_kernel_persist(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd,
-                           const float *xs)
-{
-    q35_grid_launch_dependents();
-    const int64_t groups = P.g[P.count], stride = (int64_t)gridDim.x * kWarps;
-#pragma unroll 1
-    for (int64_t gi = (int64_t)blockIdx.x * kWarps + threadIdx.x / 32; gi < groups; gi += stride)
-        gemv_q8_group<TYPE, NR, 1>(P, gi, row_bytes, k, xq, xd, xs);
-}
-
-/* The variants (kernels/gemv_q8.h): rows a warp, iterations in flight, a resident grid. */
-struct shape {
-    int nr, unr;
-    bool persist;
-};
-constexpr shape kShapes[] = {{4, 1, false}, {2, 1, true}, {2, 1, false}, {4, 2, false}};
-const q35_variant k_variant_table[] = {
-    {"registers", 0, &kShapes[0]}, {"persist", 1, &kShapes[1]}, {"rows2", 2, &kShapes[2]}, {"unroll2", 3, &kShapes[3]}};
-const q35_variant_set k_variants = {Q35_VARIANT_TABLE(k_variant_table), NULL, NULL};
-
-using kernel_fn = void (*)(gemv_parts, int64_t, int64_t, const int8_t *, const float *, const float *);
-
-template <int TYPE, int NR, int UNR>
-kernel_fn pick_early(bool early)
-{
-    return early ? gemv_q8_kernel<TYPE, NR, true, UNR> : gemv_q8_kernel<TYPE, NR, false, UNR>;
-}
-
-/* persist's early form, and its Q6_K form, are rows2's (decode-pdl: its
- * prefetch is a group's). */
-template <int TYPE>
-kernel_fn pick(int rank, bool early)
-{
-    switch (rank) {
-    case 1:
-        if constexpr (kPersists<TYPE>)
-            return early ? gemv_q8_kernel<TYPE, 2, true, 1> : gemv_q8_kernel_persist<TYPE, 2>;
-        return pick_early<TYPE, 2, 1>(early);
-    case 2:
-        return pick_early<TYPE, 2, 1>(early);
-    case 3:
-        return pick_early<TYPE, 4, 2>(early);
-    default:
-        return pick_early<TYPE, 4, 1>(early);
-    }
-}
+const q35_gemv_q8_impl k_registers = q8_warp_impl<4, 1>();
+const q35_variant k_production[] = {{"registers", 0, &k_registers}};
+const q35_variant_set k_variants = {Q35_VARIANT_TABLE(k_production), &q35_gemv_q8_experiments, NULL};
 
 /* The blocks of fn resident on the current device at once (its SMs times the
  * blocks an SM holds), at least 1. */
-int resident_blocks(kernel_fn fn, unsigned *blocks, q35_error *err)
+int resident_blocks(q8_kernel_fn fn, unsigned *blocks, q35_error *err)
 {
     int dev = 0, sms = 0, per_sm = 0;
     if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
         Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err) ||
-        Q35_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, kWarps * 32, 0), err))
+        Q35_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, kQ8Warps * 32, 0), err))
         return -1;
     const int64_t r = (int64_t)sms * per_sm;
     *blocks = r < 1 ? 1u : (unsigned)r;
@@ -377,20 +68,18 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     const int8_t *q = static_cast<const int8_t *>(xq);
     const float *d = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_d_at(k));
     const float *s = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_s_at(k));
-    const shape *sh = static_cast<const shape *>(v->impl);
-    P = sh->nr == 2 ? with_groups<2>(P) : with_groups<4>(P);
-    unsigned blocks = (unsigned)((P.g[P.count] + kWarps - 1) / kWarps);
-    const kernel_fn fn = type == Q35_TYPE_Q4_K   ? pick<Q35_TYPE_Q4_K>(v->rank, early)
-                         : type == Q35_TYPE_Q5_K ? pick<Q35_TYPE_Q5_K>(v->rank, early)
-                         : type == Q35_TYPE_Q6_K ? pick<Q35_TYPE_Q6_K>(v->rank, early)
-                                                 : pick<Q35_TYPE_Q8_0>(v->rank, early);
-    if (sh->persist && !early && type != Q35_TYPE_Q6_K) { /* the resident grid (pick: kPersists) */
+    const q35_gemv_q8_impl *impl = static_cast<const q35_gemv_q8_impl *>(v->impl);
+    const int t = q8_type_at(type);
+    P = impl->nr == 2 ? with_groups<2>(P) : with_groups<4>(P);
+    unsigned blocks = (unsigned)((P.g[P.count] + kQ8Warps - 1) / kQ8Warps);
+    const q8_kernel_fn fn = early ? impl->early[t] : impl->plain[t];
+    if (!early && impl->resident[t]) {
         unsigned resident = 0;
         if (resident_blocks(fn, &resident, err))
             return -1;
         blocks = blocks < resident ? blocks : resident;
     }
-    q35_cluster_launch l(dim3(blocks), dim3(kWarps * 32), 0, (cudaStream_t)stream, 1);
+    q35_cluster_launch l(dim3(blocks), dim3(kQ8Warps * 32), 0, (cudaStream_t)stream, 1);
     if (early)
         l.early();
     if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, fn, P, row_bytes, k, q, d, s), err))

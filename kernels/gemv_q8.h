@@ -101,9 +101,10 @@ int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int6
 int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
                             int variant, q35_stream stream, q35_error *err);
 
-/* The variants (kernels/variant.h), all in the model's library: the same
- * arithmetic in the same order, so bitwise the same outputs; they differ in
- * how a warp's work and its registers are cut.
+/* The variants (kernels/variant.h): registers in the model's library, the
+ * others experiments (kernels/experiments/gemv_q8.cu: the suites and the
+ * benchmarks only). The same arithmetic in the same order, so bitwise the
+ * same outputs; they differ in how the work is cut among the warps.
  *   registers  a warp 4 rows, a lane its units one at a time (each row's
  *              bytes of a unit loaded, then computed); a warp a group, as
  *              many blocks as groups.
