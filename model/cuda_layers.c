@@ -74,16 +74,14 @@
 
 /* The splits of a decode step's split attention (switch decode-split) over this
  * state's cache, or 0 for the exact kernel: not asked for, an f32 cache, a
- * state of fewer than SPLIT_MIN_SEQ positions (there the one block a head of
- * the exact kernel is no slower: bench_attention decode_f16), or a chunked
- * delta rule's workspace (which a decode step does not use, and lends the
- * partials) too small for them. Fixed by the state's capacity, so a decode
- * graph captured once keeps its launches. */
-enum { SPLIT_MIN_SEQ = 1024 };
+ * state of fewer than Q35_DECODE_SPLIT_MIN_SEQ positions, or a chunked delta
+ * rule's workspace (which a decode step does not use, and lends the partials)
+ * too small for them. Fixed by the state's capacity, so a decode graph
+ * captured once keeps its launches. */
 static int decode_splits(const q35_run *r)
 {
     const q35_cuda_model *cm = r->cm;
-    if (!r->st->kv_f16 || !q35_paths_decode_split(&cm->paths) || !cm->delta_ws || r->st->max_seq < SPLIT_MIN_SEQ)
+    if (!r->st->kv_f16 || !q35_paths_decode_split(&cm->paths) || !cm->delta_ws || r->st->max_seq < Q35_DECODE_SPLIT_MIN_SEQ)
         return 0;
     const int splits = q35_attention_decode_split_count(cm->attn, r->st->max_seq, cm->info.sms);
     return q35_attention_decode_split_work_bytes(cm->attn, splits) <= cm->ws.delta ? splits : 0;

@@ -264,7 +264,10 @@ static inline bool q35_paths_decode_q8(const q35_cuda_paths *p)
 
 /* Whether paths p run a decode step's attention split over the cache
  * (model/cuda_layers.c, attend_decode): asked for, on the flash path (its f16
- * cache), not deterministic (the parity oracle keeps the exact kernel). */
+ * cache), not deterministic (the parity oracle keeps the exact kernel); taken
+ * on a state of Q35_DECODE_SPLIT_MIN_SEQ positions or more (below, the exact
+ * kernel's one block a head is no slower: bench_attention decode_f16). */
+#define Q35_DECODE_SPLIT_MIN_SEQ 1024
 static inline bool q35_paths_decode_split(const q35_cuda_paths *p)
 {
     return p->decode_split && !p->deterministic && p->attention == Q35_ATTN_FLASH;

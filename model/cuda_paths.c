@@ -128,6 +128,10 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
                  p->chunk_rows);
     const size_t used = strlen(buf);
     const bool sm90 = q35_paths_gemm_swiglu(p) || q35_paths_gemm_sm90_proj(p);
+    char split[96] = "";
+    if (q35_paths_decode_split(p))
+        snprintf(split, sizeof split, ", attention split over the cache from %d positions (decode-split)",
+                 Q35_DECODE_SPLIT_MIN_SEQ);
     snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s",
              paths_delta_qk16(p) ? ", q and k in f16 to the chunked rule" : "",
              q35_paths_flash_gate(p) ? ", out gate in the flash epilogue" : "",
@@ -142,7 +146,7 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
              q35_paths_decode_q8(p) ? ")" : "",
              q35_paths_decode_pdl(p) ? " launched early (decode-pdl)" : "",
              q35_paths_decode_fuse(p) ? ", written by the norms (decode-fuse)" : "",
-             q35_paths_decode_split(p) ? ", attention split over the cache (decode-split)" : "");
+             split);
     return buf;
 }
 

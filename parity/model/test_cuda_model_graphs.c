@@ -334,11 +334,11 @@ static void check_decode_fast(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *
     const int L = q35_cuda_model_hparams(cm)->n_layer;
     check_decode_switch(s, cm, st, tokens, n, "decode-q8 (8-bit activations) vs exact GEMVs", set_q8,
                         q35_paths_decode_q8, q35_fp8_tier_l2(L), q35_fp8_tier_kl(L), 1);
-    /* the split runs on a state of 1024 positions or more (model/cuda_layers.c: below, the exact kernel) */
+    /* the split runs on a state of Q35_DECODE_SPLIT_MIN_SEQ positions or more (below, the exact kernel) */
     q35_cuda_state *big = NULL;
     q35_error serr = {{0}};
-    if (q35_cuda_state_create(&big, cm, n > 1024 ? n : 1024, &serr))
-        fatal("a state of 1024 positions", &serr);
+    if (q35_cuda_state_create(&big, cm, n > Q35_DECODE_SPLIT_MIN_SEQ ? n : Q35_DECODE_SPLIT_MIN_SEQ, &serr))
+        fatal("a state for the split attention", &serr);
     check_decode_switch(s, cm, big, tokens, n, "decode-split (attention split over the cache) vs the exact kernel",
                         set_split, q35_paths_decode_split, CM_LIMIT_F32, 1e-6, 1);
     q35_cuda_state_free(big);
