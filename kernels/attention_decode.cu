@@ -114,31 +114,10 @@ __device__ __forceinline__ void q35_decode_slot(q35_decode_slots<HD, N> *st, int
                 d = q35_decode_dot4(d, q[j], kx[i][j]);
             s[i] = d;
         }
-        float tile_max = -INFINITY;
 #pragma unroll
-        for (int i = 0; i < TP; i++) {
+        for (int i = 0; i < TP; i++)
             s[i] = q35_group_sum<32>(s[i]) * scale;
-            if (i < nv)
-                tile_max = fmaxf(tile_max, s[i]);
-        }
-        /* online softmax: rescale, then add p v position by position */
-        const float m_new = fmaxf(m, tile_max);
-        const float c = expf(m - m_new); /* 0 on the slot's first tile (m = -inf) */
-        l *= c;
-#pragma unroll
-        for (int j = 0; j < J; j++)
-            q35_decode_scale4(acc[j], c);
-#pragma unroll
-        for (int i = 0; i < TP; i++) {
-            if (i < nv) {
-                const float p = expf(s[i] - m_new);
-                l += p;
-#pragma unroll
-                for (int j = 0; j < J; j++)
-                    q35_decode_add4(acc[j], p, vx[i][j]);
-            }
-        }
-        m = m_new;
+        q35_decode_online(s, nv, m, l, acc, [&](int i, int j) { return vx[i][j]; });
         if (PREFETCH) {
 #pragma unroll
             for (int i = 0; i < TP; i++)

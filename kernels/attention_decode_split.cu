@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(32 * MAX_GROUP)
         const q35_split_stage<HD> &st = stage[t % STAGES];
         const int64_t p0 = begin + (int64_t)t * TILE;
         const int nv = end - p0 < TILE ? (int)(end - p0) : TILE;
-        float sc[TILE], tile_max = -INFINITY;
+        float sc[TILE];
 #pragma unroll
         for (int i = 0; i < TILE; i++) {
             float d = 0.0f;
@@ -105,25 +105,9 @@ __global__ void __launch_bounds__(32 * MAX_GROUP)
             for (int j = 0; j < J; j++)
                 d = q35_decode_dot4(d, qr[j], q35_decode_load4(st.k[i] + 128 * j + 4 * lane));
             sc[i] = q35_group_sum<32>(d) * sh.scale;
-            if (i < nv)
-                tile_max = fmaxf(tile_max, sc[i]);
         }
-        const float m_new = fmaxf(m, tile_max), rescale = expf(m - m_new); /* 0 on the first tile */
-        l *= rescale;
-#pragma unroll
-        for (int j = 0; j < J; j++)
-            q35_decode_scale4(acc[j], rescale);
-#pragma unroll
-        for (int i = 0; i < TILE; i++) {
-            if (i < nv) {
-                const float pr = expf(sc[i] - m_new);
-                l += pr;
-#pragma unroll
-                for (int j = 0; j < J; j++)
-                    q35_decode_add4(acc[j], pr, q35_decode_load4(st.v[i] + 128 * j + 4 * lane));
-            }
-        }
-        m = m_new;
+        q35_decode_online(sc, nv, m, l, acc,
+                          [&](int i, int j) { return q35_decode_load4(st.v[i] + 128 * j + 4 * lane); });
         __syncthreads(); /* the stage is read by every warp before it is copied into again */
     }
     q35_cp_async_wait<0>(); /* only empty groups are left */
