@@ -77,8 +77,8 @@ int q35_gemv_q8_quantize(void *xq, const float *x, int64_t k, q35_stream stream,
  * stores it, 2-byte aligned; Q4_K and Q5_K 16-byte aligned), xq from
  * q35_gemv_q8_quantize of k inputs. n at most 524280. Refuses another type,
  * k not a whole number of its blocks, a misaligned weight, a variant outside
- * the registry, each naming it. `variant`: below (Q35_VARIANT_DEFAULT: the
- * type's default). */
+ * the registry, each naming it. `variant`: below (Q35_VARIANT_DEFAULT:
+ * q35_gemv_q8_variant_default). */
 int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, int variant,
                 q35_stream stream, q35_error *err);
 

@@ -24,8 +24,8 @@
 #                   cache where ours was measured, ours on the fast path (the decode
 #                   graph, 8-bit activations) and with the exact GEMVs (the graph),
 #                   llama.cpp's tg on the same file, the fast path / llama.cpp; points
-#                   of other switches (decode-split, -pdl, -fuse) and older files
-#                   without the switches' counters are left out
+#                   with decode-pdl or decode-fuse on, and older files without the
+#                   switches' counters, are left out (decode-split is the default's)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
