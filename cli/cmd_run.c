@@ -70,7 +70,7 @@ static const char *const k_help_gpu =
     "  --gemm-sm90-variant V\n"
     "                    the sm_90a GEMM's variant, where the model runs it (Q35_GEMM_SM90_VARIANT; default persist_tail)\n"
     "  --gemv-q8-variant V\n"
-    "                    the 8-bit-activation GEMV's variant, where decode-q8 runs it (Q35_GEMV_Q8_VARIANT; registers)\n"
+    "                    the 8-bit-activation GEMV's variant, where decode-q8 runs it (Q35_GEMV_Q8_VARIANT; persist)\n"
     "                    (a variant this build lacks, or one the device cannot run: a warning, the default)\n"
     "  --free-cap MIB    plan as if the device had at most this much free memory\n";
 

@@ -2,7 +2,8 @@
  *
  * The quantization: a warp a block of 32 (a lane an element),
  * kernels/q8_block.cuh. The product: kernels/gemv_q8.cuh; its production
- * variant (registers) here, the others in kernels/experiments/gemv_q8.cu. */
+ * variants (registers, persist) here, the others in
+ * kernels/experiments/gemv_q8.cu. */
 #include "kernels/cluster_launch.cuh"
 #include "kernels/gemv_q8.cuh"
 #include "kernels/linear_args.cuh"
@@ -26,8 +27,21 @@ __global__ void __launch_bounds__(256) quantize_kernel(int8_t *q, float *d, floa
     q35_q8_block(q, d, s, b, x[32 * b + lane], lane);
 }
 
-const q35_gemv_q8_impl k_registers = q8_warp_impl<4, 1>();
-const q35_variant k_production[] = {{"registers", 0, &k_registers}};
+/* persist: the resident grid, 2 rows a group; its Q6_K form (kPersists) and its
+ * early form rows2's. */
+q35_gemv_q8_impl persist_impl()
+{
+    q35_gemv_q8_impl p = q8_warp_impl<2, 1>();
+    p.plain[0] = gemv_q8_kernel_persist<Q35_TYPE_Q4_K, 2>;
+    p.plain[1] = gemv_q8_kernel_persist<Q35_TYPE_Q5_K, 2>;
+    p.plain[3] = gemv_q8_kernel_persist<Q35_TYPE_Q8_0, 2>;
+    p.resident[0] = p.resident[1] = p.resident[3] = true;
+    static_assert(!kPersists<Q35_TYPE_Q6_K>, "Q6_K's persist form is rows2's");
+    return p;
+}
+
+const q35_gemv_q8_impl k_registers = q8_warp_impl<4, 1>(), k_persist = persist_impl();
+const q35_variant k_production[] = {{"registers", 0, &k_registers}, {"persist", 1, &k_persist}};
 const q35_variant_set k_variants = {Q35_VARIANT_TABLE(k_production), &q35_gemv_q8_experiments, NULL};
 
 /* The blocks of fn resident on the current device at once (its SMs times the
@@ -121,7 +135,7 @@ Q35_VARIANT_REGISTRY(gemv_q8, k_variants)
 
 int q35_gemv_q8_variant_default(void)
 {
-    return q35_gemv_q8_variant_find("registers");
+    return q35_gemv_q8_variant_find("persist");
 }
 
 int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, int variant,

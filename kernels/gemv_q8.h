@@ -101,8 +101,8 @@ int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int6
 int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
                             int variant, q35_stream stream, q35_error *err);
 
-/* The variants (kernels/variant.h): registers in the model's library, the
- * others experiments (kernels/experiments/gemv_q8.cu: the suites and the
+/* The variants (kernels/variant.h): registers and persist in the model's
+ * library, the others experiments (kernels/experiments/gemv_q8.cu: the suites and the
  * benchmarks only). The same arithmetic in the same order, so bitwise the
  * same outputs; they differ in how the work is cut among the warps.
  *   registers  a warp 4 rows, a lane its units one at a time (each row's
@@ -116,7 +116,8 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  *              flight and about three quarters of the registers.
  *   unroll2    a warp 4 rows, a lane's two next units loaded before either
  *              is computed: twice the bytes in flight a warp.
- * The default: registers (bench_linear gemv_q8's variant axis). */
+ * The default: persist (bench_linear gemv_q8's variant axis: the faster on
+ * q4_K, q5_K and q8_0; Q6_K runs rows2's form, as fast as registers). */
 int q35_gemv_q8_variant_count(void);
 const char *q35_gemv_q8_variant_name(int variant);
 int q35_gemv_q8_variant_find(const char *name);

@@ -79,7 +79,7 @@ int main(void)
         {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, q35_gemv_variant_production,
          "registers staged", "registers staged"},
         {"gemv_q8", q35_gemv_q8_variant_count, q35_gemv_q8_variant_name, q35_gemv_q8_variant_find,
-         q35_gemv_q8_variant_production, "registers persist rows2 unroll2", "registers"},
+         q35_gemv_q8_variant_production, "registers persist rows2 unroll2", "registers persist"},
         {"flash_sm90", q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,
          q35_attention_flash_sm90_variant_find, q35_attention_flash_sm90_variant_production,
          "serial pingpong fa3turn overlap persist", "serial pingpong fa3turn overlap persist"},
@@ -112,8 +112,8 @@ int main(void)
              strcmp(q35_attention_flash_sm90_variant_name(q35_attention_flash_sm90_variant_default()), "overlap") == 0 &&
                  strcmp(q35_gemm_sm90_variant_name(q35_gemm_sm90_variant_default()), "persist_tail") == 0,
              "defaults: flash_sm90 overlap, gemm_sm90 persist_tail");
-    q35_case(&s, strcmp(q35_gemv_q8_variant_name(q35_gemv_q8_variant_default()), "registers") == 0,
-             "defaults: gemv_q8 registers");
+    q35_case(&s, strcmp(q35_gemv_q8_variant_name(q35_gemv_q8_variant_default()), "persist") == 0,
+             "defaults: gemv_q8 persist");
 
     /* the chunked delta rule's families: which variants the suite holds to each other's bits */
     char fam[256] = "";
