@@ -218,7 +218,9 @@ static void decode_run(q35_cuda_model *cm, q35_cuda_state *st, const int32_t *to
     cm_download(st, &out->h);
 }
 
-/* Plain decode steps, then the same with the decode graph, on this state and on a second one. */
+/* Plain decode steps, then the same with the decode graph, on this state and
+ * on a second one of its capacity (the capacity picks kernels: decode-split
+ * runs on Q35_DECODE_SPLIT_MIN_SEQ positions or more). */
 static void check_decode(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n)
 {
     char name[32], what[160];
@@ -227,7 +229,7 @@ static void check_decode(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, c
     const int64_t n0 = n - STEPS - 1;
     q35_error err = {{0}};
     q35_cuda_state *st2 = NULL;
-    if (q35_cuda_state_create(&st2, cm, n, &err))
+    if (q35_cuda_state_create(&st2, cm, q35_cuda_state_max_seq(st), &err))
         fatal("a second state", &err);
     set_decode_graph(cm, false);
     run_out plain, graph, other;
