@@ -44,7 +44,9 @@ int q35_gated_rmsnorm(float *y, const float *o, const float *z, const float *w, 
 /* CUDA, the per-token form with its 8-bit form (a decode step's
  * 8-bit-activation GEMV's input, kernels/gemv_q8.h): y bitwise
  * q35_gated_rmsnorm's (y may be o) and xq bitwise q35_gemv_q8_quantize(xq,
- * y, heads * n)'s, in one launch. heads * n a multiple of 32, at most 24576
+ * y, heads * n)'s, in one launch (where n is a multiple of 32, 8 heads a
+ * block at n <= 511, a head a block past it; else one block). heads * n a
+ * multiple of 32, at most 24576
  * (Q35_FP8_ROW_MAX); xq 16-byte aligned; refused otherwise. */
 int q35_gated_rmsnorm_q8(float *y, void *xq, const float *o, const float *z, const float *w, int64_t n, int64_t heads,
                          float eps, q35_stream stream, q35_error *err);

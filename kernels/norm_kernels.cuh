@@ -421,9 +421,12 @@ static int q35_norm_fp8_launch(const char *who, uint8_t *q, float *scale, const 
 
 /* The 8-bit output (kernels/gemv_q8.h's x', one token, a decode step's):
  * the f32 y of the f32 form (every value stored, the same bits) and its
- * quantization, q [cols] then d, s [cols / 32] at d_at, s_at from q. A block
- * for the token, vectors as q35_norm_fp8_kernel takes them, each staged in
- * shared memory too; then a warp a block of 32 (kernels/q8_block.cuh). */
+ * quantization, q [cols] then d, s [cols / 32] at d_at, s_at from q. Vectors
+ * as q35_norm_fp8_kernel takes them, each staged in shared memory too; then a
+ * warp a block of 32 (kernels/q8_block.cuh). A block the token, or, where n
+ * is a multiple of 32 (each block of 32 within one vector), per_block vectors
+ * a block (the GROUPS of a warp-a-vector form, else 1): the same vectors
+ * computed the same way, so the same bits, over blocks at once. */
 struct q35_q8_stage {
     float *y, *ys;
     int n;
@@ -438,22 +441,23 @@ struct q35_q8_stage {
 template <int THREADS, int KIND, int GROUPS>
 __global__ void __launch_bounds__(THREADS *GROUPS)
     q35_norm_q8_kernel(float *y, int8_t *q, float *d, float *s, const float *x, const float *z, const float *w, int n,
-                       int heads, float eps, float *xs)
+                       int heads, int per_block, float eps, float *xs)
 {
     static_assert(GROUPS == 1 || THREADS == 32, "several vectors at once only at a warp a vector");
     q35_grid_launch_dependents(); /* an early GEMV after it may start (it waits for this grid) */
     float *ys = q35_fp8_staged_row();
-    const int64_t cols = (int64_t)heads * n;
+    const int h0 = blockIdx.x * per_block, h1 = min(heads, h0 + per_block); /* this block's vectors */
     const bool with_z = q35_norm_gated(KIND) || KIND == Q35_NORM_ADD_RMS;
-    for (int h = threadIdx.x / THREADS; h < heads; h += GROUPS) { /* the same count for a group's threads */
+    for (int h = h0 + threadIdx.x / THREADS; h < h1; h += GROUPS) { /* the same count for a group's threads */
         const int64_t off = (int64_t)h * n;
         q35_q8_stage put{y + off, ys + off, n, q35_norm_out_vec(y + off)};
         q35_norm_vector<THREADS, KIND>(x + off, with_z ? z + off : nullptr, KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr,
                                        w, n, eps, threadIdx.x % THREADS, put);
     }
-    __syncthreads(); /* the row staged */
+    __syncthreads(); /* the block's vectors staged */
     const int lane = threadIdx.x % 32, warps = THREADS * GROUPS / 32;
-    for (int64_t b = threadIdx.x / 32; b < cols / 32; b += warps)
+    const int64_t b1 = (int64_t)h1 * n / 32; /* per_block < heads only where n is a multiple of 32 */
+    for (int64_t b = (int64_t)h0 * n / 32 + threadIdx.x / 32; b < b1; b += warps)
         q35_q8_block(q, d, s, b, ys[32 * b + lane], lane);
 }
 
@@ -478,9 +482,10 @@ static int q35_norm_q8_launch(const char *who, float *y, void *xq, const float *
     if (q35_fp8_stage_ready(who, kernel, cols, &bytes, err))
         return -1;
     char *base = (char *)xq;
-    kernel<<<1, threads == 32 ? 256 : threads, bytes, st>>>(y, (int8_t *)base, (float *)(base + q35_gemv_q8_d_at(cols)),
-                                                             (float *)(base + q35_gemv_q8_s_at(cols)), x, z, w, n, heads,
-                                                             eps, xs);
+    const int per_block = n % 32 == 0 ? (threads == 32 ? 8 : 1) : heads;
+    kernel<<<(unsigned)((heads + per_block - 1) / per_block), threads == 32 ? 256 : threads, bytes, st>>>(
+        y, (int8_t *)base, (float *)(base + q35_gemv_q8_d_at(cols)), (float *)(base + q35_gemv_q8_s_at(cols)), x, z, w, n,
+        heads, per_block, eps, xs);
     return Q35_LAUNCH_CHECK(who, err);
 }
 

@@ -2,7 +2,8 @@
  * the output f32, or f16 (the _f16 forms of SwiGLU and the sigmoid gate: the
  * f32 value rounded to nearest even at the store), or FP8 (SwiGLU's _fp8); the
  * inputs f32, or f16 / bf16 for SwiGLU (_f16_f16, _bf16_fp8: each value
- * widened exactly to f32 first, then the f32 arithmetic). */
+ * widened exactly to f32 first, then the f32 arithmetic); SwiGLU's and the
+ * gate's _q8 forms write the f32 value and its 8-bit form (a warp a block). */
 #include "kernels/norm_kernels.cuh"
 #include "kernels/pointwise.h"
 #include "kernels/reduce.cuh"
@@ -326,6 +327,52 @@ int q35_sigmoid_gate_rows_f16(uint16_t *y16, const float *o, const float *gate, 
 int q35_residual_add_rows(float *x, const float *p, int64_t width, int64_t rows, q35_stream stream, q35_error *err)
 {
     return launch<OP_RESIDUAL>("residual_add_rows", x, x, p, k_no_b, width, width, rows, stream, err);
+}
+
+/* The 8-bit-out forms (a decode step's SwiGLU and output gate, before their
+ * 8-bit GEMV): a warp a block of 32, lane l its value l, computed by
+ * pointwise_op as the f32 forms compute it, stored to y, then quantized
+ * (kernels/q8_block.cuh, q35_gemv_q8_quantize's bits). */
+template <int OP>
+__global__ void __launch_bounds__(256)
+    q35_pointwise_q8_kernel(float *y, int8_t *q, float *d, float *s, const float *a, const float *b, int64_t blocks)
+{
+    q35_grid_launch_dependents(); /* an early GEMV after it may start (it waits for this grid) */
+    const int64_t blk = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (blk >= blocks)
+        return; /* the whole warp */
+    const int64_t i = 32 * blk + lane;
+    const float v = OP == OP_SWIGLU ? pointwise_op<OP>(0.0f, a[i], b[i]) : pointwise_op<OP>(y[i], a[i], 0.0f);
+    y[i] = v;
+    q35_q8_block(q, d, s, blk, v, lane);
+}
+
+template <int OP>
+static int launch_q8(const char *name, float *y, void *xq, const float *a, const float *b, int64_t width,
+                     q35_stream stream, q35_error *err)
+{
+    if (width < 32 || width % 32 != 0 || width > INT32_MAX)
+        return q35_fail(err, "%s: width %lld (want a multiple of 32, the 8-bit blocks, up to %d)", name,
+                        (long long)width, INT32_MAX);
+    if ((uintptr_t)xq % 16 != 0)
+        return q35_fail(err, "%s: the quantized x at %p (want 16-byte aligned)", name, xq);
+    char *base = static_cast<char *>(xq);
+    const int64_t blocks = width / 32;
+    q35_pointwise_q8_kernel<OP><<<(unsigned)((blocks + 7) / 8), 256, 0, stream>>>(
+        y, (int8_t *)base, (float *)(base + q35_gemv_q8_d_at(width)), (float *)(base + q35_gemv_q8_s_at(width)), a, b,
+        blocks);
+    return Q35_LAUNCH_CHECK(name, err);
+}
+
+int q35_swiglu_q8(float *y, void *xq, const float *g, const float *u, int64_t width, q35_stream stream, q35_error *err)
+{
+    return launch_q8<OP_SWIGLU>("swiglu_q8", y, xq, g, u, width, stream, err);
+}
+
+int q35_sigmoid_gate_q8(float *o, void *xq, const float *gate, int64_t width, q35_stream stream, q35_error *err)
+{
+    return launch_q8<OP_SIGMOID_GATE>("sigmoid_gate_q8", o, xq, gate, nullptr, width, stream, err);
 }
 
 __global__ void q35_split_qgate_kernel(float *q, float *gate, const float *full, int hd, int64_t n)

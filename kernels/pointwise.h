@@ -78,6 +78,15 @@ int q35_sigmoid_gate_rows(float *o, const float *gate, int64_t width, int64_t ro
  * alias o or gate. */
 int q35_sigmoid_gate_rows_f16(uint16_t *y16, const float *o, const float *gate, int64_t width, int64_t rows,
                               q35_stream stream, q35_error *err);
+/* The 8-bit-out forms, one token (a decode step's SwiGLU and output gate,
+ * before the 8-bit-activation GEMV that reads them, kernels/gemv_q8.h): y
+ * [width] bitwise q35_swiglu_rows's (rows 1, in_stride width), o [width]
+ * bitwise q35_sigmoid_gate_rows's (in place), and xq bitwise
+ * q35_gemv_q8_quantize(xq, y or o, width)'s, in one launch of a warp a block
+ * of 32 (no row-wide step). width a multiple of 32; xq 16-byte aligned,
+ * q35_gemv_q8_x_bytes(width) bytes, aliasing none of the rest; y may be g or u. */
+int q35_swiglu_q8(float *y, void *xq, const float *g, const float *u, int64_t width, q35_stream stream, q35_error *err);
+int q35_sigmoid_gate_q8(float *o, void *xq, const float *gate, int64_t width, q35_stream stream, q35_error *err);
 int q35_residual_add_rows(float *x, const float *p, int64_t width, int64_t rows, q35_stream stream, q35_error *err);
 /* full [rows][heads][2*hd] -> q, gate [rows][heads][hd] */
 int q35_split_qgate_rows(float *q, float *gate, const float *full, int heads, int hd, int64_t rows,

@@ -174,7 +174,15 @@ static bool fuse_q8(const q35_run *r, int64_t k)
     return q35_paths_decode_fuse(&r->cm->paths) && q35_token_q8(r, k) && k <= Q35_FP8_ROW_MAX;
 }
 
-/* After a norm with its 8-bit form: cm->f16_act holds x's (q35_proj_many reads it). */
+/* Whether a decode step's SwiGLU, output gate and gated norm write the 8-bit
+ * form of their k outputs too (switch decode-act-q8), where the projection
+ * after each takes the 8-bit GEMV and the row fits the gated norm's shared memory. */
+static bool act_q8(const q35_run *r, int64_t k)
+{
+    return q35_paths_decode_act_q8(&r->cm->paths) && q35_token_q8(r, k) && k <= Q35_FP8_ROW_MAX;
+}
+
+/* After an op with its 8-bit form: cm->f16_act holds x's (q35_proj_many reads it). */
 static int q8_written(q35_run *r, const float *x, int rc)
 {
     if (rc == 0)
@@ -344,7 +352,10 @@ static int ffn(q35_run *r, const q35_dlayer *l)
         return -1;
     q35_op_begin(r, Q35_OP_SWIGLU, "swiglu");
     const int rc =
-        r->f16_inputs   ? input_written(r, BUF(r, FFN_ACT),
+        act_q8(r, ff)   ? q8_written(r, BUF(r, FFN_ACT),
+                                   q35_op_end(r, q35_swiglu_q8(BUF(r, FFN_ACT), r->cm->f16_act, g, u, ff, r->cm->stream,
+                                                               r->err)))
+        : r->f16_inputs ? input_written(r, BUF(r, FFN_ACT),
                                       q35_op_end(r, q35_swiglu_rows_f16(r->cm->f16_act, g, u, 2 * ff, ff, r->T,
                                                                         r->cm->stream, r->err)))
         : r->fp8_inputs ? input_written(r, BUF(r, FFN_ACT),
@@ -463,7 +474,8 @@ static int gated_norm(q35_run *r, const q35_dlayer *l)
     const q35_mix_cols mc = q35_mix_cols_of(hp);
     const float *z = BUF(r, MIX) + mc.z;
     q35_op_begin(r, Q35_OP_GATED_NORM, "gated_norm");
-    if (fuse_q8(r, hp->ssm_dv * hp->ssm_hv)) /* a decode step: O and its 8-bit form for ssm_out */
+    const int64_t width = hp->ssm_dv * hp->ssm_hv;
+    if (fuse_q8(r, width) || act_q8(r, width)) /* a decode step: O and its 8-bit form for ssm_out */
         return q8_written(r, BUF(r, O),
                           q35_op_end(r, q35_gated_rmsnorm_q8(BUF(r, O), r->cm->f16_act, BUF(r, O), z, l->ssm_norm,
                                                              hp->ssm_dv, hp->ssm_hv, hp->eps, r->cm->stream, r->err)));
@@ -689,7 +701,11 @@ int q35_layer_attention(q35_run *r, const q35_dlayer *l)
             return -1;
     }
     q35_op_begin(r, Q35_OP_OUT_GATE, "out_gate");
-    const int gated = r->f16_inputs /* ATTN_O as attn_output's f16 input only */
+    const int gated = act_q8(r, qd)
+                          ? q8_written(r, BUF(r, ATTN_O),
+                                       q35_op_end(r, q35_sigmoid_gate_q8(BUF(r, ATTN_O), r->cm->f16_act, BUF(r, GATE), qd,
+                                                                         r->cm->stream, r->err)))
+                      : r->f16_inputs /* ATTN_O as attn_output's f16 input only */
                           ? input_written(r, BUF(r, ATTN_O),
                                         q35_op_end(r, q35_sigmoid_gate_rows_f16(r->cm->f16_act, BUF(r, ATTN_O),
                                                                                 BUF(r, GATE), qd, r->T, r->cm->stream,

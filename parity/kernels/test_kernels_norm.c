@@ -560,6 +560,13 @@ int main(void)
     check_q8_form(&s, "0.8B heads", 2, 128, 16);
     check_q8_form(&s, "9B heads", 2, 128, 32);
     check_q8_form(&s, "27B heads", 2, 128, 48);
+    /* the gated form's blocks: 8 heads a block (a last one short), a head a block past 511 (64 and 256
+       threads), one block where a head is no whole number of 8-bit blocks */
+    check_q8_form(&s, "12 heads", 2, 128, 12);
+    check_q8_form(&s, "heads of 96", 2, 96, 5);
+    check_q8_form(&s, "heads of 512", 2, 512, 3);
+    check_q8_form(&s, "heads of 1024", 2, 1024, 2);
+    check_q8_form(&s, "heads of 40", 2, 40, 4);
 
     check_refusals(&s);
     return q35_suite_end(&s);

@@ -18,13 +18,16 @@
  * the f16-out form of the widened rows (memcmp), nothing written past the
  * output, at the 9B's GU rows (1, 7, 2048), with gaps, off alignment, odd
  * widths, zeros, subnormals and overflowing products; its refusals, which
- * write nothing. */
+ * write nothing. The 8-bit-out forms of SwiGLU and the gate (a decode step's,
+ * before the 8-bit GEMV) bitwise the f32 form then q35_gemv_q8_quantize
+ * (memcmp, y and x'), at the models' widths; their refusals. */
 #include "parity/lib/gpu.h"
 
 #include "core/half.h"
 #include "core/quant.h"
 #include "kernels/embedding.h"
 #include "kernels/fp8.h"
+#include "kernels/gemv_q8.h"
 #include "kernels/pointwise.h"
 #include "kernels/rope.h"
 
@@ -463,6 +466,56 @@ static void check_refusals(q35_suite *s)
     q35_gpu_free(d);
 }
 
+/* The 8-bit-out forms (a decode step's SwiGLU and output gate before the
+ * 8-bit GEMV): y and xq bitwise the f32 form's (one row) then
+ * q35_gemv_q8_quantize's (memcmp), outputs poisoned first; a block of zeros
+ * (its scale 0) and one of large values among the random ones. */
+static void check_q8_out(q35_suite *s, int op, const char *what, int64_t width)
+{
+    q35_error err = {{0}};
+    const size_t xb = q35_gemv_q8_x_bytes(width);
+    float *a = q35_host_normal(width, 0.0, 2.0, &g_rng), *b = q35_host_normal(width, 0.0, 1.0, &g_rng);
+    for (int i = 0; i < 32 && i < width; i++)
+        a[i] = b[i] = 0.0f;
+    for (int64_t i = 64; i < 96 && i < width; i++)
+        a[i] *= 1e4f, b[i] *= 1e4f;
+    float *da = q35_gpu_from_host(a, width), *db = q35_gpu_from_host(b, width), *y1 = q35_gpu_floats(width),
+          *y2 = q35_gpu_floats(width);
+    void *q1 = q35_gpu_bytes(xb), *q2 = q35_gpu_bytes(xb);
+    if (op == SWIGLU) {
+        q35_gpu_ok(q35_swiglu_rows(y1, da, db, width, width, 1, NULL, &err), &err);
+        q35_gpu_ok(q35_swiglu_q8(y2, q2, da, db, width, NULL, &err), &err);
+    } else { /* in place, o = b gated by a */
+        q35_gpu_upload(y1, b, (size_t)width * 4), q35_gpu_upload(y2, b, (size_t)width * 4);
+        q35_gpu_ok(q35_sigmoid_gate_rows(y1, da, width, 1, NULL, &err), &err);
+        q35_gpu_ok(q35_sigmoid_gate_q8(y2, q2, da, width, NULL, &err), &err);
+    }
+    q35_gpu_ok(q35_gemv_q8_quantize(q1, y1, width, NULL, &err), &err);
+    float *h1 = q35_gpu_to_host(y1, width), *h2 = q35_gpu_to_host(y2, width);
+    uint8_t *b1 = malloc(xb), *b2 = malloc(xb);
+    q35_gpu_download(b1, q1, xb), q35_gpu_download(b2, q2, xb);
+    const bool y_same = memcmp(h1, h2, (size_t)width * 4) == 0, q_same = memcmp(b1, b2, xb) == 0;
+    q35_case(s, y_same && q_same, "%-17s %-10s width %5" PRId64 ": y %s, x' %s the f32 form then gemv_q8_quantize (memcmp)",
+             op == SWIGLU ? "swiglu_q8" : "sigmoid_gate_q8", what, width, y_same ? "bitwise" : "DIFFERS from",
+             q_same ? "bitwise" : "DIFFERS from");
+    free(a), free(b), free(h1), free(h2), free(b1), free(b2);
+    q35_gpu_free(da), q35_gpu_free(db), q35_gpu_free(y1), q35_gpu_free(y2), q35_gpu_free(q1), q35_gpu_free(q2);
+}
+
+/* What the 8-bit-out forms refuse: a width no whole number of blocks, xq off 16 bytes. */
+static void check_q8_out_refusals(q35_suite *s)
+{
+    q35_error err = {{0}};
+    float *d = q35_gpu_floats(256);
+    int rc = q35_swiglu_q8(d, d + 128, d, d + 64, 40, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "swiglu_q8: width 40") != NULL, "swiglu_q8 refuses width 40: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    rc = q35_sigmoid_gate_q8(d, d + 129, d + 64, 32, NULL, &err);
+    q35_case(s, rc == -1 && strstr(err.msg, "16-byte") != NULL, "sigmoid_gate_q8 refuses x' off 16 bytes: %s",
+             err.msg);
+    q35_gpu_free(d);
+}
+
 int main(void)
 {
     q35_suite s;
@@ -511,6 +564,16 @@ int main(void)
     check_swiglu_f16_f16(&s, "odd", 37, 0, 0, 3, 0);                  /* in stride 74: scalar */
     check_swiglu_f16_f16(&s, "width 44", 44, 4, 4, 9, 0);             /* stride 96, width not eights: scalar */
     check_swiglu_f16_f16(&s, "width 1", 1, 0, 0, 7, 0);
+
+    /* the 8-bit-out forms at the models' decode widths (0.8B, 9B, 27B ffn; 9B, 27B heads), and one block */
+    static const int64_t q8_ffn[] = {3584, 12288, 17408}, q8_heads[] = {16 * 256, 24 * 256};
+    for (int i = 0; i < 3; i++)
+        check_q8_out(&s, SWIGLU, "ffn", q8_ffn[i]);
+    for (int i = 0; i < 2; i++)
+        check_q8_out(&s, GATE, "heads", q8_heads[i]);
+    check_q8_out(&s, SWIGLU, "one block", 32);
+    check_q8_out(&s, GATE, "one block", 32);
+    check_q8_out_refusals(&s);
 
     check_split(&s, "0.8B", 8, 256, 37);
     check_split(&s, "9B", 16, 256, big);

@@ -25,7 +25,8 @@
  * decode (decode-q8) within the FP8 tier of the exact one, the split decode
  * attention (decode-split) within the f32 paths' bound of the exact kernel,
  * the 8-bit GEMVs launched early (decode-pdl) and the norms writing the 8-bit
- * x (decode-fuse) with the logits of the plain forms; each one's graph
+ * x (decode-fuse), and SwiGLU, the gate and the gated norm writing it
+ * (decode-act-q8) with the logits of the plain forms; each one's graph
  * bitwise its plain steps. */
 #include "cuda_model_cases.h"
 #include "model/accuracy.h"
@@ -325,6 +326,11 @@ static void set_fuse(q35_cuda_paths *p, bool on)
     p->decode_fuse = on;
 }
 
+static void set_act_q8(q35_cuda_paths *p, bool on)
+{
+    p->decode_act_q8 = on;
+}
+
 /* The 8-bit-activation decode (switch decode-q8) against the exact GEMVs:
  * within the FP8 tier's bounds (model/accuracy.h: rel L2 0.05 sqrt(layers),
  * KL 2.5e-4 layers; its activations round to 1/254 of a block's largest,
@@ -355,6 +361,9 @@ static void check_decode_fast(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *
                         q35_paths_decode_pdl, 0.0, 0.0, 0);
     check_decode_switch(s, cm, st, tokens, n, "decode-fuse (the norms write the 8-bit x) vs quantized apart", set_fuse,
                         q35_paths_decode_fuse, 0.0, 0.0, -1);
+    check_decode_switch(s, cm, st, tokens, n,
+                        "decode-act-q8 (SwiGLU, the gate, the gated norm write the 8-bit x) vs quantized apart",
+                        set_act_q8, q35_paths_decode_act_q8, 0.0, 0.0, -1);
     set_q8(&p, false);
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);
