@@ -27,20 +27,7 @@ __global__ void __launch_bounds__(256) quantize_kernel(int8_t *q, float *d, floa
     q35_q8_block(q, d, s, b, x[32 * b + lane], lane);
 }
 
-/* persist: the resident grid, 2 rows a group; its Q6_K form (kPersists) and its
- * early form rows2's. */
-q35_gemv_q8_impl persist_impl()
-{
-    q35_gemv_q8_impl p = q8_warp_impl<2, 1>();
-    p.plain[0] = gemv_q8_kernel_persist<Q35_TYPE_Q4_K, 2>;
-    p.plain[1] = gemv_q8_kernel_persist<Q35_TYPE_Q5_K, 2>;
-    p.plain[3] = gemv_q8_kernel_persist<Q35_TYPE_Q8_0, 2>;
-    p.resident[0] = p.resident[1] = p.resident[3] = true;
-    static_assert(!kPersists<Q35_TYPE_Q6_K>, "Q6_K's persist form is rows2's");
-    return p;
-}
-
-const q35_gemv_q8_impl k_registers = q8_warp_impl<4, 1>(), k_persist = persist_impl();
+const q35_gemv_q8_impl k_registers = q8_warp_impl<4, 1>(), k_persist = q8_persist_impl();
 const q35_variant k_production[] = {{"registers", 0, &k_registers}, {"persist", 1, &k_persist}};
 const q35_variant_set k_variants = {Q35_VARIANT_TABLE(k_production), &q35_gemv_q8_experiments, NULL};
 

@@ -25,6 +25,7 @@
 #include "kernels/sm90.cuh"
 
 #include <cuda_runtime.h>
+#include <type_traits>
 
 namespace {
 
@@ -170,6 +171,43 @@ struct q8_unit<Q35_TYPE_Q6_K> {
     }
 };
 
+/* 32 bytes from p (2-byte aligned) as 8 words, the same words as eight
+ * q35_ld_u32_2a: five 8-byte loads from p rounded down to 8 (at most 6 bytes
+ * before p, 2 after p + 32: within one 8-byte word of a byte read, so within
+ * its allocation) and the words realigned by funnel shifts (0 or 16 bits,
+ * from word 0 or 1). 5 load instructions against 16. */
+__device__ __forceinline__ void ld32_2a_wide(uint32_t (&o)[8], const uint8_t *p)
+{
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const uint2 *q = reinterpret_cast<const uint2 *>(a & ~static_cast<uintptr_t>(7));
+    uint32_t w[10];
+#pragma unroll
+    for (int i = 0; i < 5; i++) {
+        const uint2 v = __ldg(q + i);
+        w[2 * i] = v.x, w[2 * i + 1] = v.y;
+    }
+    const bool up = (a & 4) != 0;
+    const unsigned sh = (unsigned)(a & 2) * 8;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        o[i] = __funnelshift_r(up ? w[i + 1] : w[i], up ? w[i + 2] : w[i + 1], sh);
+}
+
+/* Q6_K with ql and qh read by ld32_2a_wide: the same words, so the same
+ * arithmetic and bits (the variant persist6w, kernels/gemv_q8.h). */
+struct q8_unit6w : q8_unit<Q35_TYPE_Q6_K> {
+    static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u)
+    {
+        const int h = (int)((u >> 1) & 1), qp = (int)(u & 1);
+        const uint8_t *b = row + 210 * (u >> 2);
+        ld32_2a_wide(r.ql, b + 64 * h + 32 * qp);
+        ld32_2a_wide(r.qh, b + 128 + 32 * h);
+        const unsigned short *sc = reinterpret_cast<const unsigned short *>(b + 192 + 8 * h + 2 * qp);
+        r.sc = (uint32_t)__ldg(sc) | ((uint32_t)__ldg(sc + 2) << 16);
+        r.d = __ldg(reinterpret_cast<const unsigned short *>(b + 208));
+    }
+};
+
 /* Q8_0: unit u = block u (34 bytes: d, then 32 int8; 2-byte aligned), activation block u. */
 template <>
 struct q8_unit<Q35_TYPE_Q8_0> {
@@ -200,11 +238,12 @@ struct q8_unit<Q35_TYPE_Q8_0> {
  * units in ascending order (a lane units lane, lane + 32, ...), then the same
  * butterfly, whatever NR and UNR (UNR iterations of a lane's units loaded
  * before any is computed), so every variant gives the same bits. */
-template <int TYPE, int NR, int UNR>
+template <int TYPE, int NR, int UNR, bool W6 = false>
 __device__ __forceinline__ void gemv_q8_group(const gemv_parts &P, int64_t gi, int64_t row_bytes, int64_t k,
                                               const int8_t *xq, const float *xd, const float *xs)
 {
-    using Unit = q8_unit<TYPE>;
+    static_assert(!W6 || TYPE == Q35_TYPE_Q6_K, "the wide loads are Q6_K's");
+    using Unit = typename std::conditional<W6, q8_unit6w, q8_unit<TYPE>>::type;
     constexpr int NB = Unit::nb;
     const int lane = threadIdx.x % 32;
     const gemv_group grp = locate<NR>(P, gi, row_bytes);
@@ -250,7 +289,7 @@ __device__ __forceinline__ void gemv_q8_group(const gemv_parts &P, int64_t gi, i
  * while the grid before it finishes (they are no output of it), then
  * griddepcontrol.wait before x is read or y written. Either way the grid lets
  * an early one after it start at once. */
-template <int TYPE, int NR, bool EARLY, int UNR>
+template <int TYPE, int NR, bool EARLY, int UNR, bool W6 = false>
 __global__ void __launch_bounds__(kQ8Warps * 32)
     gemv_q8_kernel(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
 {
@@ -267,7 +306,7 @@ __global__ void __launch_bounds__(kQ8Warps * 32)
         q35_grid_dependency_wait();
     }
     if (active) /* the whole warp */
-        gemv_q8_group<TYPE, NR, UNR>(P, gi, row_bytes, k, xq, xd, xs);
+        gemv_q8_group<TYPE, NR, UNR, W6>(P, gi, row_bytes, k, xq, xd, xs);
 }
 
 /* The resident grid (as many blocks as fit the SMs at once): each warp takes
@@ -314,6 +353,19 @@ q35_gemv_q8_impl q8_warp_impl()
             {gemv_q8_kernel<Q35_TYPE_Q4_K, NR, true, UNR>, gemv_q8_kernel<Q35_TYPE_Q5_K, NR, true, UNR>,
              gemv_q8_kernel<Q35_TYPE_Q6_K, NR, true, UNR>, gemv_q8_kernel<Q35_TYPE_Q8_0, NR, true, UNR>},
             {false, false, false, false}};
+}
+
+/* persist (kernels/gemv_q8.h): the resident grid, 2 rows a group; its Q6_K
+ * form (kPersists) and its early forms rows2's. */
+inline q35_gemv_q8_impl q8_persist_impl()
+{
+    q35_gemv_q8_impl p = q8_warp_impl<2, 1>();
+    p.plain[0] = gemv_q8_kernel_persist<Q35_TYPE_Q4_K, 2>;
+    p.plain[1] = gemv_q8_kernel_persist<Q35_TYPE_Q5_K, 2>;
+    p.plain[3] = gemv_q8_kernel_persist<Q35_TYPE_Q8_0, 2>;
+    p.resident[0] = p.resident[1] = p.resident[3] = true;
+    static_assert(!kPersists<Q35_TYPE_Q6_K>, "Q6_K's persist form is rows2's");
+    return p;
 }
 
 } // namespace

@@ -116,6 +116,9 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  *              flight and about three quarters of the registers.
  *   unroll2    a warp 4 rows, a lane's two next units loaded before either
  *              is computed: twice the bytes in flight a warp.
+ *   persist6w  persist, with Q6_K's ql and qh read 8 bytes a load and
+ *              realigned (its 210-byte blocks are 2-byte aligned): 13 load
+ *              instructions a unit against 35.
  * The default: persist (bench_linear gemv_q8's variant axis: the faster on
  * q4_K, q5_K and q8_0; Q6_K runs rows2's form, as fast as registers). */
 int q35_gemv_q8_variant_count(void);

@@ -6,8 +6,18 @@
 
 namespace {
 
-const q35_gemv_q8_impl k_rows2 = q8_warp_impl<2, 1>(), k_unroll2 = q8_warp_impl<4, 2>();
-const q35_variant k_experiments[] = {{"rows2", 2, &k_rows2}, {"unroll2", 3, &k_unroll2}};
+/* persist6w: persist with Q6_K's ql and qh read 8 bytes a load (q8_unit6w) */
+q35_gemv_q8_impl persist6w_impl()
+{
+    q35_gemv_q8_impl p = q8_persist_impl();
+    p.plain[2] = gemv_q8_kernel<Q35_TYPE_Q6_K, 2, false, 1, true>;
+    p.early[2] = gemv_q8_kernel<Q35_TYPE_Q6_K, 2, true, 1, true>;
+    return p;
+}
+
+const q35_gemv_q8_impl k_rows2 = q8_warp_impl<2, 1>(), k_unroll2 = q8_warp_impl<4, 2>(), k_persist6w = persist6w_impl();
+const q35_variant k_experiments[] = {
+    {"rows2", 2, &k_rows2}, {"unroll2", 3, &k_unroll2}, {"persist6w", 4, &k_persist6w}};
 
 } // namespace
 
