@@ -30,6 +30,9 @@
  *   fp8     9b x q4_k x fp8 (opt-in) x flash x chunk {2048, 8192} x len {512 ..
  *           131072} (8192 paired with transformers too);
  *   quants  9b x {q6_k, q8_0, f16} x f16 x f32 x chunk 2048 x len 4096;
+ *   peers   9b x {q4_k_m, f16} x f16 x flash x chunk 8192 x len {512, 4096,
+ *           16384}, and their decode at ctx {512, 4096}: the other files
+ *           bench/llama_peer.sh runs llama.cpp on (bench/peers.map pairs them);
  *   decode  shape {0.8b, 9b, 27b} x q4_k x ctx {512, 4096, 16384, 65536};
  *   default the built-in default model (tiny, q4_k_m: what `q35 run` runs) x
  *           GEMM {f32, f16} x attention {f32, flash} x chunk 512 x len {512,
@@ -367,6 +370,16 @@ int main(int argc, char **argv)
                            (q35_bench_axis[]){shape, {"quant", others, 3}, {"gemm", f16, 1}, {"attn", f32, 1},
                                               {"chunk", cdef, 1}, {"len", l4k, 1}},
                            6);
+        /* the Q4_K_M mix and F16 weights on the fast path, and their decode steps: each file's points in a row */
+        static const int64_t peer_quants[] = {QUANT_Q4_K_M, QUANT_F16}, peer_lens[] = {512, 4096, 16384};
+        for (int q = 0; q < 2; q++) {
+            const q35_bench_axis pq = {"quant", &peer_quants[q], 1};
+            q35_bench_register("prefill", bench_prefill, NULL,
+                               (q35_bench_axis[]){shape, pq, {"gemm", f16, 1}, {"attn", flash, 1}, {"chunk", cfast, 1},
+                                                  {"len", peer_lens, 3}},
+                               6);
+            q35_bench_register("decode", bench_decode, NULL, (q35_bench_axis[]){shape, pq, {"ctx", ctxs, 2}}, 3);
+        }
     }
     const int rc = q35_bench_main(argc, argv);
     q35_cuda_model_free(g_model.cm);
