@@ -22,6 +22,7 @@ struct gemv_parts {
     int64_t n[kMaxParts];
     int64_t g[kMaxParts + 1]; /* each part's first group, then the total */
     int count;
+    bool add; /* every y += its product (y + p, once), not y = p: the 8-bit GEMV's q35_gemv_q8_add */
 };
 
 /* Row group gi of the parts: its first row's bytes, its first output, the

@@ -131,6 +131,14 @@ int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, co
     return product("gemv_q8", one_part(y, w, n), type, k, xq, variant, false, stream, err);
 }
 
+int q35_gemv_q8_add(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, int variant,
+                    q35_stream stream, q35_error *err)
+{
+    gemv_parts P = one_part(y, w, n);
+    P.add = true;
+    return product("gemv_q8_add", P, type, k, xq, variant, false, stream, err);
+}
+
 int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq, int variant,
                       q35_stream stream, q35_error *err)
 {

@@ -280,7 +280,7 @@ __device__ __forceinline__ void gemv_q8_group(const gemv_parts &P, int64_t gi, i
     for (int i = 0; i < NR; i++) {
         const float sum = q35_group_sum<32>(acc[i]);
         if (lane == i && i <= grp.last)
-            grp.y[i] = sum;
+            grp.y[i] = P.add ? __fadd_rn(grp.y[i], sum) : sum;
     }
 }
 

@@ -81,6 +81,12 @@ int q35_gemv_q8_quantize(void *xq, const float *x, int64_t k, q35_stream stream,
  * q35_gemv_q8_variant_default). */
 int q35_gemv_q8(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, int variant,
                 q35_stream stream, q35_error *err);
+/* The same with y [n] += W x': each y[i] + its product, one f32 add (so
+ * bitwise q35_gemv_q8 into p, then y[i] + p[i]: a decode step's output
+ * projection adding into the residual stream, kernels/pointwise.h's residual
+ * add). The same refusals. */
+int q35_gemv_q8_add(float *y, const void *w, q35_type type, int64_t n, int64_t k, const void *xq, int variant,
+                    q35_stream stream, q35_error *err);
 
 /* CUDA: the same for a group of weights of one type that read the same x
  * (kernels/gemv.h's q35_gemv_part; 1 .. Q35_GEMV_GROUP_MAX parts): each output

@@ -461,6 +461,50 @@ __global__ void __launch_bounds__(THREADS *GROUPS)
         q35_q8_block(q, d, s, b, ys[32 * b + lane], lane);
 }
 
+/* The plain RMSNorm's 8-bit form of one vector over many blocks: each block
+ * computes the whole vector as the one-block form does (its threads, its
+ * sum, so the same bits; the vector is read from L2 by every block), stores
+ * and stages only the quads of its span [lo, lo + span) (span a multiple of
+ * 32), then quantizes the span's blocks of 32. Not in place, nor the add
+ * form (it updates x in place): a block could read x after another wrote it. */
+struct q35_q8_span_stage {
+    float *y, *ys;
+    int n, lo, hi;
+    bool vec;
+    __device__ __forceinline__ void operator()(int qd, float4 a)
+    {
+        if (4 * qd >= lo && 4 * qd < hi) {
+            q35_norm_store(y, qd, n, vec, a);
+            q35_norm_store(ys, qd, n, false, a);
+        }
+    }
+};
+
+template <int THREADS>
+__global__ void __launch_bounds__(THREADS)
+    q35_norm_q8_span_kernel(float *y, int8_t *q, float *d, float *s, const float *x, const float *w, int n, int span,
+                            float eps)
+{
+    q35_grid_launch_dependents(); /* an early GEMV after it may start (it waits for this grid) */
+    float *ys = q35_fp8_staged_row();
+    const int lo = blockIdx.x * span, hi = min(n, lo + span);
+    q35_q8_span_stage put{y, ys, n, lo, hi, q35_norm_out_vec(y)};
+    q35_norm_vector<THREADS, Q35_NORM_RMS>(x, nullptr, nullptr, w, n, eps, threadIdx.x, put);
+    __syncthreads(); /* the span staged */
+    const int lane = threadIdx.x % 32;
+    for (int b = lo / 32 + threadIdx.x / 32; b < hi / 32; b += THREADS / 32)
+        q35_q8_block(q, d, s, b, ys[32 * b + lane], lane);
+}
+
+/* The span a block of the plain RMSNorm's 8-bit form takes (512 values: 16
+ * blocks of 32, two a warp of 256 threads); 0 where the one-block form runs
+ * (another kind, heads, a vector under 1024 values; and y over x, the caller). */
+template <int KIND>
+static inline int q35_norm_q8_span(int n, int heads)
+{
+    return KIND == Q35_NORM_RMS && heads == 1 && n >= 1024 && n % 32 == 0 ? 512 : 0;
+}
+
 /* Launches the 8-bit form of KIND over one token of heads vectors of n (cols
  * a multiple of 32, at most Q35_FP8_ROW_MAX), with the threads a vector of the
  * f32 form (q35_norm_threads); xq as q35_gemv_q8_quantize writes it. */
@@ -482,6 +526,15 @@ static int q35_norm_q8_launch(const char *who, float *y, void *xq, const float *
     if (q35_fp8_stage_ready(who, kernel, cols, &bytes, err))
         return -1;
     char *base = (char *)xq;
+    const int span = y + n <= x || x + n <= y ? q35_norm_q8_span<KIND>(n, heads) : 0; /* in place: one block */
+    if (span) {
+        if (q35_fp8_stage_ready(who, q35_norm_q8_span_kernel<256>, cols, &bytes, err))
+            return -1;
+        q35_norm_q8_span_kernel<256><<<(unsigned)((n + span - 1) / span), 256, bytes, st>>>(
+            y, (int8_t *)base, (float *)(base + q35_gemv_q8_d_at(cols)), (float *)(base + q35_gemv_q8_s_at(cols)), x, w,
+            n, span, eps);
+        return Q35_LAUNCH_CHECK(who, err);
+    }
     const int per_block = n % 32 == 0 ? (threads == 32 ? 8 : 1) : heads;
     kernel<<<(unsigned)((heads + per_block - 1) / per_block), threads == 32 ? 256 : threads, bytes, st>>>(
         y, (int8_t *)base, (float *)(base + q35_gemv_q8_d_at(cols)), (float *)(base + q35_gemv_q8_s_at(cols)), x, z, w, n,

@@ -53,7 +53,9 @@ int q35_add_rmsnorm_rows_f16(uint16_t *y16, float *x, const float *r, const floa
  * GEMVs' input, kernels/gemv_q8.h): y [n] bitwise q35_rmsnorm's (the fused
  * form: x += r too, bitwise q35_add_rmsnorm_rows' at one row) and xq bitwise
  * q35_gemv_q8_quantize(xq, y, n)'s, in one launch (a block, the row staged in
- * shared memory). n a multiple of 32 in 32..24576 (Q35_FP8_ROW_MAX), xq 16-byte
+ * shared memory; the plain form from 1024 values with y apart from x: a block
+ * a span of 512, each computing the whole row's sum as the one block does).
+ * n a multiple of 32 in 32..24576 (Q35_FP8_ROW_MAX), xq 16-byte
  * aligned; refused otherwise. y may be x in the plain form, not in the fused. */
 int q35_rmsnorm_q8(float *y, void *xq, const float *x, const float *w, int64_t n, float eps, q35_stream stream,
                    q35_error *err);

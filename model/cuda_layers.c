@@ -230,6 +230,10 @@ static int residual_norm(q35_run *r, const float *w, const char *const names[2])
                                                          r->T, cm->hp.eps, cm->stream, r->err)
                               : q35_rmsnorm_rows_fp8(q35_fp8_codes(r), q35_fp8_scales(r, H), BUF(r, X), w, H, r->T, cm->hp.eps,
                                                      cm->stream, r->err)));
+    if (!add && act_q8(r, H)) /* a decode step, the residual added by the GEMV before: NORMED and its 8-bit form
+                                 over many blocks */
+        return q8_written(r, BUF(r, NORMED), q35_op_end(r, q35_rmsnorm_q8(BUF(r, NORMED), cm->f16_act, BUF(r, X), w,
+                                                                          H, cm->hp.eps, cm->stream, r->err)));
     if (fuse_q8(r, H)) /* a decode step: NORMED and its 8-bit form for the projections after it */
         return q8_written(r, BUF(r, NORMED),
                           q35_op_end(r, add ? q35_add_rmsnorm_q8(BUF(r, NORMED), cm->f16_act, BUF(r, X), BUF(r, PROJ),
@@ -259,10 +263,18 @@ static int residual_add(q35_run *r, bool last)
 
 /* A sublayer's output projection and its residual: x += in W^T. On the f16
  * and fp8 GEMM paths (f16_inputs, fp8_inputs) the GEMM adds into x itself,
- * nothing left pending; elsewhere into PROJ, the add deferred (residual_add). */
+ * nothing left pending; so does a decode step's 8-bit GEMV where the op before
+ * wrote in's 8-bit form (decode-act-q8: q35_gemv_q8_add, x + p as the
+ * residual add gives it); elsewhere into PROJ, the add deferred (residual_add). */
 static int out_proj(q35_run *r, const float *in, const q35_dweight *w, bool last)
 {
     const int64_t H = r->cm->hp.n_embd;
+    if (r->xq_of == in && act_q8(r, w->k) && q35_gemv_q8_takes(w->type)) {
+        r->xq_of = NULL; /* its one reader */
+        q35_proj_begin(r, w, w->label);
+        return q35_op_end(r, q35_gemv_q8_add(BUF(r, X), w->w, w->type, w->n, w->k, r->cm->f16_act,
+                                             r->cm->paths.gemv_q8_variant, r->cm->stream, r->err));
+    }
     if (r->f16_inputs || r->fp8_inputs) {
         q35_proj_begin(r, w, w->label);
         return q35_op_end(r, r->f16_inputs ? q35_proj_f16(r, BUF(r, X), H, in, w, Q35_OUT_F32_ADD)
@@ -723,10 +735,13 @@ int q35_layer_tail(q35_run *r, int64_t row)
     const q35_hparams *hp = &cm->hp;
     q35_op_begin(r, Q35_OP_TAIL, "tail");
     /* a decode step's lm_head through the 8-bit-activation GEMV where the switch decode-q8 takes it */
-    const bool q8 = q35_token_q8(r, hp->n_embd) && q35_gemv_q8_takes(cm->lm_type);
-    const int rc = q35_rmsnorm(cm->tail_row, BUF(r, X) + row * hp->n_embd, cm->output_norm, hp->n_embd, hp->eps,
-                               cm->stream, r->err) ||
-                   (q8 ? q35_gemv_q8_quantize(cm->f16_act, cm->tail_row, hp->n_embd, cm->stream, r->err) ||
+    /* (decode-act-q8: the norm writes the 8-bit form itself, q35_rmsnorm_q8 over many blocks) */
+    const bool q8 = q35_token_q8(r, hp->n_embd) && q35_gemv_q8_takes(cm->lm_type), act = q8 && act_q8(r, hp->n_embd);
+    const float *x = BUF(r, X) + row * hp->n_embd;
+    const int rc = (act ? q35_rmsnorm_q8(cm->tail_row, cm->f16_act, x, cm->output_norm, hp->n_embd, hp->eps, cm->stream,
+                                         r->err)
+                        : q35_rmsnorm(cm->tail_row, x, cm->output_norm, hp->n_embd, hp->eps, cm->stream, r->err)) ||
+                   (q8 ? (!act && q35_gemv_q8_quantize(cm->f16_act, cm->tail_row, hp->n_embd, cm->stream, r->err)) ||
                              q35_token_gemv_q8(r, &(q35_gemv_part){.y = cm->logits, .w = cm->lm_head,
                                                                    .type = cm->lm_type, .n = hp->n_vocab},
                                                1, cm->lm_type, hp->n_embd, cm->f16_act)

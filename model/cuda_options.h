@@ -178,10 +178,12 @@ typedef struct q35_cuda_paths {
     bool decode_fuse;        /* switch decode-fuse: a decode step's residual and gated norms write the
                                 8-bit form of their output too (q35_rmsnorm_q8, q35_add_rmsnorm_q8,
                                 q35_gated_rmsnorm_q8), where q35_paths_decode_fuse; the same bits */
-    bool decode_act_q8;      /* switch decode-act-q8: a decode step's SwiGLU, attention output gate and
-                                gated norm write the 8-bit form of their output too, over many blocks
-                                (q35_swiglu_q8, q35_sigmoid_gate_q8, q35_gated_rmsnorm_q8), where
-                                q35_paths_decode_act_q8; the same bits */
+    bool decode_act_q8;      /* switch decode-act-q8: a decode step's SwiGLU, attention output gate,
+                                gated norm and RMSNorms write the 8-bit form of their output too, over
+                                many blocks (q35_swiglu_q8, q35_sigmoid_gate_q8, q35_gated_rmsnorm_q8,
+                                q35_rmsnorm_q8), the output projections adding into the residual
+                                (q35_gemv_q8_add, so no norm adds), where q35_paths_decode_act_q8;
+                                the same bits */
 } q35_cuda_paths;
 
 /* Whether a prefill on GEMM path gemm runs its projections through the f16
@@ -291,8 +293,9 @@ static inline bool q35_paths_decode_fuse(const q35_cuda_paths *p)
     return p->decode_fuse && q35_paths_decode_q8(p);
 }
 
-/* Whether paths p fuse a decode step's SwiGLU, output gate and gated norm
- * with their 8-bit form: asked for, where the 8-bit GEMVs run. */
+/* Whether paths p fuse a decode step's SwiGLU, output gate and norms with
+ * their 8-bit form (the output projections adding into the residual): asked
+ * for, where the 8-bit GEMVs run. */
 static inline bool q35_paths_decode_act_q8(const q35_cuda_paths *p)
 {
     return p->decode_act_q8 && q35_paths_decode_q8(p);

@@ -146,7 +146,7 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
              q35_paths_decode_q8(p) ? ")" : "",
              q35_paths_decode_pdl(p) ? " launched early (decode-pdl)" : "",
              q35_paths_decode_fuse(p) ? ", written by the norms (decode-fuse)" : "",
-             q35_paths_decode_act_q8(p) ? ", the 8-bit x written by SwiGLU, the gate and the gated norm (decode-act-q8)" : "",
+             q35_paths_decode_act_q8(p) ? ", the 8-bit x written by the ops before them (decode-act-q8)" : "",
              split);
     return buf;
 }

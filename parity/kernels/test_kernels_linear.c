@@ -735,7 +735,8 @@ static void check_groups(q35_suite *s)
  * the bound x' implies, output by output: x'_j = d_b q_j with q_j = round(x_j /
  * d_b), so |x_j - x'_j| <= d_b / 2 and |y_o - W_o x| <= sum_j |W_oj| d_b(j) / 2
  * (a relative error would not do: one output can be a dot product near 0);
- * nothing written past n. */
+ * nothing written past n. Every variant bitwise the default; the add form
+ * (q35_gemv_q8_add) bitwise the host's f32 sum of y and the plain output. */
 static void check_q8(q35_suite *s, const char *what, q35_type type, int64_t n, int64_t k)
 {
     q35_error err = {{0}};
@@ -806,6 +807,24 @@ static void check_q8(q35_suite *s, const char *what, q35_type type, int64_t n, i
         free(yv);
         q35_gpu_free(dv);
     }
+    /* the add form (a decode step's output projection into the residual), every variant: y0 + the product,
+       bitwise the host's f32 sum of y0 and the plain form's output, nothing past n */
+    float *y0 = q35_host_normal(n, 0.0, 1.0, &g_rng), *want = malloc((size_t)(n + 8) * 4);
+    for (int64_t o = 0; o < n; o++)
+        want[o] = y0[o] + y[o];
+    memcpy(want + n, y + n, 8 * 4);
+    for (int v = 0; v < q35_gemv_q8_variant_count(); v++) {
+        float *da = q35_gpu_floats(n + 8);
+        q35_gpu_upload(da, y0, (size_t)n * 4);
+        q35_gpu_ok(q35_gemv_q8_add(da, w.dev + w.offset, type, n, k, dq, v, NULL, &err), &err);
+        float *ya = q35_gpu_to_host(da, n + 8);
+        const bool same = memcmp(ya, want, (size_t)(n + 8) * 4) == 0;
+        q35_case(s, same, "gemv_q8 %-4s %-14s add, variant %-9s: y + the product %s the host's sum (memcmp, with "
+                 "the 8 past n)", q35_type_name(type), what, q35_gemv_q8_variant_name(v), same ? "bitwise" : "DIFFERS from");
+        free(ya);
+        q35_gpu_free(da);
+    }
+    free(y0), free(want);
     free(row), free(x), free(hq), free(rq), free(xp), free(xe), free(ref), free(ref_x), free(y);
     q35_gpu_free(dx), q35_gpu_free(dq), q35_gpu_free(dy);
     weight_free(&w);

@@ -346,7 +346,7 @@ static void check_order(q35_suite *s, int n, int64_t rows)
 
 /* The 8-bit forms (a decode step's norms with their quantization, kernels/
  * gemv_q8.h's x'): kind 0 RMSNorm, 1 the fused add + RMSNorm, 2 gated RMSNorm
- * (heads of n, in place as the model runs it); y, xq (and the fused form's x)
+ * (heads of n, in place as the model runs it), 3 RMSNorm in place; y, xq (and the fused form's x)
  * bitwise the f32 form's then q35_gemv_q8_quantize's (memcmp), over outputs
  * poisoned first. */
 static void check_q8_form(q35_suite *s, const char *what, int kind, int64_t n, int64_t heads)
@@ -365,6 +365,10 @@ static void check_q8_form(q35_suite *s, const char *what, int kind, int64_t n, i
     } else if (kind == 1) {
         q35_gpu_ok(q35_add_rmsnorm_rows(y1, dx1, dz, dw, n, 1, EPS, NULL, &err), &err);
         q35_gpu_ok(q35_add_rmsnorm_q8(y2, q2, dx2, dz, dw, n, EPS, NULL, &err), &err);
+    } else if (kind == 3) { /* the plain form in place: y is x (one block) */
+        q35_gpu_ok(q35_rmsnorm(dx1, dx1, dw, n, EPS, NULL, &err), &err);
+        q35_gpu_ok(q35_rmsnorm_q8(dx2, q2, dx2, dw, n, EPS, NULL, &err), &err);
+        y1 = (q35_gpu_free(y1), dx1), y2 = (q35_gpu_free(y2), dx2);
     } else { /* in place: y is o */
         q35_gpu_ok(q35_gated_rmsnorm(dx1, dx1, dz, dw, n, heads, EPS, NULL, &err), &err);
         q35_gpu_ok(q35_gated_rmsnorm_q8(dx2, q2, dx2, dz, dw, n, heads, EPS, NULL, &err), &err);
@@ -377,13 +381,13 @@ static void check_q8_form(q35_suite *s, const char *what, int kind, int64_t n, i
     q35_gpu_download(b1, q1, xb), q35_gpu_download(b2, q2, xb);
     const bool y_same = memcmp(h1, h2, (size_t)cols * 4) == 0, q_same = memcmp(b1, b2, xb) == 0,
                x_same = memcmp(s1, s2, (size_t)cols * 4) == 0;
-    static const char *const names[] = {"rmsnorm_q8", "add_rmsnorm_q8", "gated_rmsnorm_q8"};
+    static const char *const names[] = {"rmsnorm_q8", "add_rmsnorm_q8", "gated_rmsnorm_q8", "rmsnorm_q8"};
     q35_case(s, y_same && q_same && x_same,
              "%-16s %-14s %5" PRId64 " x %2" PRId64 ": y %s, x' %s%s the f32 form then gemv_q8_quantize (memcmp)",
              names[kind], what, n, heads, y_same ? "bitwise" : "DIFFERS from", q_same ? "bitwise" : "DIFFERS from",
              kind == 1 ? (x_same ? ", the sum bitwise" : ", the sum DIFFERS") : "");
     free(x), free(w), free(z), free(h1), free(h2), free(s1), free(s2), free(b1), free(b2);
-    if (kind != 2)
+    if (kind < 2)
         q35_gpu_free(y1), q35_gpu_free(y2);
     q35_gpu_free(dx1), q35_gpu_free(dx2), q35_gpu_free(dw), q35_gpu_free(dz), q35_gpu_free(q1), q35_gpu_free(q2);
 }
@@ -557,6 +561,9 @@ int main(void)
         check_q8_form(&s, "residual", 0, widths[i], 1);
         check_q8_form(&s, "residual", 1, widths[i], 1);
     }
+    /* the plain form's spans (512 values a block; 5120: 10) against it in place (one block), and under 1024 */
+    check_q8_form(&s, "in place", 3, 4096, 1);
+    check_q8_form(&s, "one block", 0, 992, 1);
     check_q8_form(&s, "0.8B heads", 2, 128, 16);
     check_q8_form(&s, "9B heads", 2, 128, 32);
     check_q8_form(&s, "27B heads", 2, 128, 48);
