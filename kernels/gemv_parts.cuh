@@ -8,7 +8,10 @@
 
 #include <stdint.h>
 
-namespace {
+/* A named namespace, not an anonymous one: q35_gemv_q8_impl (gemv_q8.cuh)
+ * holds kernels of gemv_parts and goes from one translation unit (an
+ * experiment's table) to another (the launcher), so its type must be one. */
+namespace q35_gemv_kernels {
 
 /* The weights one launch computes, side by side (q35_gemv_group; a lone
  * weight is one part): every part of the same type and k, read against the
@@ -109,6 +112,8 @@ inline int parts_of(const char *who, const q35_gemv_part *parts, int count, q35_
     return 0;
 }
 
-} // namespace
+} // namespace q35_gemv_kernels
+
+using namespace q35_gemv_kernels;
 
 #endif /* Q35_KERNELS_GEMV_PARTS_CUH */

@@ -27,6 +27,19 @@
 #include <cuda_runtime.h>
 #include <type_traits>
 
+namespace q35_gemv_kernels {
+/* A variant's kernels, by type (q8_type_at: Q4_K, Q5_K, Q6_K, Q8_0), plain and
+ * launched early; NR rows a group; resident[t]: the plain kernel takes the
+ * resident grid (gemv_q8_kernel_persist), not a warp a group. One type in
+ * every translation unit (an experiment's table hands it to the launcher). */
+using q8_kernel_fn = void (*)(gemv_parts, int64_t, int64_t, const int8_t *, const float *, const float *);
+struct q35_gemv_q8_impl {
+    int nr;
+    q8_kernel_fn plain[4], early[4];
+    bool resident[4];
+};
+} // namespace q35_gemv_kernels
+
 namespace {
 
 constexpr int kQ8Warps = 4; /* warps per block */
@@ -328,15 +341,7 @@ __global__ void __launch_bounds__(kQ8Warps * 32, 4)
         gemv_q8_group<TYPE, NR, 1>(P, gi, row_bytes, k, xq, xd, xs);
 }
 
-/* A variant's kernels, by type (q8_type_at: Q4_K, Q5_K, Q6_K, Q8_0), plain and
- * launched early; NR rows a group; resident[t]: the plain kernel takes the
- * resident grid (gemv_q8_kernel_persist), not a warp a group. */
-using q8_kernel_fn = void (*)(gemv_parts, int64_t, int64_t, const int8_t *, const float *, const float *);
-struct q35_gemv_q8_impl {
-    int nr;
-    q8_kernel_fn plain[4], early[4];
-    bool resident[4];
-};
+/* (q35_gemv_q8_impl: above, outside this namespace) */
 
 inline int q8_type_at(q35_type t)
 {
