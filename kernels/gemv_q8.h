@@ -21,7 +21,7 @@
  * "ggml" activations tier (docs/SPEC.md); the integer sums are exact and the
  * f32 terms round once or twice each, so against the float64 product on x'
  * (q35_ref_linear of q35_ref_gemv_q8_quantize's x') it stays within ~1e-5
- * relative (test_kernels_linear holds it there). The decode path takes it
+ * relative (test_kernels_gemv_q8 holds it there). The decode path takes it
  * where the switch decode-q8 is on (model/cuda_layers.c).
  *
  * Types: Q4_K, Q5_K, Q6_K, Q8_0 (q35_gemv_q8_takes); k a whole number of the

@@ -1,7 +1,7 @@
 /* The 8-bit-activation GEMV's experiment variants (kernels/gemv_q8.h says
  * what each name means): built into the suites and the benchmarks only
  * (kernels/variant.h), beside the production registers and persist. Every variant gives
- * the same bits (kernels/gemv_q8.cuh; test_kernels_linear checks it). */
+ * the same bits (kernels/gemv_q8.cuh; test_kernels_gemv_q8 checks it). */
 #include "kernels/gemv_q8.cuh"
 
 namespace {
