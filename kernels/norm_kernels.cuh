@@ -420,56 +420,16 @@ static int q35_norm_fp8_launch(const char *who, uint8_t *q, float *scale, const 
 }
 
 /* The 8-bit output (kernels/gemv_q8.h's x', one token, a decode step's):
- * the f32 y of the f32 form (every value stored, the same bits) and its
- * quantization, q [cols] then d, s [cols / 32] at d_at, s_at from q. Vectors
- * as q35_norm_fp8_kernel takes them, each staged in shared memory too; then a
- * warp a block of 32 (kernels/q8_block.cuh). A block the token, or, where n
- * is a multiple of 32 (each block of 32 within one vector), per_block vectors
- * a block (the GROUPS of a warp-a-vector form, else 1): the same vectors
- * computed the same way, so the same bits, over blocks at once. */
+ * the f32 y of the f32 form (the same bits) and its quantization, q [cols]
+ * then d, s [cols / 32] at d_at, s_at from q. A block takes the values [lo,
+ * lo + span) of the token's row (span a multiple of 32): it computes every
+ * vector that meets them as q35_norm_fp8_kernel takes vectors (the same
+ * threads a vector, so the same sums and bits whichever block computes it),
+ * stores and stages in shared memory only its own values, then quantizes
+ * their blocks of 32, a warp a block (kernels/q8_block.cuh). */
 struct q35_q8_stage {
     float *y, *ys;
-    int n;
-    bool vec;
-    __device__ __forceinline__ void operator()(int qd, float4 a)
-    {
-        q35_norm_store(y, qd, n, vec, a);
-        q35_norm_store(ys, qd, n, false, a);
-    }
-};
-
-template <int THREADS, int KIND, int GROUPS>
-__global__ void __launch_bounds__(THREADS *GROUPS)
-    q35_norm_q8_kernel(float *y, int8_t *q, float *d, float *s, const float *x, const float *z, const float *w, int n,
-                       int heads, int per_block, float eps, float *xs)
-{
-    static_assert(GROUPS == 1 || THREADS == 32, "several vectors at once only at a warp a vector");
-    q35_grid_launch_dependents(); /* an early GEMV after it may start (it waits for this grid) */
-    float *ys = q35_fp8_staged_row();
-    const int h0 = blockIdx.x * per_block, h1 = min(heads, h0 + per_block); /* this block's vectors */
-    const bool with_z = q35_norm_gated(KIND) || KIND == Q35_NORM_ADD_RMS;
-    for (int h = h0 + threadIdx.x / THREADS; h < h1; h += GROUPS) { /* the same count for a group's threads */
-        const int64_t off = (int64_t)h * n;
-        q35_q8_stage put{y + off, ys + off, n, q35_norm_out_vec(y + off)};
-        q35_norm_vector<THREADS, KIND>(x + off, with_z ? z + off : nullptr, KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr,
-                                       w, n, eps, threadIdx.x % THREADS, put);
-    }
-    __syncthreads(); /* the block's vectors staged */
-    const int lane = threadIdx.x % 32, warps = THREADS * GROUPS / 32;
-    const int64_t b1 = (int64_t)h1 * n / 32; /* per_block < heads only where n is a multiple of 32 */
-    for (int64_t b = (int64_t)h0 * n / 32 + threadIdx.x / 32; b < b1; b += warps)
-        q35_q8_block(q, d, s, b, ys[32 * b + lane], lane);
-}
-
-/* The plain RMSNorm's 8-bit form of one vector over many blocks: each block
- * computes the whole vector as the one-block form does (its threads, its
- * sum, so the same bits; the vector is read from L2 by every block), stores
- * and stages only the quads of its span [lo, lo + span) (span a multiple of
- * 32), then quantizes the span's blocks of 32. Not in place, nor the add
- * form (it updates x in place): a block could read x after another wrote it. */
-struct q35_q8_span_stage {
-    float *y, *ys;
-    int n, lo, hi;
+    int n, lo, hi; /* the block's values in this vector: [lo, hi) (past its ends where it takes all of it) */
     bool vec;
     __device__ __forceinline__ void operator()(int qd, float4 a)
     {
@@ -480,34 +440,36 @@ struct q35_q8_span_stage {
     }
 };
 
-template <int THREADS>
-__global__ void __launch_bounds__(THREADS)
-    q35_norm_q8_span_kernel(float *y, int8_t *q, float *d, float *s, const float *x, const float *w, int n, int span,
-                            float eps)
+template <int THREADS, int KIND, int GROUPS>
+__global__ void __launch_bounds__(THREADS *GROUPS)
+    q35_norm_q8_kernel(float *y, int8_t *q, float *d, float *s, const float *x, const float *z, const float *w, int n,
+                       int heads, int span, float eps, float *xs)
 {
+    static_assert(GROUPS == 1 || THREADS == 32, "several vectors at once only at a warp a vector");
     q35_grid_launch_dependents(); /* an early GEMV after it may start (it waits for this grid) */
     float *ys = q35_fp8_staged_row();
-    const int lo = blockIdx.x * span, hi = min(n, lo + span);
-    q35_q8_span_stage put{y, ys, n, lo, hi, q35_norm_out_vec(y)};
-    q35_norm_vector<THREADS, Q35_NORM_RMS>(x, nullptr, nullptr, w, n, eps, threadIdx.x, put);
-    __syncthreads(); /* the span staged */
-    const int lane = threadIdx.x % 32;
-    for (int b = lo / 32 + threadIdx.x / 32; b < hi / 32; b += THREADS / 32)
+    const int lo = blockIdx.x * span, hi = min(heads * n, lo + span); /* this block's values */
+    const bool with_z = q35_norm_gated(KIND) || KIND == Q35_NORM_ADD_RMS;
+    for (int h = lo / n + threadIdx.x / THREADS; h < (hi + n - 1) / n; h += GROUPS) { /* the same count for a group's threads */
+        const int off = h * n;
+        q35_q8_stage put{y + off, ys + off, n, lo - off, hi - off, q35_norm_out_vec(y + off)};
+        q35_norm_vector<THREADS, KIND>(x + off, with_z ? z + off : nullptr, KIND == Q35_NORM_ADD_RMS ? xs + off : nullptr,
+                                       w, n, eps, threadIdx.x % THREADS, put);
+    }
+    __syncthreads(); /* the block's values staged */
+    const int lane = threadIdx.x % 32, warps = THREADS * GROUPS / 32;
+    for (int b = lo / 32 + threadIdx.x / 32; b < hi / 32; b += warps)
         q35_q8_block(q, d, s, b, ys[32 * b + lane], lane);
-}
-
-/* The span a block of the plain RMSNorm's 8-bit form takes (512 values: 16
- * blocks of 32, two a warp of 256 threads); 0 where the one-block form runs
- * (another kind, heads, a vector under 1024 values; and y over x, the caller). */
-template <int KIND>
-static inline int q35_norm_q8_span(int n, int heads)
-{
-    return KIND == Q35_NORM_RMS && heads == 1 && n >= 1024 && n % 32 == 0 ? 512 : 0;
 }
 
 /* Launches the 8-bit form of KIND over one token of heads vectors of n (cols
  * a multiple of 32, at most Q35_FP8_ROW_MAX), with the threads a vector of the
- * f32 form (q35_norm_threads); xq as q35_gemv_q8_quantize writes it. */
+ * f32 form (q35_norm_threads); xq as q35_gemv_q8_quantize writes it. A block's
+ * span: where n is a multiple of 32, heads > 1, 8 vectors (a warp a vector) or
+ * one; one plain RMSNorm vector of 1024 values or more, y apart from x, 512
+ * values (every block computing the whole vector's sum, read from L2; not in
+ * place, nor the add form, which updates x in place: a block could read x
+ * after another wrote it); else the whole token. */
 template <int KIND>
 static int q35_norm_q8_launch(const char *who, float *y, void *xq, const float *x, const float *z, const float *w,
                               int n, int heads, float eps, cudaStream_t st, float *xs, q35_error *err)
@@ -525,20 +487,14 @@ static int q35_norm_q8_launch(const char *who, float *y, void *xq, const float *
         return q35_fail(err, "%s: the quantized x at %p (want 16-byte aligned)", who, xq);
     if (q35_fp8_stage_ready(who, kernel, cols, &bytes, err))
         return -1;
+    const bool apart = y + n <= x || x + n <= y;
+    const int span = n % 32 == 0 && heads > 1                                              ? (threads == 32 ? 8 : 1) * n
+                     : KIND == Q35_NORM_RMS && heads == 1 && n >= 1024 && n % 32 == 0 && apart ? 512
+                                                                                            : (int)cols;
     char *base = (char *)xq;
-    const int span = y + n <= x || x + n <= y ? q35_norm_q8_span<KIND>(n, heads) : 0; /* in place: one block */
-    if (span) {
-        if (q35_fp8_stage_ready(who, q35_norm_q8_span_kernel<256>, cols, &bytes, err))
-            return -1;
-        q35_norm_q8_span_kernel<256><<<(unsigned)((n + span - 1) / span), 256, bytes, st>>>(
-            y, (int8_t *)base, (float *)(base + q35_gemv_q8_d_at(cols)), (float *)(base + q35_gemv_q8_s_at(cols)), x, w,
-            n, span, eps);
-        return Q35_LAUNCH_CHECK(who, err);
-    }
-    const int per_block = n % 32 == 0 ? (threads == 32 ? 8 : 1) : heads;
-    kernel<<<(unsigned)((heads + per_block - 1) / per_block), threads == 32 ? 256 : threads, bytes, st>>>(
+    kernel<<<(unsigned)((cols + span - 1) / span), threads == 32 ? 256 : threads, bytes, st>>>(
         y, (int8_t *)base, (float *)(base + q35_gemv_q8_d_at(cols)), (float *)(base + q35_gemv_q8_s_at(cols)), x, z, w, n,
-        heads, per_block, eps, xs);
+        heads, span, eps, xs);
     return Q35_LAUNCH_CHECK(who, err);
 }
 
