@@ -376,14 +376,12 @@ int launch_staged(gemv_parts P, int64_t k, const float *x, q35_stream stream, q3
             return 1;
         const bool vec_x = (uintptr_t)x % 16 == 0 && k % 4 == 0;
         const auto kernel = vec_x ? gemv_staged_kernel<TYPE, true> : gemv_staged_kernel<TYPE, false>;
-        int dev = 0, sms = 0, per_sm = 0;
-        if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
-            Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err) ||
-            Q35_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, 0), err))
+        int64_t resident = 0;
+        if (resident_blocks(kernel, kWarps * 32, &resident, err))
             return -1;
         P = with_groups<staged_shape<TYPE>::rows>(P);
         const int64_t groups = P.g[P.count];
-        const int64_t want = (groups + kWarps - 1) / kWarps, resident = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
+        const int64_t want = (groups + kWarps - 1) / kWarps;
         const unsigned blocks = (unsigned)(want < resident ? want : resident);
         kernel<<<blocks, kWarps * 32, 0, stream>>>(P, row_bytes, k, x);
         return Q35_LAUNCH_CHECK("gemv (staged)", err);

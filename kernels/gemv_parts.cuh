@@ -3,9 +3,11 @@
 #ifndef Q35_KERNELS_GEMV_PARTS_CUH
 #define Q35_KERNELS_GEMV_PARTS_CUH
 
+#include "kernels/cuda.h"
 #include "kernels/gemv.h"
 #include "kernels/linear_args.cuh"
 
+#include <cuda_runtime.h>
 #include <stdint.h>
 
 /* A named namespace, not an anonymous one: q35_gemv_q8_impl (gemv_q8.cuh)
@@ -93,6 +95,21 @@ inline gemv_parts one_part(float *y, const void *w, int64_t n)
     gemv_parts P = {};
     P.w[0] = static_cast<const uint8_t *>(w), P.y[0] = y, P.n[0] = n, P.count = 1;
     return P;
+}
+
+/* *blocks: the blocks of `kernel` (blocks of `threads`) the current device
+ * holds at once, its SMs times the blocks an SM holds (at least one an SM):
+ * a resident grid's size, whose warps take the row groups in turn. */
+template <class K>
+inline int resident_blocks(K kernel, int threads, int64_t *blocks, q35_error *err)
+{
+    int dev = 0, sms = 0, per_sm = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err) ||
+        Q35_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0), err))
+        return -1;
+    *blocks = (int64_t)sms * (per_sm > 0 ? per_sm : 1);
+    return 0;
 }
 
 /* q35_gemv_part[] as a launch's parts: 1 .. kMaxParts of them, each of `type`; -1 naming what is wrong. */

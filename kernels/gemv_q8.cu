@@ -31,20 +31,6 @@ const q35_gemv_q8_impl k_registers = q8_warp_impl<4, 1>(), k_persist = q8_persis
 const q35_variant k_production[] = {{"registers", 0, &k_registers}, {"persist", 1, &k_persist}};
 const q35_variant_set k_variants = {Q35_VARIANT_TABLE(k_production), &q35_gemv_q8_experiments, NULL};
 
-/* The blocks of fn resident on the current device at once (its SMs times the
- * blocks an SM holds), at least 1. */
-int resident_blocks(q8_kernel_fn fn, unsigned *blocks, q35_error *err)
-{
-    int dev = 0, sms = 0, per_sm = 0;
-    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
-        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), err) ||
-        Q35_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, kQ8Warps * 32, 0), err))
-        return -1;
-    const int64_t r = (int64_t)sms * per_sm;
-    *blocks = r < 1 ? 1u : (unsigned)r;
-    return 0;
-}
-
 int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void *xq, int variant, bool early,
             q35_stream stream, q35_error *err)
 {
@@ -75,10 +61,10 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     unsigned blocks = (unsigned)((P.g[P.count] + kQ8Warps - 1) / kQ8Warps);
     const q8_kernel_fn fn = early ? impl->early[t] : impl->plain[t];
     if (!early && impl->resident[t]) {
-        unsigned resident = 0;
-        if (resident_blocks(fn, &resident, err))
+        int64_t resident = 0;
+        if (resident_blocks(fn, kQ8Warps * 32, &resident, err))
             return -1;
-        blocks = blocks < resident ? blocks : resident;
+        blocks = (int64_t)blocks < resident ? blocks : (unsigned)resident;
     }
     q35_cluster_launch l(dim3(blocks), dim3(kQ8Warps * 32), 0, (cudaStream_t)stream, 1);
     if (early)
