@@ -132,6 +132,28 @@ struct q8_unit<Q35_TYPE_Q4_K> : q8_k_unit<false> {};
 template <>
 struct q8_unit<Q35_TYPE_Q5_K> : q8_k_unit<true> {};
 
+/* 32 bytes from p (2-byte aligned) as 8 words, the same words as eight
+ * q35_ld_u32_2a: five 8-byte loads from p rounded down to 8 (at most 6 bytes
+ * before p, 2 after p + 32: within one 8-byte word of a byte read, so within
+ * its allocation) and the words realigned by funnel shifts (0 or 16 bits,
+ * from word 0 or 1). 5 load instructions against 16. */
+__device__ __forceinline__ void ld32_2a_wide(uint32_t (&o)[8], const uint8_t *p)
+{
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const uint2 *q = reinterpret_cast<const uint2 *>(a & ~static_cast<uintptr_t>(7));
+    uint32_t w[10];
+#pragma unroll
+    for (int i = 0; i < 5; i++) {
+        const uint2 v = __ldg(q + i);
+        w[2 * i] = v.x, w[2 * i + 1] = v.y;
+    }
+    const bool up = (a & 4) != 0;
+    const unsigned sh = (unsigned)(a & 2) * 8;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        o[i] = __funnelshift_r(up ? w[i + 1] : w[i], up ? w[i + 2] : w[i + 1], sh);
+}
+
 /* Q6_K: unit u = pair qp = u % 2 of half h = (u / 2) % 2 of super-block u / 4
  * (64 elements: quarters qp, the low nibbles of ql[64h + 32qp + l], and qp + 2,
  * their high nibbles; the top two bits at bits 2 quarter of qh[32h + l]; level
@@ -150,14 +172,21 @@ struct q8_unit<Q35_TYPE_Q6_K> {
         const int64_t b0 = 8 * (u >> 2) + 4 * ((u >> 1) & 1) + (u & 1);
         blk[0] = b0, blk[1] = b0 + 2;
     }
+    /* WIDE: ql and qh through ld32_2a_wide (the same words; q8_unit6w) */
+    template <bool WIDE = false>
     static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u)
     {
         const int h = (int)((u >> 1) & 1), qp = (int)(u & 1);
         const uint8_t *b = row + 210 * (u >> 2);
+        if (WIDE) {
+            ld32_2a_wide(r.ql, b + 64 * h + 32 * qp);
+            ld32_2a_wide(r.qh, b + 128 + 32 * h);
+        } else {
 #pragma unroll
-        for (int i = 0; i < 8; i++) {
-            r.ql[i] = q35_ld_u32_2a(b + 64 * h + 32 * qp + 4 * i);
-            r.qh[i] = q35_ld_u32_2a(b + 128 + 32 * h + 4 * i);
+            for (int i = 0; i < 8; i++) {
+                r.ql[i] = q35_ld_u32_2a(b + 64 * h + 32 * qp + 4 * i);
+                r.qh[i] = q35_ld_u32_2a(b + 128 + 32 * h + 4 * i);
+            }
         }
         const unsigned short *sc = reinterpret_cast<const unsigned short *>(b + 192 + 8 * h + 2 * qp);
         r.sc = (uint32_t)__ldg(sc) | ((uint32_t)__ldg(sc + 2) << 16);
@@ -184,40 +213,11 @@ struct q8_unit<Q35_TYPE_Q6_K> {
     }
 };
 
-/* 32 bytes from p (2-byte aligned) as 8 words, the same words as eight
- * q35_ld_u32_2a: five 8-byte loads from p rounded down to 8 (at most 6 bytes
- * before p, 2 after p + 32: within one 8-byte word of a byte read, so within
- * its allocation) and the words realigned by funnel shifts (0 or 16 bits,
- * from word 0 or 1). 5 load instructions against 16. */
-__device__ __forceinline__ void ld32_2a_wide(uint32_t (&o)[8], const uint8_t *p)
-{
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    const uint2 *q = reinterpret_cast<const uint2 *>(a & ~static_cast<uintptr_t>(7));
-    uint32_t w[10];
-#pragma unroll
-    for (int i = 0; i < 5; i++) {
-        const uint2 v = __ldg(q + i);
-        w[2 * i] = v.x, w[2 * i + 1] = v.y;
-    }
-    const bool up = (a & 4) != 0;
-    const unsigned sh = (unsigned)(a & 2) * 8;
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-        o[i] = __funnelshift_r(up ? w[i + 1] : w[i], up ? w[i + 2] : w[i + 1], sh);
-}
-
-/* Q6_K with ql and qh read by ld32_2a_wide: the same words, so the same
- * arithmetic and bits (the variant persist6w, kernels/gemv_q8.h). */
+/* Q6_K with ql and qh read by ld32_2a_wide (the variant persist6w, kernels/gemv_q8.h). */
 struct q8_unit6w : q8_unit<Q35_TYPE_Q6_K> {
     static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u)
     {
-        const int h = (int)((u >> 1) & 1), qp = (int)(u & 1);
-        const uint8_t *b = row + 210 * (u >> 2);
-        ld32_2a_wide(r.ql, b + 64 * h + 32 * qp);
-        ld32_2a_wide(r.qh, b + 128 + 32 * h);
-        const unsigned short *sc = reinterpret_cast<const unsigned short *>(b + 192 + 8 * h + 2 * qp);
-        r.sc = (uint32_t)__ldg(sc) | ((uint32_t)__ldg(sc + 2) << 16);
-        r.d = __ldg(reinterpret_cast<const unsigned short *>(b + 208));
+        q8_unit<Q35_TYPE_Q6_K>::load<true>(r, row, u);
     }
 };
 
