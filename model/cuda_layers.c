@@ -166,20 +166,24 @@ static int input_written(q35_run *r, const float *x, int rc)
     return rc;
 }
 
-/* Whether a decode step's norm writes the 8-bit form of its k outputs too
- * (switch decode-fuse): where the projections after it take the 8-bit GEMV
- * (q35_token_q8) and the row fits the norm's shared memory. */
-static bool fuse_q8(const q35_run *r, int64_t k)
+/* Whether a decode step's op may write the 8-bit form of its k outputs too,
+ * where a switch asks: the projections after it take the 8-bit GEMV
+ * (q35_token_q8) and the row fits the norms' shared memory. fuse_q8: the
+ * norms (switch decode-fuse); act_q8: every op before an 8-bit GEMV, the
+ * output projections adding into the residual (switch decode-act-q8). */
+static bool q8_out(const q35_run *r, bool asked, int64_t k)
 {
-    return q35_paths_decode_fuse(&r->cm->paths) && q35_token_q8(r, k) && k <= Q35_FP8_ROW_MAX;
+    return asked && q35_token_q8(r, k) && k <= Q35_FP8_ROW_MAX;
 }
 
-/* Whether a decode step's SwiGLU, output gate and gated norm write the 8-bit
- * form of their k outputs too (switch decode-act-q8), where the projection
- * after each takes the 8-bit GEMV and the row fits the gated norm's shared memory. */
+static bool fuse_q8(const q35_run *r, int64_t k)
+{
+    return q8_out(r, q35_paths_decode_fuse(&r->cm->paths), k);
+}
+
 static bool act_q8(const q35_run *r, int64_t k)
 {
-    return q35_paths_decode_act_q8(&r->cm->paths) && q35_token_q8(r, k) && k <= Q35_FP8_ROW_MAX;
+    return q8_out(r, q35_paths_decode_act_q8(&r->cm->paths), k);
 }
 
 /* After an op with its 8-bit form: cm->f16_act holds x's (q35_proj_many reads it). */
