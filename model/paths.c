@@ -76,7 +76,7 @@ static const struct {
     [Q35_SW_DECODE_SPLIT] = {"decode-split", true},
     [Q35_SW_DECODE_PDL] = {"decode-pdl", false},
     [Q35_SW_DECODE_FUSE] = {"decode-fuse", false},
-    [Q35_SW_DECODE_ACT_Q8] = {"decode-act-q8", false},
+    [Q35_SW_DECODE_ACT_Q8] = {"decode-act-q8", true},
 };
 
 const char *q35_switch_name(q35_switch s)
