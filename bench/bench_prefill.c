@@ -15,7 +15,11 @@
  *                      the point names it (value delta_chunked: 1 or 0);
  *   decode/shape/quant/ctx                    one decode step at about `ctx`
  *                      positions (ctx .. ctx + DECODE_SPAN - 1: the cache grows as
- *                      steps run and is refilled when full, untimed).
+ *                      steps run and is refilled when full, untimed), its logits
+ *                      copied into page-locked host memory (q35_cuda_host_floats,
+ *                      as llama.cpp's output buffer is; value logits_pinned 1;
+ *                      $Q35_DECODE_LOGITS=pageable: malloc's memory, value 0, as
+ *                      every point up to 3227202, which has no such value).
  *
  * The registered points (filters pick among them; tools/sweep.sh shards them):
  *   paths   shape {0.8b, 9b, 27b} x q4_k x GEMM {f32, f16} x attention {f32,
@@ -244,9 +248,12 @@ static void bench_decode(q35_bench_state *st, void *unused)
     q35_error err = {{0}};
     q35_cuda_state *state = NULL;
     int32_t *tokens = random_tokens(max_seq, vocab);
-    float *logits = malloc((size_t)vocab * sizeof *logits);
+    /* page-locked, as an engine's output buffer is: the step's logits one DMA ($Q35_DECODE_LOGITS=pageable: malloc's) */
+    const char *lg = getenv("Q35_DECODE_LOGITS");
+    const bool pinned = !(lg && strcmp(lg, "pageable") == 0);
+    float *logits = pinned ? q35_cuda_host_floats((size_t)vocab, &err) : malloc((size_t)vocab * sizeof *logits);
     if (!tokens || !logits || q35_cuda_state_create(&state, cm, max_seq, &err)) {
-        skip_err(st, "state", &err);
+        skip_err(st, logits ? "state" : "page-locked logits", &err);
         goto out;
     }
     while (q35_bench_keep_running(st)) {
@@ -277,11 +284,15 @@ static void bench_decode(q35_bench_state *st, void *unused)
         q35_bench_value(st, "decode_fuse", q35_paths_decode_fuse(cp));
         q35_bench_value(st, "decode_act_q8", q35_paths_decode_act_q8(cp));
         q35_bench_value(st, "decode_nodes", (double)q35_cuda_model_graph_stats(cm)->decode_nodes);
+        q35_bench_value(st, "logits_pinned", pinned);
     }
 out:
     q35_cuda_state_free(state);
     free(tokens);
-    free(logits);
+    if (pinned)
+        q35_cuda_host_free(logits);
+    else
+        free(logits);
 }
 
 int main(int argc, char **argv)

@@ -120,11 +120,12 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
     q35_cuda_state *st = NULL;
     q35_error err = {{0}};
     const int vocab = m->hp.n_vocab;
-    float *logits = malloc((size_t)(a->n_at > 0 ? a->n_at : 1) * (size_t)vocab * sizeof *logits);
+    /* page-locked: each step's logits one DMA (q35_cuda_host_floats) */
+    float *logits = q35_cuda_host_floats((size_t)(a->n_at > 0 ? a->n_at : 1) * (size_t)vocab, &err);
     int rc = 1;
     const double t_load = q35_now();
     if (!logits || q35_cuda_model_load(&cm, m, &o, &err)) {
-        cli_error("%s", logits ? err.msg : "out of memory for the logits");
+        cli_error("%s%s", logits ? "" : "page-locked host memory for the logits: ", err.msg);
         goto out;
     }
     const double load_s = q35_now() - t_load;
@@ -190,7 +191,7 @@ int run_cuda(const run_args *a, const q35_model *m, const int32_t *tokens, int64
 out:
     q35_cuda_state_free(st);
     q35_cuda_model_free(cm);
-    free(logits);
+    q35_cuda_host_free(logits);
     return rc;
 }
 

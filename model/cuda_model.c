@@ -30,6 +30,24 @@ int q35_cuda_devices(char *why, size_t cap)
     return count;
 }
 
+float *q35_cuda_host_floats(size_t n, q35_error *err)
+{
+    void *p = NULL;
+    if (n == 0 || n > SIZE_MAX / sizeof(float)) {
+        q35_fail(err, "cuda host memory: %zu floats (1 .. %zu)", n, SIZE_MAX / sizeof(float));
+        return NULL;
+    }
+    if (Q35_CUDA_CHECK(cudaMallocHost(&p, n * sizeof(float)), err))
+        return NULL;
+    return (float *)p;
+}
+
+void q35_cuda_host_free(float *p)
+{
+    if (p)
+        cudaFreeHost(p);
+}
+
 /* ---- checks before anything is uploaded ---- */
 
 /* Every weight the forward reads must be of a type the kernels compute. */

@@ -74,6 +74,14 @@ typedef struct q35_cuda_state q35_cuda_state;
  * (no driver, none present). */
 int q35_cuda_devices(char *why, size_t cap);
 
+/* n floats of page-locked host memory (cudaMallocHost), for the logits the
+ * calls below copy out: into it the copy is one DMA, as into an engine's
+ * output buffer (llama.cpp's is page-locked too), where pageable memory
+ * goes through the driver's staging buffers. NULL (err says why) on failure;
+ * q35_cuda_host_free(NULL) is fine. */
+float *q35_cuda_host_floats(size_t n, q35_error *err);
+void q35_cuda_host_free(float *p);
+
 /* Uploads m (a file's or the generator's; it may be freed afterwards) to the
  * device the options pick (o NULL: every option unset). Refuses, before any upload: no usable device, a
  * weight whose quant type the kernels cannot compute (naming it), and a

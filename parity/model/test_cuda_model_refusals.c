@@ -170,6 +170,30 @@ static void check_load_refusal(q35_suite *s, const char *what, const q35_model *
     q35_cuda_model_free(cm);
 }
 
+/* A decode step (after a prefill of 15) on two states, its logits into
+ * page-locked and pageable memory, each poisoned first: the same bytes. */
+static void check_host_floats(q35_suite *s, q35_cuda_model *cm, const int32_t *tokens, int vocab)
+{
+    q35_error err = {{0}};
+    float *none = q35_cuda_host_floats(0, &err);
+    q35_case(s, none == NULL && strstr(err.msg, "0 floats") != NULL, "%-36s refused: %s", "page-locked logits, 0 floats",
+             err.msg);
+    q35_cuda_host_free(none);
+    float *out[2] = {q35_cuda_host_floats((size_t)vocab, &err), malloc((size_t)vocab * sizeof(float))};
+    bool ok = out[0] && out[1];
+    for (int k = 0; k < 2 && ok; k++) {
+        memset(out[k], k ? 0x7f : 0xff, (size_t)vocab * sizeof(float)); /* two NaN patterns */
+        q35_cuda_state *st = NULL;
+        ok = q35_cuda_state_create(&st, cm, 64, &err) == 0 && q35_cuda_prefill(cm, st, tokens, 15, 0, NULL, NULL, &err) == 0 &&
+             q35_cuda_forward_token(cm, st, tokens[15], 15, out[k], NULL, &err) == 0;
+        q35_cuda_state_free(st);
+    }
+    q35_case(s, ok && memcmp(out[0], out[1], (size_t)vocab * sizeof(float)) == 0, "%-36s %s %s",
+             "a decode step's logits, page-locked", ok ? "bitwise the pageable copy's" : "failed:", ok ? "" : err.msg);
+    q35_cuda_host_free(out[0]);
+    free(out[1]);
+}
+
 static void check_paths_refusal(q35_suite *s, q35_cuda_model *cm)
 {
     const q35_cuda_paths before = *q35_cuda_model_paths(cm);
@@ -209,6 +233,7 @@ int main(void)
             check_state_refusals(&s, cm, tokens, m->hp.n_vocab);
             check_paths_refusal(&s, cm);
             check_kv_element(&s, cm, tokens, m->hp.n_vocab);
+            check_host_floats(&s, cm, tokens, m->hp.n_vocab);
         }
         q35_cuda_model_free(cm);
         free(logits);
