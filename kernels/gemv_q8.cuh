@@ -329,7 +329,7 @@ __global__ void __launch_bounds__(kQ8Warps * 32)
 template <int TYPE>
 constexpr bool kPersists = TYPE != Q35_TYPE_Q6_K;
 
-template <int TYPE, int NR>
+template <int TYPE, int NR, int UNR = 1>
 __global__ void __launch_bounds__(kQ8Warps * 32, 4)
     gemv_q8_kernel_persist(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd,
                            const float *xs)
@@ -338,7 +338,7 @@ __global__ void __launch_bounds__(kQ8Warps * 32, 4)
     const int64_t groups = P.g[P.count], stride = (int64_t)gridDim.x * kQ8Warps;
 #pragma unroll 1
     for (int64_t gi = (int64_t)blockIdx.x * kQ8Warps + threadIdx.x / 32; gi < groups; gi += stride)
-        gemv_q8_group<TYPE, NR, 1>(P, gi, row_bytes, k, xq, xd, xs);
+        gemv_q8_group<TYPE, NR, UNR>(P, gi, row_bytes, k, xq, xd, xs);
 }
 
 /* (q35_gemv_q8_impl: above, outside this namespace) */

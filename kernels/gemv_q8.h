@@ -125,6 +125,9 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  *   persist6w  persist, with Q6_K's ql and qh read 8 bytes a load and
  *              realigned (its 210-byte blocks are 2-byte aligned): 13 load
  *              instructions a unit against 35.
+ *   persist_u2 persist, a lane's two next units loaded before either is
+ *              computed (a row of 4096 one round trip to memory, not two;
+ *              Q6_K: rows2's form so unrolled).
  * The default: persist (bench_linear gemv_q8's variant axis: the faster on
  * q4_K, q5_K and q8_0; Q6_K runs rows2's form, as fast as registers). */
 int q35_gemv_q8_variant_count(void);

@@ -15,9 +15,24 @@ q35_gemv_q8_impl persist6w_impl()
     return p;
 }
 
-const q35_gemv_q8_impl k_rows2 = q8_warp_impl<2, 1>(), k_unroll2 = q8_warp_impl<4, 2>(), k_persist6w = persist6w_impl();
-const q35_variant k_experiments[] = {
-    {"rows2", 2, &k_rows2}, {"unroll2", 3, &k_unroll2}, {"persist6w", 4, &k_persist6w}};
+/* persist_u2: persist with a lane's two next units loaded before either is
+ * computed (unroll2's loads in persist's grid; Q6_K rows2's form so unrolled) */
+q35_gemv_q8_impl persist_u2_impl()
+{
+    q35_gemv_q8_impl p = q8_persist_impl();
+    p.plain[0] = gemv_q8_kernel_persist<Q35_TYPE_Q4_K, 2, 2>;
+    p.plain[1] = gemv_q8_kernel_persist<Q35_TYPE_Q5_K, 2, 2>;
+    p.plain[2] = gemv_q8_kernel<Q35_TYPE_Q6_K, 2, false, 2>;
+    p.plain[3] = gemv_q8_kernel_persist<Q35_TYPE_Q8_0, 2, 2>;
+    return p;
+}
+
+const q35_gemv_q8_impl k_rows2 = q8_warp_impl<2, 1>(), k_unroll2 = q8_warp_impl<4, 2>(), k_persist6w = persist6w_impl(),
+                       k_persist_u2 = persist_u2_impl();
+const q35_variant k_experiments[] = {{"rows2", 2, &k_rows2},
+                                     {"unroll2", 3, &k_unroll2},
+                                     {"persist6w", 4, &k_persist6w},
+                                     {"persist_u2", 5, &k_persist_u2}};
 
 } // namespace
 
