@@ -381,6 +381,8 @@ int q35_cuda_model_load(q35_cuda_model **out, const q35_model *m, const q35_cuda
         plan_paths(cm, &choice, err))
         goto fail; /* refused before any upload */
     if (Q35_CUDA_CHECK(cudaStreamCreateWithFlags((cudaStream_t *)&cm->stream, cudaStreamNonBlocking), err) ||
+        Q35_CUDA_CHECK(cudaMallocHost((void **)&cm->step_in, 2 * sizeof *cm->step_in), err) ||
+        Q35_CUDA_CHECK(cudaEventCreateWithFlags((cudaEvent_t *)&cm->step_in_copied, cudaEventDisableTiming), err) ||
         q35_blas_create(&cm->blas, cm->stream, err) || upload(cm, m, err))
         goto fail;
     /* the fast path's weight set; fp8 falls back to f16, f16 to f32, each said */
@@ -419,6 +421,10 @@ void q35_cuda_model_free(q35_cuda_model *cm)
     q35_hgemm_destroy(cm->hgemm);
     cudaFree(cm->weights);
     q35_blas_destroy(cm->blas);
+    if (cm->step_in_copied)
+        cudaEventDestroy((cudaEvent_t)cm->step_in_copied);
+    if (cm->step_in)
+        cudaFreeHost(cm->step_in);
     if (cm->stream)
         cudaStreamDestroy((cudaStream_t)cm->stream);
     free(cm->layers);
