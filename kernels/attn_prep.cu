@@ -1,5 +1,5 @@
 /* The attention prologue on the f16 cache path (kernels/attn_prep.h): a block
- * per row, a warp a head. A head is normed as q35_rmsnorm_rows norms it (a
+ * per row (up to 16 rows, a block per row and 4 of its heads), a warp a head. A head is normed as q35_rmsnorm_rows norms it (a
  * warp a vector: kernels/norm_kernels.cuh's quads, sum and scale) and rotated
  * as q35_rope_neox_rows rotates it (kernels/rope.cuh's angles and pair), so
  * each value has the unfused chain's bits. */
@@ -14,6 +14,7 @@
 #define WARPS 4
 #define THREADS (32 * WARPS)
 #define STAGE 512 /* floats of shared memory a warp: one normed head, for RoPE's partners */
+#define SPLIT_MAX_T 16 /* up to this many rows, a row's heads over several blocks */
 
 static_assert(Q35_ATTN_PREP_MAX_HD <= Q35_NORM_WARP_MAX_N, "a head normed a warp a vector, as q35_rmsnorm_rows does");
 static_assert(Q35_ATTN_PREP_MAX_HD <= 32 * 4 * Q35_NORM_KEEP, "a head's quads in its warp's kept registers");
@@ -93,9 +94,10 @@ __device__ __forceinline__ void norm_rope_head(Y *y, const float *x, const float
 }
 
 /* Row t = blockIdx.x at position pos + t: its angles, then heads + 2 kv_heads
- * units of a head each, warp w taking units w, w + WARPS, ...: q heads (the
- * gate read first, so both halves of [q | gate] are in flight together), k
- * heads, v heads. */
+ * units of a head each, warp w of part p = blockIdx.y taking units p WARPS + w,
+ * then on by WARPS gridDim.y: q heads (the gate read first, so both halves of
+ * [q | gate] are in flight together), k heads, v heads. Every part makes the
+ * row's angles itself (the same values). */
 __global__ void __launch_bounds__(THREADS)
     q35_attn_prep_kernel(float *__restrict__ q, float *__restrict__ gate, __half *__restrict__ k_cache,
                          __half *__restrict__ v_cache, int64_t cache_stride, const float *__restrict__ full,
@@ -113,7 +115,7 @@ __global__ void __launch_bounds__(THREADS)
     __syncthreads();
     const float *row = full + t * ld;
     __half *kc = k_cache + (pos + t) * cache_stride, *vc = v_cache + (pos + t) * cache_stride;
-    for (int u = warp; u < heads + 2 * kv_heads; u += WARPS) { /* warp-uniform: every lane in the sums */
+    for (int u = blockIdx.y * WARPS + warp; u < heads + 2 * kv_heads; u += WARPS * gridDim.y) { /* warp-uniform */
         if (u < heads) {
             const float *src = row + 2 * (int64_t)u * hd;
             float4 g[Q35_NORM_KEEP];
@@ -190,9 +192,12 @@ static int prep_rows(const char *who, float *q, float *gate, uint16_t *k_cache, 
         for (int j = i + 1; j < n_spans; j++)
             if (spans[i].lo < spans[j].hi && spans[j].lo < spans[i].hi)
                 return q35_fail(err, "%s: %s and %s overlap", who, spans[i].name, spans[j].name);
-    q35_attn_prep_kernel<<<(unsigned)T, THREADS, 0, stream>>>(q, gate, (__half *)k_cache, (__half *)v_cache,
-                                                              cache_stride, full, ld, q_norm, k_norm, heads, kv_heads,
-                                                              hd, n_rot, pos, pos_at, rope_base, eps);
+    /* few rows (a decode step's one): a block a row's WARPS heads, not a row's every head (one block at
+     * T = 1 took 6 heads a warp in turn); many: a block a row */
+    const unsigned parts = T <= SPLIT_MAX_T ? (unsigned)((heads + 2 * kv_heads + WARPS - 1) / WARPS) : 1u;
+    q35_attn_prep_kernel<<<dim3((unsigned)T, parts), THREADS, 0, stream>>>(
+        q, gate, (__half *)k_cache, (__half *)v_cache, cache_stride, full, ld, q_norm, k_norm, heads, kv_heads, hd,
+        n_rot, pos, pos_at, rope_base, eps);
     return Q35_LAUNCH_CHECK(who, err);
 }
 

@@ -18,10 +18,11 @@
  * same order (a warp a head, as the per-head norm runs), the same angles and
  * rotations (kernels/rope.cuh), the same rounding.
  *
- * The CUDA form is one launch: a block per row, four warps; the block's first
- * n_rot/2 threads make the row's angles, then each warp takes whole heads in
- * turn (heads q heads, then kv_heads k heads, then kv_heads v heads: 24 for the
- * 9B, 6 a warp): a q head's [q | gate] read once (the gate stored straight
+ * The CUDA form is one launch: a block per row, four warps (up to 16 rows, a
+ * block per row and four of its heads: a decode step's row over 6 blocks on
+ * the 9B); the block's first n_rot/2 threads make the row's angles, then each
+ * warp takes whole heads in turn (heads q heads, then kv_heads k heads, then
+ * kv_heads v heads: 24 for the 9B, 6 a warp past 16 rows): a q head's [q | gate] read once (the gate stored straight
  * back), normed in registers, staged in shared memory for RoPE's partner
  * values, stored; a k head the same into its cache row as f16; a v head
  * rounded into its cache row. Bytes a row: read 4 * (2 heads + 2 kv_heads) hd,

@@ -2,7 +2,8 @@
  * (kernels/attn_prep.h), on fresh random inputs with q and gate poisoned (NaN),
  * the cache rows it writes poisoned (NaN halves) and every other cache half
  * random, at the attention layout of every shape of the shapes table
- * (model/shapes.c) at T 1, 7, 64 and 2048, at pos 0 and at a later chunk, and
+ * (model/shapes.c) at T 1, 7, 64 and 2048 (1 and 7 take the grid of a block
+ * per row and four heads, 64 and 2048 a block per row), at pos 0 and at a later chunk, and
  * at odd layouts (padded rows, a strided cache, head widths not a multiple of 4,
  * partners across quads, no and full rotation, inputs and outputs one float
  * off 16-byte alignment). Each case checks:
