@@ -60,7 +60,7 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     P = impl->nr == 2 ? with_groups<2>(P) : with_groups<4>(P);
     unsigned blocks = (unsigned)((P.g[P.count] + kQ8Warps - 1) / kQ8Warps);
     const q8_kernel_fn fn = early ? impl->early[t] : impl->plain[t];
-    if (!early && impl->resident[t]) {
+    if (early ? impl->resident_early[t] : impl->resident[t]) {
         int64_t resident = 0;
         if (resident_blocks(fn, kQ8Warps * 32, &resident, err))
             return -1;

@@ -36,7 +36,7 @@ using q8_kernel_fn = void (*)(gemv_parts, int64_t, int64_t, const int8_t *, cons
 struct q35_gemv_q8_impl {
     int nr;
     q8_kernel_fn plain[4], early[4];
-    bool resident[4];
+    bool resident[4], resident_early[4]; /* the plain / early kernel takes the resident grid */
 };
 } // namespace q35_gemv_kernels
 
@@ -323,18 +323,22 @@ __global__ void __launch_bounds__(kQ8Warps * 32)
 }
 
 /* The resident grid (as many blocks as fit the SMs at once): each warp takes
- * groups gi, gi + the grid's warps, ... At least 4 blocks an SM (without a
+ * groups gi, gi + the grid's warps, ... (EARLY: launched early, it waits for
+ * the grid before it first, as gemv_q8_kernel's early form does, but
+ * prefetches nothing). At least 4 blocks an SM (without a
  * floor the loop's state spills on Q5_K). Not Q6_K: in this loop it spills at
  * any floor, and takes 255 registers without one (kPersists). */
 template <int TYPE>
 constexpr bool kPersists = TYPE != Q35_TYPE_Q6_K;
 
-template <int TYPE, int NR, int UNR = 1>
+template <int TYPE, int NR, int UNR = 1, bool EARLY = false>
 __global__ void __launch_bounds__(kQ8Warps * 32, 4)
     gemv_q8_kernel_persist(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd,
                            const float *xs)
 {
     q35_grid_launch_dependents();
+    if (EARLY) /* launched early: nothing before the wait (no prefetch), then the plain form's loop */
+        q35_grid_dependency_wait();
     const int64_t groups = P.g[P.count], stride = (int64_t)gridDim.x * kQ8Warps;
 #pragma unroll 1
     for (int64_t gi = (int64_t)blockIdx.x * kQ8Warps + threadIdx.x / 32; gi < groups; gi += stride)
@@ -357,6 +361,7 @@ q35_gemv_q8_impl q8_warp_impl()
              gemv_q8_kernel<Q35_TYPE_Q6_K, NR, false, UNR>, gemv_q8_kernel<Q35_TYPE_Q8_0, NR, false, UNR>},
             {gemv_q8_kernel<Q35_TYPE_Q4_K, NR, true, UNR>, gemv_q8_kernel<Q35_TYPE_Q5_K, NR, true, UNR>,
              gemv_q8_kernel<Q35_TYPE_Q6_K, NR, true, UNR>, gemv_q8_kernel<Q35_TYPE_Q8_0, NR, true, UNR>},
+            {false, false, false, false},
             {false, false, false, false}};
 }
 

@@ -128,6 +128,9 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  *   persist_u2 persist, a lane's two next units loaded before either is
  *              computed (a row of 4096 one round trip to memory, not two;
  *              Q6_K: rows2's form so unrolled).
+ *   persist_early persist, launched early (decode-pdl) as its own resident
+ *              grid that waits first and prefetches nothing (the others'
+ *              early forms are rows2's, which prefetch their rows).
  * The default: persist (bench_linear gemv_q8's variant axis: the faster on
  * q4_K, q5_K and q8_0; Q6_K runs rows2's form, as fast as registers). */
 int q35_gemv_q8_variant_count(void);

@@ -27,12 +27,26 @@ q35_gemv_q8_impl persist_u2_impl()
     return p;
 }
 
+/* persist_early: persist whose early forms (decode-pdl) are its own resident
+ * grid waiting first, with no prefetch (not rows2's, which prefetch every
+ * row into L2 before the wait) */
+q35_gemv_q8_impl persist_early_impl()
+{
+    q35_gemv_q8_impl p = q8_persist_impl();
+    p.early[0] = gemv_q8_kernel_persist<Q35_TYPE_Q4_K, 2, 1, true>;
+    p.early[1] = gemv_q8_kernel_persist<Q35_TYPE_Q5_K, 2, 1, true>;
+    p.early[3] = gemv_q8_kernel_persist<Q35_TYPE_Q8_0, 2, 1, true>;
+    p.resident_early[0] = p.resident_early[1] = p.resident_early[3] = true;
+    return p;
+}
+
 const q35_gemv_q8_impl k_rows2 = q8_warp_impl<2, 1>(), k_unroll2 = q8_warp_impl<4, 2>(), k_persist6w = persist6w_impl(),
-                       k_persist_u2 = persist_u2_impl();
+                       k_persist_u2 = persist_u2_impl(), k_persist_early = persist_early_impl();
 const q35_variant k_experiments[] = {{"rows2", 2, &k_rows2},
                                      {"unroll2", 3, &k_unroll2},
                                      {"persist6w", 4, &k_persist6w},
-                                     {"persist_u2", 5, &k_persist_u2}};
+                                     {"persist_u2", 5, &k_persist_u2},
+                                     {"persist_early", 6, &k_persist_early}};
 
 } // namespace
 
