@@ -25,6 +25,7 @@
 #   --plots DIR    plots/plot.sh's output: its files go to the folder's plots/
 #   --logs DIR     a folder of logs, tarred into the folder's logs.tgz
 #   --git-mv       move the files with `git mv` (files already in the tree)
+#   (a .log or .txt FILE past 60 KB is filed gzipped, as NAME.gz, unless --git-mv)
 #   --reindex      rewrite index.tsv from every run folder: every headline read
 #                  again, a file's family kept from its line where it has one
 #
@@ -187,10 +188,18 @@ put() {
     if [ "$gitmv" = 1 ]; then git -C "$root" mv -k "$1" "$2"; else cp "$1" "$2"; fi
     [ -f "$2" ] || die "$1 was not filed"
 }
+# big_text FILE: a log or text file past 60 KB, filed gzipped (the tree travels to a device within 64 MiB)
+big_text() { case $1 in *.log | *.txt) [ "$(wc -c <"$1")" -gt 60000 ] ;; *) return 1 ;; esac; }
 filed=()
 for f in "$@"; do
-    put "$f" "$dir/$(basename "$f")"
-    filed+=("$(basename "$f")")
+    b=$(basename "$f")
+    if [ "$gitmv" != 1 ] && big_text "$f"; then
+        gzip -9 -n -c "$f" >"$dir/$b.gz" || die "$f was not filed"
+        b=$b.gz
+    else
+        put "$f" "$dir/$b"
+    fi
+    filed+=("$b")
 done
 if [ -n "$plots" ]; then
     for f in "$plots"/*; do

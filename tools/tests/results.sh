@@ -6,7 +6,7 @@
 # of bench/results/ sorts by date (a run folder <date>-<device>-<commit>/, else
 # the layout's few names); every row of docs/STATUS.md's tables fits 200
 # characters. Then the two tools on a scratch folder: a run filed from its JSON
-# (folder, README, index lines), the headline from it, a newer run taking the
+# (folder, README, index lines), a big log gzipped, the headline from it, a newer run taking the
 # points it measured and no others, an A/B run (--family prefill-ab) left out,
 # --check failing on a changed table and passing after --write.
 #   tools/tests/results.sh SOURCE_DIR TMP_DIR
@@ -63,6 +63,12 @@ check "the decode table: the fast path, the exact GEMVs, llama.cpp and the ratio
     grep -qF '| H100, llama.cpp tg, same file | 248.9 | 245.0 | 230.6 |' '$tmp/dec.md' &&
     grep -qF '| H100, fast path / llama.cpp | 1.19x | 1.13x | 0.99x |' '$tmp/dec.md'"
 check "  no graph (decode-graph-off.json) and no counters (dd9378e's file) left out" sh -c "! grep -qE '230.2|183.3' '$tmp/dec.md'"
+awk 'BEGIN { for (i = 0; i < 4000; i++) print "a line of a GPU suite'"'"'s log, number " i }' >"$tmp/big.log"
+printf 'small\n' >"$tmp/small.log"
+check "a log past 60 KB filed gzipped, a small one as it is" sh -c "'$file' --results '$r' --commit a53d6c0 \
+    --device h100 --date 2026-12-06 '$tmp/big.log' '$tmp/small.log' >/dev/null 2>&1 &&
+    gzip -dc '$run/big.log.gz' | cmp -s - '$tmp/big.log' && [ ! -e '$run/big.log' ] && [ -f '$run/small.log' ] &&
+    grep -q '/big.log.gz	' '$r/index.tsv' && grep -q 'big.log.gz' '$run/README.md'"
 printf '{"cpu": [{}, {}], "gpu": [{}]}' >"$tmp/kld.json"
 printf '{"other": 1}' >"$tmp/odd.json"
 check "a KLD report's JSON and another JSON filed: named so in the index" sh -c "'$file' --results '$r' --commit a53d6c0 \
