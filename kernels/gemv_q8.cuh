@@ -307,6 +307,8 @@ __global__ void __launch_bounds__(kQ8Warps * 32)
     gemv_q8_kernel(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
 {
     q35_grid_launch_dependents();
+    if (!EARLY) /* launched early by a graph's programmatic edge (decode-overlap), or plainly: a no-op then */
+        q35_grid_dependency_wait();
     const int64_t gi = (int64_t)blockIdx.x * kQ8Warps + threadIdx.x / 32;
     const bool active = gi < P.g[P.count];
     if (EARLY) {
@@ -323,22 +325,21 @@ __global__ void __launch_bounds__(kQ8Warps * 32)
 }
 
 /* The resident grid (as many blocks as fit the SMs at once): each warp takes
- * groups gi, gi + the grid's warps, ... (EARLY: launched early, it waits for
- * the grid before it first, as gemv_q8_kernel's early form does, but
- * prefetches nothing). At least 4 blocks an SM (without a
+ * groups gi, gi + the grid's warps, ... It waits for the grid before it
+ * first (where launched early; else a no-op) and prefetches nothing, so one
+ * kernel serves as the plain and the early form. At least 4 blocks an SM (without a
  * floor the loop's state spills on Q5_K). Not Q6_K: in this loop it spills at
  * any floor, and takes 255 registers without one (kPersists). */
 template <int TYPE>
 constexpr bool kPersists = TYPE != Q35_TYPE_Q6_K;
 
-template <int TYPE, int NR, int UNR = 1, bool EARLY = false>
+template <int TYPE, int NR, int UNR = 1>
 __global__ void __launch_bounds__(kQ8Warps * 32, 4)
     gemv_q8_kernel_persist(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd,
                            const float *xs)
 {
     q35_grid_launch_dependents();
-    if (EARLY) /* launched early: nothing before the wait (no prefetch), then the plain form's loop */
-        q35_grid_dependency_wait();
+    q35_grid_dependency_wait(); /* launched early (decode-pdl, decode-overlap): nothing before the wait */
     const int64_t groups = P.g[P.count], stride = (int64_t)gridDim.x * kQ8Warps;
 #pragma unroll 1
     for (int64_t gi = (int64_t)blockIdx.x * kQ8Warps + threadIdx.x / 32; gi < groups; gi += stride)

@@ -48,6 +48,17 @@
  * replayed step pushes only its "forward_token" and "chunk" ranges (a
  * profile shows the graph's kernels under its one launch).
  *
+ * The switch decode-overlap: before the decode graph is instantiated, every
+ * edge from a kernel to a kernel that waits for the grid before it at its
+ * start (griddepcontrol.wait before any memory access: k_waits_first, by the
+ * kernel's name) is made programmatic, so that kernel launches once every
+ * block of the one before has started (they trigger at their start) and its
+ * blocks wait resident; the wait ends when that grid has completed and its
+ * writes are seen, and a kernel completes only after its own wait, so every
+ * kernel before it has too. An edge into any other kernel stays as it was.
+ * The same kernels, each reading and writing only after its wait: the same
+ * bits (test_cuda_model_graphs).
+ *
  * Executable graphs are kept per (layer, chunk kind): kind 0 for chunks of the
  * paths' chunk rows, kind 1 for any other row count (a prompt's last chunk),
  * so the two alternate without instantiating again. */
@@ -55,6 +66,7 @@
 
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
+#include <string.h>
 
 void q35_graphs_reset(q35_cuda_model *cm)
 {
@@ -202,6 +214,67 @@ static bool same_key(const q35_decode_key *a, const q35_decode_key *b)
            a->max_seq == b->max_seq && a->kv_f16 == b->kv_f16 && a->ws_mem == b->ws_mem && a->tail == b->tail;
 }
 
+/* The kernels that wait for the grid before them first (q35_grid_dependency_wait
+ * at their start, before any memory access), by a part of their (mangled)
+ * names: kernels/gemv_q8.cuh, norm_kernels.cuh (the 8-bit forms), pointwise.cu
+ * (the 8-bit forms), delta_prep.cuh, delta_rule_scan.cuh, attn_prep.cu,
+ * attention_decode.cu, attention_decode_split.cu, embedding.cu. */
+static const char *const k_waits_first[] = {
+    "gemv_q8_kernel",         "q35_norm_q8_kernel",      "q35_pointwise_q8_kernel", "q35_delta_prep_kernel",
+    "q35_delta_scan_kernel",  "q35_attn_prep_kernel",    "q35_decode_split_kernel", "q35_decode_split_combine",
+    "q35_decode_block_kernel", "q35_decode_cluster_kernel", "q35_embedding_kernel"};
+
+static bool kernel_node(cudaGraphNode_t node)
+{
+    enum cudaGraphNodeType type;
+    return cudaGraphNodeGetType(node, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel;
+}
+
+static bool waits_first(cudaGraphNode_t node)
+{
+    struct cudaKernelNodeParams kp;
+    const char *name = NULL;
+    if (!kernel_node(node) || cudaGraphKernelNodeGetParams(node, &kp) != cudaSuccess ||
+        cudaFuncGetName(&name, kp.func) != cudaSuccess || !name) {
+        (void)cudaGetLastError(); /* not sticky: not a kernel we know, its edge kept */
+        return false;
+    }
+    for (size_t i = 0; i < sizeof k_waits_first / sizeof k_waits_first[0]; i++)
+        if (strstr(name, k_waits_first[i]))
+            return true;
+    return false;
+}
+
+/* decode-overlap: graph's plain edges from a kernel into a kernel that waits
+ * first, made programmatic; *made counts them. */
+static int overlap_edges(cudaGraph_t graph, int64_t *made, q35_error *err)
+{
+    size_t n = 0;
+    *made = 0;
+    if (Q35_CUDA_CHECK(cudaGraphGetEdges(graph, NULL, NULL, NULL, &n), err))
+        return -1;
+    cudaGraphNode_t *from = malloc((n ? n : 1) * sizeof *from), *to = malloc((n ? n : 1) * sizeof *to);
+    cudaGraphEdgeData *ed = calloc(n ? n : 1, sizeof *ed);
+    int rc = !from || !to || !ed ? q35_fail(err, "decode-overlap: out of memory for %zu edges", n)
+                                 : Q35_CUDA_CHECK(cudaGraphGetEdges(graph, from, to, ed, &n), err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (ed[i].type != cudaGraphDependencyTypeDefault || ed[i].from_port != cudaGraphKernelNodePortDefault ||
+            !kernel_node(from[i]) || !waits_first(to[i]))
+            continue;
+        cudaGraphEdgeData pe;
+        memset(&pe, 0, sizeof pe);
+        pe.from_port = cudaGraphKernelNodePortProgrammatic;
+        pe.type = cudaGraphDependencyTypeProgrammatic;
+        rc = Q35_CUDA_CHECK(cudaGraphRemoveDependencies(graph, &from[i], &to[i], &ed[i], 1), err) ||
+             Q35_CUDA_CHECK(cudaGraphAddDependencies(graph, &from[i], &to[i], &pe, 1), err);
+        *made += rc == 0;
+    }
+    free(from);
+    free(to);
+    free(ed);
+    return rc ? -1 : 0;
+}
+
 int q35_graphs_decode(q35_run *r, q35_graph_body body)
 {
     q35_cuda_model *cm = r->cm;
@@ -225,10 +298,13 @@ int q35_graphs_decode(q35_run *r, q35_graph_body body)
         cudaGraph_t graph = NULL;
         cudaGraphExec_t made = NULL;
         size_t nodes = 0;
+        int64_t programmatic = 0;
         const int failed = capture(r, NULL, body, &graph) ||
                            Q35_CUDA_CHECK(cudaGraphGetNodes(graph, NULL, &nodes), r->err) ||
+                           (q35_paths_decode_overlap(&cm->paths) && overlap_edges(graph, &programmatic, r->err)) ||
                            Q35_CUDA_CHECK(cudaGraphInstantiate(&made, graph, 0), r->err);
         g->stats.decode_nodes = failed ? 0 : (int64_t)nodes;
+        g->stats.decode_programmatic = failed ? 0 : programmatic;
         if (graph)
             cudaGraphDestroy(graph);
         if (failed) {

@@ -180,6 +180,7 @@ typedef struct q35_cuda_graph_stats {
     int64_t decode_captured;  /* decode steps captured into the decode graph (switch decode-graph) */
     int64_t decode_launched;  /* decode steps launched as that graph (the captured ones included) */
     int64_t decode_nodes;     /* the nodes of the decode graph captured last (its kernels and copies) */
+    int64_t decode_programmatic; /* its edges made programmatic (switch decode-overlap) */
 } q35_cuda_graph_stats;
 
 const q35_cuda_graph_stats *q35_cuda_model_graph_stats(const q35_cuda_model *cm);

@@ -184,6 +184,10 @@ typedef struct q35_cuda_paths {
                                 q35_rmsnorm_q8), the output projections adding into the residual
                                 (q35_gemv_q8_add, so no norm adds), where q35_paths_decode_act_q8;
                                 the same bits */
+    bool decode_overlap;     /* switch decode-overlap: in the decode graph, every edge into a kernel that
+                                waits for the grid before it at its start made programmatic, so that
+                                kernel launches once every block of the one before has started
+                                (model/cuda_graph.c), where q35_paths_decode_overlap; the same bits */
 } q35_cuda_paths;
 
 /* Whether a prefill on GEMM path gemm runs its projections through the f16
@@ -299,6 +303,14 @@ static inline bool q35_paths_decode_fuse(const q35_cuda_paths *p)
 static inline bool q35_paths_decode_act_q8(const q35_cuda_paths *p)
 {
     return p->decode_act_q8 && q35_paths_decode_q8(p);
+}
+
+/* Whether paths p overlap a decode graph's kernels with the ones before them:
+ * asked for, where the step is a graph (model/cuda_graph.c makes an edge
+ * programmatic only into a kernel it knows to wait first). */
+static inline bool q35_paths_decode_overlap(const q35_cuda_paths *p)
+{
+    return p->decode_overlap && p->decode_graph;
 }
 
 /* Whether a prefill on paths p prunes its last layer (model/cuda_layers.c,

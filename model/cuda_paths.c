@@ -132,7 +132,7 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
     if (q35_paths_decode_split(p))
         snprintf(split, sizeof split, ", attention split over the cache from %d positions (decode-split)",
                  Q35_DECODE_SPLIT_MIN_SEQ);
-    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s",
+    snprintf(buf + used, cap > used ? cap - used : 0, "%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s",
              paths_delta_qk16(p) ? ", q and k in f16 to the chunked rule" : "",
              q35_paths_flash_gate(p) ? ", out gate in the flash epilogue" : "",
              q35_paths_gemm_swiglu(p) ? ", SwiGLU in the sm_90a [gate | up] GEMM" : "",
@@ -147,6 +147,7 @@ const char *q35_cuda_paths_str(const q35_cuda_paths *p, char *buf, size_t cap)
              q35_paths_decode_pdl(p) ? " launched early (decode-pdl)" : "",
              q35_paths_decode_fuse(p) ? ", written by the norms (decode-fuse)" : "",
              q35_paths_decode_act_q8(p) ? ", the 8-bit x written by the ops before them (decode-act-q8)" : "",
+             q35_paths_decode_overlap(p) ? ", each kernel launched once the one before has started (decode-overlap)" : "",
              split);
     return buf;
 }

@@ -77,6 +77,7 @@ static const struct {
     [Q35_SW_DECODE_PDL] = {"decode-pdl", false},
     [Q35_SW_DECODE_FUSE] = {"decode-fuse", false},
     [Q35_SW_DECODE_ACT_Q8] = {"decode-act-q8", true},
+    [Q35_SW_DECODE_OVERLAP] = {"decode-overlap", false},
 };
 
 const char *q35_switch_name(q35_switch s)
@@ -459,6 +460,7 @@ void q35_paths_apply(const q35_path_choice *c, bool flash_sm90_runs, bool gemm_s
     p->decode_pdl = c->sw[Q35_SW_DECODE_PDL];
     p->decode_fuse = c->sw[Q35_SW_DECODE_FUSE];
     p->decode_act_q8 = c->sw[Q35_SW_DECODE_ACT_Q8];
+    p->decode_overlap = c->sw[Q35_SW_DECODE_OVERLAP];
     if (p->decode_q8 && !q35_paths_decode_q8(p) && c->sw_named[Q35_SW_DECODE_Q8]) /* on by default: asked */
         q35_paths_note(log, cap, quiet, "note: the decode step's 8-bit activations (switch decode-q8=on) are taken "
                        "on the f16 and fp8 GEMM paths only (not deterministic); exact GEMVs");

@@ -57,6 +57,7 @@ typedef enum q35_switch {
     Q35_SW_DECODE_PDL,   /* a decode step's 8-bit GEMVs launched early (q35_gemv_q8_group_early) */
     Q35_SW_DECODE_FUSE,  /* a decode step's norms write their 8-bit form too (q35_rmsnorm_q8, ...) */
     Q35_SW_DECODE_ACT_Q8, /* a decode step's ops before an 8-bit GEMV write its 8-bit x over many blocks */
+    Q35_SW_DECODE_OVERLAP, /* the decode graph's kernels each launched once the one before has started */
     Q35_SW_COUNT
 } q35_switch;
 

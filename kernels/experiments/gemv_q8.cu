@@ -33,9 +33,7 @@ q35_gemv_q8_impl persist_u2_impl()
 q35_gemv_q8_impl persist_early_impl()
 {
     q35_gemv_q8_impl p = q8_persist_impl();
-    p.early[0] = gemv_q8_kernel_persist<Q35_TYPE_Q4_K, 2, 1, true>;
-    p.early[1] = gemv_q8_kernel_persist<Q35_TYPE_Q5_K, 2, 1, true>;
-    p.early[3] = gemv_q8_kernel_persist<Q35_TYPE_Q8_0, 2, 1, true>;
+    p.early[0] = p.plain[0], p.early[1] = p.plain[1], p.early[3] = p.plain[3]; /* it waits first */
     p.resident_early[0] = p.resident_early[1] = p.resident_early[3] = true;
     return p;
 }

@@ -27,7 +27,9 @@
  * the 8-bit GEMVs launched early (decode-pdl) and the norms writing the 8-bit
  * x (decode-fuse), and SwiGLU, the gate and the gated norm writing it
  * (decode-act-q8) with the logits of the plain forms; each one's graph
- * bitwise its plain steps. */
+ * bitwise its plain steps. decode-overlap (the step's edges into kernels that
+ * wait first made programmatic: at least one a layer) bitwise the plain
+ * graph, over the exact decode attention and the split one. */
 #include "cuda_model_cases.h"
 #include "model/accuracy.h"
 
@@ -331,6 +333,41 @@ static void set_act_q8(q35_cuda_paths *p, bool on)
     p->decode_act_q8 = on;
 }
 
+/* decode-overlap (the decode graph's edges into kernels that wait first made
+ * programmatic) against the plain graph, on st: at least one edge a layer
+ * made programmatic, the logits and the state bitwise. */
+static void check_overlap(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *st, const int32_t *tokens, int64_t n,
+                          const char *which)
+{
+    const int vocab = q35_cuda_model_hparams(cm)->n_vocab, L = q35_cuda_model_hparams(cm)->n_layer;
+    run_out plain, over;
+    q35_cuda_paths p = *q35_cuda_model_paths(cm);
+    q35_error err = {{0}};
+    p.decode_graph = true;
+    p.decode_overlap = false;
+    if (q35_cuda_model_set_paths(cm, &p, &err))
+        fatal("setting the paths", &err);
+    decode_run(cm, st, tokens, n - STEPS - 1, &plain);
+    const int64_t made_off = q35_cuda_model_graph_stats(cm)->decode_programmatic;
+    p.decode_overlap = true;
+    if (q35_cuda_model_set_paths(cm, &p, &err))
+        fatal("setting the paths", &err);
+    const bool taken = q35_paths_decode_overlap(q35_cuda_model_paths(cm));
+    decode_run(cm, st, tokens, n - STEPS - 1, &over);
+    const int64_t made = q35_cuda_model_graph_stats(cm)->decode_programmatic;
+    q35_case(s, taken && made >= L && made_off == 0,
+             "decode-overlap (%s): %" PRId64 " edges of the step made programmatic (want >= %d, and 0 off: %" PRId64 ")%s",
+             which, made, L, made_off, taken ? "" : "; NOT TAKEN on these paths");
+    char what[160];
+    snprintf(what, sizeof what, "decode-overlap (%s), %d steps: logits and state vs the plain graph", which, STEPS);
+    same(s, what, &plain, &over, STEPS, vocab);
+    p.decode_overlap = false;
+    if (q35_cuda_model_set_paths(cm, &p, &err))
+        fatal("setting the paths", &err);
+    run_free(&plain);
+    run_free(&over);
+}
+
 /* The 8-bit-activation decode (switch decode-q8) against the exact GEMVs:
  * within the FP8 tier's bounds (model/accuracy.h: rel L2 0.05 sqrt(layers),
  * KL 2.5e-4 layers; its activations round to 1/254 of a block's largest,
@@ -349,6 +386,7 @@ static void check_decode_fast(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *
         fatal("a state for the split attention", &serr);
     check_decode_switch(s, cm, big, tokens, n, "decode-split (attention split over the cache) vs the exact kernel",
                         set_split, q35_paths_decode_split, CM_LIMIT_F32, 1e-6, 1);
+    check_overlap(s, cm, big, tokens, n, "the split attention");
     q35_cuda_state_free(big);
     /* the 8-bit GEMVs launched early (decode-pdl) against them launched plainly, and the norms writing the
        8-bit x (decode-fuse) against its quantization apart: the same logits */
@@ -364,6 +402,7 @@ static void check_decode_fast(q35_suite *s, q35_cuda_model *cm, q35_cuda_state *
     check_decode_switch(s, cm, st, tokens, n,
                         "decode-act-q8 (SwiGLU, the gate, the gated norm write the 8-bit x) vs quantized apart",
                         set_act_q8, q35_paths_decode_act_q8, 0.0, 0.0, -1);
+    check_overlap(s, cm, st, tokens, n, "8-bit GEMVs, the exact attention");
     set_q8(&p, false);
     if (q35_cuda_model_set_paths(cm, &p, &err))
         fatal("setting the paths", &err);

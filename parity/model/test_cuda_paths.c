@@ -379,8 +379,8 @@ static void check_kernels_and_switches(q35_suite *s)
             [Q35_SW_TUNE_STEADY] = p.gemm_tune_steady, [Q35_SW_DECODE_GRAPH] = p.decode_graph,
             [Q35_SW_DECODE_Q8] = p.decode_q8, [Q35_SW_DECODE_SPLIT] = p.decode_split,
             [Q35_SW_DECODE_PDL] = p.decode_pdl, [Q35_SW_DECODE_FUSE] = p.decode_fuse,
-            [Q35_SW_DECODE_ACT_Q8] = p.decode_act_q8};
-        _Static_assert(Q35_SW_COUNT == Q35_SW_DECODE_ACT_Q8 + 1, "every switch's field above");
+            [Q35_SW_DECODE_ACT_Q8] = p.decode_act_q8, [Q35_SW_DECODE_OVERLAP] = p.decode_overlap};
+        _Static_assert(Q35_SW_COUNT == Q35_SW_DECODE_OVERLAP + 1, "every switch's field above");
         o.switches = opt_list;
         rc = q35_paths_resolve(&c, &o, &env_sw, true, "", false, log, sizeof log, &err);
         o.switches = NULL;
