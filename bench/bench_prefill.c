@@ -284,6 +284,7 @@ static void bench_decode(q35_bench_state *st, void *unused)
         q35_bench_value(st, "decode_fuse", q35_paths_decode_fuse(cp));
         q35_bench_value(st, "decode_act_q8", q35_paths_decode_act_q8(cp));
         q35_bench_value(st, "decode_overlap", q35_paths_decode_overlap(cp));
+        q35_bench_value(st, "decode_programmatic", (double)q35_cuda_model_graph_stats(cm)->decode_programmatic);
         q35_bench_value(st, "decode_nodes", (double)q35_cuda_model_graph_stats(cm)->decode_nodes);
         q35_bench_value(st, "logits_pinned", pinned);
     }
