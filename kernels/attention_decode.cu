@@ -31,7 +31,7 @@
 
 #include "kernels/cluster_launch.cuh"
 #include "kernels/reduce.cuh"
-#include "kernels/sm90.cuh" /* q35_grid_launch_dependents, q35_grid_dependency_wait */
+#include "kernels/sm90.cuh" /* q35_grid_chain */
 
 #include <cooperative_groups.h>
 #include <cuda_fp16.h>
@@ -173,8 +173,7 @@ __global__ void __launch_bounds__(32 * BLOCK_WARPS, 1)
     q35_decode_block_kernel(float *o, const float *q, const C *k_cache, const C *v_cache, int64_t pos0,
                             const int64_t *pos_at, q35_attn_shape sh)
 {
-    q35_grid_launch_dependents(); /* the grid after it may start (decode-overlap; it waits for this one) */
-    q35_grid_dependency_wait();   /* launched early after a grid: that grid done, its writes seen */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     if (pos_at)
         pos0 = *pos_at;
     __shared__ q35_decode_slots<HD, SLOTS> st;
@@ -200,8 +199,7 @@ __global__ void __launch_bounds__(32 * CLUSTER_WARPS)
                               const int64_t *pos_at, q35_attn_shape sh)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    q35_grid_launch_dependents(); /* the grid after it may start (decode-overlap; it waits for this one) */
-    q35_grid_dependency_wait();   /* launched early after a grid: that grid done, its writes seen */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     if (pos_at)
         pos0 = *pos_at;
     __shared__ q35_decode_slots<HD, CLUSTER_WARPS> st;

@@ -19,7 +19,7 @@
 
 #include "kernels/mma.cuh"
 #include "kernels/reduce.cuh"
-#include "kernels/sm90.cuh" /* q35_grid_launch_dependents, q35_grid_dependency_wait */
+#include "kernels/sm90.cuh" /* q35_grid_chain */
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -48,8 +48,7 @@ __global__ void __launch_bounds__(32 * MAX_GROUP)
     q35_decode_split_kernel(float *work, const float *q, const __half *k_cache, const __half *v_cache, int64_t n_ctx,
                             const int64_t *pos_at, q35_attn_shape sh, int splits)
 {
-    q35_grid_launch_dependents(); /* the grid after it may start (decode-overlap; it waits for this one) */
-    q35_grid_dependency_wait();   /* launched early after a grid: that grid done, its writes seen */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     constexpr int J = HD / 128, CPR = HD / 8; /* 16-byte copies a row */
     __shared__ __align__(16) q35_split_stage<HD> stage[STAGES];
     if (pos_at)
@@ -125,8 +124,7 @@ __global__ void __launch_bounds__(32 * MAX_GROUP)
 template <int HD>
 __global__ void __launch_bounds__(HD) q35_decode_split_combine(float *o, const float *work, q35_attn_shape sh, int splits)
 {
-    q35_grid_launch_dependents(); /* the grid after it may start (decode-overlap; it waits for this one) */
-    q35_grid_dependency_wait();   /* launched early after a grid: that grid done, its writes seen */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     const int h = blockIdx.x, d = threadIdx.x;
     const float *ml = work + (int64_t)h * splits * 2;
     const float *acc = work + q35_split_acc_at(sh.heads, splits) + (int64_t)h * splits * HD;

@@ -6,7 +6,7 @@
 #include "kernels/attn_prep.h"
 #include "kernels/norm_kernels.cuh"
 #include "kernels/rope.cuh"
-#include "kernels/sm90.cuh" /* q35_grid_launch_dependents, q35_grid_dependency_wait */
+#include "kernels/sm90.cuh" /* q35_grid_chain */
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -105,8 +105,7 @@ __global__ void __launch_bounds__(THREADS)
                          int64_t ld, const float *__restrict__ q_norm, const float *__restrict__ k_norm, int heads,
                          int kv_heads, int hd, int n_rot, int64_t pos, const int64_t *pos_at, double base, float eps)
 {
-    q35_grid_launch_dependents(); /* the grid after it may start (decode-overlap; it waits for this one) */
-    q35_grid_dependency_wait();   /* launched early after a grid: that grid done, its writes seen */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     if (pos_at)
         pos = *pos_at;
     __shared__ float cs[Q35_ROPE_MAX_DIM / 2], sn[Q35_ROPE_MAX_DIM / 2];

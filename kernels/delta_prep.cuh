@@ -11,7 +11,7 @@
 #include "kernels/delta_prep.h"
 #include "kernels/gates.cuh"
 #include "kernels/norm_kernels.cuh"
-#include "kernels/sm90.cuh" /* q35_grid_launch_dependents, q35_grid_dependency_wait */
+#include "kernels/sm90.cuh" /* q35_grid_chain */
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -56,8 +56,7 @@ __global__ void __launch_bounds__(PREP_THREADS)
                           const float *dt, const float *a, int64_t conv_dim, int dk, int qk_heads, int hv, int64_t T,
                           float eps)
 {
-    q35_grid_launch_dependents(); /* the grid after it may start (decode-overlap; it waits for this one) */
-    q35_grid_dependency_wait();   /* launched early after a grid: that grid done, its writes seen */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     constexpr int ROWS = PREP_WARPS * PREP_R * RUN; /* a block's */
     const int64_t tb = (blockIdx.y + (int64_t)gridDim.y * blockIdx.z) * ROWS;
     if (tb >= T)

@@ -8,7 +8,7 @@
 #include "kernels/delta_rule.h"
 #include "kernels/delta_rule_step.cuh"
 #include "kernels/variant.h"
-#include "kernels/sm90.cuh" /* q35_grid_launch_dependents, q35_grid_dependency_wait */
+#include "kernels/sm90.cuh" /* q35_grid_chain */
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -20,8 +20,7 @@ __global__ void __launch_bounds__(32 * C::WARPS, 1) q35_delta_scan_kernel(float 
                                                                         const float *beta, int64_t T, int hk, int hv,
                                                                         int dv)
 {
-    q35_grid_launch_dependents(); /* the grid after it may start (decode-overlap; it waits for this one) */
-    q35_grid_dependency_wait();   /* launched early after a grid: that grid done, its writes seen */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     using tile_t = q35_delta_tile<C::ROWS>;
     using token_t = q35_delta_token<C::M, C::RPL>;
     extern __shared__ float4 q35_delta_smem[];

@@ -1,15 +1,14 @@
 /* The embedding gather (kernels/embedding.h): a block per token. */
 #include "kernels/dequant_units.cuh" /* q35_dequant_at, the grid i-quants' units */
 #include "kernels/embedding.h"
-#include "kernels/sm90.cuh" /* q35_grid_launch_dependents, q35_grid_dependency_wait */
+#include "kernels/sm90.cuh" /* q35_grid_chain */
 
 #include <cuda_runtime.h>
 
 __global__ void q35_embedding_kernel(float *x, const uint8_t *table, int type, size_t row_bytes, int64_t n_embd,
                                      int64_t vocab, const int32_t *tokens)
 {
-    q35_grid_launch_dependents(); /* the grid after it may start (decode-overlap; it waits for this one) */
-    q35_grid_dependency_wait();   /* launched early after a grid: that grid done, its writes seen */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     const int64_t t = blockIdx.x;
     const int32_t tok = tokens[t];
     float *xr = x + t * n_embd;

@@ -19,8 +19,7 @@ namespace {
 
 __global__ void __launch_bounds__(256) quantize_kernel(int8_t *q, float *d, float *s, const float *x, int64_t blocks)
 {
-    q35_grid_launch_dependents(); /* an early GEMV after it may start (it waits for this grid) */
-    q35_grid_dependency_wait();   /* launched early after a grid (decode-overlap): that grid done */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     const int64_t b = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (b >= blocks)

@@ -338,8 +338,7 @@ __global__ void __launch_bounds__(kQ8Warps * 32, 4)
     gemv_q8_kernel_persist(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd,
                            const float *xs)
 {
-    q35_grid_launch_dependents();
-    q35_grid_dependency_wait(); /* launched early (decode-pdl, decode-overlap): nothing before the wait */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     const int64_t groups = P.g[P.count], stride = (int64_t)gridDim.x * kQ8Warps;
 #pragma unroll 1
     for (int64_t gi = (int64_t)blockIdx.x * kQ8Warps + threadIdx.x / 32; gi < groups; gi += stride)

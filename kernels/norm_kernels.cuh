@@ -446,8 +446,7 @@ __global__ void __launch_bounds__(THREADS *GROUPS)
                        int heads, int span, float eps, float *xs)
 {
     static_assert(GROUPS == 1 || THREADS == 32, "several vectors at once only at a warp a vector");
-    q35_grid_launch_dependents(); /* an early GEMV after it may start (it waits for this grid) */
-    q35_grid_dependency_wait();   /* launched early after a grid (decode-overlap): that grid done */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     float *ys = q35_fp8_staged_row();
     const int lo = blockIdx.x * span, hi = min(heads * n, lo + span); /* this block's values */
     const bool with_z = q35_norm_gated(KIND) || KIND == Q35_NORM_ADD_RMS;

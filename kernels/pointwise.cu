@@ -7,7 +7,7 @@
 #include "kernels/norm_kernels.cuh"
 #include "kernels/pointwise.h"
 #include "kernels/reduce.cuh"
-#include "kernels/sm90.cuh" /* q35_grid_launch_dependents, q35_grid_dependency_wait */
+#include "kernels/sm90.cuh" /* q35_grid_chain */
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -338,8 +338,7 @@ template <int OP>
 __global__ void __launch_bounds__(256)
     q35_pointwise_q8_kernel(float *y, int8_t *q, float *d, float *s, const float *a, const float *b, int64_t blocks)
 {
-    q35_grid_launch_dependents(); /* an early GEMV after it may start (it waits for this grid) */
-    q35_grid_dependency_wait();   /* launched early after a grid (decode-overlap): that grid done */
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
     const int64_t blk = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (blk >= blocks)

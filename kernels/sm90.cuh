@@ -87,6 +87,16 @@ __device__ __forceinline__ void q35_grid_dependency_wait(void)
 #endif
 }
 
+/* At a kernel's start, before any memory access: the grid after it may
+ * start (once every block of this one has said so), then the grid before it
+ * done and its writes seen where this one was launched early (decode-pdl's
+ * GEMVs, decode-overlap's programmatic graph edges); a no-op otherwise. */
+__device__ __forceinline__ void q35_grid_chain(void)
+{
+    q35_grid_launch_dependents();
+    q35_grid_dependency_wait();
+}
+
 #ifdef Q35_SM90A_CODE
 
 /* ---- shared memory ------------------------------------------------------------------ */
