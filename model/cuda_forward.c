@@ -85,12 +85,11 @@ static int token_step(q35_run *r, int32_t token, int64_t pos, float *logits)
     /* from page-locked memory (cm->step_in), once the last step's copies of it are done */
     int rc = Q35_CUDA_CHECK(cudaEventSynchronize((cudaEvent_t)cm->step_in_copied), r->err);
     if (rc == 0) {
-        int32_t *tok = (int32_t *)(cm->step_in + 1); /* untyped host memory: the token's 4 bytes */
-        cm->step_in[0] = pos;
-        *tok = token;
-        rc = Q35_CUDA_CHECK(cudaMemcpyAsync(cm->ids, tok, sizeof token,
-                                            cudaMemcpyHostToDevice, stream), r->err) ||
-             Q35_CUDA_CHECK(cudaMemcpyAsync(cm->dpos, &cm->step_in[0], sizeof pos, cudaMemcpyHostToDevice, stream),
+        cm->step_in->pos = pos;
+        cm->step_in->token = token;
+        rc = Q35_CUDA_CHECK(cudaMemcpyAsync(cm->ids, &cm->step_in->token, sizeof token, cudaMemcpyHostToDevice, stream),
+                            r->err) ||
+             Q35_CUDA_CHECK(cudaMemcpyAsync(cm->dpos, &cm->step_in->pos, sizeof pos, cudaMemcpyHostToDevice, stream),
                             r->err) ||
              Q35_CUDA_CHECK(cudaEventRecord((cudaEvent_t)cm->step_in_copied, stream), r->err);
     }

@@ -132,9 +132,11 @@ struct q35_cuda_model {
     int64_t *dpos;                   /* the decode step's position, on the device: the per-token
                                         path's position-dependent launches read it (kernels' _at
                                         forms), so its launches are the same at every step */
-    int64_t *step_in;                /* page-locked: a decode step's position [0] and its token (an
-                                        int32 at [1]), copied to dpos and ids from here (one DMA each,
-                                        no staging) */
+    struct q35_step_in {
+        int64_t pos;
+        int32_t token;
+    } *step_in;                      /* page-locked: a decode step's position and token, copied to
+                                        dpos and ids from here (one DMA each, no staging) */
     void *step_in_copied;            /* the event after those copies: the next step waits on it
                                         before it writes them */
     q35_timer timer;

@@ -381,7 +381,7 @@ int q35_cuda_model_load(q35_cuda_model **out, const q35_model *m, const q35_cuda
         plan_paths(cm, &choice, err))
         goto fail; /* refused before any upload */
     if (Q35_CUDA_CHECK(cudaStreamCreateWithFlags((cudaStream_t *)&cm->stream, cudaStreamNonBlocking), err) ||
-        Q35_CUDA_CHECK(cudaMallocHost((void **)&cm->step_in, 2 * sizeof *cm->step_in), err) ||
+        Q35_CUDA_CHECK(cudaMallocHost((void **)&cm->step_in, sizeof *cm->step_in), err) ||
         Q35_CUDA_CHECK(cudaEventCreateWithFlags((cudaEvent_t *)&cm->step_in_copied, cudaEventDisableTiming), err) ||
         q35_blas_create(&cm->blas, cm->stream, err) || upload(cm, m, err))
         goto fail;

@@ -236,7 +236,6 @@ static void check_q8_group(q35_suite *s)
     q35_gpu_free(dx), q35_gpu_free(dq), q35_gpu_free(d);
 }
 
-
 int main(void)
 {
     q35_suite s;
