@@ -59,7 +59,7 @@ static const char *const k_help_gpu =
     "                    cublaslt, its candidates timed per shape)\n"
     "  --switch LIST     name=on|off,...: the switches (Q35_SWITCHES; each name given overrides it):\n"
     "                    merge, swiglu, prep, qk16, prune (on), gate, graphs, f16-gu, fp8-gu-bf16 (on),\n"
-    "                    tune-steady, decode-graph (on), decode-q8 (on), decode-split (on), -pdl, -fuse,\n"
+    "                    tune-steady, decode-graph (on), decode-q8 (on), decode-split (on), -pdl (on), -fuse,\n"
     "                    decode-act-q8 (on), decode-overlap\n"
     "  --scores-budget B bytes of f32 attention scores per pass (Q35_ATTN_SCORES_BUDGET; 1 GiB)\n"
     "  --flash-variant V a variant of the chosen flash kernel (Q35_FLASH_VARIANT; its default: overlap on\n"

@@ -22,6 +22,7 @@
 #include "kernels/dequant_units.cuh"
 #include "kernels/gemv.h"
 #include "kernels/gemv_parts.cuh"
+#include "kernels/gemv_ring.cuh"
 #include "kernels/linear_args.cuh"
 #include "kernels/reduce.cuh"
 
@@ -208,17 +209,11 @@ int launch(const char *who, gemv_parts P, int64_t ldy, int64_t k, const float *x
 }
 
 /* ---- the staged per-token variant ---------------------------------------------------
- * The weight streams through shared memory: each warp owns a ring of S stages;
- * a stage is 32 J units (J a lane) of NR weight rows, their bytes contiguous in
- * each row (a whole number of 16-byte pieces: the row and the weight 16-byte
- * aligned), copied by the warp's 32 lanes with coalesced 16-byte cp.async (no
- * register holds them in flight), S - 1 stages in flight while the warp computes
- * one. A warp runs groups of NR rows first, first + warps, ... (a grid of at
- * most the resident blocks), its stages in one stream across the groups, so the
- * copies of the next group overlap the last units of this one. A lane then reads
- * its unit u = 32 J it + 32 j + lane of each row from the stage (16-byte reads
- * for Q4_K/Q5_K, aligned words funnel-shifted for the 2-byte aligned blocks) and
- * computes token_unit: the arithmetic and order of the register variant. */
+ * The weight streams through shared memory (kernels/gemv_ring.cuh): a stage
+ * is 32 J units (J a lane) of NR weight rows. A lane reads its unit u = 32 J
+ * it + 32 j + lane of each row from the stage (16-byte reads for Q4_K/Q5_K,
+ * aligned words funnel-shifted for the 2-byte aligned blocks) and computes
+ * token_unit: the arithmetic and order of the register variant. */
 /* rows: NR; per_lane: J; stages: S; seg: a stage's bytes of one row (32 J units:
  * Q6_K 2 a lane, 8 blocks of 210, the first whole number of 16 bytes) */
 template <int TYPE>
@@ -236,130 +231,39 @@ constexpr bool kStaged = TYPE == Q35_TYPE_Q4_K || TYPE == Q35_TYPE_Q5_K || TYPE 
                          TYPE == Q35_TYPE_Q4_0 || TYPE == Q35_TYPE_Q5_0 || TYPE == Q35_TYPE_Q6_K;
 constexpr int kStagedMinBlocks = 4;
 
-/* cp.async (sm_80+): 16 bytes global -> shared without a register; groups
- * committed and waited for by the issuing thread (__syncwarp then shows them to
- * the warp). A host compilation (never run by the project) copies at once. */
-#ifdef __CUDA_ARCH__
-using smem_addr = uint32_t; /* a shared-space address, computed once */
-__device__ __forceinline__ smem_addr to_smem(void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-__device__ __forceinline__ void cp_async16(smem_addr smem, const void *gmem)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem), "l"(gmem) : "memory");
-}
-#else
-using smem_addr = uint8_t *;
-__device__ __forceinline__ smem_addr to_smem(void *p)
-{
-    return static_cast<uint8_t *>(p);
-}
-__device__ __forceinline__ void cp_async16(smem_addr smem, const void *gmem)
-{
-    memcpy(smem, gmem, 16);
-}
-#endif
-
-__device__ __forceinline__ void cp_async_commit()
-{
-#ifdef __CUDA_ARCH__
-    asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-
-template <int PENDING> /* all but the newest PENDING groups landed */
-__device__ __forceinline__ void cp_async_wait()
-{
-#ifdef __CUDA_ARCH__
-    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
-#endif
-}
-
 template <int TYPE, bool VEC_X>
 __global__ void __launch_bounds__(kWarps * 32, kStagedMinBlocks)
     gemv_staged_kernel(gemv_parts P, int64_t row_bytes, int64_t k, const float *x)
 {
     using Unit = q35_unit<TYPE>;
     using Shape = staged_shape<TYPE>;
-    constexpr int NR = Shape::rows, J = Shape::per_lane, S = Shape::stages;
-    constexpr int seg = Shape::seg, pitch = seg + 16; /* + 16: the word past a 2-byte aligned read */
-    constexpr int pieces = seg / 16, rounds = (pieces + 31) / 32; /* 16-byte pieces of a row's stage */
-    static_assert(seg % 16 == 0, "stages of whole 16-byte pieces");
-    __shared__ __align__(16) uint8_t stage[kWarps][S][NR * pitch];
+    constexpr int NR = Shape::rows, J = Shape::per_lane;
+    using Ring = gemv_ring<NR, Shape::stages, Shape::seg>;
+    __shared__ __align__(16) uint8_t stage[kWarps][Ring::bytes];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int64_t units = k / Unit::elems, per_stage = 32 * J;
     const int iters = (int)((units + per_stage - 1) / per_stage); /* stages a group */
-    const int64_t groups = P.g[P.count], warps = (int64_t)gridDim.x * kWarps;
-    const int64_t first = (int64_t)blockIdx.x * kWarps + warp;
-
-    int64_t pg = first; /* the producer: the next stage to copy, (group, stage of it) */
-    int pit = 0;
-    const smem_addr ring = to_smem(stage[warp]);
-    const int rb = (int)row_bytes; /* NR rows of it fit an int (the launcher checks) */
-    const auto issue = [&](int slot) {
-        if (pg < groups) {
-            const int off = pit * seg, len = rb - off < seg ? rb - off : seg;
-            const gemv_group pgrp = locate<NR>(P, pg, row_bytes);
-            const int last = pgrp.last; /* rows past the part's n: its last */
-            const uint8_t *src = pgrp.w + off;
-            const smem_addr dst = ring + slot * (NR * pitch);
-#pragma unroll
-            for (int i = 0; i < NR; i++) { /* row i's pieces lane, lane + 32, ... */
-                const uint8_t *srow = src + (i < last ? i : last) * rb;
-#pragma unroll
-                for (int r = 0; r < rounds; r++) {
-                    const int b = 16 * (lane + 32 * r);
-                    if ((32 * r + 32 <= pieces || lane + 32 * r < pieces) && b < len)
-                        cp_async16(dst + i * pitch + b, srow + b);
-                }
-            }
-            if (++pit == iters)
-                pit = 0, pg += warps;
-        }
-        cp_async_commit(); /* empty past the last stage: the count of groups stays uniform */
-    };
-#pragma unroll
-    for (int s = 0; s < S - 1; s++)
-        issue(s);
-
     float acc[NR];
 #pragma unroll
     for (int i = 0; i < NR; i++)
         acc[i] = 0.0f;
-    int slot = 0, it = 0;
-#pragma unroll 1
-    for (int64_t g = first; g < groups;) {
-        __syncwarp(); /* every lane done with the slot issue() refills (read last time round) */
-        issue(slot == 0 ? S - 1 : slot - 1);
-        cp_async_wait<S - 1>(); /* this lane's copies of this slot landed */
-        __syncwarp();           /* and every lane's */
+    Ring::run(
+        P, row_bytes, stage[warp], iters, (int64_t)blockIdx.x * kWarps + warp, (int64_t)gridDim.x * kWarps,
+        [&](const uint8_t *st, int it) {
 #pragma unroll
-        for (int j = 0; j < J; j++) {
-            const int ul = 32 * j + lane;
-            const int64_t u = it * per_stage + ul;
-            if (u < units) {
-                typename Unit::raw raw[NR];
+            for (int j = 0; j < J; j++) {
+                const int ul = 32 * j + lane;
+                const int64_t u = it * per_stage + ul;
+                if (u < units) {
+                    typename Unit::raw raw[NR];
 #pragma unroll
-                for (int i = 0; i < NR; i++)
-                    Unit::load_shared(raw[i], &stage[warp][slot][i * pitch], ul);
-                token_unit<TYPE, NR>(acc, raw, u, x, VEC_X, Unit::elems);
+                    for (int i = 0; i < NR; i++)
+                        Unit::load_shared(raw[i], st + i * Ring::pitch, ul);
+                    token_unit<TYPE, NR>(acc, raw, u, x, VEC_X, Unit::elems);
+                }
             }
-        }
-        if (++it == iters) {
-            const gemv_group grp = locate<NR>(P, g, row_bytes);
-#pragma unroll
-            for (int i = 0; i < NR; i++) {
-                const float sum = q35_group_sum<32>(acc[i]);
-                if (lane == i && i <= grp.last)
-                    grp.y[i] = sum;
-                acc[i] = 0.0f;
-            }
-            it = 0, g += warps;
-        }
-        slot = slot == S - 1 ? 0 : slot + 1;
-    }
-    cp_async_wait<0>();
+        },
+        [&](int64_t g) { group_store<NR>(P, g, row_bytes, acc); }); /* P.add: never here */
 }
 
 /* The staged variant where it applies (the type staged, the weight and its rows

@@ -59,8 +59,11 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     const int t = q8_type_at(type);
     P = impl->nr == 2 ? with_groups<2>(P) : with_groups<4>(P);
     unsigned blocks = (unsigned)((P.g[P.count] + kQ8Warps - 1) / kQ8Warps);
-    const q8_kernel_fn fn = early ? impl->early[t] : impl->plain[t];
-    if (early ? impl->resident_early[t] : impl->resident[t]) {
+    q8_kernel_fn fn = early ? impl->early[t] : impl->plain[t];
+    bool resident = early ? impl->resident_early[t] : impl->resident[t];
+    if (impl->ring[t] && parts_aligned16(P) && row_bytes % 16 == 0 && row_bytes <= INT32_MAX / impl->nr)
+        fn = impl->ring[t], resident = true; /* its rows through shared memory (gemv_q8_kernel_ring) */
+    if (resident) {
         int64_t resident = 0;
         if (resident_blocks(fn, kQ8Warps * 32, &resident, err))
             return -1;

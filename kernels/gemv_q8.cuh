@@ -21,6 +21,7 @@
 #include "kernels/dequant_units.cuh"
 #include "kernels/gemv_parts.cuh"
 #include "kernels/gemv_q8.h"
+#include "kernels/gemv_ring.cuh"
 #include "kernels/reduce.cuh"
 #include "kernels/sm90.cuh"
 
@@ -30,13 +31,16 @@
 namespace q35_gemv_kernels {
 /* A variant's kernels, by type (q8_type_at: Q4_K, Q5_K, Q6_K, Q8_0), plain and
  * launched early; NR rows a group; resident[t]: the plain kernel takes the
- * resident grid (gemv_q8_kernel_persist), not a warp a group. One type in
+ * resident grid (gemv_q8_kernel_persist), not a warp a group; ring[t] (or
+ * null): the kernel, plain and early, where the weight and its rows are
+ * 16-byte aligned (gemv_q8_kernel_ring: the resident grid). One type in
  * every translation unit (an experiment's table hands it to the launcher). */
 using q8_kernel_fn = void (*)(gemv_parts, int64_t, int64_t, const int8_t *, const float *, const float *);
 struct q35_gemv_q8_impl {
     int nr;
     q8_kernel_fn plain[4], early[4];
     bool resident[4], resident_early[4]; /* the plain / early kernel takes the resident grid */
+    q8_kernel_fn ring[4];
 };
 } // namespace q35_gemv_kernels
 
@@ -192,6 +196,19 @@ struct q8_unit<Q35_TYPE_Q6_K> {
         r.sc = (uint32_t)__ldg(sc) | ((uint32_t)__ldg(sc + 2) << 16);
         r.d = __ldg(reinterpret_cast<const unsigned short *>(b + 208));
     }
+    /* The same words from a stage in shared memory (kernels/gemv_ring.cuh)
+     * whose unit ul (u % 32) is this one: 8 super-blocks of 210 bytes. */
+    static constexpr int stage_bytes = 8 * 210;
+    static __device__ __forceinline__ void load_shared(raw &r, const uint8_t *stage, int ul, int64_t u)
+    {
+        const int h = (int)((u >> 1) & 1), qp = (int)(u & 1);
+        const uint8_t *b = stage + 210 * (ul >> 2);
+        q35_ld_words_shared(r.ql, b + 64 * h + 32 * qp); /* reads to b + 131 */
+        q35_ld_words_shared(r.qh, b + 128 + 32 * h);     /* to b + 195: within the block */
+        const unsigned short *sc = reinterpret_cast<const unsigned short *>(b + 192 + 8 * h + 2 * qp);
+        r.sc = (uint32_t)sc[0] | ((uint32_t)sc[2] << 16);
+        r.d = *reinterpret_cast<const unsigned short *>(b + 208);
+    }
     static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
     {
         const int qp = (int)(u & 1);
@@ -237,6 +254,14 @@ struct q8_unit<Q35_TYPE_Q8_0> {
 #pragma unroll
         for (int i = 0; i < 8; i++)
             r.q[i] = q35_ld_u32_2a(b + 2 + 4 * i);
+    }
+    /* The same words from a stage (kernels/gemv_ring.cuh): 32 blocks, this one ul. */
+    static constexpr int stage_bytes = 32 * 34;
+    static __device__ __forceinline__ void load_shared(raw &r, const uint8_t *stage, int ul, int64_t)
+    {
+        const uint8_t *b = stage + 34 * ul;
+        r.d = *reinterpret_cast<const unsigned short *>(b);
+        q35_ld_words_shared(r.q, b + 2); /* reads to b + 37: within the next block or the pitch's 16 */
     }
     static __device__ __forceinline__ float dot(const raw &r, int64_t, const xblocks<1> &x, float acc)
     {
@@ -345,6 +370,54 @@ __global__ void __launch_bounds__(kQ8Warps * 32, 4)
         gemv_q8_group<TYPE, NR, UNR>(P, gi, row_bytes, k, xq, xd, xs);
 }
 
+/* Q6_K and Q8_0 through the ring (kernels/gemv_ring.cuh): a stage is one
+ * pass of the warp's lanes, 32 units a row (Q6_K 8 super-blocks of 210 bytes,
+ * Q8_0 32 blocks of 34), copied with coalesced 16-byte loads, where a lane's
+ * own 2-byte aligned unit takes narrow loads spread over the warp's bytes
+ * (Q6_K 35 a unit); a lane reads its unit's words from the stage (the unit's
+ * load_shared: the words load reads) and computes as gemv_q8_group does, units
+ * in the same order, so the same bits. The resident grid; it waits for the
+ * grid before it first, so one kernel serves as the plain and the early form.
+ * The weight and its rows 16-byte aligned, NR rows within an int (the launcher
+ * checks). */
+constexpr int kQ8RingStages = 3;
+
+template <int TYPE, int NR>
+__global__ void __launch_bounds__(kQ8Warps * 32, 4)
+    gemv_q8_kernel_ring(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
+{
+    q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
+    using Unit = q8_unit<TYPE>;
+    constexpr int NB = Unit::nb;
+    using Ring = gemv_ring<NR, kQ8RingStages, Unit::stage_bytes>;
+    __shared__ __align__(16) uint8_t stage[kQ8Warps][Ring::bytes];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int64_t units = k / Unit::elems;
+    float acc[NR];
+#pragma unroll
+    for (int i = 0; i < NR; i++)
+        acc[i] = 0.0f;
+    Ring::run(
+        P, row_bytes, stage[warp], (int)((units + 31) / 32), (int64_t)blockIdx.x * kQ8Warps + warp,
+        (int64_t)gridDim.x * kQ8Warps,
+        [&](const uint8_t *st, int it) {
+            const int64_t u = 32 * (int64_t)it + lane;
+            if (u < units) {
+                int64_t blk[NB];
+                Unit::blocks(u, blk);
+                xblocks<NB> x;
+                load_x<NB>(x, xq, xd, xs, blk);
+#pragma unroll
+                for (int i = 0; i < NR; i++) {
+                    typename Unit::raw r;
+                    Unit::load_shared(r, st + i * Ring::pitch, lane, u);
+                    acc[i] = Unit::dot(r, u, x, acc[i]);
+                }
+            }
+        },
+        [&](int64_t g) { group_store<NR>(P, g, row_bytes, acc); });
+}
+
 /* (q35_gemv_q8_impl: above, outside this namespace) */
 
 inline int q8_type_at(q35_type t)
@@ -362,19 +435,24 @@ q35_gemv_q8_impl q8_warp_impl()
             {gemv_q8_kernel<Q35_TYPE_Q4_K, NR, true, UNR>, gemv_q8_kernel<Q35_TYPE_Q5_K, NR, true, UNR>,
              gemv_q8_kernel<Q35_TYPE_Q6_K, NR, true, UNR>, gemv_q8_kernel<Q35_TYPE_Q8_0, NR, true, UNR>},
             {false, false, false, false},
-            {false, false, false, false}};
+            {false, false, false, false},
+            {nullptr, nullptr, nullptr, nullptr}};
 }
 
 /* persist (kernels/gemv_q8.h): the resident grid, 2 rows a group; its Q6_K
- * form (kPersists) and its early forms rows2's. */
+ * form (kPersists) rows2's. Launched early, the same kernels (each waits for
+ * the grid before it first and prefetches nothing). */
 inline q35_gemv_q8_impl q8_persist_impl()
 {
     q35_gemv_q8_impl p = q8_warp_impl<2, 1>();
     p.plain[0] = gemv_q8_kernel_persist<Q35_TYPE_Q4_K, 2>;
     p.plain[1] = gemv_q8_kernel_persist<Q35_TYPE_Q5_K, 2>;
     p.plain[3] = gemv_q8_kernel_persist<Q35_TYPE_Q8_0, 2>;
-    p.resident[0] = p.resident[1] = p.resident[3] = true;
     static_assert(!kPersists<Q35_TYPE_Q6_K>, "Q6_K's persist form is rows2's");
+    for (int t = 0; t < 4; t++) {
+        p.resident[t] = p.resident_early[t] = t != 2;
+        p.early[t] = p.plain[t];
+    }
     return p;
 }
 

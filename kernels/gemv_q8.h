@@ -96,14 +96,15 @@ int q35_gemv_q8_group(const q35_gemv_part *parts, int count, q35_type type, int6
 
 /* CUDA: q35_gemv_q8_group launched early (programmatic dependent launch, on
  * compute capability 9.0+; plainly elsewhere): its blocks may start while the
- * grid before it in the stream finishes, prefetch their rows of the weights
- * into L2 (no output of that grid), then wait for it (griddepcontrol.wait)
- * before reading xq or writing y. Bitwise q35_gemv_q8_group. The grid before
- * it lets it start early by triggering its dependents (the quantization, the
- * GEMVs here and the norms' 8-bit forms do, at their start); any other grid,
- * at its end. Nothing
- * but the prefetches runs before the wait, so whatever that grid reads or
- * writes, the result is the plain launch's. */
+ * grid before it in the stream finishes and wait for it (griddepcontrol.wait)
+ * before reading xq or writing y; a variant's early form may first prefetch
+ * its rows of the weights into L2 (no output of that grid: registers, rows2,
+ * unroll2, persist_prefetch do; persist and the others wait first and
+ * prefetch nothing). Bitwise q35_gemv_q8_group. The grid before it lets it
+ * start early by triggering its dependents (the quantization, the GEMVs here
+ * and the norms' 8-bit forms do, at their start); any other grid, at its end.
+ * Nothing but the prefetches runs before the wait, so whatever that grid reads
+ * or writes, the result is the plain launch's. */
 int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type, int64_t k, const void *xq,
                             int variant, q35_stream stream, q35_error *err);
 
@@ -116,8 +117,8 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  *              many blocks as groups.
  *   persist    a warp 2 rows a group, a grid of the blocks the SMs hold at
  *              once, each warp taking groups in turn: no second wave, and a
- *              finer share of the last groups (Q6_K, and launched early:
- *              rows2).
+ *              finer share of the last groups (Q6_K: rows2's form). Launched
+ *              early, the same kernels, waiting first.
  *   rows2      a warp 2 rows: twice the warps, each half the bytes in
  *              flight and about three quarters of the registers.
  *   unroll2    a warp 4 rows, a lane's two next units loaded before either
@@ -128,9 +129,14 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  *   persist_u2 persist, a lane's two next units loaded before either is
  *              computed (a row of 4096 one round trip to memory, not two;
  *              Q6_K: rows2's form so unrolled).
- *   persist_early persist, launched early (decode-pdl) as its own resident
- *              grid that waits first and prefetches nothing (the others'
- *              early forms are rows2's, which prefetch their rows).
+ *   persist_prefetch persist, launched early (decode-pdl) as rows2's early
+ *              forms, which prefetch their rows into L2 before they wait.
+ *   persist_ring persist, with Q6_K and Q8_0 weights whose rows are 16-byte
+ *              aligned (Q6_K: k a multiple of 2048; Q8_0: of 256) streamed
+ *              through shared memory a warp's pass at a time with coalesced
+ *              16-byte copies (kernels/gemv_ring.cuh), each lane's unit read
+ *              from there: their 2-byte aligned blocks otherwise take narrow
+ *              loads spread over the warp's bytes.
  * The default: persist (bench_linear gemv_q8's variant axis: the faster on
  * q4_K, q5_K and q8_0; Q6_K runs rows2's form, as fast as registers). */
 int q35_gemv_q8_variant_count(void);

@@ -173,8 +173,8 @@ typedef struct q35_cuda_paths {
                                 split over the cache (kernels/attention_decode_split.h), where
                                 q35_paths_decode_split; not the exact decode kernel's bits */
     bool decode_pdl;         /* switch decode-pdl: a decode step's 8-bit-activation GEMVs launched
-                                early (q35_gemv_q8_group_early: the weights prefetched while the
-                                grid before finishes), where q35_paths_decode_pdl; the same bits */
+                                early (q35_gemv_q8_group_early: each starts while the grid before
+                                finishes, then waits for it), where q35_paths_decode_pdl; the same bits */
     bool decode_fuse;        /* switch decode-fuse: a decode step's residual and gated norms write the
                                 8-bit form of their output too (q35_rmsnorm_q8, q35_add_rmsnorm_q8,
                                 q35_gated_rmsnorm_q8), where q35_paths_decode_fuse; the same bits */

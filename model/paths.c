@@ -74,7 +74,7 @@ static const struct {
     [Q35_SW_DECODE_GRAPH] = {"decode-graph", true},
     [Q35_SW_DECODE_Q8] = {"decode-q8", true},
     [Q35_SW_DECODE_SPLIT] = {"decode-split", true},
-    [Q35_SW_DECODE_PDL] = {"decode-pdl", false},
+    [Q35_SW_DECODE_PDL] = {"decode-pdl", true},
     [Q35_SW_DECODE_FUSE] = {"decode-fuse", false},
     [Q35_SW_DECODE_ACT_Q8] = {"decode-act-q8", true},
     [Q35_SW_DECODE_OVERLAP] = {"decode-overlap", false},

@@ -24,10 +24,11 @@
 #                   cache where ours was measured, ours on the fast path (the decode
 #                   graph, 8-bit activations) and with the exact GEMVs (the graph),
 #                   llama.cpp's tg on the same file, the fast path / llama.cpp; points
-#                   with decode-pdl, decode-fuse or decode-overlap on, and older files without the
-#                   switches' counters, are left out (decode-split and decode-act-q8
-#                   are the default's: a point before act-q8 was the default is the
-#                   default of its day, and the newest point of a cell wins)
+#                   with decode-fuse or decode-overlap on, and older files without the
+#                   switches' counters, are left out (decode-split, decode-act-q8 and
+#                   decode-pdl are the default's: a point before one was the default is
+#                   the default of its day, the A/B runs filed as prefill-ab, and the
+#                   newest point of a cell wins)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -58,7 +59,7 @@ points() {
           ($doc[0].context | .date // ([.sources[]?.date] | max) // "") as $t
           | .[] | select(.tokens_per_s != null) | .axes as $a
           | if $kind == "decode" then
-              ((.decode_pdl // 0) + (.decode_fuse // 0) + (.decode_overlap // 0)) as $others
+              ((.decode_fuse // 0) + (.decode_overlap // 0)) as $others
               | (if .family == "decode" and $a.shape == "9b" and $a.quant == "q4_k" and .decode_graph == 1 and $others == 0
                     and .decode_q8 != null then (if .decode_q8 == 1 then "ours_q8" else "ours_exact" end)
                  elif .family == "peer_llama/decode" and $a.shape == "9b" and $a.quant == "q4_k" then "peer_llama"

@@ -11,7 +11,7 @@ q35_gemv_q8_impl persist6w_impl()
 {
     q35_gemv_q8_impl p = q8_persist_impl();
     p.plain[2] = gemv_q8_kernel<Q35_TYPE_Q6_K, 2, false, 1, true>;
-    p.early[2] = gemv_q8_kernel<Q35_TYPE_Q6_K, 2, true, 1, true>;
+    p.early[2] = p.plain[2];
     return p;
 }
 
@@ -24,27 +24,41 @@ q35_gemv_q8_impl persist_u2_impl()
     p.plain[1] = gemv_q8_kernel_persist<Q35_TYPE_Q5_K, 2, 2>;
     p.plain[2] = gemv_q8_kernel<Q35_TYPE_Q6_K, 2, false, 2>;
     p.plain[3] = gemv_q8_kernel_persist<Q35_TYPE_Q8_0, 2, 2>;
+    for (int t = 0; t < 4; t++)
+        p.early[t] = p.plain[t];
     return p;
 }
 
-/* persist_early: persist whose early forms (decode-pdl) are its own resident
- * grid waiting first, with no prefetch (not rows2's, which prefetch every
- * row into L2 before the wait) */
-q35_gemv_q8_impl persist_early_impl()
+/* persist_prefetch: persist whose early forms (decode-pdl) are rows2's, which
+ * prefetch every row of theirs into L2 before they wait for the grid before */
+q35_gemv_q8_impl persist_prefetch_impl()
 {
     q35_gemv_q8_impl p = q8_persist_impl();
-    p.early[0] = p.plain[0], p.early[1] = p.plain[1], p.early[3] = p.plain[3]; /* it waits first */
-    p.resident_early[0] = p.resident_early[1] = p.resident_early[3] = true;
+    const q35_gemv_q8_impl r = q8_warp_impl<2, 1>();
+    for (int t = 0; t < 4; t++)
+        p.early[t] = r.early[t], p.resident_early[t] = false;
+    return p;
+}
+
+/* persist_ring: persist with Q6_K and Q8_0 through the ring where their rows
+ * are 16-byte aligned (gemv_q8_kernel_ring) */
+q35_gemv_q8_impl persist_ring_impl()
+{
+    q35_gemv_q8_impl p = q8_persist_impl();
+    p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 2>;
+    p.ring[3] = gemv_q8_kernel_ring<Q35_TYPE_Q8_0, 2>;
     return p;
 }
 
 const q35_gemv_q8_impl k_rows2 = q8_warp_impl<2, 1>(), k_unroll2 = q8_warp_impl<4, 2>(), k_persist6w = persist6w_impl(),
-                       k_persist_u2 = persist_u2_impl(), k_persist_early = persist_early_impl();
+                       k_persist_u2 = persist_u2_impl(), k_persist_prefetch = persist_prefetch_impl(),
+                       k_persist_ring = persist_ring_impl();
 const q35_variant k_experiments[] = {{"rows2", 2, &k_rows2},
                                      {"unroll2", 3, &k_unroll2},
                                      {"persist6w", 4, &k_persist6w},
                                      {"persist_u2", 5, &k_persist_u2},
-                                     {"persist_early", 6, &k_persist_early}};
+                                     {"persist_prefetch", 6, &k_persist_prefetch},
+                                     {"persist_ring", 7, &k_persist_ring}};
 
 } // namespace
 
