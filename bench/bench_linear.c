@@ -37,7 +37,7 @@
  *   gemv_rows       the batch-invariant rows form, Q4_K, rows >= 64
  *   gemv_q8         one token, 8-bit activations (kernels/gemv_q8.h; x quantized
  *                   once, untimed), q4_K, q6_K, q8_0 (f16 skipped), through
- *                   `q8_variant` (gemv_q8.h: registers, persist, rows2, unroll2, persist6w, persist_u2, persist_prefetch, persist_ring)
+ *                   `q8_variant` (gemv_q8.h: registers, persist, rows2, unroll2, persist_narrow, persist_u2, persist_prefetch)
  * and at the FFN [gate | up] of each model (axis `model`: K = n_embd, F = n_ff;
  * x16 [T][K], the merged f16 weight [2F][K], gate rows then up rows):
  *   gemm_swiglu_sm90  q35_gemm_swiglu_sm90_f16 (kernels/gemm_sm90.h): the

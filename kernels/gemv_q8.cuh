@@ -230,7 +230,7 @@ struct q8_unit<Q35_TYPE_Q6_K> {
     }
 };
 
-/* Q6_K with ql and qh read by ld32_2a_wide (the variant persist6w, kernels/gemv_q8.h). */
+/* Q6_K with ql and qh read by ld32_2a_wide (persist's Q6_K form, kernels/gemv_q8.h). */
 struct q8_unit6w : q8_unit<Q35_TYPE_Q6_K> {
     static __device__ __forceinline__ void load(raw &r, const uint8_t *row, int64_t u)
     {
@@ -440,19 +440,24 @@ q35_gemv_q8_impl q8_warp_impl()
 }
 
 /* persist (kernels/gemv_q8.h): the resident grid, 2 rows a group; its Q6_K
- * form (kPersists) rows2's. Launched early, the same kernels (each waits for
- * the grid before it first and prefetches nothing). */
+ * form (kPersists) rows2's with the wide loads (q8_unit6w); Q6_K and Q8_0
+ * through the ring where their rows are 16-byte aligned. Launched early, the
+ * same kernels (each waits for the grid before it first and prefetches
+ * nothing). */
 inline q35_gemv_q8_impl q8_persist_impl()
 {
     q35_gemv_q8_impl p = q8_warp_impl<2, 1>();
     p.plain[0] = gemv_q8_kernel_persist<Q35_TYPE_Q4_K, 2>;
     p.plain[1] = gemv_q8_kernel_persist<Q35_TYPE_Q5_K, 2>;
+    p.plain[2] = gemv_q8_kernel<Q35_TYPE_Q6_K, 2, false, 1, true>;
     p.plain[3] = gemv_q8_kernel_persist<Q35_TYPE_Q8_0, 2>;
     static_assert(!kPersists<Q35_TYPE_Q6_K>, "Q6_K's persist form is rows2's");
     for (int t = 0; t < 4; t++) {
         p.resident[t] = p.resident_early[t] = t != 2;
         p.early[t] = p.plain[t];
     }
+    p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 2>;
+    p.ring[3] = gemv_q8_kernel_ring<Q35_TYPE_Q8_0, 2>;
     return p;
 }
 

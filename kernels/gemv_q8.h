@@ -117,28 +117,28 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  *              many blocks as groups.
  *   persist    a warp 2 rows a group, a grid of the blocks the SMs hold at
  *              once, each warp taking groups in turn: no second wave, and a
- *              finer share of the last groups (Q6_K: rows2's form). Launched
- *              early, the same kernels, waiting first.
+ *              finer share of the last groups (Q6_K: rows2's form, its ql and
+ *              qh read 8 bytes a load and realigned, 13 load instructions a
+ *              unit against 35). Q6_K and Q8_0 weights whose rows are 16-byte
+ *              aligned (Q6_K: k a multiple of 2048; Q8_0: of 256) stream
+ *              through shared memory a warp's pass at a time with coalesced
+ *              16-byte copies (kernels/gemv_ring.cuh), each lane's unit read
+ *              from there (their 2-byte aligned blocks otherwise take narrow
+ *              loads spread over the warp's bytes). Launched early, the same
+ *              kernels, waiting first.
  *   rows2      a warp 2 rows: twice the warps, each half the bytes in
  *              flight and about three quarters of the registers.
  *   unroll2    a warp 4 rows, a lane's two next units loaded before either
  *              is computed: twice the bytes in flight a warp.
- *   persist6w  persist, with Q6_K's ql and qh read 8 bytes a load and
- *              realigned (its 210-byte blocks are 2-byte aligned): 13 load
- *              instructions a unit against 35.
+ *   persist_narrow persist without the wide loads and the ring: every unit's
+ *              bytes loaded by its lane, Q6_K and Q8_0 2 bytes a load.
  *   persist_u2 persist, a lane's two next units loaded before either is
  *              computed (a row of 4096 one round trip to memory, not two;
- *              Q6_K: rows2's form so unrolled).
- *   persist_prefetch persist, launched early (decode-pdl) as rows2's early
- *              forms, which prefetch their rows into L2 before they wait.
- *   persist_ring persist, with Q6_K and Q8_0 weights whose rows are 16-byte
- *              aligned (Q6_K: k a multiple of 2048; Q8_0: of 256) streamed
- *              through shared memory a warp's pass at a time with coalesced
- *              16-byte copies (kernels/gemv_ring.cuh), each lane's unit read
- *              from there: their 2-byte aligned blocks otherwise take narrow
- *              loads spread over the warp's bytes.
+ *              Q6_K: rows2's form so unrolled; none through the ring).
+ *   persist_prefetch persist_narrow, launched early (decode-pdl) as rows2's
+ *              early forms, which prefetch their rows into L2 before they wait.
  * The default: persist (bench_linear gemv_q8's variant axis: the faster on
- * q4_K, q5_K and q8_0; Q6_K runs rows2's form, as fast as registers). */
+ * every type). */
 int q35_gemv_q8_variant_count(void);
 const char *q35_gemv_q8_variant_name(int variant);
 int q35_gemv_q8_variant_find(const char *name);

@@ -6,12 +6,13 @@
 
 namespace {
 
-/* persist6w: persist with Q6_K's ql and qh read 8 bytes a load (q8_unit6w) */
-q35_gemv_q8_impl persist6w_impl()
+/* persist_narrow: persist as it was before the wide loads and the ring: Q6_K
+ * rows2's form with 2-byte loads, Q6_K and Q8_0 never through the ring */
+q35_gemv_q8_impl persist_narrow_impl()
 {
     q35_gemv_q8_impl p = q8_persist_impl();
-    p.plain[2] = gemv_q8_kernel<Q35_TYPE_Q6_K, 2, false, 1, true>;
-    p.early[2] = p.plain[2];
+    p.plain[2] = p.early[2] = gemv_q8_kernel<Q35_TYPE_Q6_K, 2, false, 1>;
+    p.ring[2] = p.ring[3] = nullptr;
     return p;
 }
 
@@ -26,39 +27,29 @@ q35_gemv_q8_impl persist_u2_impl()
     p.plain[3] = gemv_q8_kernel_persist<Q35_TYPE_Q8_0, 2, 2>;
     for (int t = 0; t < 4; t++)
         p.early[t] = p.plain[t];
+    p.ring[2] = p.ring[3] = nullptr; /* every row through the unrolled loads */
     return p;
 }
 
-/* persist_prefetch: persist whose early forms (decode-pdl) are rows2's, which
- * prefetch every row of theirs into L2 before they wait for the grid before */
+/* persist_prefetch: persist_narrow whose early forms (decode-pdl) are rows2's,
+ * which prefetch every row of theirs into L2 before they wait for the grid
+ * before (persist as it was before decode-pdl waited first) */
 q35_gemv_q8_impl persist_prefetch_impl()
 {
-    q35_gemv_q8_impl p = q8_persist_impl();
+    q35_gemv_q8_impl p = persist_narrow_impl();
     const q35_gemv_q8_impl r = q8_warp_impl<2, 1>();
     for (int t = 0; t < 4; t++)
         p.early[t] = r.early[t], p.resident_early[t] = false;
     return p;
 }
 
-/* persist_ring: persist with Q6_K and Q8_0 through the ring where their rows
- * are 16-byte aligned (gemv_q8_kernel_ring) */
-q35_gemv_q8_impl persist_ring_impl()
-{
-    q35_gemv_q8_impl p = q8_persist_impl();
-    p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 2>;
-    p.ring[3] = gemv_q8_kernel_ring<Q35_TYPE_Q8_0, 2>;
-    return p;
-}
-
-const q35_gemv_q8_impl k_rows2 = q8_warp_impl<2, 1>(), k_unroll2 = q8_warp_impl<4, 2>(), k_persist6w = persist6w_impl(),
-                       k_persist_u2 = persist_u2_impl(), k_persist_prefetch = persist_prefetch_impl(),
-                       k_persist_ring = persist_ring_impl();
+const q35_gemv_q8_impl k_rows2 = q8_warp_impl<2, 1>(), k_unroll2 = q8_warp_impl<4, 2>(), k_persist_narrow = persist_narrow_impl(),
+                       k_persist_u2 = persist_u2_impl(), k_persist_prefetch = persist_prefetch_impl();
 const q35_variant k_experiments[] = {{"rows2", 2, &k_rows2},
                                      {"unroll2", 3, &k_unroll2},
-                                     {"persist6w", 4, &k_persist6w},
+                                     {"persist_narrow", 4, &k_persist_narrow},
                                      {"persist_u2", 5, &k_persist_u2},
-                                     {"persist_prefetch", 6, &k_persist_prefetch},
-                                     {"persist_ring", 7, &k_persist_ring}};
+                                     {"persist_prefetch", 6, &k_persist_prefetch}};
 
 } // namespace
 

@@ -12,7 +12,7 @@
  * at the 9B's decode shapes (a small one under Q35_QUICK), odd sizes, more
  * groups than the resident grid holds, Q6_K weights 2 and 6 bytes off 8
  * (the wide loads' realignment), and Q6_K and Q8_0 rows 16-byte aligned
- * through persist_ring's stages. Outputs are poisoned first. */
+ * through the ring's stages (persist). Outputs are poisoned first. */
 #include "parity/lib/gpu.h"
 #include "linear_inputs.h"
 
@@ -261,7 +261,7 @@ int main(void)
     check_q8(&s, "many groups", Q35_TYPE_Q4_K, 40000, 256, 0);
     check_q8(&s, "many groups", Q35_TYPE_Q8_0, 30001, 64, 0);
     check_q8(&s, "many groups", Q35_TYPE_Q6_K, 20001, 256, 0);
-    /* Q6_K and Q8_0 rows 16-byte aligned (k a multiple of 2048 and 256): persist_ring's stages, two a group
+    /* Q6_K and Q8_0 rows 16-byte aligned (k a multiple of 2048 and 256): persist's ring, two a group
        and one, more groups than its resident grid (its warps' rings run on from one group into the next) */
     check_q8(&s, "ring", Q35_TYPE_Q6_K, 6001, 4096, 0);
     check_q8(&s, "ring", Q35_TYPE_Q8_0, 6001, 256, 0);
