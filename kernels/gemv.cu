@@ -27,7 +27,6 @@
 #include "kernels/reduce.cuh"
 
 #include <cuda_runtime.h>
-#include <string.h>
 
 namespace {
 
@@ -263,7 +262,7 @@ __global__ void __launch_bounds__(kWarps * 32, kStagedMinBlocks)
                 }
             }
         },
-        [&](int64_t g) { group_store<NR>(P, g, row_bytes, acc); }); /* P.add: never here */
+        [&](int64_t g) { group_store<NR>(P, locate<NR>(P, g, row_bytes), acc); }); /* P.add: never here */
 }
 
 /* The staged variant where it applies (the type staged, the weight and its rows

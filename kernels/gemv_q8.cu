@@ -60,14 +60,14 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     P = impl->nr == 2 ? with_groups<2>(P) : with_groups<4>(P);
     unsigned blocks = (unsigned)((P.g[P.count] + kQ8Warps - 1) / kQ8Warps);
     q8_kernel_fn fn = early ? impl->early[t] : impl->plain[t];
-    bool resident = early ? impl->resident_early[t] : impl->resident[t];
+    bool resident = impl->resident[t] && fn == impl->plain[t]; /* an early form that is the plain kernel: its grid */
     if (impl->ring[t] && parts_aligned16(P) && row_bytes % 16 == 0 && row_bytes <= INT32_MAX / impl->nr)
         fn = impl->ring[t], resident = true; /* its rows through shared memory (gemv_q8_kernel_ring) */
     if (resident) {
-        int64_t resident = 0;
-        if (resident_blocks(fn, kQ8Warps * 32, &resident, err))
+        int64_t held = 0;
+        if (resident_blocks(fn, kQ8Warps * 32, &held, err))
             return -1;
-        blocks = (int64_t)blocks < resident ? blocks : (unsigned)resident;
+        blocks = (int64_t)blocks < held ? blocks : (unsigned)held;
     }
     q35_cluster_launch l(dim3(blocks), dim3(kQ8Warps * 32), 0, (cudaStream_t)stream, 1);
     if (early)

@@ -31,7 +31,8 @@
 namespace q35_gemv_kernels {
 /* A variant's kernels, by type (q8_type_at: Q4_K, Q5_K, Q6_K, Q8_0), plain and
  * launched early; NR rows a group; resident[t]: the plain kernel takes the
- * resident grid (gemv_q8_kernel_persist), not a warp a group; ring[t] (or
+ * resident grid (gemv_q8_kernel_persist), not a warp a group (an early form
+ * that is the plain kernel too); ring[t] (or
  * null): the kernel, plain and early, where the weight and its rows are
  * 16-byte aligned (gemv_q8_kernel_ring: the resident grid). One type in
  * every translation unit (an experiment's table hands it to the launcher). */
@@ -39,7 +40,7 @@ using q8_kernel_fn = void (*)(gemv_parts, int64_t, int64_t, const int8_t *, cons
 struct q35_gemv_q8_impl {
     int nr;
     q8_kernel_fn plain[4], early[4];
-    bool resident[4], resident_early[4]; /* the plain / early kernel takes the resident grid */
+    bool resident[4];
     q8_kernel_fn ring[4];
 };
 } // namespace q35_gemv_kernels
@@ -314,12 +315,7 @@ __device__ __forceinline__ void gemv_q8_group(const gemv_parts &P, int64_t gi, i
                 acc[i] = Unit::dot(raw[j][i], u, x, acc[i]);
         }
     }
-#pragma unroll
-    for (int i = 0; i < NR; i++) {
-        const float sum = q35_group_sum<32>(acc[i]);
-        if (lane == i && i <= grp.last)
-            grp.y[i] = P.add ? __fadd_rn(grp.y[i], sum) : sum;
-    }
+    group_store<NR>(P, grp, acc);
 }
 
 /* A warp a group (gi = its index in the grid). EARLY: launched early
@@ -415,7 +411,7 @@ __global__ void __launch_bounds__(kQ8Warps * 32, 4)
                 }
             }
         },
-        [&](int64_t g) { group_store<NR>(P, g, row_bytes, acc); });
+        [&](int64_t g) { group_store<NR>(P, locate<NR>(P, g, row_bytes), acc); });
 }
 
 /* (q35_gemv_q8_impl: above, outside this namespace) */
@@ -435,7 +431,6 @@ q35_gemv_q8_impl q8_warp_impl()
             {gemv_q8_kernel<Q35_TYPE_Q4_K, NR, true, UNR>, gemv_q8_kernel<Q35_TYPE_Q5_K, NR, true, UNR>,
              gemv_q8_kernel<Q35_TYPE_Q6_K, NR, true, UNR>, gemv_q8_kernel<Q35_TYPE_Q8_0, NR, true, UNR>},
             {false, false, false, false},
-            {false, false, false, false},
             {nullptr, nullptr, nullptr, nullptr}};
 }
 
@@ -453,7 +448,7 @@ inline q35_gemv_q8_impl q8_persist_impl()
     p.plain[3] = gemv_q8_kernel_persist<Q35_TYPE_Q8_0, 2>;
     static_assert(!kPersists<Q35_TYPE_Q6_K>, "Q6_K's persist form is rows2's");
     for (int t = 0; t < 4; t++) {
-        p.resident[t] = p.resident_early[t] = t != 2;
+        p.resident[t] = t != 2;
         p.early[t] = p.plain[t];
     }
     p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 2>;

@@ -62,15 +62,14 @@ __device__ __forceinline__ void cp_async_wait()
 #endif
 }
 
-/* Row group g's outputs from each lane's NR partial sums: each row's sum over
- * the 32 lanes (the fixed butterfly), lane i writing row i's (y = sum, or y +
- * sum, one f32 add, where P.add), rows past the part's n not written; the
- * partial sums then 0 for the next group. */
+/* A row group's outputs (grp: located, gemv_parts.cuh) from each lane's NR
+ * partial sums: each row's sum over the 32 lanes (the fixed butterfly), lane
+ * i writing row i's (y = sum, or y + sum, one f32 add, where P.add), rows past
+ * the part's n not written; the partial sums then 0 for the next group. */
 template <int NR>
-__device__ __forceinline__ void group_store(const gemv_parts &P, int64_t g, int64_t row_bytes, float (&acc)[NR])
+__device__ __forceinline__ void group_store(const gemv_parts &P, const gemv_group &grp, float (&acc)[NR])
 {
     const int lane = threadIdx.x % 32;
-    const gemv_group grp = locate<NR>(P, g, row_bytes);
 #pragma unroll
     for (int i = 0; i < NR; i++) {
         const float sum = q35_group_sum<32>(acc[i]);

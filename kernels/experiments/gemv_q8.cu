@@ -39,7 +39,7 @@ q35_gemv_q8_impl persist_prefetch_impl()
     q35_gemv_q8_impl p = persist_narrow_impl();
     const q35_gemv_q8_impl r = q8_warp_impl<2, 1>();
     for (int t = 0; t < 4; t++)
-        p.early[t] = r.early[t], p.resident_early[t] = false;
+        p.early[t] = r.early[t];
     return p;
 }
 
