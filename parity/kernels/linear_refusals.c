@@ -65,12 +65,7 @@ static void check_lt_refusals(q35_suite *s, float *d)
     for (int form = 0; form < 3 && rc == 0; form++)
         rc = lt_call(h, form, d, 64, (const uint16_t *)(d + 4096), 0, (const uint16_t *)(d + 8192), 64, 32, &err);
     float *y = q35_gpu_to_host(d, 1 << 16);
-    int64_t written = 0;
-    for (int i = 0; i < 1 << 16; i++) {
-        uint32_t u;
-        memcpy(&u, &y[i], 4);
-        written += u != 0xffffffffu;
-    }
+    const int64_t written = q35_gpu_written(y, 1 << 16);
     q35_case(s, rc == 0 && written == 0 && q35_hgemm_last_choice(h, &c) == -1,
              "hgemm: the refusals and T = 0 (plain, add, f16) write nothing (%" PRId64 " written), make no choice",
              written);
@@ -117,12 +112,7 @@ void q35_linear_check_refusals(q35_suite *s, q35_blas blas)
     rc = q35_gemm_f32(blas, d, 64, d, 0, d, Q35_TYPE_Q8_0, 64, 32, d + 4096, &err) ||
          q35_gemv_rows(d, 64, d + 4096, Q35_TYPE_Q8_0, 64, 32, d + 8192, 0, NULL, &err);
     float *h = q35_gpu_to_host(d, 64);
-    int64_t written = 0;
-    for (int i = 0; i < 64; i++) {
-        uint32_t u;
-        memcpy(&u, &h[i], 4);
-        written += u != 0xffffffffu;
-    }
+    const int64_t written = q35_gpu_written(h, 64);
     q35_case(s, rc == 0 && written == 0, "gemm_f32 and gemv_rows of T = 0 write nothing (%" PRId64 " written)",
              written);
     free(h);

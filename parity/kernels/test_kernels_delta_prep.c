@@ -128,11 +128,7 @@ static int64_t written_past(const prep_case *c, const prep_layout *l, const floa
 {
     int64_t touched = 0;
     for (int64_t t = 0; t < c->T; t++)
-        for (int64_t i = c->d.conv_dim; i < l->out_stride; i++) {
-            uint32_t u;
-            memcpy(&u, &out[t * l->out_stride + i], 4);
-            touched += u != 0xffffffffu;
-        }
+        touched += q35_gpu_written(out + t * l->out_stride + c->d.conv_dim, l->out_stride - c->d.conv_dim);
     return touched;
 }
 
@@ -173,11 +169,8 @@ static void check_qk16(q35_suite *s, const prep_case *c, const prep_layout *l, p
     float *beta16 = q35_gpu_to_host(b->beta16, nh), *win16 = q35_gpu_to_host(b->win16, nw);
     int64_t touched = 0; /* out's q/k columns and those past conv_dim keep their poison */
     for (int64_t t = 0; t < T; t++)
-        for (int64_t i = 0; i < l->out_stride; i++) {
-            uint32_t u;
-            memcpy(&u, &o16[t * l->out_stride + i], 4);
-            touched += (i < qk || i >= C) && u != 0xffffffffu;
-        }
+        touched += q35_gpu_written(o16 + t * l->out_stride, qk) +
+                   q35_gpu_written(o16 + t * l->out_stride + C, l->out_stride - C);
     float *v16 = columns(o16, sizeof *o16, l->out_stride, T, qk, C);
     float *v = columns(out, sizeof *out, l->out_stride, T, qk, C);
     const q35_bitcmp bv = q35_bitwise_f32(v16, v, T * (C - qk)), bg = q35_bitwise_f32(g16, g, nh);
@@ -415,12 +408,7 @@ static void check_refusals(q35_suite *s)
     float *win = q35_gpu_floats(512 * 3);
     const int rc = q35_delta_prep_rows(d, 512, d, d, win, d + 4096, 520, 512, 516, d, d, d, ok, 0, EPS, NULL, &err);
     float *h = q35_gpu_to_host(win, 512 * 3);
-    int64_t written = 0;
-    for (int64_t i = 0; i < 512 * 3; i++) {
-        uint32_t u;
-        memcpy(&u, &h[i], 4);
-        written += u != 0xffffffffu;
-    }
+    const int64_t written = q35_gpu_written(h, 512 * 3);
     q35_case(s, rc == 0 && written == 0, "delta_prep_rows of T = 0: rc %d, %" PRId64 " window values written", rc,
              written);
     free(h);

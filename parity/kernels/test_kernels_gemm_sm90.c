@@ -140,15 +140,12 @@ static float *check_gu(q35_suite *s, const gemm_case *c, const uint16_t *dx, con
                &err);
     float *h = q35_gpu_to_host(buf, n), *h2 = q35_gpu_to_host(buf2, n);
     float *sub = malloc((size_t)(c->T * 2 * m) * sizeof *sub);
-    int64_t written = 0, nonfinite = 0;
-    for (int64_t i = 0; i < c->off; i++)
-        written += !q35_sm90_f32_poisoned(h[i]);
+    int64_t written = q35_gpu_written(h, c->off), nonfinite = 0;
     for (int64_t t = 0; t < c->T; t++) {
         const float *row = h + c->off + t * c->ldg;
         for (int64_t o = 0; o < 2 * F; o++)
             nonfinite += !isfinite(row[o]);
-        for (int64_t o = 2 * F; o < c->ldg; o++)
-            written += !q35_sm90_f32_poisoned(row[o]);
+        written += q35_gpu_written(row + 2 * F, c->ldg - 2 * F);
         for (int64_t j = 0; j < m; j++)
             sub[t * 2 * m + j] = row[cols[j]], sub[t * 2 * m + m + j] = row[F + cols[j]];
     }

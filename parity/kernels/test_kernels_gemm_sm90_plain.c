@@ -115,15 +115,12 @@ static float *check_variant(q35_suite *s, const plain_case *c, const uint16_t *d
     float *d = q35_gpu_floats(len);
     float *h = run_plain(c, d, start, dx, w, v), *h2 = run_plain(c, d, start, dx, w, v);
     float *sub = q35_host_alloc((size_t)(c->T * m) * sizeof *sub);
-    int64_t written = 0, nonfinite = 0;
-    for (int64_t i = 0; i < c->off; i++)
-        written += !q35_sm90_f32_poisoned(h[i]);
+    int64_t written = q35_gpu_written(h, c->off), nonfinite = 0;
     for (int64_t t = 0; t < c->T; t++) {
         const float *row = h + c->off + t * c->ldy;
         for (int64_t o = 0; o < c->n; o++)
             nonfinite += !isfinite(row[o]);
-        for (int64_t o = c->n; o < c->ldy; o++)
-            written += !q35_sm90_f32_poisoned(row[o]);
+        written += q35_gpu_written(row + c->n, c->ldy - c->n);
         for (int64_t j = 0; j < m; j++)
             sub[t * m + j] = row[cols[j]];
     }

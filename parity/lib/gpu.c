@@ -69,6 +69,17 @@ float *q35_gpu_floats(int64_t n)
     return q35_gpu_bytes((size_t)n * sizeof(float));
 }
 
+int64_t q35_gpu_written(const float *h, int64_t n)
+{
+    int64_t written = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &h[i], 4);
+        written += u != 0xffffffffu; /* q35_gpu_bytes' poison */
+    }
+    return written;
+}
+
 void q35_gpu_free(void *p)
 {
     check(cudaFree(p), "cudaFree");

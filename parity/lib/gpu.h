@@ -27,6 +27,9 @@ float *q35_gpu_to_host(const float *d, int64_t n);
 
 /* n floats of device memory, every bit set (NaN) so unwritten outputs show. */
 float *q35_gpu_floats(int64_t n);
+/* Of the n host floats at h (copied back from q35_gpu_floats' memory), how
+ * many no longer hold its poison (every bit set): the ones written. */
+int64_t q35_gpu_written(const float *h, int64_t n);
 void *q35_gpu_bytes(size_t n);
 void q35_gpu_free(void *p);
 
