@@ -38,6 +38,10 @@
  *   gemv_q8         one token, 8-bit activations (kernels/gemv_q8.h; x quantized
  *                   once, untimed), q4_K, q6_K, q8_0 (f16 skipped), through
  *                   `q8_variant` (gemv_q8.h: registers, persist, rows2, unroll2, persist_narrow, persist_u2, persist_prefetch)
+ *   ceiling/read    the weight's bytes of `type` read once and n words written
+ *                   (bench/gpu_read.h: the least a plain kernel does with a
+ *                   GEMV's traffic), rotated and launched as gemv_q8: what a
+ *                   launch of that size can reach, its ramp and tail included
  * and at the FFN [gate | up] of each model (axis `model`: K = n_embd, F = n_ff;
  * x16 [T][K], the merged f16 weight [2F][K], gate rows then up rows):
  *   gemm_swiglu_sm90  q35_gemm_swiglu_sm90_f16 (kernels/gemm_sm90.h): the
@@ -66,6 +70,7 @@
  * hold a fixed pattern of finite floats (quantized blocks then carry arbitrary
  * scales: the timing does not depend on the values). */
 #include "bench/gpu_bench.h"
+#include "bench/gpu_read.h"
 #include "bench/models.h"
 #include "core/quant.h"
 #include "kernels/blas.h"
@@ -387,8 +392,9 @@ struct bw_ctx {
     q35_type type;
     int64_t n, k, T;
     int half;   /* dequant: to f16 */
-    int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows, 3 gemv_q8 */
+    int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows, 3 gemv_q8, 4 the read ceiling */
     int variant; /* gemv: an index of q35_gemv's variants; gemv_q8: of q35_gemv_q8's */
+    size_t w_bytes; /* the weight as stored */
     float *x;
     void *xq;   /* gemv_q8: x quantized (once, untimed) */
 };
@@ -406,6 +412,8 @@ static int bw_launch(void *p, q35_error *err)
             rc = q35_gemv(out, in, c->type, c->n, c->k, c->x, c->variant, NULL, err);
         else if (c->gemv == 3)
             rc = q35_gemv_q8(out, in, c->type, c->n, c->k, c->xq, c->variant, NULL, err);
+        else if (c->gemv == 4)
+            rc = q35_bench_read(out, c->n, in, c->w_bytes, err);
         else if (c->gemv == 2)
             rc = q35_gemv_rows(out, c->n, in, c->type, c->n, c->k, c->x, c->T, NULL, err);
         else if (c->half)
@@ -421,7 +429,7 @@ static int bw_launch(void *p, q35_error *err)
 static void bench_bw(q35_bench_state *st, void *kind)
 {
     const proj *p = &k_proj[q35_bench_arg(st, 0)];
-    const int k_kind = *(const int *)kind; /* 0 dequant_f32, 1 dequant_f16, 2 gemv, 3 gemv_rows, 4 gemv_q8 */
+    const int k_kind = *(const int *)kind; /* 0 dequant_f32, 1 dequant_f16, 2 gemv, 3 gemv_rows, 4 gemv_q8, 5 read */
     struct bw_ctx c = {.n = p->n, .k = p->k, .T = 1, .half = k_kind == 1, .gemv = k_kind >= 2 ? k_kind - 1 : 0};
     c.type = k_kind == 3 ? Q35_TYPE_Q4_K : (q35_type)q35_bench_arg(st, 1);
     if (k_kind == 4 && !q35_gemv_q8_takes(c.type)) {
@@ -433,6 +441,7 @@ static void bench_bw(q35_bench_state *st, void *kind)
     if (k_kind == 2 || k_kind == 4)
         c.variant = (int)q35_bench_arg(st, 2);
     const size_t w_bytes = q35_row_bytes(c.type, c.k) * (size_t)c.n;
+    c.w_bytes = w_bytes;
     const size_t out_bytes = c.gemv ? (size_t)(c.T * c.n) * 4 : (size_t)(c.n * c.k) * (c.half ? 2 : 4);
     if (c.gemv == 2) { /* the rows form: compute-bound, one weight */
         c.r = (rotation){.copies = 1, .launches = 1};
@@ -445,7 +454,7 @@ static void bench_bw(q35_bench_state *st, void *kind)
     } else if (rotation_alloc(&c.r, w_bytes, out_bytes, !c.gemv, st)) {
         return;
     }
-    if (c.gemv && !(c.x = q35_bench_try_alloc((size_t)(c.T * c.k) * 4, st))) {
+    if (c.gemv && c.gemv != 4 && !(c.x = q35_bench_try_alloc((size_t)(c.T * c.k) * 4, st))) {
         rotation_free(&c.r);
         return;
     }
@@ -464,8 +473,8 @@ static void bench_bw(q35_bench_state *st, void *kind)
     }
     q35_bench_time(st, bw_launch, &c);
     const double L = c.r.launches;
-    q35_bench_rate(st, "bytes", L * ((double)w_bytes + (double)out_bytes + (c.gemv ? (double)(c.T * c.k) * 4.0 : 0.0)));
-    if (c.gemv)
+    q35_bench_rate(st, "bytes", L * ((double)w_bytes + (double)out_bytes + (c.x ? (double)(c.T * c.k) * 4.0 : 0.0)));
+    if (c.x)
         q35_bench_rate(st, "FLOP", L * 2.0 * (double)c.T * (double)c.n * (double)c.k);
     q35_bench_value(st, "launches", L);
     q35_bench_value(st, "weight_MB", (double)w_bytes / 1e6);
@@ -482,7 +491,7 @@ int main(int argc, char **argv)
         return 1;
     static const int64_t projs[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, rows[] = {1, 64, 512, 2048}, rows_big[] = {64, 512, 2048};
     static const int64_t types[] = {Q35_TYPE_Q4_K, Q35_TYPE_Q6_K, Q35_TYPE_Q8_0, Q35_TYPE_F16};
-    static const int kinds[] = {0, 1, 2, 3, 4};
+    static const int kinds[] = {0, 1, 2, 3, 4, 5};
     const q35_bench_axis proj_axis = {"proj", projs, N_PROJ}, rows_axis = {"rows", rows, 4};
     const q35_bench_axis type_axis = {"type", types, 4};
     static int64_t variants[2];
@@ -532,6 +541,7 @@ int main(int argc, char **argv)
     q35_bench_register("dequant_f16", bench_bw, (void *)&kinds[1], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("gemv", bench_bw, (void *)&kinds[2], (q35_bench_axis[]){proj_axis, type_axis, variant_axis}, 3);
     q35_bench_register("gemv_q8", bench_bw, (void *)&kinds[4], (q35_bench_axis[]){proj_axis, type_axis, q8_axis}, 3);
+    q35_bench_register("ceiling/read", bench_bw, (void *)&kinds[5], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("gemv_rows", bench_bw, (void *)&kinds[3], (q35_bench_axis[]){proj_axis, {"rows", rows_big, 3}},
                        2);
     q35_bench_context("proj", "9B: 0 attn_qkv 8192x4096, 1 attn_gate 4096x4096, 2 ssm_alpha/beta 32x4096, 3 ssm_out "
