@@ -38,6 +38,10 @@
  *   gemv_q8         one token, 8-bit activations (kernels/gemv_q8.h; x quantized
  *                   once, untimed), q4_K, q6_K, q8_0 (f16 skipped), through
  *                   `q8_variant` (gemv_q8.h: registers, persist, rows2, unroll2, persist_narrow, persist_u2, persist_prefetch)
+ *   gemv_q8_early   gemv_q8 launched as the decode step launches it
+ *                   (q35_gemv_q8_group_early: programmatic dependent launch on
+ *                   sm_90, each launch's blocks starting as the one before it
+ *                   ends; elsewhere plain)
  *   ceiling/read    the weight's bytes of `type` read once and n words written
  *                   (bench/gpu_read.h: the least a plain kernel does with a
  *                   GEMV's traffic), rotated and launched as gemv_q8: what a
@@ -392,7 +396,7 @@ struct bw_ctx {
     q35_type type;
     int64_t n, k, T;
     int half;   /* dequant: to f16 */
-    int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows, 3 gemv_q8, 4 the read ceiling */
+    int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows, 3 gemv_q8, 4 the read ceiling, 5 gemv_q8 early */
     int variant; /* gemv: an index of q35_gemv's variants; gemv_q8: of q35_gemv_q8's */
     size_t w_bytes; /* the weight as stored */
     float *x;
@@ -412,6 +416,9 @@ static int bw_launch(void *p, q35_error *err)
             rc = q35_gemv(out, in, c->type, c->n, c->k, c->x, c->variant, NULL, err);
         else if (c->gemv == 3)
             rc = q35_gemv_q8(out, in, c->type, c->n, c->k, c->xq, c->variant, NULL, err);
+        else if (c->gemv == 5)
+            rc = q35_gemv_q8_group_early(&(q35_gemv_part){.y = out, .w = in, .type = c->type, .n = c->n}, 1, c->type,
+                                         c->k, c->xq, c->variant, NULL, err);
         else if (c->gemv == 4)
             rc = q35_bench_read(out, c->n, in, c->w_bytes, err);
         else if (c->gemv == 2)
@@ -429,16 +436,17 @@ static int bw_launch(void *p, q35_error *err)
 static void bench_bw(q35_bench_state *st, void *kind)
 {
     const proj *p = &k_proj[q35_bench_arg(st, 0)];
-    const int k_kind = *(const int *)kind; /* 0 dequant_f32, 1 dequant_f16, 2 gemv, 3 gemv_rows, 4 gemv_q8, 5 read */
+    /* 0 dequant_f32, 1 dequant_f16, 2 gemv, 3 gemv_rows, 4 gemv_q8, 5 ceiling/read, 6 gemv_q8_early */
+    const int k_kind = *(const int *)kind;
     struct bw_ctx c = {.n = p->n, .k = p->k, .T = 1, .half = k_kind == 1, .gemv = k_kind >= 2 ? k_kind - 1 : 0};
     c.type = k_kind == 3 ? Q35_TYPE_Q4_K : (q35_type)q35_bench_arg(st, 1);
-    if (k_kind == 4 && !q35_gemv_q8_takes(c.type)) {
+    if ((k_kind == 4 || k_kind == 6) && !q35_gemv_q8_takes(c.type)) {
         q35_bench_skip(st, "gemv_q8 takes q4_K, q5_K, q6_K, q8_0");
         return;
     }
     if (k_kind == 3)
         c.T = q35_bench_arg(st, 1);
-    if (k_kind == 2 || k_kind == 4)
+    if (k_kind == 2 || k_kind == 4 || k_kind == 6)
         c.variant = (int)q35_bench_arg(st, 2);
     const size_t w_bytes = q35_row_bytes(c.type, c.k) * (size_t)c.n;
     c.w_bytes = w_bytes;
@@ -458,7 +466,7 @@ static void bench_bw(q35_bench_state *st, void *kind)
         rotation_free(&c.r);
         return;
     }
-    if (c.gemv == 3) { /* x quantized once, untimed */
+    if (c.gemv == 3 || c.gemv == 5) { /* x quantized once, untimed */
         q35_error qerr = {{0}};
         if (!(c.xq = q35_bench_try_alloc(q35_gemv_q8_x_bytes(c.k), st)) ||
             q35_gemv_q8_quantize(c.xq, c.x, c.k, NULL, &qerr)) {
@@ -491,7 +499,7 @@ int main(int argc, char **argv)
         return 1;
     static const int64_t projs[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, rows[] = {1, 64, 512, 2048}, rows_big[] = {64, 512, 2048};
     static const int64_t types[] = {Q35_TYPE_Q4_K, Q35_TYPE_Q6_K, Q35_TYPE_Q8_0, Q35_TYPE_F16};
-    static const int kinds[] = {0, 1, 2, 3, 4, 5};
+    static const int kinds[] = {0, 1, 2, 3, 4, 5, 6};
     const q35_bench_axis proj_axis = {"proj", projs, N_PROJ}, rows_axis = {"rows", rows, 4};
     const q35_bench_axis type_axis = {"type", types, 4};
     static int64_t variants[2];
@@ -541,6 +549,8 @@ int main(int argc, char **argv)
     q35_bench_register("dequant_f16", bench_bw, (void *)&kinds[1], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("gemv", bench_bw, (void *)&kinds[2], (q35_bench_axis[]){proj_axis, type_axis, variant_axis}, 3);
     q35_bench_register("gemv_q8", bench_bw, (void *)&kinds[4], (q35_bench_axis[]){proj_axis, type_axis, q8_axis}, 3);
+    q35_bench_register("gemv_q8_early", bench_bw, (void *)&kinds[6], (q35_bench_axis[]){proj_axis, type_axis, q8_axis},
+                       3);
     q35_bench_register("ceiling/read", bench_bw, (void *)&kinds[5], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("gemv_rows", bench_bw, (void *)&kinds[3], (q35_bench_axis[]){proj_axis, {"rows", rows_big, 3}},
                        2);
