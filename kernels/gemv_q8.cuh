@@ -210,21 +210,26 @@ struct q8_unit<Q35_TYPE_Q6_K> {
         r.sc = (uint32_t)sc[0] | ((uint32_t)sc[2] << 16);
         r.d = *reinterpret_cast<const unsigned short *>(b + 208);
     }
+    /* sum_j (l_j - 32) x_j over a scale's 16 as sum_j l_j x_j - 32 sum_j x_j:
+     * the same integer (exact in int32), the level's offset taken once from
+     * x's sums (the same for every row of a warp's group) rather than a byte
+     * subtraction a word of every row. */
     static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
     {
         const int qp = (int)(u & 1);
         const float d = q35_dev_f16((uint16_t)r.d);
+        const uint32_t ones[4] = {0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u};
 #pragma unroll
         for (int half = 0; half < 2; half++) { /* quarter qp + 2 half: nibble `half` */
             const int quarter = qp + 2 * half;
-            uint32_t lv[8];
+            uint32_t lv[8]; /* the levels, 0 .. 63 */
 #pragma unroll
             for (int i = 0; i < 8; i++)
-                lv[i] = __vsub4(((r.ql[i] >> (4 * half)) & 0x0F0F0F0Fu) |
-                                    (((r.qh[i] >> (2 * quarter)) & 0x03030303u) << 4),
-                                0x20202020u);
+                lv[i] = ((r.ql[i] >> (4 * half)) & 0x0F0F0F0Fu) | (((r.qh[i] >> (2 * quarter)) & 0x03030303u) << 4);
             const int s0 = (int)(int8_t)(r.sc >> (16 * half)), s1 = (int)(int8_t)(r.sc >> (16 * half + 8));
-            const int isum = s0 * dot_words<4>(lv, x.w[half]) + s1 * dot_words<4>(lv + 4, x.w[half] + 4);
+            const int x0 = dot_words<4>(ones, x.w[half]), x1 = dot_words<4>(ones, x.w[half] + 4);
+            const int isum = s0 * (dot_words<4>(lv, x.w[half]) - 32 * x0) +
+                             s1 * (dot_words<4>(lv + 4, x.w[half] + 4) - 32 * x1);
             acc = __fmaf_rn(__fmul_rn(d, x.d[half]), (float)isum, acc);
         }
         return acc;
@@ -389,20 +394,30 @@ __global__ void __launch_bounds__(kQ8Warps * 32, 4)
     __shared__ __align__(16) uint8_t stage[kQ8Warps][Ring::bytes];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int64_t units = k / Unit::elems;
+    const int iters = (int)((units + 31) / 32);
     float acc[NR];
 #pragma unroll
     for (int i = 0; i < NR; i++)
         acc[i] = 0.0f;
+    /* x of a pass loaded a pass ahead (it depends on the pass alone, not on
+     * the group), so its L2 round trip overlaps the wait for the stage */
+    const auto load_pass = [&](int it, xblocks<NB> &x) {
+        const int64_t u = 32 * (int64_t)it + lane;
+        if (u < units) {
+            int64_t blk[NB];
+            Unit::blocks(u, blk);
+            load_x<NB>(x, xq, xd, xs, blk);
+        }
+    };
+    xblocks<NB> xnext;
+    load_pass(0, xnext);
     Ring::run(
-        P, row_bytes, stage[warp], (int)((units + 31) / 32), (int64_t)blockIdx.x * kQ8Warps + warp,
-        (int64_t)gridDim.x * kQ8Warps,
+        P, row_bytes, stage[warp], iters, (int64_t)blockIdx.x * kQ8Warps + warp, (int64_t)gridDim.x * kQ8Warps,
         [&](const uint8_t *st, int it) {
             const int64_t u = 32 * (int64_t)it + lane;
+            const xblocks<NB> x = xnext;
+            load_pass(it + 1 == iters ? 0 : it + 1, xnext);
             if (u < units) {
-                int64_t blk[NB];
-                Unit::blocks(u, blk);
-                xblocks<NB> x;
-                load_x<NB>(x, xq, xd, xs, blk);
 #pragma unroll
                 for (int i = 0; i < NR; i++) {
                     typename Unit::raw r;
