@@ -99,14 +99,18 @@ struct gemv_ring {
         const int64_t groups = P.g[P.count];
         int64_t pg = first; /* the producer: the next stage to copy, (group, stage of it) */
         int pit = 0;
+        const uint8_t *pw = nullptr; /* the producer's group, located at its first stage */
+        int last = 0;                /* its rows past the part's n: its last */
         const smem_addr base = to_smem(ring);
         const int rb = (int)row_bytes;
         const auto issue = [&](int slot) {
             if (pg < groups) {
                 const int off = pit * SEG, len = rb - off < SEG ? rb - off : SEG;
-                const gemv_group pgrp = locate<NR>(P, pg, row_bytes);
-                const int last = pgrp.last; /* rows past the part's n: its last */
-                const uint8_t *src = pgrp.w + off;
+                if (pit == 0) {
+                    const gemv_group pgrp = locate<NR>(P, pg, row_bytes);
+                    pw = pgrp.w, last = pgrp.last;
+                }
+                const uint8_t *src = pw + off;
                 const smem_addr dst = base + slot * (NR * pitch);
 #pragma unroll
                 for (int i = 0; i < NR; i++) { /* row i's pieces lane, lane + 32, ... */
