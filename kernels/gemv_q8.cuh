@@ -210,10 +210,31 @@ struct q8_unit<Q35_TYPE_Q6_K> {
         r.sc = (uint32_t)sc[0] | ((uint32_t)sc[2] << 16);
         r.d = *reinterpret_cast<const unsigned short *>(b + 208);
     }
-    /* sum_j (l_j - 32) x_j over a scale's 16 as sum_j l_j x_j - 32 sum_j x_j:
-     * the same integer (exact in int32), the level's offset taken once from
-     * x's sums (the same for every row of a warp's group) rather than a byte
-     * subtraction a word of every row. */
+    static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
+    {
+        const int qp = (int)(u & 1);
+        const float d = q35_dev_f16((uint16_t)r.d);
+#pragma unroll
+        for (int half = 0; half < 2; half++) { /* quarter qp + 2 half: nibble `half` */
+            const int quarter = qp + 2 * half;
+            uint32_t lv[8];
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                lv[i] = __vsub4(((r.ql[i] >> (4 * half)) & 0x0F0F0F0Fu) |
+                                    (((r.qh[i] >> (2 * quarter)) & 0x03030303u) << 4),
+                                0x20202020u);
+            const int s0 = (int)(int8_t)(r.sc >> (16 * half)), s1 = (int)(int8_t)(r.sc >> (16 * half + 8));
+            const int isum = s0 * dot_words<4>(lv, x.w[half]) + s1 * dot_words<4>(lv + 4, x.w[half] + 4);
+            acc = __fmaf_rn(__fmul_rn(d, x.d[half]), (float)isum, acc);
+        }
+        return acc;
+    }
+};
+
+/* Q6_K with a scale's 16 levels summed as sum_j l_j x_j - 32 sum_j x_j: the
+ * same int32 as q8_unit's sum of (l_j - 32) x_j (exact either way), with no
+ * byte subtraction a word (the experiment persist_x's ring form). */
+struct q8_unit6s : q8_unit<Q35_TYPE_Q6_K> {
     static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
     {
         const int qp = (int)(u & 1);
@@ -380,17 +401,21 @@ __global__ void __launch_bounds__(kQ8Warps * 32, 4)
  * in the same order, so the same bits. The resident grid; it waits for the
  * grid before it first, so one kernel serves as the plain and the early form.
  * The weight and its rows 16-byte aligned, NR rows within an int (the launcher
- * checks). */
+ * checks). FAST (the experiment persist_x): a pass's x loaded a pass ahead
+ * (it depends on the pass alone, not on the group), so its L2 round trip
+ * overlaps the wait for the stage, not the compute; Q6_K's levels summed as
+ * q8_unit6s does; the ring's producer holding a group's rows (HOLD). The same
+ * bits either way. */
 constexpr int kQ8RingStages = 3;
 
-template <int TYPE, int NR>
+template <int TYPE, int NR, bool FAST = false>
 __global__ void __launch_bounds__(kQ8Warps * 32, 4)
     gemv_q8_kernel_ring(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
 {
     q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
-    using Unit = q8_unit<TYPE>;
+    using Unit = typename std::conditional<FAST && TYPE == Q35_TYPE_Q6_K, q8_unit6s, q8_unit<TYPE>>::type;
     constexpr int NB = Unit::nb;
-    using Ring = gemv_ring<NR, kQ8RingStages, Unit::stage_bytes>;
+    using Ring = gemv_ring<NR, kQ8RingStages, Unit::stage_bytes, FAST>;
     __shared__ __align__(16) uint8_t stage[kQ8Warps][Ring::bytes];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int64_t units = k / Unit::elems;
@@ -399,9 +424,7 @@ __global__ void __launch_bounds__(kQ8Warps * 32, 4)
 #pragma unroll
     for (int i = 0; i < NR; i++)
         acc[i] = 0.0f;
-    /* x of a pass loaded a pass ahead (it depends on the pass alone, not on
-     * the group), so its L2 round trip overlaps the wait for the stage */
-    const auto load_pass = [&](int it, xblocks<NB> &x) {
+    const auto load_pass = [&](int it, xblocks<NB> &x) { /* x of pass it, where its unit is in the row */
         const int64_t u = 32 * (int64_t)it + lane;
         if (u < units) {
             int64_t blk[NB];
@@ -409,15 +432,24 @@ __global__ void __launch_bounds__(kQ8Warps * 32, 4)
             load_x<NB>(x, xq, xd, xs, blk);
         }
     };
-    xblocks<NB> xnext;
-    load_pass(0, xnext);
+    xblocks<NB> xnext; /* FAST: the next pass's x */
+    if (FAST)
+        load_pass(0, xnext);
     Ring::run(
         P, row_bytes, stage[warp], iters, (int64_t)blockIdx.x * kQ8Warps + warp, (int64_t)gridDim.x * kQ8Warps,
         [&](const uint8_t *st, int it) {
             const int64_t u = 32 * (int64_t)it + lane;
-            const xblocks<NB> x = xnext;
-            load_pass(it + 1 == iters ? 0 : it + 1, xnext);
+            xblocks<NB> x;
+            if (FAST) {
+                x = xnext;
+                load_pass(it + 1 == iters ? 0 : it + 1, xnext);
+            }
             if (u < units) {
+                if (!FAST) {
+                    int64_t blk[NB];
+                    Unit::blocks(u, blk);
+                    load_x<NB>(x, xq, xd, xs, blk);
+                }
 #pragma unroll
                 for (int i = 0; i < NR; i++) {
                     typename Unit::raw r;

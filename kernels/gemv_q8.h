@@ -137,6 +137,11 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  *              Q6_K: rows2's form so unrolled; none through the ring).
  *   persist_prefetch persist_narrow, launched early (decode-pdl) as rows2's
  *              early forms, which prefetch their rows into L2 before they wait.
+ *   persist_x  persist whose Q6_K and Q8_0 ring kernels load a pass's x a
+ *              pass ahead (its L2 round trip overlapping the wait for the
+ *              stage), sum Q6_K's levels as sum l x - 32 sum x (the same
+ *              int32, no byte subtraction a word) and locate a group once,
+ *              not at every stage.
  * The default: persist (bench_linear gemv_q8's variant axis: the faster on
  * every type). */
 int q35_gemv_q8_variant_count(void);

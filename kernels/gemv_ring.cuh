@@ -80,8 +80,10 @@ __device__ __forceinline__ void group_store(const gemv_parts &P, const gemv_grou
 }
 
 /* The ring: NR rows, S stages of SEG bytes a row; a stage's row i at
- * stage + i * pitch (+ 16: the word past a 2-byte aligned read there). */
-template <int NR, int S, int SEG>
+ * stage + i * pitch (+ 16: the word past a 2-byte aligned read there).
+ * HOLD: the producer locates a group at its first stage and keeps its rows'
+ * start (else it locates the group at every stage); the same copies. */
+template <int NR, int S, int SEG, bool HOLD = false>
 struct gemv_ring {
     static constexpr int pitch = SEG + 16, bytes = S * NR * pitch;
     static constexpr int pieces = SEG / 16, rounds = (pieces + 31) / 32; /* 16-byte pieces of a row's stage */
@@ -106,7 +108,7 @@ struct gemv_ring {
         const auto issue = [&](int slot) {
             if (pg < groups) {
                 const int off = pit * SEG, len = rb - off < SEG ? rb - off : SEG;
-                if (pit == 0) {
+                if (!HOLD || pit == 0) {
                     const gemv_group pgrp = locate<NR>(P, pg, row_bytes);
                     pw = pgrp.w, last = pgrp.last;
                 }

@@ -43,13 +43,26 @@ q35_gemv_q8_impl persist_prefetch_impl()
     return p;
 }
 
+/* persist_x: persist with its ring kernels' FAST form (gemv_q8_kernel_ring:
+ * x a pass ahead, Q6_K's levels through q8_unit6s, the producer holding a
+ * group's rows) */
+q35_gemv_q8_impl persist_x_impl()
+{
+    q35_gemv_q8_impl p = q8_persist_impl();
+    p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 2, true>;
+    p.ring[3] = gemv_q8_kernel_ring<Q35_TYPE_Q8_0, 2, true>;
+    return p;
+}
+
 const q35_gemv_q8_impl k_rows2 = q8_warp_impl<2, 1>(), k_unroll2 = q8_warp_impl<4, 2>(), k_persist_narrow = persist_narrow_impl(),
-                       k_persist_u2 = persist_u2_impl(), k_persist_prefetch = persist_prefetch_impl();
+                       k_persist_u2 = persist_u2_impl(), k_persist_prefetch = persist_prefetch_impl(),
+                       k_persist_x = persist_x_impl();
 const q35_variant k_experiments[] = {{"rows2", 2, &k_rows2},
                                      {"unroll2", 3, &k_unroll2},
                                      {"persist_narrow", 4, &k_persist_narrow},
                                      {"persist_u2", 5, &k_persist_u2},
-                                     {"persist_prefetch", 6, &k_persist_prefetch}};
+                                     {"persist_prefetch", 6, &k_persist_prefetch},
+                                     {"persist_x", 7, &k_persist_x}};
 
 } // namespace
 
