@@ -210,50 +210,49 @@ struct q8_unit<Q35_TYPE_Q6_K> {
         r.sc = (uint32_t)sc[0] | ((uint32_t)sc[2] << 16);
         r.d = *reinterpret_cast<const unsigned short *>(b + 208);
     }
-    static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
+    /* OFFSET_SUMS: a scale's 16 levels summed as sum_j l_j x_j - 32 sum_j x_j
+     * (q8_unit6s), not as sum_j (l_j - 32) x_j with the byte subtraction a
+     * word: the same int32, exact either way. */
+    template <bool OFFSET_SUMS>
+    static __device__ __forceinline__ float dot_levels(const raw &r, int64_t u, const xblocks<2> &x, float acc)
     {
         const int qp = (int)(u & 1);
         const float d = q35_dev_f16((uint16_t)r.d);
 #pragma unroll
         for (int half = 0; half < 2; half++) { /* quarter qp + 2 half: nibble `half` */
             const int quarter = qp + 2 * half;
-            uint32_t lv[8];
+            uint32_t lv[8]; /* the levels less 32, or (OFFSET_SUMS) the levels, 0 .. 63 */
 #pragma unroll
-            for (int i = 0; i < 8; i++)
-                lv[i] = __vsub4(((r.ql[i] >> (4 * half)) & 0x0F0F0F0Fu) |
-                                    (((r.qh[i] >> (2 * quarter)) & 0x03030303u) << 4),
-                                0x20202020u);
+            for (int i = 0; i < 8; i++) {
+                const uint32_t l =
+                    ((r.ql[i] >> (4 * half)) & 0x0F0F0F0Fu) | (((r.qh[i] >> (2 * quarter)) & 0x03030303u) << 4);
+                lv[i] = OFFSET_SUMS ? l : __vsub4(l, 0x20202020u);
+            }
             const int s0 = (int)(int8_t)(r.sc >> (16 * half)), s1 = (int)(int8_t)(r.sc >> (16 * half + 8));
-            const int isum = s0 * dot_words<4>(lv, x.w[half]) + s1 * dot_words<4>(lv + 4, x.w[half] + 4);
+            int isum;
+            if (OFFSET_SUMS) {
+                const uint32_t ones[4] = {0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u};
+                isum = s0 * (dot_words<4>(lv, x.w[half]) - 32 * dot_words<4>(ones, x.w[half])) +
+                       s1 * (dot_words<4>(lv + 4, x.w[half] + 4) - 32 * dot_words<4>(ones, x.w[half] + 4));
+            } else {
+                isum = s0 * dot_words<4>(lv, x.w[half]) + s1 * dot_words<4>(lv + 4, x.w[half] + 4);
+            }
             acc = __fmaf_rn(__fmul_rn(d, x.d[half]), (float)isum, acc);
         }
         return acc;
     }
+    static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
+    {
+        return dot_levels<false>(r, u, x, acc);
+    }
 };
 
-/* Q6_K with a scale's 16 levels summed as sum_j l_j x_j - 32 sum_j x_j: the
- * same int32 as q8_unit's sum of (l_j - 32) x_j (exact either way), with no
- * byte subtraction a word (the experiment persist_x's ring form). */
+/* Q6_K with its levels summed as dot_levels<true> does (the experiment
+ * persist_x's ring form). */
 struct q8_unit6s : q8_unit<Q35_TYPE_Q6_K> {
     static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
     {
-        const int qp = (int)(u & 1);
-        const float d = q35_dev_f16((uint16_t)r.d);
-        const uint32_t ones[4] = {0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u};
-#pragma unroll
-        for (int half = 0; half < 2; half++) { /* quarter qp + 2 half: nibble `half` */
-            const int quarter = qp + 2 * half;
-            uint32_t lv[8]; /* the levels, 0 .. 63 */
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-                lv[i] = ((r.ql[i] >> (4 * half)) & 0x0F0F0F0Fu) | (((r.qh[i] >> (2 * quarter)) & 0x03030303u) << 4);
-            const int s0 = (int)(int8_t)(r.sc >> (16 * half)), s1 = (int)(int8_t)(r.sc >> (16 * half + 8));
-            const int x0 = dot_words<4>(ones, x.w[half]), x1 = dot_words<4>(ones, x.w[half] + 4);
-            const int isum = s0 * (dot_words<4>(lv, x.w[half]) - 32 * x0) +
-                             s1 * (dot_words<4>(lv + 4, x.w[half] + 4) - 32 * x1);
-            acc = __fmaf_rn(__fmul_rn(d, x.d[half]), (float)isum, acc);
-        }
-        return acc;
+        return dot_levels<true>(r, u, x, acc);
     }
 };
 

@@ -94,7 +94,6 @@ double *q35_sm90_reference(const uint16_t *x, int64_t T, int64_t ldx, const q35_
     return ref;
 }
 
-
 void q35_sm90_case_unwritten(q35_suite *s, const char *what, int rc, const q35_error *err, const float *d, int64_t n)
 {
     float *h = q35_gpu_to_host(d, n);

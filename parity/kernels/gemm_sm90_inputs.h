@@ -61,5 +61,4 @@ void q35_sm90_against_first(q35_suite *s, const char *name, float *h, float **fi
  * (q35_gpu_floats) still poisoned. */
 void q35_sm90_case_unwritten(q35_suite *s, const char *what, int rc, const q35_error *err, const float *d, int64_t n);
 
-
 #endif /* Q35_PARITY_GEMM_SM90_INPUTS_H */
