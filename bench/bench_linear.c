@@ -37,7 +37,7 @@
  *   gemv_rows       the batch-invariant rows form, Q4_K, rows >= 64
  *   gemv_q8         one token, 8-bit activations (kernels/gemv_q8.h; x quantized
  *                   once, untimed), q4_K, q6_K, q8_0 (f16 skipped), through
- *                   `q8_variant` (gemv_q8.h: registers, persist, rows2, unroll2, persist_narrow, persist_u2, persist_prefetch, persist_x)
+ *                   `q8_variant` (gemv_q8.h: registers, persist, rows2, unroll2, persist_narrow, persist_u2, persist_prefetch, persist_x, persist_y, persist_y1)
  *   gemv_q8_early   gemv_q8 launched as the decode step launches it
  *                   (q35_gemv_q8_group_early: programmatic dependent launch on
  *                   sm_90, each launch's blocks starting as the one before it
@@ -508,9 +508,9 @@ int main(int argc, char **argv)
     for (int v = 0; v < n_variants; v++)
         variants[v] = v, variant_names[v] = q35_gemv_variant_name(v);
     const q35_bench_axis variant_axis = {"variant", variants, n_variants};
-    static int64_t q8_variants[8];
-    static const char *q8_names[8];
-    const int n_q8 = q35_gemv_q8_variant_count() < 8 ? q35_gemv_q8_variant_count() : 8;
+    static int64_t q8_variants[16];
+    static const char *q8_names[16];
+    const int n_q8 = q35_gemv_q8_variant_count() < 16 ? q35_gemv_q8_variant_count() : 16;
     for (int v = 0; v < n_q8; v++)
         q8_variants[v] = v, q8_names[v] = q35_gemv_q8_variant_name(v);
     const q35_bench_axis q8_axis = {"q8_variant", q8_variants, n_q8}; /* gemv_q8's variants */

@@ -34,7 +34,8 @@ namespace q35_gemv_kernels {
  * resident grid (gemv_q8_kernel_persist), not a warp a group (an early form
  * that is the plain kernel too); ring[t] (or
  * null): the kernel, plain and early, where the weight and its rows are
- * 16-byte aligned (gemv_q8_kernel_ring: the resident grid). One type in
+ * 16-byte aligned (gemv_q8_kernel_ring: the resident grid), ring_nr rows a
+ * group (0: nr). One type in
  * every translation unit (an experiment's table hands it to the launcher). */
 using q8_kernel_fn = void (*)(gemv_parts, int64_t, int64_t, const int8_t *, const float *, const float *);
 struct q35_gemv_q8_impl {
@@ -42,6 +43,7 @@ struct q35_gemv_q8_impl {
     q8_kernel_fn plain[4], early[4];
     bool resident[4];
     q8_kernel_fn ring[4];
+    int ring_nr; /* the ring kernels' rows a group; 0: nr */
 };
 } // namespace q35_gemv_kernels
 
@@ -210,10 +212,21 @@ struct q8_unit<Q35_TYPE_Q6_K> {
         r.sc = (uint32_t)sc[0] | ((uint32_t)sc[2] << 16);
         r.d = *reinterpret_cast<const unsigned short *>(b + 208);
     }
+    /* load_shared's words through shared-space loads (ld.shared: a stage's
+     * address, not a generic pointer the compiler reads with generic loads) */
+    static __device__ __forceinline__ void load_shared_s(raw &r, smem_addr stage, int ul, int64_t u)
+    {
+        const int h = (int)((u >> 1) & 1), qp = (int)(u & 1);
+        const smem_addr b = stage + 210 * (ul >> 2);
+        ld_words_smem(r.ql, b + 64 * h + 32 * qp);
+        ld_words_smem(r.qh, b + 128 + 32 * h);
+        r.sc = ld_u16_smem(b + 192 + 8 * h + 2 * qp) | (ld_u16_smem(b + 196 + 8 * h + 2 * qp) << 16);
+        r.d = ld_u16_smem(b + 208);
+    }
     /* OFFSET_SUMS: a scale's 16 levels summed as sum_j l_j x_j - 32 sum_j x_j
      * (q8_unit6s), not as sum_j (l_j - 32) x_j with the byte subtraction a
      * word: the same int32, exact either way. */
-    template <bool OFFSET_SUMS>
+    template <bool OFFSET_SUMS, bool ONE_SHIFT = false>
     static __device__ __forceinline__ float dot_levels(const raw &r, int64_t u, const xblocks<2> &x, float acc)
     {
         const int qp = (int)(u & 1);
@@ -224,8 +237,14 @@ struct q8_unit<Q35_TYPE_Q6_K> {
             uint32_t lv[8]; /* the levels less 32, or (OFFSET_SUMS) the levels, 0 .. 63 */
 #pragma unroll
             for (int i = 0; i < 8; i++) {
-                const uint32_t l =
-                    ((r.ql[i] >> (4 * half)) & 0x0F0F0F0Fu) | (((r.qh[i] >> (2 * quarter)) & 0x03030303u) << 4);
+                /* a byte's bits 2 quarter, + 1 of qh to its bits 4, 5: ONE_SHIFT one shift
+                 * (left 4 - 2 qp, or right 2 qp) and the mask; else right, mask, left */
+                uint32_t l;
+                if (ONE_SHIFT)
+                    l = ((r.ql[i] >> (4 * half)) & 0x0F0F0F0Fu) |
+                        ((half == 0 ? r.qh[i] << (4 - 2 * qp) : r.qh[i] >> (2 * qp)) & 0x30303030u);
+                else
+                    l = ((r.ql[i] >> (4 * half)) & 0x0F0F0F0Fu) | (((r.qh[i] >> (2 * quarter)) & 0x03030303u) << 4);
                 lv[i] = OFFSET_SUMS ? l : __vsub4(l, 0x20202020u);
             }
             const int s0 = (int)(int8_t)(r.sc >> (16 * half)), s1 = (int)(int8_t)(r.sc >> (16 * half + 8));
@@ -253,6 +272,19 @@ struct q8_unit6s : q8_unit<Q35_TYPE_Q6_K> {
     static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
     {
         return dot_levels<true>(r, u, x, acc);
+    }
+};
+
+/* q8_unit6s with the one-shift levels and shared-space loads (the experiment
+ * persist_y's ring form). */
+struct q8_unit6y : q8_unit<Q35_TYPE_Q6_K> {
+    static __device__ __forceinline__ void load_shared(raw &r, const uint8_t *stage, int ul, int64_t u)
+    {
+        load_shared_s(r, to_smem(const_cast<uint8_t *>(stage)), ul, u);
+    }
+    static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
+    {
+        return dot_levels<true, true>(r, u, x, acc);
     }
 };
 
@@ -400,19 +432,22 @@ __global__ void __launch_bounds__(kQ8Warps * 32, 4)
  * in the same order, so the same bits. The resident grid; it waits for the
  * grid before it first, so one kernel serves as the plain and the early form.
  * The weight and its rows 16-byte aligned, NR rows within an int (the launcher
- * checks). FAST (the experiment persist_x): a pass's x loaded a pass ahead
- * (it depends on the pass alone, not on the group), so its L2 round trip
- * overlaps the wait for the stage, not the compute; Q6_K's levels summed as
- * q8_unit6s does; the ring's producer holding a group's rows (HOLD). The same
- * bits either way. */
+ * checks). MODE, bits: 1 (the experiment persist_x) a pass's x loaded a
+ * pass ahead (it depends on the pass alone, not on the group), so its L2
+ * round trip overlaps the wait for the stage, not the compute; Q6_K's levels
+ * summed as q8_unit6s does; the ring's producer holding a group's rows (HOLD).
+ * 2 (persist_y, persist_y1): Q6_K's q8_unit6y. MINB: the blocks an SM holds
+ * at least (__launch_bounds__). The same bits in every form. */
 constexpr int kQ8RingStages = 3;
 
-template <int TYPE, int NR, bool FAST = false>
-__global__ void __launch_bounds__(kQ8Warps * 32, 4)
+template <int TYPE, int NR, int MODE = 0, int MINB = 4>
+__global__ void __launch_bounds__(kQ8Warps * 32, MINB)
     gemv_q8_kernel_ring(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
 {
     q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
-    using Unit = typename std::conditional<FAST && TYPE == Q35_TYPE_Q6_K, q8_unit6s, q8_unit<TYPE>>::type;
+    constexpr bool FAST = (MODE & 1) != 0, Q6 = TYPE == Q35_TYPE_Q6_K;
+    using Unit = typename std::conditional<Q6 && (MODE & 2), q8_unit6y,
+                                           typename std::conditional<Q6 && FAST, q8_unit6s, q8_unit<TYPE>>::type>::type;
     constexpr int NB = Unit::nb;
     using Ring = gemv_ring<NR, kQ8RingStages, Unit::stage_bytes, FAST>;
     __shared__ __align__(16) uint8_t stage[kQ8Warps][Ring::bytes];

@@ -142,6 +142,14 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  *              stage), sum Q6_K's levels as sum l x - 32 sum x (the same
  *              int32, no byte subtraction a word) and locate a group once,
  *              not at every stage.
+ *   persist_y  persist_x whose Q6_K ring kernel builds a word's levels with
+ *              one shift of qh (left 4 - 2 qp or right 2 qp, then the mask;
+ *              not right, mask, left) and reads its stage with shared-space
+ *              loads (ld.shared; the compiler reads it with generic loads
+ *              otherwise).
+ *   persist_y1 persist_y's Q6_K and persist's Q8_0 ring kernels a row a group
+ *              at 8 blocks an SM (64 registers; x loaded in its pass): twice
+ *              the warps, a 4096-row launch about a group a warp.
  * The default: persist (bench_linear gemv_q8's variant axis: the faster on
  * every type). */
 int q35_gemv_q8_variant_count(void);

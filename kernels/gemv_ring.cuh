@@ -47,6 +47,38 @@ __device__ __forceinline__ void cp_async16(smem_addr smem, const void *gmem)
 }
 #endif
 
+/* Reads through a shared-space address: a 2-byte word, and N words from a
+ * 2-byte aligned address (N + 1 aligned 4-byte loads, realigned by funnel
+ * shifts, as q35_ld_words_shared). */
+__device__ __forceinline__ uint32_t ld_u16_smem(smem_addr a)
+{
+#ifdef __CUDA_ARCH__
+    unsigned short v;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(v) : "r"(a));
+    return v;
+#else
+    unsigned short v;
+    memcpy(&v, a, 2);
+    return v;
+#endif
+}
+template <int N>
+__device__ __forceinline__ void ld_words_smem(uint32_t (&w)[N], smem_addr p)
+{
+#ifdef __CUDA_ARCH__
+    const uint32_t a = p & ~3u, sh = 8 * (p & 3u);
+    uint32_t v[N + 1];
+#pragma unroll
+    for (int i = 0; i <= N; i++)
+        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v[i]) : "r"(a + 4 * i));
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        w[i] = __funnelshift_r(v[i], v[i + 1], sh);
+#else
+    memcpy(w, p, 4 * N);
+#endif
+}
+
 __device__ __forceinline__ void cp_async_commit()
 {
 #ifdef __CUDA_ARCH__
