@@ -37,7 +37,7 @@
  *   gemv_rows       the batch-invariant rows form, Q4_K, rows >= 64
  *   gemv_q8         one token, 8-bit activations (kernels/gemv_q8.h; x quantized
  *                   once, untimed), q4_K, q6_K, q8_0 (f16 skipped), through
- *                   `q8_variant` (gemv_q8.h: registers, persist, rows2, unroll2, persist_narrow, persist_u2, persist_prefetch, persist_x, persist_y, persist_y1)
+ *                   `q8_variant` (gemv_q8.h: registers, persist, rows2, unroll2, persist_narrow, persist_u2, persist_prefetch, persist_r0, persist_y)
  *   gemv_q8_early   gemv_q8 launched as the decode step launches it
  *                   (q35_gemv_q8_group_early: programmatic dependent launch on
  *                   sm_90, each launch's blocks starting as the one before it

@@ -57,14 +57,12 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     const float *s = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_s_at(k));
     const q35_gemv_q8_impl *impl = static_cast<const q35_gemv_q8_impl *>(v->impl);
     const int t = q8_type_at(type);
+    P = impl->nr == 2 ? with_groups<2>(P) : with_groups<4>(P);
+    unsigned blocks = (unsigned)((P.g[P.count] + kQ8Warps - 1) / kQ8Warps);
     q8_kernel_fn fn = early ? impl->early[t] : impl->plain[t];
     bool resident = impl->resident[t] && fn == impl->plain[t]; /* an early form that is the plain kernel: its grid */
-    int nr = impl->nr;
-    const int ring_nr = impl->ring_nr ? impl->ring_nr : impl->nr;
-    if (impl->ring[t] && parts_aligned16(P) && row_bytes % 16 == 0 && row_bytes <= INT32_MAX / ring_nr)
-        fn = impl->ring[t], resident = true, nr = ring_nr; /* its rows through shared memory (gemv_q8_kernel_ring) */
-    P = nr == 1 ? with_groups<1>(P) : nr == 2 ? with_groups<2>(P) : with_groups<4>(P);
-    unsigned blocks = (unsigned)((P.g[P.count] + kQ8Warps - 1) / kQ8Warps);
+    if (impl->ring[t] && parts_aligned16(P) && row_bytes % 16 == 0 && row_bytes <= INT32_MAX / impl->nr)
+        fn = impl->ring[t], resident = true; /* its rows through shared memory (gemv_q8_kernel_ring) */
     if (resident) {
         int64_t held = 0;
         if (resident_blocks(fn, kQ8Warps * 32, &held, err))

@@ -34,8 +34,7 @@ namespace q35_gemv_kernels {
  * resident grid (gemv_q8_kernel_persist), not a warp a group (an early form
  * that is the plain kernel too); ring[t] (or
  * null): the kernel, plain and early, where the weight and its rows are
- * 16-byte aligned (gemv_q8_kernel_ring: the resident grid), ring_nr rows a
- * group (0: nr). One type in
+ * 16-byte aligned (gemv_q8_kernel_ring: the resident grid). One type in
  * every translation unit (an experiment's table hands it to the launcher). */
 using q8_kernel_fn = void (*)(gemv_parts, int64_t, int64_t, const int8_t *, const float *, const float *);
 struct q35_gemv_q8_impl {
@@ -43,7 +42,6 @@ struct q35_gemv_q8_impl {
     q8_kernel_fn plain[4], early[4];
     bool resident[4];
     q8_kernel_fn ring[4];
-    int ring_nr; /* the ring kernels' rows a group; 0: nr */
 };
 } // namespace q35_gemv_kernels
 
@@ -266,8 +264,7 @@ struct q8_unit<Q35_TYPE_Q6_K> {
     }
 };
 
-/* Q6_K with its levels summed as dot_levels<true> does (the experiment
- * persist_x's ring form). */
+/* Q6_K with its levels summed as dot_levels<true> does (persist's ring form). */
 struct q8_unit6s : q8_unit<Q35_TYPE_Q6_K> {
     static __device__ __forceinline__ float dot(const raw &r, int64_t u, const xblocks<2> &x, float acc)
     {
@@ -432,16 +429,17 @@ __global__ void __launch_bounds__(kQ8Warps * 32, 4)
  * in the same order, so the same bits. The resident grid; it waits for the
  * grid before it first, so one kernel serves as the plain and the early form.
  * The weight and its rows 16-byte aligned, NR rows within an int (the launcher
- * checks). MODE, bits: 1 (the experiment persist_x) a pass's x loaded a
- * pass ahead (it depends on the pass alone, not on the group), so its L2
- * round trip overlaps the wait for the stage, not the compute; Q6_K's levels
- * summed as q8_unit6s does; the ring's producer holding a group's rows (HOLD).
- * 2 (persist_y, persist_y1): Q6_K's q8_unit6y. MINB: the blocks an SM holds
- * at least (__launch_bounds__). The same bits in every form. */
+ * checks). MODE, bits: 1 (persist's form) a pass's x loaded a pass ahead
+ * (it depends on the pass alone, not on the group), so its L2 round trip
+ * overlaps the wait for the stage, not the compute; Q6_K's levels summed as
+ * q8_unit6s does; the ring's producer holding a group's rows (HOLD); without
+ * it (the experiment persist_r0) x loaded in its pass, the levels less 32 a
+ * byte, the group located at every stage. 2 (the experiment persist_y):
+ * Q6_K's q8_unit6y. The same bits in every form. */
 constexpr int kQ8RingStages = 3;
 
-template <int TYPE, int NR, int MODE = 0, int MINB = 4>
-__global__ void __launch_bounds__(kQ8Warps * 32, MINB)
+template <int TYPE, int NR, int MODE>
+__global__ void __launch_bounds__(kQ8Warps * 32, 4)
     gemv_q8_kernel_ring(gemv_parts P, int64_t row_bytes, int64_t k, const int8_t *xq, const float *xd, const float *xs)
 {
     q35_grid_chain(); /* the grids before and after it (kernels/sm90.cuh) */
@@ -532,8 +530,8 @@ inline q35_gemv_q8_impl q8_persist_impl()
         p.resident[t] = t != 2;
         p.early[t] = p.plain[t];
     }
-    p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 2>;
-    p.ring[3] = gemv_q8_kernel_ring<Q35_TYPE_Q8_0, 2>;
+    p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 2, 1>;
+    p.ring[3] = gemv_q8_kernel_ring<Q35_TYPE_Q8_0, 2, 1>;
     return p;
 }
 

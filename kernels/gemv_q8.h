@@ -124,7 +124,11 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  *              through shared memory a warp's pass at a time with coalesced
  *              16-byte copies (kernels/gemv_ring.cuh), each lane's unit read
  *              from there (their 2-byte aligned blocks otherwise take narrow
- *              loads spread over the warp's bytes). Launched early, the same
+ *              loads spread over the warp's bytes); a lane loads a pass's x
+ *              a pass ahead (its L2 round trip overlapping the wait for the
+ *              stage), sums Q6_K's levels as sum l x - 32 sum x (the same
+ *              int32, no byte subtraction a word), and a warp locates a
+ *              group once, not at every stage. Launched early, the same
  *              kernels, waiting first.
  *   rows2      a warp 2 rows: twice the warps, each half the bytes in
  *              flight and about three quarters of the registers.
@@ -137,19 +141,14 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
  *              Q6_K: rows2's form so unrolled; none through the ring).
  *   persist_prefetch persist_narrow, launched early (decode-pdl) as rows2's
  *              early forms, which prefetch their rows into L2 before they wait.
- *   persist_x  persist whose Q6_K and Q8_0 ring kernels load a pass's x a
- *              pass ahead (its L2 round trip overlapping the wait for the
- *              stage), sum Q6_K's levels as sum l x - 32 sum x (the same
- *              int32, no byte subtraction a word) and locate a group once,
- *              not at every stage.
- *   persist_y  persist_x whose Q6_K ring kernel builds a word's levels with
+ *   persist_r0 persist with its ring kernels as they were before x was
+ *              loaded a pass ahead: x in its pass, Q6_K's levels less 32 a
+ *              byte, the group located at every stage.
+ *   persist_y  persist whose Q6_K ring kernel builds a word's levels with
  *              one shift of qh (left 4 - 2 qp or right 2 qp, then the mask;
  *              not right, mask, left) and reads its stage with shared-space
  *              loads (ld.shared; the compiler reads it with generic loads
  *              otherwise).
- *   persist_y1 persist_y's Q6_K and persist's Q8_0 ring kernels a row a group
- *              at 8 blocks an SM (64 registers; x loaded in its pass): twice
- *              the warps, a 4096-row launch about a group a warp.
  * The default: persist (bench_linear gemv_q8's variant axis: the faster on
  * every type). */
 int q35_gemv_q8_variant_count(void);

@@ -43,49 +43,36 @@ q35_gemv_q8_impl persist_prefetch_impl()
     return p;
 }
 
-/* persist_x: persist with its ring kernels' FAST form (gemv_q8_kernel_ring:
- * x a pass ahead, Q6_K's levels through q8_unit6s, the producer holding a
- * group's rows) */
-q35_gemv_q8_impl persist_x_impl()
+/* persist_r0: persist with its ring kernels as they were before their x was
+ * loaded a pass ahead (gemv_q8_kernel_ring's MODE 0: x in its pass, Q6_K's
+ * levels less 32 a byte, the group located at every stage) */
+q35_gemv_q8_impl persist_r0_impl()
 {
     q35_gemv_q8_impl p = q8_persist_impl();
-    p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 2, 1>;
-    p.ring[3] = gemv_q8_kernel_ring<Q35_TYPE_Q8_0, 2, 1>;
+    p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 2, 0>;
+    p.ring[3] = gemv_q8_kernel_ring<Q35_TYPE_Q8_0, 2, 0>;
     return p;
 }
 
-/* persist_y: persist_x with Q6_K's ring form q8_unit6y (its levels with one
+/* persist_y: persist with Q6_K's ring form q8_unit6y (its levels with one
  * shift a word, its stage read by shared-space loads) */
 q35_gemv_q8_impl persist_y_impl()
 {
-    q35_gemv_q8_impl p = persist_x_impl();
+    q35_gemv_q8_impl p = q8_persist_impl();
     p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 2, 3>;
-    return p;
-}
-
-/* persist_y1: persist_y's ring kernels a row a group, 8 blocks an SM (twice
- * the warps, each with half the rows: a 4096-row launch a group a warp), x
- * loaded in its pass (within 64 registers) */
-q35_gemv_q8_impl persist_y1_impl()
-{
-    q35_gemv_q8_impl p = persist_x_impl();
-    p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 1, 2, 8>;
-    p.ring[3] = gemv_q8_kernel_ring<Q35_TYPE_Q8_0, 1, 0, 8>;
-    p.ring_nr = 1;
     return p;
 }
 
 const q35_gemv_q8_impl k_rows2 = q8_warp_impl<2, 1>(), k_unroll2 = q8_warp_impl<4, 2>(), k_persist_narrow = persist_narrow_impl(),
                        k_persist_u2 = persist_u2_impl(), k_persist_prefetch = persist_prefetch_impl(),
-                       k_persist_x = persist_x_impl(), k_persist_y = persist_y_impl(), k_persist_y1 = persist_y1_impl();
+                       k_persist_r0 = persist_r0_impl(), k_persist_y = persist_y_impl();
 const q35_variant k_experiments[] = {{"rows2", 2, &k_rows2},
                                      {"unroll2", 3, &k_unroll2},
                                      {"persist_narrow", 4, &k_persist_narrow},
                                      {"persist_u2", 5, &k_persist_u2},
                                      {"persist_prefetch", 6, &k_persist_prefetch},
-                                     {"persist_x", 7, &k_persist_x},
-                                     {"persist_y", 8, &k_persist_y},
-                                     {"persist_y1", 9, &k_persist_y1}};
+                                     {"persist_r0", 7, &k_persist_r0},
+                                     {"persist_y", 8, &k_persist_y}};
 
 } // namespace
 

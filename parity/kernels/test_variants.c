@@ -79,8 +79,7 @@ int main(void)
         {"gemv", q35_gemv_variant_count, q35_gemv_variant_name, q35_gemv_variant_find, q35_gemv_variant_production,
          "registers staged", "registers staged"},
         {"gemv_q8", q35_gemv_q8_variant_count, q35_gemv_q8_variant_name, q35_gemv_q8_variant_find,
-         q35_gemv_q8_variant_production, "registers persist rows2 unroll2 persist_narrow persist_u2 persist_prefetch persist_x persist_y "
-         "persist_y1",
+         q35_gemv_q8_variant_production, "registers persist rows2 unroll2 persist_narrow persist_u2 persist_prefetch persist_r0 persist_y",
          "registers persist"},
         {"flash_sm90", q35_attention_flash_sm90_variant_count, q35_attention_flash_sm90_variant_name,
          q35_attention_flash_sm90_variant_find, q35_attention_flash_sm90_variant_production,
