@@ -46,6 +46,11 @@
  *                   (bench/gpu_read.h: the least a plain kernel does with a
  *                   GEMV's traffic), rotated and launched as gemv_q8: what a
  *                   launch of that size can reach, its ramp and tail included
+ *   gemv_q8_q6a     where the experiments are built: q6_K through the experiment
+ *                   q6a (kernels/experiments/gemv_q8_q6a.h: the same bytes in an
+ *                   order of 16-byte aligned blocks, read as persist reads
+ *                   q4_K), plain; k a multiple of 2048 (others skipped)
+ *   gemv_q8_q6a_early  the same launched early, as gemv_q8_early
  * and at the FFN [gate | up] of each model (axis `model`: K = n_embd, F = n_ff;
  * x16 [T][K], the merged f16 weight [2F][K], gate rows then up rows):
  *   gemm_swiglu_sm90  q35_gemm_swiglu_sm90_f16 (kernels/gemm_sm90.h): the
@@ -85,6 +90,9 @@
 #include "kernels/gemm_sm90.h"
 #include "kernels/gemv.h"
 #include "kernels/gemv_q8.h"
+#if Q35_KERNEL_EXPERIMENTS
+#include "kernels/experiments/gemv_q8_q6a.h"
+#endif
 #include "kernels/pointwise.h"
 
 #include <cublas_v2.h>
@@ -396,7 +404,8 @@ struct bw_ctx {
     q35_type type;
     int64_t n, k, T;
     int half;   /* dequant: to f16 */
-    int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows, 3 gemv_q8, 4 the read ceiling, 5 gemv_q8 early */
+    int gemv;   /* 0 dequant, 1 gemv (one token), 2 gemv_rows, 3 gemv_q8, 4 the read ceiling, 5 gemv_q8 early,
+                   6 gemv_q8_q6a, 7 gemv_q8_q6a early */
     int variant; /* gemv: an index of q35_gemv's variants; gemv_q8: of q35_gemv_q8's */
     size_t w_bytes; /* the weight as stored */
     float *x;
@@ -421,6 +430,10 @@ static int bw_launch(void *p, q35_error *err)
                                          c->k, c->xq, c->variant, NULL, err);
         else if (c->gemv == 4)
             rc = q35_bench_read(out, c->n, in, c->w_bytes, err);
+#if Q35_KERNEL_EXPERIMENTS
+        else if (c->gemv == 6 || c->gemv == 7)
+            rc = q35_gemv_q8_q6a(out, in, c->n, c->k, c->xq, c->gemv == 7, NULL, err);
+#endif
         else if (c->gemv == 2)
             rc = q35_gemv_rows(out, c->n, in, c->type, c->n, c->k, c->x, c->T, NULL, err);
         else if (c->half)
@@ -436,10 +449,15 @@ static int bw_launch(void *p, q35_error *err)
 static void bench_bw(q35_bench_state *st, void *kind)
 {
     const proj *p = &k_proj[q35_bench_arg(st, 0)];
-    /* 0 dequant_f32, 1 dequant_f16, 2 gemv, 3 gemv_rows, 4 gemv_q8, 5 ceiling/read, 6 gemv_q8_early */
+    /* 0 dequant_f32, 1 dequant_f16, 2 gemv, 3 gemv_rows, 4 gemv_q8, 5 ceiling/read, 6 gemv_q8_early,
+       7 gemv_q8_q6a, 8 gemv_q8_q6a_early */
     const int k_kind = *(const int *)kind;
     struct bw_ctx c = {.n = p->n, .k = p->k, .T = 1, .half = k_kind == 1, .gemv = k_kind >= 2 ? k_kind - 1 : 0};
-    c.type = k_kind == 3 ? Q35_TYPE_Q4_K : (q35_type)q35_bench_arg(st, 1);
+    c.type = k_kind == 3 ? Q35_TYPE_Q4_K : k_kind >= 7 ? Q35_TYPE_Q6_K : (q35_type)q35_bench_arg(st, 1);
+    if (k_kind >= 7 && c.k % 2048 != 0) {
+        q35_bench_skip(st, "gemv_q8_q6a takes k a multiple of 2048");
+        return;
+    }
     if ((k_kind == 4 || k_kind == 6) && !q35_gemv_q8_takes(c.type)) {
         q35_bench_skip(st, "gemv_q8 takes q4_K, q5_K, q6_K, q8_0");
         return;
@@ -466,7 +484,7 @@ static void bench_bw(q35_bench_state *st, void *kind)
         rotation_free(&c.r);
         return;
     }
-    if (c.gemv == 3 || c.gemv == 5) { /* x quantized once, untimed */
+    if (c.gemv == 3 || c.gemv >= 5) { /* x quantized once, untimed */
         q35_error qerr = {{0}};
         if (!(c.xq = q35_bench_try_alloc(q35_gemv_q8_x_bytes(c.k), st)) ||
             q35_gemv_q8_quantize(c.xq, c.x, c.k, NULL, &qerr)) {
@@ -499,7 +517,7 @@ int main(int argc, char **argv)
         return 1;
     static const int64_t projs[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, rows[] = {1, 64, 512, 2048}, rows_big[] = {64, 512, 2048};
     static const int64_t types[] = {Q35_TYPE_Q4_K, Q35_TYPE_Q6_K, Q35_TYPE_Q8_0, Q35_TYPE_F16};
-    static const int kinds[] = {0, 1, 2, 3, 4, 5, 6};
+    static const int kinds[] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
     const q35_bench_axis proj_axis = {"proj", projs, N_PROJ}, rows_axis = {"rows", rows, 4};
     const q35_bench_axis type_axis = {"type", types, 4};
     static int64_t variants[2];
@@ -551,6 +569,10 @@ int main(int argc, char **argv)
     q35_bench_register("gemv_q8", bench_bw, (void *)&kinds[4], (q35_bench_axis[]){proj_axis, type_axis, q8_axis}, 3);
     q35_bench_register("gemv_q8_early", bench_bw, (void *)&kinds[6], (q35_bench_axis[]){proj_axis, type_axis, q8_axis},
                        3);
+#if Q35_KERNEL_EXPERIMENTS
+    q35_bench_register("gemv_q8_q6a", bench_bw, (void *)&kinds[7], (q35_bench_axis[]){proj_axis}, 1);
+    q35_bench_register("gemv_q8_q6a_early", bench_bw, (void *)&kinds[8], (q35_bench_axis[]){proj_axis}, 1);
+#endif
     q35_bench_register("ceiling/read", bench_bw, (void *)&kinds[5], (q35_bench_axis[]){proj_axis, type_axis}, 2);
     q35_bench_register("gemv_rows", bench_bw, (void *)&kinds[3], (q35_bench_axis[]){proj_axis, {"rows", rows_big, 3}},
                        2);

@@ -12,7 +12,10 @@
  * at the 9B's decode shapes (a small one under Q35_QUICK), odd sizes, more
  * groups than the resident grid holds, Q6_K weights 2 and 6 bytes off 8
  * (the wide loads' realignment), and Q6_K and Q8_0 rows 16-byte aligned
- * through the ring's stages (persist). Outputs are poisoned first. */
+ * through the ring's stages (persist). Where the experiments are built, the
+ * q6a order (kernels/experiments/gemv_q8_q6a.h): the order on the host, the
+ * product plain and launched early bitwise gemv_q8 on the Q6_K rows, its
+ * refusals. Outputs are poisoned first. */
 #include "parity/lib/gpu.h"
 #include "linear_inputs.h"
 
@@ -20,6 +23,9 @@
 #include "kernels/gemv.h"
 #include "kernels/gemv_q8.h"
 #include "kernels/linear.h"
+#if Q35_KERNEL_EXPERIMENTS
+#include "kernels/experiments/gemv_q8_q6a.h"
+#endif
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
@@ -232,6 +238,63 @@ static void check_q8_group(q35_suite *s)
     q35_gpu_free(dx), q35_gpu_free(dq), q35_gpu_free(d);
 }
 
+#if Q35_KERNEL_EXPERIMENTS
+/* The experiment q6a: the order on the host (a run's block j, less its d, at
+ * 208 j, its d at 1664 + 2 j), and its product, plain and launched early, bitwise
+ * q35_gemv_q8 on the Q6_K rows (memcmp), nothing written past n. */
+static void check_q6a(q35_suite *s, const char *what, int64_t n, int64_t k)
+{
+    q35_error err = {{0}};
+    uint8_t *host = q35_test_weight(Q35_TYPE_Q6_K, n, k, &g_rng);
+    const size_t bytes = q35_row_bytes(Q35_TYPE_Q6_K, k) * (size_t)n;
+    uint8_t *ordered = malloc(bytes);
+    memset(ordered, 0xA5, bytes);
+    const int rc = q35_q6a_order(ordered, host, n, k, &err);
+    int64_t wrong = 0;
+    for (size_t r = 0; rc == 0 && r < bytes / 1680; r++)
+        for (int j = 0; j < 8; j++)
+            wrong += memcmp(ordered + 1680 * r + 208 * j, host + 1680 * r + 210 * j, 208) != 0 ||
+                     memcmp(ordered + 1680 * r + 1664 + 2 * j, host + 1680 * r + 210 * j + 208, 2) != 0;
+    q35_case(s, rc == 0 && wrong == 0, "q6a_order %-12s %6" PRId64 " x %5" PRId64 ": %" PRId64 " blocks misplaced %s",
+             what, n, k, wrong, err.msg);
+    uint8_t *dw = q35_gpu_bytes(bytes), *da = q35_gpu_bytes(bytes);
+    q35_gpu_upload(dw, host, bytes);
+    q35_gpu_upload(da, ordered, bytes);
+    float *x = q35_host_normal(k, 0.0, 1.0, &g_rng), *dx = q35_gpu_from_host(x, k);
+    uint8_t *dq = q35_gpu_bytes(q35_gemv_q8_x_bytes(k));
+    q35_gpu_ok(q35_gemv_q8_quantize(dq, dx, k, NULL, &err), &err);
+    float *dref = q35_gpu_floats(n);
+    q35_gpu_ok(q35_gemv_q8(dref, dw, Q35_TYPE_Q6_K, n, k, dq, Q35_VARIANT_DEFAULT, NULL, &err), &err);
+    float *ref = q35_gpu_to_host(dref, n);
+    for (int early = 0; early < 2; early++) {
+        float *dy = q35_gpu_floats(n + 8);
+        q35_gpu_ok(q35_gemv_q8_q6a(dy, da, n, k, dq, early, NULL, &err), &err);
+        float *y = q35_gpu_to_host(dy, n + 8);
+        const bool same = memcmp(y, ref, (size_t)n * 4) == 0;
+        const int64_t past = q35_gpu_written(y + n, 8);
+        q35_case(s, same && past == 0,
+                 "gemv_q8_q6a %-12s %6" PRId64 " x %5" PRId64 "%s: %s gemv_q8 on the q6_K rows (memcmp); %" PRId64
+                 " written past n",
+                 what, n, k, early ? ", launched early" : "", same ? "bitwise" : "DIFFERS from", past);
+        free(y);
+        q35_gpu_free(dy);
+    }
+    memset(&err, 0, sizeof err);
+    int r2 = q35_gemv_q8_q6a(dref, da, n, 1024, dq, false, NULL, &err);
+    q35_case(s, r2 == -1 && strstr(err.msg, "k = 1024 (want a positive multiple of 2048"),
+             "gemv_q8_q6a refuses k = 1024: %s", err.msg);
+    memset(&err, 0, sizeof err);
+    r2 = q35_gemv_q8_q6a(dref, da + 2, n, k, dq, false, NULL, &err);
+    q35_case(s, r2 == -1 && strstr(err.msg, "16-byte aligned"), "gemv_q8_q6a refuses a weight off 16 bytes: %s",
+             err.msg);
+    memset(&err, 0, sizeof err);
+    r2 = q35_q6a_order(ordered, host, n, 1000, &err);
+    q35_case(s, r2 == -1 && strstr(err.msg, "k = 1000"), "q6a_order refuses k = 1000: %s", err.msg);
+    free(host), free(ordered), free(x), free(ref);
+    q35_gpu_free(dw), q35_gpu_free(da), q35_gpu_free(dx), q35_gpu_free(dq), q35_gpu_free(dref);
+}
+#endif
+
 int main(void)
 {
     q35_suite s;
@@ -261,5 +324,9 @@ int main(void)
     check_q8(&s, "ring", Q35_TYPE_Q6_K, 6001, 4096, 0);
     check_q8(&s, "ring", Q35_TYPE_Q8_0, 6001, 256, 0);
     check_q8_group(&s);
+#if Q35_KERNEL_EXPERIMENTS
+    check_q6a(&s, "9B ffn_down", H, quick ? 2048 : F);
+    check_q6a(&s, "ring", 6001, 4096); /* more groups than the resident grid; the last alone */
+#endif
     return q35_suite_end(&s);
 }
