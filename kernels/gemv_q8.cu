@@ -4,7 +4,6 @@
  * kernels/q8_block.cuh. The product: kernels/gemv_q8.cuh; its production
  * variants (registers, persist) here, the others in
  * kernels/experiments/gemv_q8.cu. */
-#include "kernels/cluster_launch.cuh"
 #include "kernels/gemv_q8.cuh"
 #include "kernels/linear_args.cuh"
 #include "kernels/q8_block.cuh"
@@ -52,42 +51,14 @@ int product(const char *who, gemv_parts P, q35_type type, int64_t k, const void 
     if ((uintptr_t)xq % 16 != 0)
         return q35_fail(err, "%s: the quantized x at %p (want 16-byte aligned)", who, xq);
     const int64_t row_bytes = (int64_t)q35_row_bytes(type, k);
-    const int8_t *q = static_cast<const int8_t *>(xq);
-    const float *d = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_d_at(k));
-    const float *s = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_s_at(k));
     const q35_gemv_q8_impl *impl = static_cast<const q35_gemv_q8_impl *>(v->impl);
     const int t = q8_type_at(type);
     P = impl->nr == 2 ? with_groups<2>(P) : with_groups<4>(P);
-    unsigned blocks = (unsigned)((P.g[P.count] + kQ8Warps - 1) / kQ8Warps);
     q8_kernel_fn fn = early ? impl->early[t] : impl->plain[t];
     bool resident = impl->resident[t] && fn == impl->plain[t]; /* an early form that is the plain kernel: its grid */
     if (impl->ring[t] && parts_aligned16(P) && row_bytes % 16 == 0 && row_bytes <= INT32_MAX / impl->nr)
         fn = impl->ring[t], resident = true; /* its rows through shared memory (gemv_q8_kernel_ring) */
-    if (resident) {
-        int64_t held = 0;
-        if (resident_blocks(fn, kQ8Warps * 32, &held, err))
-            return -1;
-        blocks = (int64_t)blocks < held ? blocks : (unsigned)held;
-    }
-    q35_cluster_launch l(dim3(blocks), dim3(kQ8Warps * 32), 0, (cudaStream_t)stream, 1);
-    if (early)
-        l.early();
-    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, fn, P, row_bytes, k, q, d, s), err))
-        return -1;
-    return Q35_LAUNCH_CHECK(who, err);
-}
-
-/* *early: whether the current device launches grids early (compute capability
- * 9.0+); elsewhere the early forms launch plainly (the same bits). -1 when the
- * device cannot be read. */
-int early_here(bool *early, q35_error *err)
-{
-    int dev = 0, major = 0;
-    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
-        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), err))
-        return -1;
-    *early = major >= 9;
-    return 0;
+    return q8_launch(who, fn, P, row_bytes, k, xq, resident, early, stream, err);
 }
 
 } // namespace
@@ -142,7 +113,7 @@ int q35_gemv_q8_group_early(const q35_gemv_part *parts, int count, q35_type type
 {
     gemv_parts P;
     bool early = false;
-    if (early_here(&early, err) || parts_of("gemv_q8_group_early", parts, count, type, &P, err))
+    if (q8_early_here(&early, err) || parts_of("gemv_q8_group_early", parts, count, type, &P, err))
         return -1;
     return product("gemv_q8_group_early", P, type, k, xq, variant, early, stream, err);
 }

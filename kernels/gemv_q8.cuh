@@ -17,6 +17,7 @@
 #ifndef Q35_KERNELS_GEMV_Q8_CUH
 #define Q35_KERNELS_GEMV_Q8_CUH
 
+#include "kernels/cluster_launch.cuh"
 #include "kernels/dequant.cuh"
 #include "kernels/dequant_units.cuh"
 #include "kernels/gemv_parts.cuh"
@@ -533,6 +534,44 @@ inline q35_gemv_q8_impl q8_persist_impl()
     p.ring[2] = gemv_q8_kernel_ring<Q35_TYPE_Q6_K, 2, 1>;
     p.ring[3] = gemv_q8_kernel_ring<Q35_TYPE_Q8_0, 2, 1>;
     return p;
+}
+
+/* *early: whether the current device launches grids early (compute capability
+ * 9.0+); elsewhere the early forms launch plainly (the same bits). -1 when the
+ * device cannot be read. */
+inline int q8_early_here(bool *early, q35_error *err)
+{
+    int dev = 0, major = 0;
+    if (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
+        Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), err))
+        return -1;
+    *early = major >= 9;
+    return 0;
+}
+
+/* Launches fn (a product kernel) over P's row groups (with_groups applied),
+ * x quantized at xq for k inputs: a block kQ8Warps groups, at most the
+ * resident grid where `resident`; early: launched early (programmatic
+ * dependent launch). -1 naming what failed. */
+inline int q8_launch(const char *who, q8_kernel_fn fn, const gemv_parts &P, int64_t row_bytes, int64_t k,
+                     const void *xq, bool resident, bool early, q35_stream stream, q35_error *err)
+{
+    unsigned blocks = (unsigned)((P.g[P.count] + kQ8Warps - 1) / kQ8Warps);
+    if (resident) {
+        int64_t held = 0;
+        if (resident_blocks(fn, kQ8Warps * 32, &held, err))
+            return -1;
+        blocks = (int64_t)blocks < held ? blocks : (unsigned)held;
+    }
+    const int8_t *q = static_cast<const int8_t *>(xq);
+    const float *d = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_d_at(k));
+    const float *s = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_s_at(k));
+    q35_cluster_launch l(dim3(blocks), dim3(kQ8Warps * 32), 0, (cudaStream_t)stream, 1);
+    if (early)
+        l.early();
+    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, fn, P, row_bytes, k, q, d, s), err))
+        return -1;
+    return Q35_LAUNCH_CHECK(who, err);
 }
 
 } // namespace

@@ -4,7 +4,6 @@
  * unit read from the q6a order, and the host's reordering. */
 #include "kernels/experiments/gemv_q8_q6a.h"
 
-#include "kernels/cluster_launch.cuh"
 #include "kernels/gemv_q8.cuh"
 #include "kernels/linear_args.cuh"
 
@@ -70,23 +69,9 @@ int q35_gemv_q8_q6a(float *y, const void *w, int64_t n, int64_t k, const void *x
         return -1;
     if ((uintptr_t)w % 16 != 0 || (uintptr_t)xq % 16 != 0)
         return q35_fail(err, "%s: the weight at %p, the quantized x at %p (want both 16-byte aligned)", who, w, xq);
-    int dev = 0, major = 0;
-    if (early && (Q35_CUDA_CHECK(cudaGetDevice(&dev), err) ||
-                  Q35_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), err)))
+    bool here = false;
+    if (early && q8_early_here(&here, err))
         return -1;
-    P = with_groups<2>(P);
-    const auto fn = gemv_q8_kernel_persist<kQ6A, 2>;
-    int64_t held = 0;
-    if (resident_blocks(fn, kQ8Warps * 32, &held, err))
-        return -1;
-    const int64_t want = (P.g[P.count] + kQ8Warps - 1) / kQ8Warps;
-    const int8_t *q = static_cast<const int8_t *>(xq);
-    const float *d = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_d_at(k));
-    const float *s = reinterpret_cast<const float *>(static_cast<const char *>(xq) + q35_gemv_q8_s_at(k));
-    q35_cluster_launch l(dim3((unsigned)(want < held ? want : held)), dim3(kQ8Warps * 32), 0, (cudaStream_t)stream, 1);
-    if (early && major >= 9)
-        l.early();
-    if (Q35_CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, fn, P, (int64_t)q35_row_bytes(Q35_TYPE_Q6_K, k), k, q, d, s), err))
-        return -1;
-    return Q35_LAUNCH_CHECK(who, err);
+    return q8_launch(who, gemv_q8_kernel_persist<kQ6A, 2>, with_groups<2>(P), (int64_t)q35_row_bytes(Q35_TYPE_Q6_K, k),
+                     k, xq, true, early && here, stream, err);
 }
